@@ -1,0 +1,20 @@
+// scrypt from node:crypto; the stored form carries its parameters so they can change later.
+import { randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto'
+import { promisify } from 'node:util'
+
+const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>
+const N = 16384, R = 8, P = 1, LEN = 32
+
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16)
+  const key = await scrypt(password, salt, LEN, { N, r: R, p: P })
+  return `scrypt$${N}$${R}$${P}$${salt.toString('base64')}$${key.toString('base64')}`
+}
+
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const [alg, n, r, p, salt, key] = stored.split('$')
+  if (alg !== 'scrypt' || !key) return false
+  const expected = Buffer.from(key, 'base64')
+  const got = await scrypt(password, Buffer.from(salt, 'base64'), expected.length, { N: Number(n), r: Number(r), p: Number(p) })
+  return timingSafeEqual(got, expected)
+}

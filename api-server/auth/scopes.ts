@@ -1,0 +1,36 @@
+// Scopes are literal strings carried by a credential. A Bearer credential has
+// exactly the scopes it was minted with; only the console session derives
+// scopes from the human's org role.
+
+export const ALL_SCOPES = [
+  'sessions:read',
+  'sessions:write',
+  'sessions:drive',
+  'identities:read',
+  'identities:write',
+  'networks:read',
+  'networks:write',
+  'keys:write',
+  'agents:write',
+  'org:admin',
+] as const
+export type Scope = (typeof ALL_SCOPES)[number]
+
+/** The OAuth default set: every OAuth grant is clamped to exactly this. */
+export const OAUTH_DEFAULT_SCOPES: readonly Scope[] = ['sessions:write', 'sessions:drive', 'identities:read']
+
+export type Role = 'owner' | 'admin' | 'member'
+
+export const ROLE_SCOPES: Record<Role, readonly Scope[]> = {
+  owner: ALL_SCOPES,
+  admin: ALL_SCOPES.filter((s) => s !== 'keys:write'),
+  member: ['sessions:read', 'sessions:write', 'sessions:drive', 'identities:read', 'networks:read'],
+}
+
+export function isScope(s: string): s is Scope {
+  return (ALL_SCOPES as readonly string[]).includes(s)
+}
+
+export function hasScopes(held: ReadonlySet<string>, needed: readonly string[]): boolean {
+  return needed.every((s) => held.has(s))
+}

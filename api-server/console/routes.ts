@@ -1,0 +1,135 @@
+// The web console: sign in, sign out, and the keys page with its create-key form.
+// The form accepts prefill query parameters (new, name, scopes, agent); prefill
+// submits nothing, and scopes the signed-in human cannot grant are disabled.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Services } from '../services.ts'
+import { ALL_SCOPES } from '../auth/scopes.ts'
+import { verifyPassword } from '../auth/passwords.ts'
+import { listKeys, mintKey } from '../auth/keys.ts'
+import { isApiError } from '../lib/errors.ts'
+import { recordAudit } from '../audit/audit.ts'
+import { Html, html, page } from './html.ts'
+import { checkCsrf, consoleUser, csrfToken, endConsoleSession, startConsoleSession, type ConsoleUser } from './session.ts'
+
+/** Only same-site relative paths may be a post-login destination (no open redirect). */
+export function safeNext(next: unknown, fallback: string): string {
+  return typeof next === 'string' && /^\/(?![/\\])/.test(next) ? next : fallback
+}
+
+export function registerConsole(app: FastifyInstance, services: Services) {
+  const base = services.config.consolePath
+  const loginUrl = (next: string) => `${base}/login?next=${encodeURIComponent(next)}`
+  const send = (reply: FastifyReply, status: number, body: string) =>
+    reply.code(status).header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store')
+      .header('x-frame-options', 'DENY').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http: https:; frame-ancestors 'none'").send(body)
+  const chrome = (u: ConsoleUser) => ({ user: { email: u.email, orgName: u.orgName }, logoutAction: `${base}/logout`, csrf: csrfToken(services, u) })
+
+  const loginPage = (next: string, error?: string) => page('Sign in', html`
+    <div class="card" style="max-width:420px;margin:40px auto">
+      <h1>Sign in to Nightjar</h1>
+      ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+      <form method="post" action="${base}/login">
+        <input type="hidden" name="next" value="${next}">
+        <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required>
+        <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
+        <button type="submit">Sign in</button>
+      </form>
+    </div>`)
+
+  app.get(base, async (req, reply) => reply.redirect(`${base}/keys`))
+  app.get(`${base}/login`, async (req, reply) => {
+    const next = safeNext((req.query as Record<string, unknown>).next, `${base}/keys`)
+    return send(reply, 200, loginPage(next))
+  })
+  app.post(`${base}/login`, async (req, reply) => {
+    const body = (req.body ?? {}) as Record<string, unknown>
+    const next = safeNext(body.next, `${base}/keys`)
+    const email = typeof body.email === 'string' ? body.email.trim().toLowerCase() : ''
+    const password = typeof body.password === 'string' ? body.password : ''
+    const r = await services.db.query('select id, password_hash from users where email = $1', [email])
+    const ok = r.rows[0] ? await verifyPassword(password, r.rows[0].password_hash) : false
+    if (!ok) return send(reply, 401, loginPage(next, 'Email or password is wrong.'))
+    await startConsoleSession(services, reply, r.rows[0].id)
+    return reply.redirect(next, 303)
+  })
+  app.post(`${base}/logout`, async (req, reply) => {
+    const u = await consoleUser(services, req)
+    if (u && !checkCsrf(services, u, (req.body as Record<string, unknown> | undefined)?.csrf)) return send(reply, 403, page('Forbidden', html`<p class="error">Invalid form token.</p>`))
+    await endConsoleSession(services, reply, u)
+    return reply.redirect(`${base}/login`, 303)
+  })
+
+  const requireUser = async (req: FastifyRequest, reply: FastifyReply): Promise<ConsoleUser | null> => {
+    const u = await consoleUser(services, req)
+    if (!u) {
+      reply.redirect(loginUrl(req.url), 303)
+      return null
+    }
+    return u
+  }
+
+  const keysPage = async (u: ConsoleUser, prefill: { open: boolean; name: string; scopes: Set<string>; agent: string }, notice?: Html, error?: string) => {
+    const keys = await listKeys(services.db, u.orgId)
+    const agents = (await services.db.query('select id, name from agents where org_id = $1 order by is_default desc, name', [u.orgId])).rows
+    const scopeBoxes = ALL_SCOPES.map((s) => {
+      const allowed = u.scopes.has(s)
+      return html`<label class="${allowed ? '' : 'disabled'}" title="${allowed ? '' : 'your role cannot grant this scope'}"><input type="checkbox" name="scopes" value="${s}" ${new Html(prefill.scopes.has(s) && allowed ? 'checked' : '')} ${new Html(allowed ? '' : 'disabled')}> <code>${s}</code></label>`
+    })
+    const rows = keys.map((k) => html`<tr><td>${k.name}<div class="muted"><code>${k.id}</code></div></td><td>${k.scopes.map((s) => html`<code>${s}</code> `)}</td><td>${k.agentId ?? '—'}</td><td>${k.revokedAt ? 'revoked' : 'active'}</td></tr>`)
+    return page('API keys', html`
+      <h1>API keys</h1>
+      ${notice ?? ''}
+      <div class="card" id="create">
+        <h2>Create a key</h2>
+        ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+        <p class="muted">A key carries exactly the scopes ticked here, never more than your role (${u.role}) holds.</p>
+        <form method="post" action="${base}/keys" ${new Html(prefill.open ? 'data-prefilled="true"' : '')}>
+          <input type="hidden" name="csrf" value="${csrfToken(services, u)}">
+          <label for="name">Name</label><input id="name" name="name" type="text" value="${prefill.name}" maxlength="80" required>
+          <label>Scopes</label><div class="scopes">${scopeBoxes}</div>
+          <label for="agent">Agent</label>
+          <select id="agent" name="agent"><option value="">(org default agent)</option>${agents.map((a) => html`<option value="${a.id}" ${new Html(a.id === prefill.agent || a.name === prefill.agent ? 'selected' : '')}>${a.name} (${a.id})</option>`)}</select>
+          <button type="submit">Create key</button>
+        </form>
+      </div>
+      <div class="card"><h2>Keys in ${u.orgName}</h2>
+        <table><thead><tr><th>Name</th><th>Scopes</th><th>Agent</th><th>State</th></tr></thead><tbody>${rows}</tbody></table>
+      </div>`, chrome(u))
+  }
+
+  app.get(`${base}/keys`, async (req, reply) => {
+    const u = await requireUser(req, reply)
+    if (!u) return reply
+    const q = req.query as Record<string, unknown>
+    const str = (v: unknown) => (typeof v === 'string' ? v : '')
+    const prefill = {
+      open: 'new' in q,
+      name: str(q.name).slice(0, 80),
+      scopes: new Set(str(q.scopes).split(',').map((s) => s.trim()).filter(Boolean)),
+      agent: str(q.agent),
+    }
+    return send(reply, 200, await keysPage(u, prefill))
+  })
+
+  app.post(`${base}/keys`, async (req, reply) => {
+    const u = await requireUser(req, reply)
+    if (!u) return reply
+    const body = (req.body ?? {}) as Record<string, unknown>
+    if (!checkCsrf(services, u, body.csrf)) return send(reply, 403, page('Forbidden', html`<p class="error">Invalid form token; reload the page.</p>`, chrome(u)))
+    const scopes = ([] as unknown[]).concat(body.scopes ?? []).filter((s): s is string => typeof s === 'string')
+    const name = typeof body.name === 'string' ? body.name : ''
+    const agent = typeof body.agent === 'string' && body.agent ? body.agent : null
+    const prefill = { open: true, name, scopes: new Set(scopes), agent: agent ?? '' }
+    try {
+      const key = await mintKey(services.db, { orgId: u.orgId, name, scopes, agentId: agent, createdByUserId: u.userId, minterScopes: u.scopes })
+      await recordAudit(services.db, { orgId: u.orgId, actor: u.userId, action: 'key.create', targetType: 'key', targetId: key.id })
+      const notice = html`<div class="card" role="status"><p class="ok">Key created: ${key.name}</p>
+        <p>Copy the secret now; it is shown only this once.</p><code class="secret" id="new-key-secret">${key.secret}</code></div>`
+      return send(reply, 201, await keysPage(u, { open: false, name: '', scopes: new Set(), agent: '' }, notice))
+    } catch (e) {
+      if (!isApiError(e)) throw e
+      return send(reply, e.status, await keysPage(u, prefill, undefined, e.message))
+    }
+  })
+}
+

@@ -1,0 +1,21 @@
+// Resolves the Bearer credential of a request, or throws the one 401.
+import type { FastifyRequest } from 'fastify'
+import type { AuthContext } from '../auth/context.ts'
+import { ApiError } from '../lib/errors.ts'
+import type { Services } from '../services.ts'
+
+export function resourceMetadataUrl(services: Services): string {
+  return `${services.config.baseUrl}/.well-known/oauth-protected-resource/mcp`
+}
+
+export function unauthorizedFor(services: Services): ApiError {
+  return new ApiError(401, 'unauthorized', 'unauthorized', undefined, {
+    'www-authenticate': `Bearer resource_metadata="${resourceMetadataUrl(services)}"`,
+  })
+}
+
+export async function requireAuth(services: Services, req: FastifyRequest): Promise<AuthContext> {
+  const ctx = await services.bearer.resolve(req.headers.authorization)
+  if (!ctx) throw unauthorizedFor(services)
+  return ctx
+}

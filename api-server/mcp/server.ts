@@ -1,0 +1,98 @@
+// The MCP door: Streamable HTTP on /mcp, stateless (a fresh MCP server per
+// request), Bearer auth. Tools are generated from the operation registry, so the
+// set is closed; a tool the caller's scopes do not allow is listed but its call
+// is refused with 403 and a WWW-Authenticate insufficient_scope challenge.
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { z } from 'zod'
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import type { AnyOperation, McpContent } from '../operations/types.ts'
+import type { Services } from '../services.ts'
+import type { AuthContext } from '../auth/context.ts'
+import { ApiError, isApiError, missingScope } from '../lib/errors.ts'
+import { hasScopes } from '../auth/scopes.ts'
+import { requireAuth, resourceMetadataUrl } from '../http/auth-hook.ts'
+import { parseInput } from '../http/validate.ts'
+
+export function mcpTools(ops: readonly AnyOperation[]): AnyOperation[] {
+  return ops.filter((op) => op.mcp !== false)
+}
+
+export function toolDescriptor(op: AnyOperation) {
+  const inputSchema = z.toJSONSchema(op.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>
+  delete inputSchema.$schema
+  return { name: op.name, description: `${op.description} (scope: ${op.scopes.join(' ') || 'none'})`, inputSchema }
+}
+
+function errorResult(e: ApiError): McpContent & { isError: true } {
+  const body = e.toBody()
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ status: e.status, ...body }) }], structuredContent: { status: e.status, ...body } }
+}
+
+function defaultContent(result: unknown): McpContent {
+  if (result === undefined) return { content: [{ type: 'text', text: '{"ok":true}' }], structuredContent: { ok: true } }
+  const structured = result !== null && typeof result === 'object' && !Array.isArray(result) ? (result as Record<string, unknown>) : { result }
+  return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: structured }
+}
+
+function buildServer(services: Services, tools: AnyOperation[], byName: Map<string, AnyOperation>, auth: AuthContext, req: FastifyRequest) {
+  const server = new Server({ name: 'nightjar', version: '0.1.0' }, { capabilities: { tools: { listChanged: false } } })
+  const descriptors = tools.map(toolDescriptor)
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: descriptors }))
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const op = byName.get(request.params.name)
+    try {
+      if (!op) throw new ApiError(404, 'not_found', `unknown tool: ${request.params.name}`)
+      if (!hasScopes(auth.scopes, op.scopes)) throw missingScope(op.scopes.filter((s) => !auth.scopes.has(s)))
+      const input = parseInput(op.input, request.params.arguments ?? {})
+      const result = await op.handler({ auth, services, log: req.log, via: 'mcp', ip: req.ip }, input)
+      return (op.toMcp ? op.toMcp(result) : defaultContent(result)) as never
+    } catch (e) {
+      if (isApiError(e)) return errorResult(e) as never
+      req.log.error({ err: e, tool: request.params.name }, 'tool failed')
+      return errorResult(new ApiError(500, 'internal', 'internal error')) as never
+    }
+  })
+  return server
+}
+
+/** A tools/call for a tool the credential's scopes do not cover is refused at the HTTP layer (MCP step-up). */
+function scopeChallenge(services: Services, byName: Map<string, AnyOperation>, auth: AuthContext, body: unknown): ApiError | null {
+  const msg = body as { method?: string; params?: { name?: string } } | undefined
+  if (!msg || Array.isArray(msg) || msg.method !== 'tools/call') return null
+  const op = msg.params?.name ? byName.get(msg.params.name) : undefined
+  if (!op || hasScopes(auth.scopes, op.scopes)) return null
+  const err = missingScope(op.scopes.filter((s) => !auth.scopes.has(s)))
+  err.headers['www-authenticate'] =
+    `Bearer error="insufficient_scope", scope="${op.scopes.join(' ')}", resource_metadata="${resourceMetadataUrl(services)}"`
+  return err
+}
+
+export function registerMcp(app: FastifyInstance, services: Services, ops: readonly AnyOperation[]) {
+  const tools = mcpTools(ops)
+  const byName = new Map(tools.map((op) => [op.name, op]))
+  const handle = async (req: FastifyRequest, reply: import('fastify').FastifyReply) => {
+    const auth = await requireAuth(services, req)
+    if (req.method === 'POST') {
+      const challenge = scopeChallenge(services, byName, auth, req.body)
+      if (challenge) throw challenge
+    }
+    if (req.method !== 'POST') {
+      // stateless server: no standalone SSE stream and no sessions to delete
+      return reply.code(405).header('allow', 'POST').send({ error: { code: 'method_not_allowed', message: 'use POST' } })
+    }
+    const server = buildServer(services, tools, byName, auth, req)
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+    // the transport writes to the raw response, so carry over headers set by hooks (CORS)
+    for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) reply.raw.setHeader(k, v as string)
+    reply.hijack()
+    reply.raw.on('close', () => {
+      transport.close().catch(() => {})
+      server.close().catch(() => {})
+    })
+    await server.connect(transport)
+    await transport.handleRequest(req.raw, reply.raw, req.body)
+  }
+  app.route({ method: ['GET', 'POST', 'DELETE'], url: '/mcp', handler: handle })
+}

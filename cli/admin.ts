@@ -1,0 +1,44 @@
+// `nightjar admin bootstrap`: creates an org, its owner and an owner API key.
+// Works against the same data dir / DATABASE_URL as `npm start`, also while it runs.
+import { loadConfig } from '../api-server/config.ts'
+import { openDatabase } from '../api-server/runtime.ts'
+import { bootstrapOrg } from '../api-server/auth/orgs.ts'
+import { isApiError } from '../api-server/lib/errors.ts'
+import { parseFlags } from './flags.ts'
+
+const USAGE = `usage: nightjar admin bootstrap --org NAME --email EMAIL [--password PASSWORD] [--json]`
+
+export async function admin(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv
+  if (sub !== 'bootstrap') {
+    process.stderr.write(USAGE + '\n')
+    return 2
+  }
+  const flags = parseFlags(rest, { string: ['org', 'email', 'password'], boolean: ['json'] })
+  if (flags.error || !flags.values.org || !flags.values.email) {
+    process.stderr.write(`${flags.error ? flags.error + '\n' : ''}${USAGE}\n`)
+    return 2
+  }
+  const config = loadConfig()
+  const database = await openDatabase(config, (l) => process.stderr.write(`nightjar: ${l}\n`))
+  try {
+    const out = await bootstrapOrg(database.db, { org: String(flags.values.org), email: String(flags.values.email), password: flags.values.password as string | undefined })
+    if (flags.values.json) {
+      process.stdout.write(JSON.stringify({ orgId: out.orgId, userId: out.userId, email: out.email, password: out.password, apiKey: out.apiKey }) + '\n')
+    } else {
+      process.stdout.write(
+        `org       ${out.orgId}\nuser      ${out.userId} (${out.email}, owner)\npassword  ${out.password}\napi key   ${out.apiKey}\n\n` +
+          `The key and password are shown once. Sign in at ${config.baseUrl}${config.consolePath}\n`,
+      )
+    }
+    return 0
+  } catch (e) {
+    if (isApiError(e)) {
+      process.stderr.write(`nightjar: ${e.message}\n`)
+      return 1
+    }
+    throw e
+  } finally {
+    await database.close()
+  }
+}

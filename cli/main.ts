@@ -1,0 +1,41 @@
+// The `nightjar` command.
+import { ConfigError } from '../api-server/config.ts'
+
+const HELP = `nightjar — browser sessions for AI agents
+
+  nightjar start                      run the service (embedded runtime)
+  nightjar admin bootstrap --org NAME --email EMAIL [--password P] [--json]
+                                      create an org, its owner and an owner API key
+`
+
+export async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv
+  try {
+    switch (cmd) {
+      case 'start': {
+        const { start } = await import('./start.ts')
+        await start()
+        return -1 // keeps running
+      }
+      case 'admin': {
+        const { admin } = await import('./admin.ts')
+        return await admin(rest)
+      }
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        process.stdout.write(HELP)
+        return 0
+      default:
+        process.stderr.write(`nightjar: unknown command: ${cmd}\n${HELP}`)
+        return 2
+    }
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`nightjar: ${e.message}\n`)
+      return 1
+    }
+    throw e
+  }
+}

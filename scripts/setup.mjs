@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+// Zero-dependency setup run by `npm start` and `npm test`: installs what a fresh
+// machine lacks and is a fast no-op when everything is there.
+//   - npm dependencies, when node_modules is absent or older than the lock file
+//   - Debian chromium (and xvfb for cloak sessions), when missing and we are root
+//   - iproute2 (`ip`) for the network-namespace tests, when missing and we are root
+import { execFileSync, spawnSync } from 'node:child_process'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const say = (msg) => process.stderr.write(`setup: ${msg}\n`)
+const isRoot = process.getuid?.() === 0
+
+function depsStamp() {
+  const h = createHash('sha256')
+  for (const f of ['package.json', 'package-lock.json']) if (existsSync(join(root, f))) h.update(readFileSync(join(root, f)))
+  return h.digest('hex')
+}
+
+function ensureNodeModules() {
+  const stampFile = join(root, 'node_modules', '.nightjar-deps')
+  const want = depsStamp()
+  if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === want) return
+  say('installing npm dependencies (node_modules is missing or stale)…')
+  const cmd = existsSync(join(root, 'package-lock.json')) ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund']
+  const r = spawnSync('npm', cmd, { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] })
+  if (r.status !== 0) {
+    say(`npm ${cmd[0]} failed (exit ${r.status}); fix the error above and run again`)
+    process.exit(1)
+  }
+  writeFileSync(stampFile, want)
+}
+
+function have(cmd) {
+  return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0
+}
+
+let aptUpdated = false
+function aptInstall(pkgs, why) {
+  if (!isRoot || !have('apt-get')) {
+    say(`missing ${pkgs.join(', ')} (${why}). Install with: sudo apt-get install -y ${pkgs.join(' ')}`)
+    return false
+  }
+  say(`installing ${pkgs.join(', ')} with apt-get (${why})…`)
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
+  if (!aptUpdated) {
+    execFileSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'ignore', 'inherit'], env })
+    aptUpdated = true
+  }
+  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...pkgs], { stdio: ['ignore', 'ignore', 'inherit'], env })
+  return true
+}
+
+function ensureSystemPackages() {
+  const chromium = process.env.NIGHTJAR_CHROMIUM_PATH || '/usr/bin/chromium'
+  const missing = []
+  if (!existsSync(chromium)) missing.push('chromium')
+  if (!have('Xvfb')) missing.push('xvfb')
+  if (!have('ip')) missing.push('iproute2')
+  if (missing.length) aptInstall(missing, 'browser pods, cloak sessions and network tests need them')
+}
+
+ensureNodeModules()
+ensureSystemPackages()

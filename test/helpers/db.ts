@@ -1,0 +1,43 @@
+// A fresh, migrated database per test file inside the run's throwaway cluster
+// (scripts/test.mjs starts it and sets NIGHTJAR_TEST_DATABASE_URL).
+import pg from 'pg'
+import { randomBytes } from 'node:crypto'
+import { createPool, migrate, type Db } from '../../api-server/store/db.ts'
+
+export function clusterUrl(): string {
+  const url = process.env.NIGHTJAR_TEST_DATABASE_URL
+  if (!url) throw new Error('NIGHTJAR_TEST_DATABASE_URL is not set: run tests with `npm test` or `node scripts/test.mjs <files>`')
+  return url
+}
+
+export interface TestDb {
+  db: Db
+  url: string
+  drop(): Promise<void>
+}
+
+export async function createTestDb(t: { teardown(fn: () => unknown): void }): Promise<TestDb> {
+  const admin = clusterUrl()
+  const name = 't_' + randomBytes(6).toString('hex')
+  const c = new pg.Client({ connectionString: admin })
+  await c.connect()
+  await c.query(`create database ${name}`)
+  await c.end()
+  const u = new URL(admin)
+  u.pathname = '/' + name
+  const url = u.toString()
+  await migrate(url)
+  const db = createPool(url, 5)
+  let dropped = false
+  const drop = async () => {
+    if (dropped) return
+    dropped = true
+    await db.end().catch(() => {})
+    const c2 = new pg.Client({ connectionString: admin })
+    await c2.connect()
+    await c2.query(`drop database if exists ${name} with (force)`).catch(() => {})
+    await c2.end()
+  }
+  t.teardown(drop)
+  return { db, url, drop }
+}

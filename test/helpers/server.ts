@@ -1,0 +1,100 @@
+// A real Nightjar API server on a real port with its own database, for tests.
+import { mkdtempSync, chmodSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createServer } from 'node:net'
+import { PassThrough } from 'node:stream'
+import { randomBytes } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
+import { loadConfig, type Config } from '../../api-server/config.ts'
+import { build } from '../../api-server/app.ts'
+import type { Services } from '../../api-server/services.ts'
+import { bootstrapOrg, type Bootstrapped } from '../../api-server/auth/orgs.ts'
+import { createTestDb, type TestDb } from './db.ts'
+
+export function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer()
+    s.once('error', rej)
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port
+      s.close(() => res(p))
+    })
+  })
+}
+
+export interface Reply<T = any> {
+  status: number
+  headers: Headers
+  text: string
+  body: T
+}
+
+export interface TestServer {
+  url: string
+  app: FastifyInstance
+  services: Services
+  config: Config
+  testDb: TestDb
+  dataDir: string
+  /** everything the server logged so far */
+  logs(): string
+  bootstrap(org?: string): Promise<Bootstrapped>
+  request<T = any>(method: string, path: string, opts?: { token?: string; body?: unknown; headers?: Record<string, string> }): Promise<Reply<T>>
+  close(): Promise<void>
+}
+
+type Tap = { teardown(fn: () => unknown): void }
+
+export async function startTestServer(t: Tap, opts: { env?: Record<string, string> } = {}): Promise<TestServer> {
+  const testDb = await createTestDb(t)
+  const dataDir = mkdtempSync(join(tmpdir(), 'nightjar-test-'))
+  chmodSync(dataDir, 0o711)
+  const port = await freePort()
+  const config = loadConfig({
+    NIGHTJAR_HOST: '127.0.0.1',
+    NIGHTJAR_PORT: String(port),
+    NIGHTJAR_DATA_DIR: dataDir,
+    NIGHTJAR_LOG_LEVEL: 'info',
+    NIGHTJAR_WARM_POOL_SIZE: '1',
+    ...opts.env,
+  })
+  let logText = ''
+  const logStream = new PassThrough()
+  logStream.on('data', (d) => { logText += d })
+  const { app, services } = await build({ config, db: testDb.db, cookieKey: randomBytes(32), logStream })
+  await app.listen({ host: '127.0.0.1', port })
+  const url = `http://127.0.0.1:${port}`
+  let orgCounter = 0
+  let closed = false
+  const close = async () => {
+    if (closed) return
+    closed = true
+    await app.close()
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+  t.teardown(close)
+  return {
+    url, app, services, config, testDb, dataDir,
+    logs: () => logText,
+    bootstrap: (org?: string) => {
+      const name = org ?? `org${++orgCounter}-${randomBytes(3).toString('hex')}`
+      return bootstrapOrg(testDb.db, { org: name, email: `owner@${name}.test`, password: 'correct horse battery' })
+    },
+    request: async (method, path, o = {}) => {
+      const headers: Record<string, string> = { ...o.headers }
+      if (o.token) headers.authorization = `Bearer ${o.token}`
+      let body: string | undefined
+      if (o.body !== undefined) {
+        headers['content-type'] ??= 'application/json'
+        body = typeof o.body === 'string' ? o.body : JSON.stringify(o.body)
+      }
+      const res = await fetch(url + path, { method, headers, body, redirect: 'manual' })
+      const text = await res.text()
+      let parsed: any
+      try { parsed = text ? JSON.parse(text) : undefined } catch { parsed = undefined }
+      return { status: res.status, headers: res.headers, text, body: parsed }
+    },
+    close,
+  }
+}
