@@ -1,6 +1,6 @@
 // The app factory: builds the Fastify instance with every plugin, without
 // listening. `cli/start.ts` listens; tests call build() with their own database.
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
 import pino from 'pino'
@@ -26,6 +26,8 @@ export interface BuildOptions {
   /** where logs go (tests capture them to prove no secret is ever logged) */
   logStream?: Writable
   operations?: readonly AnyOperation[]
+  /** a controllable clock for tests (token expiry, device-flow intervals, leases) */
+  now?: () => number
 }
 
 export const REDACT = [
@@ -38,9 +40,9 @@ export const REDACT = [
 
 export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance; services: Services }> {
   const logger = pino({ level: opts.config.logLevel, redact: { paths: REDACT, censor: '[redacted]' } }, opts.logStream ?? process.stdout)
-  const app = Fastify({ loggerInstance: logger, trustProxy: false, bodyLimit: 1024 * 1024, forceCloseConnections: true })
+  const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, trustProxy: false, bodyLimit: 1024 * 1024, forceCloseConnections: true }) as unknown as FastifyInstance
   const bearer = new BearerAuth()
-  const services: Services = { config: opts.config, db: opts.db, log: app.log, bearer, cookieKey: opts.cookieKey }
+  const services: Services = { config: opts.config, db: opts.db, log: app.log, bearer, cookieKey: opts.cookieKey, now: opts.now ?? Date.now }
   bearer.register('njk_', (token) => resolveApiKey(opts.db, token))
 
   const ops = opts.operations ?? defaultOperations

@@ -11,4 +11,6 @@ export interface Services {
   bearer: BearerAuth
   /** the secret that signs console session cookies */
   cookieKey: Uint8Array
+  /** milliseconds since the epoch; tests substitute a controllable clock */
+  now: () => number
 }

@@ -46,7 +46,10 @@ export interface TestServer {
 
 type Tap = { teardown(fn: () => unknown): void }
 
-export async function startTestServer(t: Tap, opts: { env?: Record<string, string> } = {}): Promise<TestServer> {
+export async function startTestServer(
+  t: Tap,
+  opts: { env?: Record<string, string>; now?: () => number; operations?: import('../../api-server/operations/types.ts').AnyOperation[] } = {},
+): Promise<TestServer> {
   const testDb = await createTestDb(t)
   const dataDir = mkdtempSync(join(tmpdir(), 'nightjar-test-'))
   chmodSync(dataDir, 0o711)
@@ -62,7 +65,7 @@ export async function startTestServer(t: Tap, opts: { env?: Record<string, strin
   let logText = ''
   const logStream = new PassThrough()
   logStream.on('data', (d) => { logText += d })
-  const { app, services } = await build({ config, db: testDb.db, cookieKey: randomBytes(32), logStream })
+  const { app, services } = await build({ config, db: testDb.db, cookieKey: randomBytes(32), logStream, now: opts.now, operations: opts.operations })
   await app.listen({ host: '127.0.0.1', port })
   const url = `http://127.0.0.1:${port}`
   let orgCounter = 0
