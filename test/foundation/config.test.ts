@@ -1,0 +1,23 @@
+import t from 'tap'
+import { spawnSync } from 'node:child_process'
+import { loadConfig, ConfigError } from '../../api-server/config.ts'
+
+t.test('config is validated with one clear line naming the variable', async (t) => {
+  t.throws(() => loadConfig({ NIGHTJAR_PORT: 'eighty' }), new ConfigError('invalid configuration: NIGHTJAR_PORT: Invalid input: expected number, received NaN'))
+  t.throws(() => loadConfig({ NIGHTJAR_KMS_PROVIDER: 'vault' }), /^invalid configuration: NIGHTJAR_KMS_PROVIDER: /)
+  t.throws(() => loadConfig({ NIGHTJAR_KMS_PROVIDER: 'aws' }), /NIGHTJAR_KMS_KEY_ID: required when NIGHTJAR_KMS_PROVIDER=aws/)
+  t.throws(() => loadConfig({ DATABASE_URL: 'mysql://x' }), /^invalid configuration: DATABASE_URL: must be a postgres:\/\/ URL$/)
+  t.throws(() => loadConfig({ NIGHTJAR_HOST_ALIASES: '[1,2]' }), /NIGHTJAR_HOST_ALIASES: must be a JSON object/)
+  const ok = loadConfig({})
+  t.equal(ok.port, 8080)
+  t.equal(ok.host, '127.0.0.1')
+  t.equal(ok.baseUrl, 'http://127.0.0.1:8080')
+  t.equal(loadConfig({ NIGHTJAR_BASE_URL: 'https://nj.example.com/' }).baseUrl, 'https://nj.example.com')
+})
+
+t.test('a bad value stops start-up with one line naming the variable', async (t) => {
+  const r = spawnSync(process.execPath, ['bin/nightjar.mjs', 'start'], { env: { ...process.env, NIGHTJAR_PORT: '99999' }, encoding: 'utf8' })
+  t.equal(r.status, 1)
+  t.equal(r.stderr.trim().split('\n').length, 1, 'one line')
+  t.match(r.stderr, /^nightjar: invalid configuration: NIGHTJAR_PORT: /)
+})
