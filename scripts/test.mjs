@@ -2,8 +2,8 @@
 // Runs the tap suite and ends with the plain line CI reads: "N passed, N failed".
 // tap's own summary counts files; we count every named test (t.test) inside the
 // files, which is what a reader of the spec checklist cares about.
-import { spawn } from 'node:child_process'
-import { createWriteStream, mkdirSync, mkdtempSync, chmodSync, rmSync } from 'node:fs'
+import { spawn, spawnSync } from 'node:child_process'
+import { createWriteStream, existsSync, readFileSync, mkdirSync, mkdtempSync, chmodSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createServer } from 'node:net'
@@ -11,6 +11,16 @@ import { createServer } from 'node:net'
 const args = process.argv.slice(2)
 mkdirSync('.tap', { recursive: true })
 const log = createWriteStream('.tap/last-run.tap')
+
+// tap compiles its plugin list into node_modules; on a fresh install that still
+// holds the default TypeScript plugin (we run tests through tsx instead), and
+// the first run would fail. Build it once, before any test runs.
+const built = 'node_modules/@tapjs/test/test-built/dist/esm/index.js'
+if (!existsSync(built) || readFileSync(built, 'utf8').includes('@tapjs/typescript')) {
+  process.stdout.write('# building tap plugins (first run only)\n')
+  const r = spawnSync('npx', ['tap', 'build'], { stdio: ['ignore', 'ignore', 'inherit'] })
+  if (r.status !== 0) { console.log('0 passed, 1 failed'); process.exit(1) }
+}
 
 // One throwaway Postgres cluster for the run (unless DATABASE_URL points at one);
 // every test file creates its own database in it (test/helpers/db.ts).
