@@ -3,6 +3,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
+import cors from '@fastify/cors'
 import pino from 'pino'
 import type { Writable } from 'node:stream'
 import type { Config } from './config.ts'
@@ -18,6 +19,11 @@ import { registerOperationRoutes } from './http/operations.ts'
 import { registerOpenApi } from './http/openapi.ts'
 import { registerMcp } from './mcp/server.ts'
 import { registerConsole } from './console/routes.ts'
+import type { SessionPlane } from './sessions/plane.ts'
+import { NodeClients } from './sessions/nodes.ts'
+import { watchSessions, type SessionWatcher } from './sessions/watcher.ts'
+import { corsOptions, registerOAuth, resolveAccessToken } from './oauth/index.ts'
+import { createKmsProvider, PgDataKeyStore, Sealer } from './kms/index.ts'
 
 export interface BuildOptions {
   config: Config
@@ -28,6 +34,8 @@ export interface BuildOptions {
   operations?: readonly AnyOperation[]
   /** a controllable clock for tests (token expiry, device-flow intervals, leases) */
   now?: () => number
+  /** the operator side; without it the session operations answer 503 */
+  plane?: SessionPlane
 }
 
 export const REDACT = [
@@ -42,17 +50,39 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
   const logger = pino({ level: opts.config.logLevel, redact: { paths: REDACT, censor: '[redacted]' } }, opts.logStream ?? process.stdout)
   const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, trustProxy: false, bodyLimit: 1024 * 1024, forceCloseConnections: true }) as unknown as FastifyInstance
   const bearer = new BearerAuth()
-  const services: Services = { config: opts.config, db: opts.db, log: app.log, bearer, cookieKey: opts.cookieKey, now: opts.now ?? Date.now }
+  // provider 'none' gives a null provider: the Sealer then fails closed before touching the store
+  const kms = createKmsProvider(opts.config.kms)
+  const sealer = new Sealer(kms, new PgDataKeyStore(opts.db, kms?.name ?? 'local'))
+  const services: Services = { config: opts.config, db: opts.db, log: app.log, bearer, cookieKey: opts.cookieKey, now: opts.now ?? Date.now, sealer }
   bearer.register('njk_', (token) => resolveApiKey(opts.db, token))
+  // njo_ tokens are checked only against OAuth records (audience, expiry, grant)
+  bearer.register('njo_', (token) => resolveAccessToken(services, token))
 
   const ops = opts.operations ?? defaultOperations
   await app.register(cookie)
   await app.register(formbody)
+  // CORS for discovery, the OAuth endpoints and /mcp only (oauth/cors.ts)
+  await app.register(cors, corsOptions())
   registerErrorHandling(app)
   registerHealth(app, services)
   registerOperationRoutes(app, services, ops)
   registerMcp(app, services, ops)
   registerOpenApi(app, ops, opts.config.baseUrl)
   registerConsole(app, services)
+  registerOAuth(app, services)
+  if (opts.plane) {
+    const plane = opts.plane
+    const nodeClients = new NodeClients(plane.nodes)
+    services.plane = plane
+    services.nodeClients = nodeClients
+    let watcher: SessionWatcher | undefined
+    app.addHook('onReady', async () => {
+      watcher = await watchSessions({ db: opts.db, plane, nodeClients, log: app.log })
+    })
+    app.addHook('onClose', async () => {
+      watcher?.stop()
+      nodeClients.closeAll()
+    })
+  }
   return { app, services }
 }

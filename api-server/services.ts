@@ -3,6 +3,10 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from './config.ts'
 import type { Db } from './store/db.ts'
 import type { BearerAuth } from './auth/bearer.ts'
+import type { Sealer } from './kms/index.ts'
+import type { SessionPlane } from './sessions/plane.ts'
+import type { NodeClients } from './sessions/nodes.ts'
+import type { AuthStateDirectory, NetworkDirectory } from './sessions/lifecycle.ts'
 
 export interface Services {
   config: Config
@@ -13,4 +17,14 @@ export interface Services {
   cookieKey: Uint8Array
   /** milliseconds since the epoch; tests substitute a controllable clock */
   now: () => number
+  /** seals and opens persona secrets; fails closed (500) when no KMS provider is configured */
+  sealer: Sealer
+  /** the operator side (resources + node access); absent in processes that run no sessions */
+  plane?: SessionPlane
+  /** cached node API clients of live sessions */
+  nodeClients?: NodeClients
+  /** network lookup for session_start (local reach) */
+  networks?: NetworkDirectory
+  /** captured auth-state versions for warm resume (cloak) */
+  authStates?: AuthStateDirectory
 }

@@ -19,8 +19,14 @@ export function mcpTools(ops: readonly AnyOperation[]): AnyOperation[] {
   return ops.filter((op) => op.mcp !== false)
 }
 
+/** The input an operation accepts through MCP: its schema without REST-only fields. */
+export function mcpInput(op: AnyOperation): z.ZodObject {
+  if (!op.restOnlyFields?.length) return op.input
+  return op.input.omit(Object.fromEntries(op.restOnlyFields.map((f) => [f, true])))
+}
+
 export function toolDescriptor(op: AnyOperation) {
-  const inputSchema = z.toJSONSchema(op.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>
+  const inputSchema = z.toJSONSchema(mcpInput(op), { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>
   delete inputSchema.$schema
   return { name: op.name, description: `${op.description} (scope: ${op.scopes.join(' ') || 'none'})`, inputSchema }
 }
@@ -45,7 +51,7 @@ function buildServer(services: Services, tools: AnyOperation[], byName: Map<stri
     try {
       if (!op) throw new ApiError(404, 'not_found', `unknown tool: ${request.params.name}`)
       if (!hasScopes(auth.scopes, op.scopes)) throw missingScope(op.scopes.filter((s) => !auth.scopes.has(s)))
-      const input = parseInput(op.input, request.params.arguments ?? {})
+      const input = parseInput(mcpInput(op), request.params.arguments ?? {})
       const result = await op.handler({ auth, services, log: req.log, via: 'mcp', ip: req.ip }, input)
       return (op.toMcp ? op.toMcp(result) : defaultContent(result)) as never
     } catch (e) {

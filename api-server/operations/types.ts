@@ -32,6 +32,8 @@ export interface Operation<S extends z.ZodObject = z.ZodObject, O = unknown> {
   rest?: { method: HttpMethod; path: string; status?: number }
   /** false for REST-only operations (not counted among the MCP tools) */
   mcp?: boolean
+  /** input fields only the REST door accepts (e.g. the SDK's optional agent); the MCP tool never has them */
+  restOnlyFields?: readonly string[]
   handler: (ctx: OpContext, input: z.infer<S>) => Promise<O>
   /** how the result reads as an MCP tool result; JSON text by default */
   toMcp?: (result: O) => McpContent

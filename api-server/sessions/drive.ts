@@ -1,0 +1,46 @@
+// Driving a live session: resolve it inside the caller's org (the one 404 for
+// unknown and foreign ids), reach its node, run one action, journal it value-free.
+import type { OpContext } from '../operations/types.ts'
+import type { NodeClient } from '../../browser-pod/client.ts'
+import { ApiError, isApiError } from '../lib/errors.ts'
+import { getSession, journal, type SessionRow } from './store.ts'
+
+export function notLive(row: SessionRow): ApiError {
+  return new ApiError(409, 'conflict', `session is ${row.status}`, 'session_not_live')
+}
+
+export async function liveSession(ctx: OpContext, sessionId: string): Promise<SessionRow> {
+  const row = await getSession(ctx.services.db, ctx.auth.orgId, sessionId)
+  if (row.status !== 'live') throw notLive(row)
+  return row
+}
+
+export async function nodeFor(ctx: OpContext, row: SessionRow): Promise<NodeClient> {
+  if (!ctx.services.nodeClients) throw new ApiError(503, 'unavailable', 'browser sessions are not available in this process', 'NO_SESSION_PLANE')
+  return ctx.services.nodeClients.get(row.id)
+}
+
+/**
+ * Runs one driving action. `detail` is what the journal records: selectors, verbs,
+ * urls and sizes — never typed text, secrets or page content.
+ */
+export async function drive<T>(
+  ctx: OpContext,
+  sessionId: string,
+  op: string,
+  detail: Record<string, unknown>,
+  action: (node: NodeClient, row: SessionRow) => Promise<T>,
+): Promise<T> {
+  const row = await liveSession(ctx, sessionId)
+  const node = await nodeFor(ctx, row)
+  const started = performance.now()
+  try {
+    const out = await action(node, row)
+    await journal(ctx.services.db, row, { op, detail, outcome: 'ok', durationMs: Math.round(performance.now() - started) })
+    return out
+  } catch (e) {
+    const code = isApiError(e) ? e.reason ?? e.code : 'internal'
+    await journal(ctx.services.db, row, { op, detail, outcome: 'error', errorCode: code, durationMs: Math.round(performance.now() - started) }).catch(() => {})
+    throw e
+  }
+}

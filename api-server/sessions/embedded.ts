@@ -1,0 +1,57 @@
+// The embedded session plane: the operator on the in-process resource store, and
+// browser pods as child processes with a warm pool — `npm start` on one machine.
+import type { Config } from '../config.ts'
+import type { AuthStateSource, DaemonCounts, Logger } from '../../operator/ports.ts'
+import { createEmbeddedResources, EmbeddedPodRuntime, startEmbeddedOperator } from '../../operator/embedded/index.ts'
+import type { SessionPlane } from './plane.ts'
+
+const NO_DAEMONS: DaemonCounts = {
+  counts: async () => ({ daemonCount: 0, onlineDaemonCount: 0 }),
+  subscribe: () => () => {},
+}
+
+export interface EmbeddedPlane extends SessionPlane {
+  pods: EmbeddedPodRuntime
+}
+
+export async function startEmbeddedPlane(opts: {
+  config: Config
+  log?: Logger
+  daemonCounts?: DaemonCounts
+  authState?: AuthStateSource
+  /** extra environment for every pod (tests) */
+  podEnv?: Record<string, string>
+}): Promise<EmbeddedPlane> {
+  const { config } = opts
+  const resources = createEmbeddedResources()
+  const pods = new EmbeddedPodRuntime({
+    poolSize: config.warmPoolSize,
+    env: {
+      ...process.env,
+      NIGHTJAR_CHROMIUM_PATH: config.chromiumPath,
+      NIGHTJAR_HOST_ALIASES: JSON.stringify(config.hostAliases),
+      NIGHTJAR_DENY_CIDRS: config.denyCidrs.join(','),
+    },
+    extraEnv: opts.podEnv,
+    log: opts.log,
+  })
+  pods.start()
+  const operator = await startEmbeddedOperator({
+    sessions: resources.sessions,
+    networks: resources.networks,
+    pods,
+    daemonCounts: opts.daemonCounts ?? NO_DAEMONS,
+    authState: opts.authState,
+    log: opts.log,
+  })
+  return {
+    sessions: resources.sessions,
+    networks: resources.networks,
+    nodes: pods,
+    pods,
+    stop: async () => {
+      await operator.stop()
+      await pods.shutdown()
+    },
+  }
+}

@@ -1,0 +1,158 @@
+// Opening and ending sessions. Start = checks → bind (lease) → row → resource →
+// wait until the operator reports Live. Anything that fails after the lease was
+// taken gives it back, so a failed start never leaves an identity locked.
+import type { Services } from '../services.ts'
+import type { AuthContext } from '../auth/context.ts'
+import { API_VERSION, BROWSER_SESSION, LABELS, type BrowserSession, type EgressMode } from '../../crds/types.ts'
+import { newId } from '../lib/ids.ts'
+import { ApiError, badRequest, forbidden, isApiError } from '../lib/errors.ts'
+import { bindIdentity, release, getGovernance, urlIsAdvisorOrigin, type Admission } from '../personas/index.ts'
+import { waitForPhase, type SessionPlane } from './plane.ts'
+import { bindSessionIdentity, deleteSession, getSession, insertSession, journal, setStatus, type SessionRow } from './store.ts'
+import { sessionView, type SessionView } from './view.ts'
+
+export interface StartInput {
+  identity?: string
+  egress?: EgressMode
+  network?: string
+  viewport?: { width: number; height: number }
+  url?: string
+  browserKind?: 'chromium' | 'cloak'
+  warmResume?: boolean
+  fromVersion?: string
+}
+
+export interface ResolvedNetwork { id: string; declaredHosts: string[] }
+
+/** Network lookup inside the caller's org (the local-reach module provides it). */
+export interface NetworkDirectory {
+  resolve(orgId: string, ref: string): Promise<ResolvedNetwork | null>
+}
+
+/** Captured auth-state versions (the cloak module provides it). */
+export interface AuthStateDirectory {
+  /** the version to restore (latest when versionId is absent), or null when none exists */
+  pick(orgId: string, identityId: string, versionId?: string): Promise<{ id: string } | null>
+}
+
+const START_TIMEOUT_MS = 60_000
+
+function requirePlane(services: Services): SessionPlane {
+  if (!services.plane) throw new ApiError(503, 'unavailable', 'browser sessions are not available in this process', 'NO_SESSION_PLANE')
+  return services.plane
+}
+
+async function agentDefaultEgress(services: Services, agentId: string): Promise<EgressMode> {
+  const r = await services.db.query('select default_egress from agents where id = $1', [agentId])
+  return (r.rows[0]?.default_egress as EgressMode | undefined) ?? 'platform'
+}
+
+/** Checks that need no database writes, in a fixed order: input shape, cloak gate, network. */
+async function precheck(services: Services, auth: AuthContext, input: StartInput) {
+  if ((input.warmResume || input.fromVersion) && !input.identity) {
+    throw badRequest('warmResume and fromVersion need an identity', 'identity_required')
+  }
+  if (input.warmResume && input.browserKind !== 'cloak') throw badRequest('warmResume needs browserKind cloak', 'cloak_required')
+  if (input.browserKind === 'cloak') {
+    const gov = await getGovernance(services.db, auth.orgId)
+    if (!gov.cloakEnabled) throw forbidden('cloak browsers are not enabled for this org', 'cloak_disabled')
+    if (!input.url || !urlIsAdvisorOrigin(input.url, gov.declaredAdvisorOrigins)) {
+      throw forbidden('the session url is not a declared advisor origin', 'origin_not_declared')
+    }
+  }
+  let network: ResolvedNetwork | null = null
+  if (input.network) {
+    network = (await services.networks?.resolve(auth.orgId, input.network)) ?? null
+    if (!network) throw forbidden('network not found', 'network_not_found')
+  }
+  return { network }
+}
+
+export async function startSession(
+  services: Services,
+  auth: AuthContext,
+  input: StartInput,
+  admission: Admission,
+  actingAgentId: string = auth.agentId,
+): Promise<SessionView> {
+  const plane = requirePlane(services)
+  const { network } = await precheck(services, auth, input)
+  const egress = input.egress ?? (await agentDefaultEgress(services, actingAgentId))
+  // local and split without a network are not rejected: nothing is declared, so nothing is tunnelled
+  const declaredHosts = egress !== 'platform' && network ? network.declaredHosts : []
+  const id = newId('nsess_')
+  const openedBy = { principalId: actingAgentId, credentialId: auth.principal.credentialId, name: auth.principal.name }
+
+  const browserKind = input.browserKind ?? 'chromium'
+  // the row exists before the lease is taken, so the lease reaper always sees a live holder
+  await insertSession(services.db, {
+    id, orgId: auth.orgId, agentId: actingAgentId, openedBy, admission, identityId: null, grantId: null,
+    egress, networkId: network?.id ?? null, browserKind, url: input.url ?? null, viewport: input.viewport ?? null,
+  })
+  let bound: { identityId: string; grantId: string; leaseExpiresAt: string } | undefined
+  if (input.identity) {
+    try {
+      bound = await bindIdentity({ db: services.db, now: services.now }, {
+        orgId: auth.orgId, agentId: actingAgentId, scopes: auth.scopes, identityRef: input.identity, sessionId: id, admission,
+      })
+    } catch (e) {
+      // a refused bind opened nothing: no session row remains
+      await deleteSession(services.db, id)
+      throw e
+    }
+    await bindSessionIdentity(services.db, id, bound.identityId, bound.grantId)
+  }
+  try {
+    let warmVersion: string | undefined
+    if (input.warmResume || input.fromVersion) {
+      const v = await services.authStates?.pick(auth.orgId, bound!.identityId, input.fromVersion)
+      if (!v) throw new ApiError(404, 'not_found', 'no captured auth-state version for this identity')
+      warmVersion = v.id
+    }
+    const labels: Record<string, string> = { [LABELS.org]: auth.orgId, [LABELS.agent]: actingAgentId }
+    if (bound) labels[LABELS.identity] = bound.identityId
+    await plane.sessions.create({
+      metadata: { name: id, labels },
+      spec: {
+        orgId: auth.orgId, agentId: actingAgentId, openedBy, browserKind, egress, declaredHosts, desiredState: 'Live',
+        ...(bound ? { identityId: bound.identityId, leaseExpiresAt: bound.leaseExpiresAt } : {}),
+        ...(network ? { networkRef: { name: network.id } } : {}),
+        ...(input.viewport ? { viewport: input.viewport } : {}),
+        ...(input.url ? { url: input.url } : {}),
+        ...(warmVersion ? { warmResume: { versionId: warmVersion } } : {}),
+      },
+    } as unknown as BrowserSession)
+    const obj = await waitForPhase(plane.sessions, id, ['Live', 'Failed', 'Ended'], START_TIMEOUT_MS)
+    if (obj.status?.phase !== 'Live') {
+      const reason = obj.status?.conditions?.find((c) => c.type === 'Ready')?.reason ?? 'PodFailed'
+      throw new ApiError(503, 'unavailable', 'the browser pod failed to start', reason)
+    }
+    await setStatus(services.db, id, 'live')
+    await journal(services.db, { id, orgId: auth.orgId }, { op: admission === 'spawned_child' ? 'spawn_and_start_session' : 'session_start', outcome: 'ok', detail: { egress, browserKind } })
+    return sessionView(await getSession(services.db, auth.orgId, id))
+  } catch (e) {
+    await abandon(services, id, isApiError(e) ? e.reason ?? e.code : 'start_failed')
+    throw e
+  }
+}
+
+/** A start that failed: the row (if any) fails, the lease goes back, the resource is told to end. */
+async function abandon(services: Services, id: string, reason: string) {
+  await setStatus(services.db, id, 'failed', reason).catch(() => {})
+  await release(services.db, id).catch(() => {})
+  await services.plane?.sessions.patch(id, { spec: { desiredState: 'Ended' } }).catch(() => {})
+}
+
+export async function endSession(services: Services, auth: AuthContext, sessionId: string): Promise<SessionView> {
+  const row: SessionRow = await getSession(services.db, auth.orgId, sessionId)
+  if (row.status === 'pending' || row.status === 'live') {
+    await services.plane?.sessions.patch(sessionId, { spec: { desiredState: 'Ended' } }).catch(() => {})
+    if (await setStatus(services.db, sessionId, 'ended')) {
+      await journal(services.db, row, { op: 'session_end', outcome: 'ok' })
+    }
+  }
+  // idempotent: ending an ended (or failed) session releases nothing twice and answers the same
+  await release(services.db, sessionId)
+  services.nodeClients?.drop(sessionId)
+  return sessionView(await getSession(services.db, auth.orgId, sessionId))
+}

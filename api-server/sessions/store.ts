@@ -1,0 +1,120 @@
+// Session rows and the journal. Every read takes the caller's org: a session of
+// another org is indistinguishable from one that does not exist.
+import type { Queryable } from '../store/db.ts'
+import { notFound } from '../lib/errors.ts'
+
+export type SessionStatus = 'pending' | 'live' | 'ended' | 'failed'
+
+export interface SessionRow {
+  id: string
+  orgId: string
+  agentId: string
+  openedBy: { principalId: string; credentialId: string; name: string }
+  admission: 'direct' | 'spawned_child'
+  identityId: string | null
+  grantId: string | null
+  egress: 'local' | 'split' | 'platform'
+  networkId: string | null
+  browserKind: 'chromium' | 'cloak'
+  url: string | null
+  viewport: { width: number; height: number } | null
+  status: SessionStatus
+  failureReason: string | null
+  createdAt: string
+  liveAt: string | null
+  endedAt: string | null
+}
+
+const iso = (v: unknown) => (v ? new Date(v as string).toISOString() : null)
+
+function toRow(r: Record<string, any>): SessionRow {
+  return {
+    id: r.id, orgId: r.org_id, agentId: r.agent_id, openedBy: r.opened_by, admission: r.admission,
+    identityId: r.identity_id, grantId: r.grant_id, egress: r.egress, networkId: r.network_id, browserKind: r.browser_kind,
+    url: r.url, viewport: r.viewport, status: r.status, failureReason: r.failure_reason,
+    createdAt: iso(r.created_at)!, liveAt: iso(r.live_at), endedAt: iso(r.ended_at),
+  }
+}
+
+export const unknownSession = () => notFound('session')
+
+export async function insertSession(db: Queryable, s: Omit<SessionRow, 'status' | 'failureReason' | 'createdAt' | 'liveAt' | 'endedAt'>): Promise<void> {
+  await db.query(
+    `insert into sessions (id, org_id, agent_id, opened_by, admission, identity_id, grant_id, egress, network_id, browser_kind, url, viewport, status)
+     values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,'pending')`,
+    [s.id, s.orgId, s.agentId, JSON.stringify(s.openedBy), s.admission, s.identityId, s.grantId, s.egress, s.networkId, s.browserKind,
+      s.url, s.viewport ? JSON.stringify(s.viewport) : null],
+  )
+}
+
+export async function bindSessionIdentity(db: Queryable, id: string, identityId: string, grantId: string): Promise<void> {
+  await db.query('update sessions set identity_id = $2, grant_id = $3 where id = $1', [id, identityId, grantId])
+}
+
+export async function deleteSession(db: Queryable, id: string): Promise<void> {
+  await db.query('delete from sessions where id = $1', [id])
+}
+
+export async function getSession(db: Queryable, orgId: string, id: string): Promise<SessionRow> {
+  const r = await db.query('select * from sessions where id = $1 and org_id = $2', [id, orgId])
+  if (!r.rows[0]) throw unknownSession()
+  return toRow(r.rows[0])
+}
+
+export async function findSessionAnyOrg(db: Queryable, id: string): Promise<SessionRow | null> {
+  const r = await db.query('select * from sessions where id = $1', [id])
+  return r.rows[0] ? toRow(r.rows[0]) : null
+}
+
+export async function listSessions(db: Queryable, orgId: string, opts: { status?: SessionStatus; limit: number; before?: string }): Promise<SessionRow[]> {
+  const r = await db.query(
+    `select * from sessions where org_id = $1 and ($2::text is null or status = $2)
+       and ($4::timestamptz is null or created_at < $4) order by created_at desc limit $3`,
+    [orgId, opts.status ?? null, opts.limit, opts.before ?? null],
+  )
+  return r.rows.map(toRow)
+}
+
+/** Moves a session forward; never out of a terminal state. Returns whether it changed. */
+export async function setStatus(db: Queryable, id: string, status: SessionStatus, failureReason?: string): Promise<boolean> {
+  const r = await db.query(
+    `update sessions set status = $2,
+        failure_reason = coalesce($3, failure_reason),
+        live_at = case when $2 = 'live' then coalesce(live_at, now()) else live_at end,
+        ended_at = case when $2 in ('ended', 'failed') then coalesce(ended_at, now()) else ended_at end
+      where id = $1 and status not in ('ended', 'failed') and status <> $2`,
+    [id, status, failureReason ?? null],
+  )
+  return (r.rowCount ?? 0) > 0
+}
+
+export async function openSessionIds(db: Queryable): Promise<string[]> {
+  const r = await db.query(`select id from sessions where status in ('pending', 'live')`)
+  return r.rows.map((x) => x.id)
+}
+
+export interface JournalEntry {
+  op: string
+  detail?: Record<string, unknown>
+  outcome: 'ok' | 'error'
+  errorCode?: string
+  durationMs?: number
+}
+
+export async function journal(db: Queryable, session: { id: string; orgId: string }, e: JournalEntry): Promise<void> {
+  await db.query(
+    'insert into session_journal (session_id, org_id, op, detail, outcome, error_code, duration_ms) values ($1,$2,$3,$4,$5,$6,$7)',
+    [session.id, session.orgId, e.op, JSON.stringify(e.detail ?? {}), e.outcome, e.errorCode ?? null, e.durationMs ?? null],
+  )
+}
+
+export async function readJournal(db: Queryable, orgId: string, sessionId: string, opts: { after?: number; limit: number }) {
+  const r = await db.query(
+    'select id, op, detail, outcome, error_code, duration_ms, created_at from session_journal where session_id = $1 and org_id = $2 and id > $3 order by id limit $4',
+    [sessionId, orgId, opts.after ?? 0, opts.limit],
+  )
+  return r.rows.map((x) => ({
+    id: String(x.id), op: x.op, detail: x.detail, outcome: x.outcome, errorCode: x.error_code ?? undefined,
+    durationMs: x.duration_ms ?? undefined, at: new Date(x.created_at).toISOString(),
+  }))
+}

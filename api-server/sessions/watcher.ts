@@ -1,0 +1,69 @@
+// Keeps session rows true to the resources: a session whose pod died (phase
+// Failed) or whose resource vanished is marked failed and its lease freed. At
+// start-up it sweeps rows left open by a previous process, so a restart never
+// leaves an identity locked by a session nobody runs.
+import type { FastifyBaseLogger } from 'fastify'
+import type { BrowserSession } from '../../crds/types.ts'
+import { Informer } from '../../operator/runtime/informer.ts'
+import type { Db } from '../store/db.ts'
+import { release, reapDeadLeases } from '../personas/index.ts'
+import type { SessionPlane } from './plane.ts'
+import { findSessionAnyOrg, journal, openSessionIds, setStatus } from './store.ts'
+import type { NodeClients } from './nodes.ts'
+
+export interface SessionWatcher {
+  stop(): void
+}
+
+const REAP_INTERVAL_MS = 30_000
+
+export async function watchSessions(deps: { db: Db; plane: SessionPlane; nodeClients: NodeClients; log: FastifyBaseLogger }): Promise<SessionWatcher> {
+  const { db, plane, nodeClients, log } = deps
+
+  const fail = async (id: string, reason: string) => {
+    if (await setStatus(db, id, 'failed', reason)) {
+      const row = await findSessionAnyOrg(db, id)
+      if (row) await journal(db, row, { op: 'session_failed', outcome: 'error', errorCode: reason })
+      log.warn({ session: id, reason }, 'session failed')
+    }
+    await release(db, id)
+    nodeClients.drop(id)
+  }
+
+  const onObject = (obj: BrowserSession) => {
+    if (obj.status?.phase === 'Failed') {
+      const reason = obj.status.conditions?.find((c) => c.type === 'Ready')?.reason ?? 'PodFailed'
+      fail(obj.metadata.name, reason).catch((err) => log.error({ err }, 'marking a session failed'))
+    }
+  }
+  const informer = new Informer(plane.sessions, { resyncMs: 60_000 })
+  informer.addHandler({
+    onAdd: onObject,
+    onUpdate: (_old, obj) => onObject(obj),
+    onDelete: (obj) => fail(obj.metadata.name, 'ResourceDeleted').catch(() => {}),
+  })
+  await informer.start()
+
+  // rows open in the database with no resource behind them belong to a dead process
+  for (const id of await openSessionIds(db)) {
+    const obj = await plane.sessions.get(id)
+    if (!obj || obj.status?.phase === 'Failed' || obj.status?.phase === 'Ended') await fail(id, 'Orphaned')
+  }
+
+  // backstop: a lease whose holder is no longer open is freed (a live holder never is)
+  const isAlive = async (sessionId: string) => {
+    const r = await db.query(`select 1 from sessions where id = $1 and status in ('pending', 'live')`, [sessionId])
+    return (r.rowCount ?? 0) > 0
+  }
+  const reap = () => reapDeadLeases(db, isAlive).catch((err) => log.error({ err }, 'lease reaper'))
+  await reap()
+  const timer = setInterval(reap, REAP_INTERVAL_MS)
+  timer.unref()
+
+  return {
+    stop() {
+      clearInterval(timer)
+      informer.stop()
+    },
+  }
+}
