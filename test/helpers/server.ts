@@ -11,6 +11,7 @@ import { build } from '../../api-server/app.ts'
 import type { Services } from '../../api-server/services.ts'
 import { bootstrapOrg, type Bootstrapped } from '../../api-server/auth/orgs.ts'
 import { createTestDb, type TestDb } from './db.ts'
+import { startEmbeddedPlane, type EmbeddedPlane } from '../../api-server/sessions/embedded.ts'
 
 export function freePort(): Promise<number> {
   return new Promise((res, rej) => {
@@ -35,6 +36,7 @@ export interface TestServer {
   app: FastifyInstance
   services: Services
   config: Config
+  plane?: EmbeddedPlane
   testDb: TestDb
   dataDir: string
   /** everything the server logged so far */
@@ -48,7 +50,13 @@ type Tap = { teardown(fn: () => unknown): void }
 
 export async function startTestServer(
   t: Tap,
-  opts: { env?: Record<string, string>; now?: () => number; operations?: import('../../api-server/operations/types.ts').AnyOperation[] } = {},
+  opts: {
+    env?: Record<string, string>
+    now?: () => number
+    operations?: import('../../api-server/operations/types.ts').AnyOperation[]
+    /** run browser sessions: the embedded operator and real browser pods */
+    sessions?: boolean
+  } = {},
 ): Promise<TestServer> {
   const testDb = await createTestDb(t)
   const dataDir = mkdtempSync(join(tmpdir(), 'nightjar-test-'))
@@ -65,7 +73,8 @@ export async function startTestServer(
   let logText = ''
   const logStream = new PassThrough()
   logStream.on('data', (d) => { logText += d })
-  const { app, services } = await build({ config, db: testDb.db, cookieKey: randomBytes(32), logStream, now: opts.now, operations: opts.operations })
+  const plane = opts.sessions ? await startEmbeddedPlane({ config }) : undefined
+  const { app, services } = await build({ config, db: testDb.db, cookieKey: randomBytes(32), logStream, now: opts.now, operations: opts.operations, plane })
   await app.listen({ host: '127.0.0.1', port })
   const url = `http://127.0.0.1:${port}`
   let orgCounter = 0
@@ -74,11 +83,12 @@ export async function startTestServer(
     if (closed) return
     closed = true
     await app.close()
+    await plane?.stop()
     rmSync(dataDir, { recursive: true, force: true })
   }
   t.teardown(close)
   return {
-    url, app, services, config, testDb, dataDir,
+    url, app, services, config, testDb, dataDir, plane,
     logs: () => logText,
     bootstrap: (org?: string) => {
       const name = org ?? `org${++orgCounter}-${randomBytes(3).toString('hex')}`
