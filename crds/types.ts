@@ -1,0 +1,85 @@
+// The TypeScript shape of the custom resources in crds/*.yaml (nightjar.dev/v1alpha1).
+// Keep the two in step: test/operator/crds.test.ts checks that objects of these types
+// validate against the YAML schemas and that no field would be pruned by a real api-server.
+import type { Condition, Resource } from '../operator/ports.ts'
+
+export const GROUP = 'nightjar.dev'
+export const VERSION = 'v1alpha1'
+export const API_VERSION = `${GROUP}/${VERSION}` as const
+
+export const BROWSER_SESSION = { kind: 'BrowserSession', plural: 'browsersessions', singular: 'browsersession' } as const
+export const NETWORK = { kind: 'Network', plural: 'networks', singular: 'network' } as const
+
+/** Labels the api-server puts on resources (and the operator copies onto pods). */
+export const LABELS = {
+  org: 'nightjar.dev/org',
+  agent: 'nightjar.dev/agent',
+  identity: 'nightjar.dev/identity',
+  session: 'nightjar.dev/session',
+} as const
+
+export type BrowserKind = 'chromium' | 'cloak'
+export type EgressMode = 'local' | 'split' | 'platform'
+export type DesiredState = 'Live' | 'Ended'
+export type SessionPhase = 'Pending' | 'Live' | 'Ended' | 'Failed'
+
+export interface Viewport {
+  width: number
+  height: number
+}
+
+export interface BrowserSessionSpec {
+  orgId: string
+  agentId: string
+  /** the key and principal that opened it (spec: Session.openedBy) */
+  openedBy: { principalId: string; credentialId: string; name: string }
+  identityId?: string
+  browserKind: BrowserKind
+  egress: EgressMode
+  /** the Network resource (its name is the network id, nnet_…) when egress is local/split */
+  networkRef?: { name: string }
+  /** snapshot of the network's declared hosts taken at session_start; a live session keeps it */
+  declaredHosts: string[]
+  viewport?: Viewport
+  /** set at create but not navigated (spec) */
+  url?: string
+  /** restore this captured auth-state version (niver_…) before the first navigation */
+  warmResume?: { versionId: string }
+  /** informational for the operator: the lease caps TTL but does not force-end a live session */
+  leaseExpiresAt?: string
+  /** the api-server sets Ended to end the session; Ended is final */
+  desiredState: DesiredState
+}
+
+/** Condition types of a BrowserSession. */
+export const SESSION_CONDITIONS = { Ready: 'Ready', PodScheduled: 'PodScheduled', Degraded: 'Degraded' } as const
+
+export interface BrowserSessionStatus {
+  phase?: SessionPhase
+  podName?: string
+  /** node API base URL while Live; the bearer token is never here (NodeDirectory) */
+  endpoint?: string
+  startedAt?: string
+  endedAt?: string
+  conditions?: Condition[]
+}
+
+export type BrowserSession = Resource<BrowserSessionSpec, BrowserSessionStatus>
+
+export interface NetworkSpec {
+  orgId: string
+  /** unique per org (the api-server enforces it) */
+  name: string
+  declaredHosts: string[]
+}
+
+export interface NetworkStatus {
+  daemonCount?: number
+  onlineDaemonCount?: number
+  conditions?: Condition[]
+}
+
+export type Network = Resource<NetworkSpec, NetworkStatus>
+
+/** Condition types of a Network. */
+export const NETWORK_CONDITIONS = { Ready: 'Ready' } as const

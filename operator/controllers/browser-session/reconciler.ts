@@ -1,0 +1,118 @@
+// The BrowserSession reconciler (kubebuilder style): read → handle deletion/end →
+// desired pod → apply via PodRuntime → derive status → write status only if changed.
+//
+// No finalizer: the only cleanup is the pod, which Kubernetes garbage-collects through
+// its ownerReference, and which the embedded runtime loses with the process anyway.
+// A deleted resource is still reconciled (the key stays queued) and its pod deleted.
+//
+// Phases: Pending → Live → Ended, or → Failed. Ended and Failed are terminal: a session's
+// pod is never restarted (its browser state — pages, cookies, a typed secret's page —
+// died with it), so a terminal session only ever has its pod deleted.
+import type { BrowserSession } from '../../../crds/types.ts'
+import type { AuthStateSource, Logger, ObjectReader, PodLaunchConfig, PodRuntime, ResourceClient } from '../../ports.ts'
+import { silentLogger } from '../../ports.ts'
+import type { Reconciler } from '../../runtime/controller.ts'
+import { writeStatusIfChanged } from '../status-writer.ts'
+import { desiredPod, ownerReference } from './desired-pod.ts'
+import { endedStatus, failedStatus, REASONS, refreshedFailedStatus, statusForPod } from './status.ts'
+
+export interface BrowserSessionReconcilerDeps {
+  sessions: ResourceClient<BrowserSession>
+  /** where to read from (an informer cache); defaults to the client */
+  cache?: ObjectReader<BrowserSession>
+  pods: PodRuntime
+  authState?: AuthStateSource
+  now?: () => Date
+  log?: Logger
+}
+
+export class BrowserSessionReconciler implements Reconciler {
+  private readonly reader: ObjectReader<BrowserSession>
+  private readonly now: () => Date
+  private readonly log: Logger
+
+  constructor(private readonly deps: BrowserSessionReconcilerDeps) {
+    this.reader = deps.cache ?? deps.sessions
+    this.now = deps.now ?? (() => new Date())
+    this.log = deps.log ?? silentLogger
+  }
+
+  async reconcile(name: string): Promise<void> {
+    let fresh = this.reader === this.deps.sessions
+    let session = await this.reader.get(name)
+    // A cache miss is confirmed against the server before it deletes anything: a cache
+    // that has not seen a brand-new session yet must not cost that session its pod.
+    if (!session && !fresh) {
+      session = await this.deps.sessions.get(name)
+      fresh = true
+    }
+    return this.reconcileSession(name, session, fresh)
+  }
+
+  private async reconcileSession(name: string, session: BrowserSession | undefined, fresh: boolean): Promise<void> {
+    const { pods, sessions } = this.deps
+    if (!session || session.metadata.deletionTimestamp) {
+      await pods.delete(name)
+      return
+    }
+    const phase = session.status?.phase
+
+    if (phase === 'Failed') {
+      // terminal: the pod is already dead; make sure its remains are gone
+      await pods.delete(name)
+      await writeStatusIfChanged(sessions, session, refreshedFailedStatus(session, this.now()))
+      return
+    }
+
+    if (session.spec.desiredState === 'Ended' || phase === 'Ended') {
+      // pod first, then status: once a session reads Ended its browser is really gone,
+      // so the api-server may release the lease on seeing it
+      await pods.delete(name)
+      if (await writeStatusIfChanged(sessions, session, endedStatus(session, this.now()))) {
+        this.log.info({ session: name }, 'session ended')
+      }
+      return
+    }
+
+    let pod = await pods.observe(name)
+    if (pod.phase === 'Gone') {
+      if (session.status?.podName) return this.fail(session, REASONS.PodFailed, `browser pod ${session.status.podName} disappeared`)
+      // Creating a pod is a side effect no resourceVersion precondition can undo, so it is
+      // decided on the server's current object, never on a possibly stale cache (which
+      // might not show yet that this session already failed or ended).
+      if (!fresh) return this.reconcileSession(name, await sessions.get(name), true)
+      const launch = await this.launchConfig(session)
+      if ('failed' in launch) return this.fail(session, launch.failed, launch.message)
+      pod = await pods.ensure(launch.config, ownerReference(session))
+    }
+    if (pod.phase === 'Failed') {
+      return this.fail(session, REASONS.PodFailed, pod.message ?? `browser pod failed${pod.reason ? ` (${pod.reason})` : ''}`)
+    }
+    const wrote = await writeStatusIfChanged(sessions, session, statusForPod(session, pod, this.now()))
+    if (wrote) this.log.debug({ session: name, pod: pod.podName, podPhase: pod.phase }, 'session status updated')
+  }
+
+  /** status first, then the pod: a failed write retries while the dead pod still explains why */
+  private async fail(session: BrowserSession, reason: string, message: string): Promise<void> {
+    if (await writeStatusIfChanged(this.deps.sessions, session, failedStatus(session, reason, message, this.now()))) {
+      this.log.warn({ session: session.metadata.name, reason, message }, 'session failed')
+    }
+    await this.deps.pods.delete(session.metadata.name)
+  }
+
+  /** the desired pod plus, for a warm resume, the decrypted auth-state (in memory only) */
+  private async launchConfig(session: BrowserSession): Promise<{ config: PodLaunchConfig } | { failed: string; message: string }> {
+    const config = desiredPod(session)
+    const warm = session.spec.warmResume
+    if (!warm) return { config }
+    if (!this.deps.authState) return { failed: REASONS.AuthStateUnavailable, message: 'warm resume is not available in this deployment' }
+    const storageState = await this.deps.authState.load({
+      name: session.metadata.name,
+      orgId: session.spec.orgId,
+      identityId: session.spec.identityId,
+      versionId: warm.versionId,
+    })
+    if (!storageState) return { failed: REASONS.AuthStateNotFound, message: `auth-state version ${warm.versionId} not found` }
+    return { config: { ...config, storageState } }
+  }
+}

@@ -1,0 +1,154 @@
+// One browser pod as a child process: spawn, wait for the ready line, watch for exit,
+// kill. Knows nothing about sessions or pools (pod-runtime.ts does).
+//
+// Process hygiene, because a leaked Chromium outlives everything:
+// - stdin is a pipe we never close until kill(): the pod exits when it reads EOF, so if
+//   this process dies — even by SIGKILL — the kernel closes the pipe and the pod follows;
+// - the pod leads its own process group (detached), so signals reach the Chromium it
+//   spawned too, and a group SIGKILL after exit sweeps any straggler;
+// - stdout/stderr are always drained (a full pipe would block the pod) and the pod's
+//   token is redacted from anything we log, belt and braces.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createInterface } from 'node:readline'
+import type { Logger } from '../ports.ts'
+
+export interface PodCommand {
+  command: string
+  args: string[]
+  cwd?: string
+}
+
+export interface ExitInfo {
+  code: number | null
+  signal: NodeJS.Signals | null
+  /** the pod never printed its ready line */
+  beforeReady: boolean
+  /** spawn itself failed (e.g. ENOENT) */
+  spawnError?: string
+}
+
+export interface ChildPodOptions {
+  name: string
+  command: PodCommand
+  env: Record<string, string>
+  /** only used to redact it from log lines */
+  token: string
+  readyTimeoutMs: number
+  log: Logger
+  onExit: (info: ExitInfo) => void
+}
+
+export class ChildPod {
+  readonly name: string
+  /** resolves with the node API port once the pod printed {"event":"ready","port":N} */
+  readonly ready: Promise<number>
+  port?: number
+  private readonly child: ChildProcess
+  private readonly exitedPromise: Promise<void>
+  private exitedFlag = false
+
+  constructor(private readonly opts: ChildPodOptions) {
+    this.name = opts.name
+    let resolveReady!: (port: number) => void
+    let rejectReady!: (err: Error) => void
+    this.ready = new Promise<number>((res, rej) => {
+      resolveReady = res
+      rejectReady = rej
+    })
+    this.ready.catch(() => {}) // observed through onExit; never an unhandled rejection
+
+    this.child = spawn(opts.command.command, opts.command.args, {
+      cwd: opts.command.cwd,
+      env: opts.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+    })
+    this.child.stdin?.on('error', () => {}) // EPIPE when the pod is already gone
+
+    const timeout = setTimeout(() => {
+      rejectReady(new Error(`pod ${this.name} not ready after ${opts.readyTimeoutMs} ms`))
+      void this.kill(2000)
+    }, opts.readyTimeoutMs)
+    timeout.unref()
+
+    const redact = (line: string) => (opts.token ? line.split(opts.token).join('[redacted]') : line)
+    createInterface({ input: this.child.stdout! }).on('line', (line) => {
+      if (this.port === undefined) {
+        const port = parseReadyLine(line)
+        if (port !== undefined) {
+          this.port = port
+          clearTimeout(timeout)
+          resolveReady(port)
+          return
+        }
+      }
+      opts.log.debug({ pod: this.name, stream: 'stdout' }, redact(line).slice(0, 2000))
+    })
+    createInterface({ input: this.child.stderr! }).on('line', (line) => {
+      opts.log.debug({ pod: this.name, stream: 'stderr' }, redact(line).slice(0, 2000))
+    })
+
+    this.exitedPromise = new Promise<void>((resolve) => {
+      const finish = (info: ExitInfo) => {
+        if (this.exitedFlag) return
+        this.exitedFlag = true
+        clearTimeout(timeout)
+        this.signalGroup('SIGKILL') // sweep grandchildren left in the pod's group
+        rejectReady(new Error(`pod ${this.name} exited before it was ready`))
+        resolve()
+        opts.onExit(info)
+      }
+      this.child.once('exit', (code, signal) => finish({ code, signal, beforeReady: this.port === undefined }))
+      this.child.once('error', (err) => {
+        // 'error' without a pid means spawn failed and no 'exit' will follow
+        if (this.child.pid === undefined) finish({ code: null, signal: null, beforeReady: true, spawnError: err.message })
+      })
+    })
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid
+  }
+
+  get exited(): boolean {
+    return this.exitedFlag
+  }
+
+  /** EOF on stdin + SIGTERM; SIGKILL after graceMs. Resolves once the process has exited. */
+  kill(graceMs: number): Promise<void> {
+    if (this.exitedFlag) return this.exitedPromise
+    this.child.stdin?.end()
+    this.signalGroup('SIGTERM')
+    const escalate = setTimeout(() => this.signalGroup('SIGKILL'), graceMs)
+    return this.exitedPromise.finally(() => clearTimeout(escalate))
+  }
+
+  private signalGroup(signal: NodeJS.Signals): void {
+    const pid = this.child.pid
+    if (pid === undefined) return
+    try {
+      process.kill(-pid, signal)
+    } catch {
+      if (!this.exitedFlag) {
+        try {
+          this.child.kill(signal)
+        } catch {
+          /* already gone */
+        }
+      }
+    }
+  }
+}
+
+/** the browser pod's one stdout contract line: {"event":"ready","port":N} */
+export function parseReadyLine(line: string): number | undefined {
+  const s = line.trim()
+  if (!s.startsWith('{')) return undefined
+  try {
+    const msg = JSON.parse(s) as { event?: unknown; port?: unknown }
+    if (msg.event === 'ready' && Number.isInteger(msg.port) && (msg.port as number) > 0 && (msg.port as number) < 65536) return msg.port as number
+  } catch {
+    /* not JSON: an ordinary log line */
+  }
+  return undefined
+}

@@ -1,0 +1,328 @@
+// PodRuntime (and NodeDirectory) for one machine: browser pods are child processes
+// running the browser-pod entry point, with a warm pool so a session claim does not wait
+// for Chromium to launch.
+//
+// Life of a pod: spawn (Pending) → ready line (Running, in the pool) → claimed by a
+// session and configured over its node API (Ready) → deleted when the session ends, or
+// exits on its own (Failed). Pods are single-use: a pod that served a session is never
+// returned to the pool, so nothing of one session (cookies, pages, a filled secret) can
+// leak into the next. Each pod gets a fresh random token; it is passed by environment,
+// kept in memory here, handed out only through lookup(), and never logged.
+import { randomBytes } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import type { BrowserKind } from '../../crds/types.ts'
+import type { Logger, NodeAccess, NodeDirectory, OwnerReference, PodLaunchConfig, PodObservation, PodRuntime } from '../ports.ts'
+import { silentLogger } from '../ports.ts'
+import { backoffDelay } from '../runtime/backoff.ts'
+import { ChildPod, type ExitInfo, type PodCommand } from './child-pod.ts'
+import { configureNode } from './node-client.ts'
+
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
+
+/** `node --import tsx browser-pod/main.ts`, run from the repository root */
+export function defaultPodCommand(): PodCommand {
+  return { command: process.execPath, args: ['--import', 'tsx', `${REPO_ROOT}browser-pod/main.ts`], cwd: REPO_ROOT }
+}
+
+/** environment the pod may inherit; everything else (database URLs, KMS keys) stays out */
+const PASS_THROUGH = ['NIGHTJAR_CHROMIUM_PATH', 'NIGHTJAR_HOST_ALIASES', 'NIGHTJAR_DENY_CIDRS']
+const BASE_ENV = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'LC_ALL', 'TZ', 'XDG_RUNTIME_DIR', 'XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'FONTCONFIG_PATH']
+
+export interface EmbeddedPodRuntimeOptions {
+  command?: PodCommand
+  /** started, unclaimed chromium pods kept ready (default 2; 0 = start on demand) */
+  poolSize?: number
+  /** source of pass-through variables (default process.env) */
+  env?: NodeJS.ProcessEnv
+  /** extra variables for every pod (tests use it to steer the fake pod) */
+  extraEnv?: Record<string, string>
+  /** a pod that prints no ready line in time is killed (default 60 s) */
+  readyTimeoutMs?: number
+  configureTimeoutMs?: number
+  /** SIGTERM → SIGKILL grace (default 5 s) */
+  killGraceMs?: number
+  log?: Logger
+}
+
+type PodState = 'starting' | 'running' | 'configuring' | 'ready' | 'failed' | 'terminating'
+
+interface PodRecord {
+  name: string
+  proc: ChildPod
+  token: string
+  browserKind: BrowserKind
+  state: PodState
+  sessionId?: string
+  launch?: PodLaunchConfig
+  reason?: string
+  message?: string
+}
+
+/** diagnostics: what runs right now (tests use it to find pids) */
+export interface PodProcessInfo {
+  podName: string
+  pid?: number
+  state: PodState
+  sessionId?: string
+}
+
+export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
+  private readonly command: PodCommand
+  private readonly poolSize: number
+  private readonly readyTimeoutMs: number
+  private readonly configureTimeoutMs: number
+  private readonly killGraceMs: number
+  private readonly log: Logger
+  private readonly baseEnv: Record<string, string>
+  /** every live process, by pod name */
+  private readonly pods = new Map<string, PodRecord>()
+  /** session → its pod; a Failed pod stays here until delete() so observe() reports it */
+  private readonly bySession = new Map<string, PodRecord>()
+  private readonly listeners = new Set<(sessionId: string) => void>()
+  private seq = 0
+  private poolFailures = 0
+  private refillTimer?: NodeJS.Timeout
+  private closed = false
+
+  constructor(opts: EmbeddedPodRuntimeOptions = {}) {
+    this.command = opts.command ?? defaultPodCommand()
+    this.poolSize = opts.poolSize ?? 2
+    this.readyTimeoutMs = opts.readyTimeoutMs ?? 60_000
+    this.configureTimeoutMs = opts.configureTimeoutMs ?? 30_000
+    this.killGraceMs = opts.killGraceMs ?? 5_000
+    this.log = opts.log ?? silentLogger
+    const source = opts.env ?? process.env
+    this.baseEnv = {}
+    for (const key of [...BASE_ENV, ...PASS_THROUGH]) {
+      const v = source[key]
+      if (v !== undefined) this.baseEnv[key] = v
+    }
+    Object.assign(this.baseEnv, opts.extraEnv)
+  }
+
+  /** fill the warm pool (call once at start-up) */
+  start(): void {
+    this.refillPool()
+  }
+
+  async ensure(config: PodLaunchConfig, _owner: OwnerReference): Promise<PodObservation> {
+    if (this.closed) throw new Error('pod runtime is shut down')
+    const existing = this.bySession.get(config.sessionId)
+    if (existing) return this.observation(config.sessionId, existing)
+
+    const rec = this.claimFromPool(config.browserKind) ?? this.spawn(config.browserKind)
+    const warm = rec.state === 'running'
+    rec.sessionId = config.sessionId
+    rec.launch = config
+    this.bySession.set(config.sessionId, rec)
+    this.log.info({ pod: rec.name, session: config.sessionId, warm }, 'pod claimed')
+    this.refillPool()
+
+    const configured = this.configure(rec)
+    // a warm pod is configured right away, so the first reconcile can already report Live;
+    // a cold one reports Pending and notifies subscribers when configure() is done
+    if (warm) await configured
+    return this.observation(config.sessionId, rec)
+  }
+
+  async observe(sessionId: string): Promise<PodObservation> {
+    return this.observation(sessionId, this.bySession.get(sessionId))
+  }
+
+  async delete(sessionId: string): Promise<void> {
+    const rec = this.bySession.get(sessionId)
+    if (!rec) return
+    this.bySession.delete(sessionId)
+    rec.launch = undefined
+    if (rec.proc.exited) return
+    rec.state = 'terminating'
+    this.log.info({ pod: rec.name, session: sessionId }, 'deleting pod')
+    await rec.proc.kill(this.killGraceMs)
+  }
+
+  async list(): Promise<PodObservation[]> {
+    return [...this.bySession.entries()].map(([sid, rec]) => this.observation(sid, rec))
+  }
+
+  subscribe(listener: (sessionId: string) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  async lookup(sessionId: string): Promise<NodeAccess | undefined> {
+    const rec = this.bySession.get(sessionId)
+    if (!rec || rec.state !== 'ready' || rec.proc.port === undefined) return undefined
+    return { endpoint: endpointOf(rec.proc.port), token: rec.token }
+  }
+
+  processes(): PodProcessInfo[] {
+    return [...this.pods.values()].map((r) => ({ podName: r.name, pid: r.proc.pid, state: r.state, sessionId: r.sessionId }))
+  }
+
+  /** kill every pod (SIGTERM, then SIGKILL after the grace period); resolves when all exited */
+  async shutdown(): Promise<void> {
+    this.closed = true
+    if (this.refillTimer) clearTimeout(this.refillTimer)
+    this.listeners.clear()
+    const all = [...this.pods.values()]
+    for (const rec of all) rec.state = 'terminating'
+    await Promise.all(all.map((rec) => rec.proc.kill(this.killGraceMs)))
+    this.bySession.clear()
+  }
+
+  // --- pool ---------------------------------------------------------------------------
+
+  /** a pool pod for this kind, preferring one that is already up */
+  private claimFromPool(kind: BrowserKind): PodRecord | undefined {
+    const free = [...this.pods.values()].filter((r) => !r.sessionId && r.browserKind === kind && (r.state === 'running' || r.state === 'starting'))
+    return free.find((r) => r.state === 'running') ?? free[0]
+  }
+
+  /**
+   * Top the pool up to poolSize unclaimed chromium pods. Only chromium is pooled: cloak
+   * is rare and governed, so it starts on demand. Pool pods that keep dying before they
+   * are claimed are replaced with backoff, not in a hot loop.
+   */
+  private refillPool(): void {
+    if (this.closed || this.refillTimer) return
+    const delay = this.poolFailures ? backoffDelay(this.poolFailures - 1, { initialMs: 200, maxMs: 30_000 }) : 0
+    const run = () => {
+      this.refillTimer = undefined
+      if (this.closed) return
+      const unclaimed = [...this.pods.values()].filter((r) => !r.sessionId && r.browserKind === 'chromium' && (r.state === 'starting' || r.state === 'running')).length
+      for (let i = unclaimed; i < this.poolSize; i++) this.spawn('chromium')
+    }
+    if (delay === 0) return run()
+    this.refillTimer = setTimeout(run, delay)
+  }
+
+  private spawn(kind: BrowserKind): PodRecord {
+    const name = `browser-pod-${(++this.seq).toString(36)}-${randomBytes(3).toString('hex')}`
+    const token = randomBytes(32).toString('base64url')
+    const env: Record<string, string> = {
+      ...this.baseEnv,
+      NIGHTJAR_NODE_TOKEN: token,
+      NIGHTJAR_NODE_HOST: '127.0.0.1',
+      NIGHTJAR_NODE_PORT: '0',
+      NIGHTJAR_BROWSER_KIND: kind,
+      NIGHTJAR_POD_NAME: name,
+    }
+    const rec: PodRecord = {
+      name,
+      token,
+      browserKind: kind,
+      state: 'starting',
+      proc: new ChildPod({
+        name,
+        command: this.command,
+        env,
+        token,
+        readyTimeoutMs: this.readyTimeoutMs,
+        log: this.log,
+        onExit: (info) => this.onExit(rec, info),
+      }),
+    }
+    this.pods.set(name, rec)
+    rec.proc.ready.then(
+      () => {
+        if (rec.state !== 'starting') return
+        rec.state = 'running'
+        // a healthy pool pod ends any crash backoff; a claimed one is configure()'s business
+        if (!rec.sessionId) this.poolFailures = 0
+      },
+      () => {},
+    )
+    this.log.debug({ pod: name, pid: rec.proc.pid, kind }, 'pod started')
+    return rec
+  }
+
+  // --- session pods -------------------------------------------------------------------
+
+  /** wait for the pod to be up, then POST /v1/configure; any failure fails the pod */
+  private async configure(rec: PodRecord): Promise<void> {
+    const sessionId = rec.sessionId!
+    try {
+      const port = await rec.proc.ready
+      if (rec.state !== 'starting' && rec.state !== 'running') return // deleted or died meanwhile
+      rec.state = 'configuring'
+      const launch = rec.launch!
+      await configureNode(
+        endpointOf(port),
+        rec.token,
+        {
+          sessionId,
+          egress: { mode: launch.egress.mode, declaredHosts: launch.egress.declaredHosts },
+          ...(launch.viewport ? { viewport: launch.viewport } : {}),
+          ...(launch.storageState ? { storageState: launch.storageState } : {}),
+        },
+        this.configureTimeoutMs,
+      )
+      // the auth-state was only needed for this call: do not keep it in memory
+      if (rec.launch) rec.launch = { ...rec.launch, storageState: undefined }
+      if (rec.state !== 'configuring') return
+      rec.state = 'ready'
+      this.log.info({ pod: rec.name, session: sessionId }, 'pod ready')
+    } catch (err) {
+      if (rec.state === 'terminating' || rec.state === 'failed' || rec.proc.exited) return
+      rec.state = 'failed'
+      rec.reason = 'ConfigureFailed'
+      rec.message = `browser pod could not be configured: ${err instanceof Error ? err.message : 'error'}`
+      this.log.warn({ pod: rec.name, session: sessionId, reason: rec.reason }, rec.message)
+      void rec.proc.kill(this.killGraceMs)
+    }
+    this.notify(sessionId)
+  }
+
+  private onExit(rec: PodRecord, info: ExitInfo): void {
+    this.pods.delete(rec.name)
+    const how = info.spawnError ? `could not start (${info.spawnError})` : info.signal ? `was killed (${info.signal})` : `exited (code ${info.code})`
+    if (rec.state === 'terminating' || this.closed) return
+    if (rec.sessionId) {
+      if (rec.state !== 'failed') {
+        rec.state = 'failed'
+        rec.reason = info.beforeReady ? 'StartFailed' : 'PodExited'
+        rec.message = `browser pod ${rec.name} ${how}`
+        this.log.warn({ pod: rec.name, session: rec.sessionId, code: info.code, signal: info.signal }, 'session pod died')
+      }
+      rec.launch = undefined
+      this.notify(rec.sessionId)
+      return
+    }
+    // an unclaimed pool pod died: replace it (with backoff if they keep dying)
+    this.poolFailures++
+    this.log.warn({ pod: rec.name, code: info.code, signal: info.signal }, `pool pod ${how}; replacing`)
+    this.refillPool()
+  }
+
+  private observation(sessionId: string, rec: PodRecord | undefined): PodObservation {
+    if (!rec) return { sessionId, phase: 'Gone' }
+    const base = { sessionId, podName: rec.name }
+    switch (rec.state) {
+      case 'starting':
+        return { ...base, phase: 'Pending' }
+      case 'running':
+      case 'configuring':
+        return { ...base, phase: 'Running' }
+      case 'ready':
+        return { ...base, phase: 'Ready', endpoint: endpointOf(rec.proc.port!) }
+      case 'failed':
+        return { ...base, phase: 'Failed', reason: rec.reason, message: rec.message }
+      case 'terminating':
+        return { ...base, phase: 'Pending' }
+    }
+  }
+
+  private notify(sessionId: string): void {
+    for (const l of this.listeners) {
+      try {
+        l(sessionId)
+      } catch (err) {
+        this.log.error({ err: String(err) }, 'pod listener threw')
+      }
+    }
+  }
+}
+
+function endpointOf(port: number): string {
+  return `http://127.0.0.1:${port}`
+}

@@ -1,0 +1,45 @@
+// The Kubernetes adapters of the operator's ports (DESIGN.md "Two runtimes, one code
+// path"): the same reconcilers as the embedded runtime, on a real api-server.
+//   ResourceClient<BrowserSession|Network>  → custom objects (resource-client.ts)
+//   PodRuntime                              → Pods + token Secrets (pod-runtime.ts)
+//   NodeDirectory (for the api-server)      → pod IP + token Secret (node-directory.ts)
+// plus what a cluster operator needs around them: Lease leader election, Prometheus
+// metrics with controller-runtime names, and a CRD discovery check.
+import type { KubeConfig } from '@kubernetes/client-node'
+import { BROWSER_SESSION, GROUP, NETWORK, VERSION, type BrowserSession, type Network } from '../../crds/types.ts'
+import { customObjectOps } from './api-ops.ts'
+import { KubeNodeDirectory } from './node-directory.ts'
+import { KubeResourceClient } from './resource-client.ts'
+
+export { KubeResourceClient } from './resource-client.ts'
+export { KubePodRuntime, sessionPodName, type KubePodRuntimeOptions } from './pod-runtime.ts'
+export { KubeNodeDirectory } from './node-directory.ts'
+export { LeaderElector, type LeaderElectorOptions } from './leader-election.ts'
+export { PromOperatorMetrics } from './metrics.ts'
+export { checkCrdsServed } from './discovery.ts'
+export { loadKubeConfig, kubeConfigFor, podNamespace } from './kube-config.ts'
+export { browserPodManifest, tokenSecretManifest, type BrowserPodOptions } from './pod-spec.ts'
+
+export interface KubeResourceOptions {
+  /** base server-side watch timeout in seconds (default 300) */
+  watchTimeoutSeconds?: number
+  watchIdleGraceMs?: number
+}
+
+/** ResourceClients for the two custom resources in one namespace */
+export function kubeResources(kc: KubeConfig, namespace: string, opts: KubeResourceOptions = {}) {
+  const client = <T extends BrowserSession | Network>(r: { kind: string; plural: string }) =>
+    new KubeResourceClient<T>({ kc, ...opts, ops: customObjectOps(kc, { group: GROUP, version: VERSION, plural: r.plural, kind: r.kind, namespace }) })
+  return {
+    sessions: client<BrowserSession>(BROWSER_SESSION),
+    networks: client<Network>(NETWORK),
+  }
+}
+
+/**
+ * What the api-server needs on Kubernetes: the resource clients it creates/ends sessions
+ * and networks with, and the NodeDirectory it drives browser pods through.
+ */
+export function kubeApiServerPorts(kc: KubeConfig, namespace: string) {
+  return { ...kubeResources(kc, namespace), nodes: new KubeNodeDirectory({ kc, namespace }) }
+}

@@ -1,0 +1,63 @@
+// NodeDirectory for the api-server on Kubernetes: where a session's browser pod listens
+// (its pod IP and node API port) and the bearer token it accepts (its token Secret).
+// Only a Ready pod (configured for this session, running) is handed out.
+//
+// A positive answer is cached briefly: a pod's IP and token never change during its
+// life, and driving a session issues many node calls in a row. A stale entry after the
+// pod is gone costs one failed node call, which the api-server reports like any dead
+// browser. Negative answers are not cached (a pod becoming Ready must be seen at once).
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node'
+import { LABELS } from '../../crds/types.ts'
+import type { NodeAccess, NodeDirectory } from '../ports.ts'
+import { BROWSER_POD_SELECTOR, POD_ANNOTATIONS, type PodResource } from './pod-spec.ts'
+import { podObservation } from './pod-state.ts'
+import { TokenSecrets, tokenSecretName } from './token-secrets.ts'
+
+export interface KubeNodeDirectoryOptions {
+  kc: KubeConfig
+  namespace: string
+  /** how long a found endpoint+token is reused (default 15 s; 0 = no cache) */
+  cacheTtlMs?: number
+  now?: () => Date
+}
+
+export class KubeNodeDirectory implements NodeDirectory {
+  private readonly core: CoreV1Api
+  private readonly secrets: TokenSecrets
+  private readonly now: () => Date
+  private readonly ttl: number
+  private readonly cache = new Map<string, { access: NodeAccess; until: number }>()
+
+  constructor(private readonly opts: KubeNodeDirectoryOptions) {
+    this.core = opts.kc.makeApiClient(CoreV1Api)
+    this.secrets = new TokenSecrets(opts.kc, opts.namespace)
+    this.now = opts.now ?? (() => new Date())
+    this.ttl = opts.cacheTtlMs ?? 15_000
+  }
+
+  async lookup(sessionId: string): Promise<NodeAccess | undefined> {
+    const t = this.now().getTime()
+    const hit = this.cache.get(sessionId)
+    if (hit && hit.until > t) return { ...hit.access }
+    this.cache.delete(sessionId)
+
+    const list = await this.core.listNamespacedPod({ namespace: this.opts.namespace, labelSelector: `${BROWSER_POD_SELECTOR},${LABELS.session}=${sessionId}` })
+    const pods = (JSON.parse(JSON.stringify(list.items)) as PodResource[]).filter((p) => !p.metadata.deletionTimestamp)
+    for (const pod of pods) {
+      // the start deadline is the operator's business; here only "is it Ready" matters
+      const obs = podObservation(sessionId, pod, { now: this.now(), startTimeoutMs: Number.MAX_SAFE_INTEGER })
+      if (obs.phase !== 'Ready' || !obs.endpoint) continue
+      const token = await this.secrets.read(pod.metadata.annotations?.[POD_ANNOTATIONS.tokenSecret] ?? tokenSecretName(pod.metadata.name))
+      if (!token) return undefined
+      const access = { endpoint: obs.endpoint, token }
+      if (this.ttl > 0) this.cache.set(sessionId, { access, until: t + this.ttl })
+      return { ...access }
+    }
+    return undefined
+  }
+
+  /** drop a cached answer (e.g. after a node call failed) */
+  forget(sessionId: string): void {
+    this.cache.delete(sessionId)
+  }
+}

@@ -1,0 +1,141 @@
+// `nightjar operator` settings: NIGHTJAR_* environment variables, validated once at start.
+// A bad value stops start-up with one line naming the variable (like the api-server's).
+// The chart sets all of these from values.yaml (charts/nightjar/templates/operator.yaml).
+import { hostname } from 'node:os'
+import { randomBytes } from 'node:crypto'
+import { isIP } from 'node:net'
+import { z } from 'zod'
+import { ConfigError } from '../../api-server/config.ts'
+import type { BrowserPodOptions } from './pod-spec.ts'
+
+const port = z.coerce.number().int().min(1).max(65535)
+const seconds = z.coerce.number().int().min(1).max(86_400)
+const dnsLabel = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS-1123 label').max(63)
+const json = <T extends z.ZodType>(inner: T) =>
+  z.string().transform((s, ctx) => {
+    try {
+      const parsed = inner.safeParse(JSON.parse(s))
+      if (parsed.success) return parsed.data as z.infer<T>
+      ctx.addIssue({ code: 'custom', message: parsed.error.issues[0]?.message ?? 'invalid' })
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be JSON' })
+    }
+    return z.NEVER
+  })
+const quantity = z.string().regex(/^[0-9.]+([eE][0-9]+|[KMGTPE]i?|m|k)?$/, 'must be a Kubernetes quantity')
+const resourceList = z.object({ cpu: quantity.optional(), memory: quantity.optional(), 'ephemeral-storage': quantity.optional() }).strict()
+const stringMap = z.record(z.string(), z.string())
+
+const schema = z.object({
+  NIGHTJAR_WATCH_NAMESPACE: dnsLabel.optional(),
+  NIGHTJAR_POD_NAMESPACE: dnsLabel.optional(),
+  NIGHTJAR_POD_NAME: z.string().min(1).max(253).optional(),
+  NIGHTJAR_LEASE_NAMESPACE: dnsLabel.optional(),
+  NIGHTJAR_LEASE_NAME: dnsLabel.default('nightjar-operator'),
+  NIGHTJAR_LEASE_DURATION_SECONDS: seconds.default(15),
+  NIGHTJAR_RENEW_DEADLINE_SECONDS: seconds.default(10),
+  NIGHTJAR_RETRY_PERIOD_SECONDS: seconds.default(2),
+  NIGHTJAR_OPERATOR_HOST: z.string().min(1).default('0.0.0.0'),
+  NIGHTJAR_OPERATOR_PORT: port.default(8081),
+  NIGHTJAR_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  NIGHTJAR_OPERATOR_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  NIGHTJAR_RESYNC_SECONDS: seconds.default(600),
+  NIGHTJAR_WATCH_TIMEOUT_SECONDS: seconds.default(300),
+  NIGHTJAR_BROWSER_IMAGE: z.string().min(1, 'is required (the browser-pod image)'),
+  NIGHTJAR_BROWSER_IMAGE_PULL_POLICY: z.enum(['Always', 'IfNotPresent', 'Never']).default('IfNotPresent'),
+  NIGHTJAR_BROWSER_NODE_PORT: port.default(8090),
+  NIGHTJAR_BROWSER_RESOURCES: json(z.object({ requests: resourceList.optional(), limits: resourceList.optional() }).strict()).optional(),
+  NIGHTJAR_BROWSER_SHM_SIZE: quantity.default('1Gi'),
+  NIGHTJAR_BROWSER_SERVICE_ACCOUNT: dnsLabel.optional(),
+  NIGHTJAR_BROWSER_RUNTIME_CLASS: z.string().min(1).optional(),
+  NIGHTJAR_BROWSER_PRIORITY_CLASS: z.string().min(1).optional(),
+  NIGHTJAR_BROWSER_NODE_SELECTOR: json(stringMap).optional(),
+  NIGHTJAR_BROWSER_TOLERATIONS: json(z.array(z.record(z.string(), z.unknown()))).optional(),
+  NIGHTJAR_BROWSER_IMAGE_PULL_SECRETS: z.string().optional(),
+  NIGHTJAR_BROWSER_POD_LABELS: json(stringMap).optional(),
+  NIGHTJAR_BROWSER_POD_ANNOTATIONS: json(stringMap).optional(),
+  NIGHTJAR_BROWSER_START_TIMEOUT_SECONDS: seconds.default(300),
+  NIGHTJAR_WARM_POOL_SIZE: z.coerce.number().int().min(0).max(64).default(2),
+  NIGHTJAR_DENY_CIDRS: z.string().optional(),
+  NIGHTJAR_HOST_ALIASES: json(stringMap).optional(),
+})
+
+export interface OperatorConfig {
+  watchNamespace: string
+  leaseNamespace: string
+  leaseName: string
+  identity: string
+  leaseDurationMs: number
+  renewDeadlineMs: number
+  retryPeriodMs: number
+  host: string
+  port: number
+  logLevel: string
+  concurrency: number
+  resyncMs: number
+  watchTimeoutSeconds: number
+  poolSize: number
+  startTimeoutMs: number
+  browser: BrowserPodOptions
+}
+
+export function loadOperatorConfig(env: NodeJS.ProcessEnv, ownNamespace: string | undefined): OperatorConfig {
+  const parsed = schema.safeParse(env)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]
+    throw new ConfigError(`invalid configuration: ${String(issue.path[0] ?? 'environment')}: ${issue.message}`)
+  }
+  const e = parsed.data
+  const fail = (name: string, message: string): never => {
+    throw new ConfigError(`invalid configuration: ${name}: ${message}`)
+  }
+  if (e.NIGHTJAR_RENEW_DEADLINE_SECONDS >= e.NIGHTJAR_LEASE_DURATION_SECONDS) fail('NIGHTJAR_RENEW_DEADLINE_SECONDS', 'must be less than NIGHTJAR_LEASE_DURATION_SECONDS')
+  if (e.NIGHTJAR_RETRY_PERIOD_SECONDS >= e.NIGHTJAR_RENEW_DEADLINE_SECONDS) fail('NIGHTJAR_RETRY_PERIOD_SECONDS', 'must be less than NIGHTJAR_RENEW_DEADLINE_SECONDS')
+  const denyCidrs = (e.NIGHTJAR_DENY_CIDRS ?? '').split(',').map((s) => s.trim()).filter(Boolean)
+  for (const cidr of denyCidrs) if (!isCidr(cidr)) fail('NIGHTJAR_DENY_CIDRS', `${cidr} is not a CIDR`)
+  for (const [host, ip] of Object.entries(e.NIGHTJAR_HOST_ALIASES ?? {})) if (!isIP(ip)) fail('NIGHTJAR_HOST_ALIASES', `${host} must map to an IP address`)
+  const own = e.NIGHTJAR_POD_NAMESPACE ?? ownNamespace
+  const watchNamespace = e.NIGHTJAR_WATCH_NAMESPACE ?? own ?? 'default'
+  return {
+    watchNamespace,
+    leaseNamespace: e.NIGHTJAR_LEASE_NAMESPACE ?? own ?? watchNamespace,
+    leaseName: e.NIGHTJAR_LEASE_NAME,
+    identity: e.NIGHTJAR_POD_NAME ?? `${hostname()}_${randomBytes(4).toString('hex')}`,
+    leaseDurationMs: e.NIGHTJAR_LEASE_DURATION_SECONDS * 1000,
+    renewDeadlineMs: e.NIGHTJAR_RENEW_DEADLINE_SECONDS * 1000,
+    retryPeriodMs: e.NIGHTJAR_RETRY_PERIOD_SECONDS * 1000,
+    host: e.NIGHTJAR_OPERATOR_HOST,
+    port: e.NIGHTJAR_OPERATOR_PORT,
+    logLevel: e.NIGHTJAR_LOG_LEVEL,
+    concurrency: e.NIGHTJAR_OPERATOR_CONCURRENCY,
+    resyncMs: e.NIGHTJAR_RESYNC_SECONDS * 1000,
+    watchTimeoutSeconds: e.NIGHTJAR_WATCH_TIMEOUT_SECONDS,
+    poolSize: e.NIGHTJAR_WARM_POOL_SIZE,
+    startTimeoutMs: e.NIGHTJAR_BROWSER_START_TIMEOUT_SECONDS * 1000,
+    browser: {
+      image: e.NIGHTJAR_BROWSER_IMAGE,
+      imagePullPolicy: e.NIGHTJAR_BROWSER_IMAGE_PULL_POLICY,
+      nodePort: e.NIGHTJAR_BROWSER_NODE_PORT,
+      ...(e.NIGHTJAR_BROWSER_RESOURCES ? { resources: e.NIGHTJAR_BROWSER_RESOURCES } : {}),
+      shmSize: e.NIGHTJAR_BROWSER_SHM_SIZE,
+      serviceAccountName: e.NIGHTJAR_BROWSER_SERVICE_ACCOUNT,
+      runtimeClassName: e.NIGHTJAR_BROWSER_RUNTIME_CLASS,
+      priorityClassName: e.NIGHTJAR_BROWSER_PRIORITY_CLASS,
+      nodeSelector: e.NIGHTJAR_BROWSER_NODE_SELECTOR,
+      tolerations: e.NIGHTJAR_BROWSER_TOLERATIONS,
+      imagePullSecrets: (e.NIGHTJAR_BROWSER_IMAGE_PULL_SECRETS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+      podLabels: e.NIGHTJAR_BROWSER_POD_LABELS,
+      podAnnotations: e.NIGHTJAR_BROWSER_POD_ANNOTATIONS,
+      denyCidrs,
+      hostAliases: e.NIGHTJAR_HOST_ALIASES,
+      startupTimeoutSeconds: e.NIGHTJAR_BROWSER_START_TIMEOUT_SECONDS,
+    },
+  }
+}
+
+function isCidr(s: string): boolean {
+  const [ip, bits, extra] = s.split('/')
+  if (extra !== undefined || bits === undefined || !/^\d+$/.test(bits)) return false
+  const v = isIP(ip)
+  return v !== 0 && Number(bits) <= (v === 4 ? 32 : 128)
+}

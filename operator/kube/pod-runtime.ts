@@ -1,0 +1,567 @@
+// PodRuntime over real Pods: one browser pod per session, a warm pool of started,
+// unclaimed pods, and the configure handshake with each pod's node API.
+//
+// Life of a pod:
+//   pool pod: Secret + Pod labelled nightjar.dev/pool=warm (no owner)
+//     → claimed: one merge patch, with the pool pod's resourceVersion as precondition,
+//       swaps the pool label for the session's labels and makes the BrowserSession its
+//       controller owner. Two claimers racing for one pod: the api-server accepts exactly
+//       one patch, the other gets 409 and moves on to the next pod (or starts one).
+//   cold pod: when the pool has none, Secret + Pod owned by the session from the start,
+//       under a name derived from the session id (a retried ensure finds it again).
+//   → Running (readiness probe passes) → POST /v1/configure with the pod's token
+//   → annotated nightjar.dev/configured=true → Ready
+//   → deleted with its token Secret when the session ends (and garbage-collected with the
+//     BrowserSession in any case, through ownerReferences).
+// Pods are single-use: a pod that served a session never returns to the pool.
+//
+// Reads come from a pod informer (one watch for all browser pods), with a fresh list as
+// fallback where a stale cache could mislead the reconciler (a just-created pod not yet
+// seen must never look "Gone": the reconciler would fail the session as "disappeared").
+import { createHash, randomBytes } from 'node:crypto'
+import type { KubeConfig } from '@kubernetes/client-node'
+import { LABELS } from '../../crds/types.ts'
+import { isConflict, isNotFound } from '../errors.ts'
+import type { Logger, OwnerReference, PodLaunchConfig, PodObservation, PodPhase, PodRuntime, StorageState } from '../ports.ts'
+import { silentLogger } from '../ports.ts'
+import { backoffDelay, type BackoffOptions } from '../runtime/backoff.ts'
+import { Informer } from '../runtime/informer.ts'
+import { podOps } from './api-ops.ts'
+import { configureNodeApi, type ConfigureRequest } from './node-client.ts'
+import {
+  BROWSER_POD_SELECTOR,
+  POD_ANNOTATIONS,
+  POD_LABELS,
+  browserPodManifest,
+  type BrowserPodOptions,
+  type PodResource,
+} from './pod-spec.ts'
+import { CLAIMED_AT, endpointOfPod, isConfigured, isUp, podFailure, podObservation, sessionOf, startDeadline } from './pod-state.ts'
+import { KubeResourceClient } from './resource-client.ts'
+import { TokenSecrets, newToken, tokenSecretName } from './token-secrets.ts'
+
+export interface KubePodRuntimeOptions {
+  kc: KubeConfig
+  /** where browser pods and their token Secrets live (the sessions namespace) */
+  namespace: string
+  pod: BrowserPodOptions
+  /** started, unclaimed chromium pods kept ready (default 2; 0 = start on demand) */
+  poolSize?: number
+  configureTimeoutMs?: number
+  /** a session pod not Ready this long after creation/claim fails with StartTimeout (default 5 min) */
+  startTimeoutMs?: number
+  /** how long delete() waits for a pod object to disappear (default 60 s) */
+  deleteTimeoutMs?: number
+  watchTimeoutSeconds?: number
+  informerBackoff?: BackoffOptions
+  log?: Logger
+  now?: () => Date
+}
+
+/** the non-secret part of the launch config, kept on the pod as an annotation */
+interface LaunchAnnotation {
+  sessionId: string
+  egress: { mode: string; declaredHosts: string[] }
+  viewport?: { width: number; height: number }
+  /** the launch carried an auth-state (held in memory only) */
+  storageState?: boolean
+}
+
+const CONFIGURE_ATTEMPTS = 4
+
+export class KubePodRuntime implements PodRuntime {
+  readonly informer: Informer<PodResource>
+  private readonly pods: KubeResourceClient<PodResource>
+  private readonly secrets: TokenSecrets
+  private readonly log: Logger
+  private readonly now: () => Date
+  private readonly poolSize: number
+  private readonly startTimeoutMs: number
+  private readonly deleteTimeoutMs: number
+  private readonly configureTimeoutMs: number
+  /** session id → pod name, from the informer */
+  private readonly bySession = new Map<string, string>()
+  /** unclaimed pool pods, from the informer */
+  private readonly poolNames = new Set<string>()
+  /** pool pods created but not yet seen by the informer */
+  private readonly creating = new Set<string>()
+  /** pod name → node token; in memory only */
+  private readonly tokens = new Map<string, string>()
+  /** session id → auth-state awaiting configure; in memory only */
+  private readonly storageStates = new Map<string, StorageState>()
+  private readonly configuring = new Map<string, Promise<void>>()
+  private readonly lastPhase = new Map<string, PodPhase>()
+  private readonly deadlines = new Map<string, NodeJS.Timeout>()
+  private readonly goneWaiters = new Map<string, Set<() => void>>()
+  private readonly listeners = new Set<(sessionId: string) => void>()
+  private poolFailures = 0
+  private refillTimer?: NodeJS.Timeout
+  private toppingUp = false
+  private topUpAgain = false
+  private started = false
+  private closed = false
+
+  constructor(private readonly opts: KubePodRuntimeOptions) {
+    this.log = opts.log ?? silentLogger
+    this.now = opts.now ?? (() => new Date())
+    this.poolSize = opts.poolSize ?? 2
+    this.startTimeoutMs = opts.startTimeoutMs ?? 5 * 60_000
+    this.deleteTimeoutMs = opts.deleteTimeoutMs ?? 60_000
+    this.configureTimeoutMs = opts.configureTimeoutMs ?? 30_000
+    this.pods = new KubeResourceClient<PodResource>({ kc: opts.kc, ops: podOps(opts.kc, opts.namespace), watchTimeoutSeconds: opts.watchTimeoutSeconds })
+    this.secrets = new TokenSecrets(opts.kc, opts.namespace)
+    this.informer = new Informer(this.pods, { labelSelector: BROWSER_POD_SELECTOR, backoff: opts.informerBackoff, log: this.log, resyncMs: 0 })
+    this.informer.addHandler({
+      onAdd: (p) => this.track(p),
+      onUpdate: (_old, p) => this.track(p),
+      onDelete: (p) => this.untrack(p),
+    })
+  }
+
+  /** start watching pods, sweep leftovers, fill the pool. Call once this replica leads. */
+  async start(): Promise<void> {
+    if (this.started) return
+    this.started = true
+    await this.informer.start()
+    await this.sweepOrphanSecrets().catch((err) => this.log.warn({ err: errText(err) }, 'token secret sweep failed'))
+    this.refillPool()
+  }
+
+  /** stop watching and timers; pods stay (the next leader adopts them) */
+  stop(): void {
+    this.closed = true
+    this.informer.stop()
+    if (this.refillTimer) clearTimeout(this.refillTimer)
+    for (const t of this.deadlines.values()) clearTimeout(t)
+    this.deadlines.clear()
+    this.listeners.clear()
+    for (const set of this.goneWaiters.values()) for (const w of set) w()
+    this.goneWaiters.clear()
+  }
+
+  // --- PodRuntime ------------------------------------------------------------------------
+
+  async ensure(config: PodLaunchConfig, owner: OwnerReference): Promise<PodObservation> {
+    if (this.closed) throw new Error('pod runtime is stopped')
+    const sid = config.sessionId
+    const existing = await this.findPod(sid)
+    if (existing) return this.observation(sid, existing)
+
+    if (config.storageState) this.storageStates.set(sid, config.storageState)
+    const launch: LaunchAnnotation = {
+      sessionId: sid,
+      egress: { mode: config.egress.mode, declaredHosts: [...config.egress.declaredHosts] },
+      ...(config.viewport ? { viewport: { ...config.viewport } } : {}),
+      ...(config.storageState ? { storageState: true } : {}),
+    }
+    let pod = (config.browserKind === 'chromium' ? await this.claimFromPool(config, owner, launch) : undefined) ?? (await this.createSessionPod(config, owner, launch))
+    this.bySession.set(sid, pod.metadata.name)
+    this.refillPool()
+    // a warm pod is configured right away, so the first reconcile can already say Live;
+    // a starting one is configured when the informer sees it come up
+    if (isUp(pod) && !isConfigured(pod)) {
+      await this.configure(pod)
+      pod = (await this.pods.get(pod.metadata.name)) ?? pod
+    }
+    this.log.info({ session: sid, pod: pod.metadata.name, warm: pod.metadata.annotations?.[CLAIMED_AT] !== undefined }, 'browser pod assigned')
+    return this.observation(sid, pod)
+  }
+
+  async observe(sessionId: string): Promise<PodObservation> {
+    return this.observation(sessionId, await this.findPod(sessionId))
+  }
+
+  async delete(sessionId: string): Promise<void> {
+    const fromApi = await this.pods.list({ labelSelector: `${BROWSER_POD_SELECTOR},${LABELS.session}=${sessionId}` })
+    const pods = new Map(fromApi.items.map((p) => [p.metadata.name, p]))
+    const cached = this.bySession.get(sessionId)
+    this.storageStates.delete(sessionId)
+    this.clearDeadline(sessionId)
+    if (!pods.size && !cached) return
+    const names = new Set([...pods.keys(), ...(cached ? [cached] : [])])
+    await Promise.all(
+      [...names].map(async (name) => {
+        const gone = this.waitGone(name)
+        try {
+          await this.pods.delete(name)
+          this.log.info({ session: sessionId, pod: name }, 'deleting browser pod')
+        } catch (err) {
+          if (!isNotFound(err)) {
+            gone.cancel()
+            throw err
+          }
+        }
+        // the token must not outlive its pod, even while the session object stays around
+        await this.secrets.delete(pods.get(name)?.metadata.annotations?.[POD_ANNOTATIONS.tokenSecret] ?? tokenSecretName(name))
+        this.tokens.delete(name)
+        gone.confirm()
+        await gone.promise
+      }),
+    )
+    if (this.bySession.get(sessionId) && names.has(this.bySession.get(sessionId)!)) this.bySession.delete(sessionId)
+  }
+
+  async list(): Promise<PodObservation[]> {
+    const { items } = await this.pods.list({ labelSelector: `${BROWSER_POD_SELECTOR},${LABELS.session}` })
+    return items.map((p) => this.observation(sessionOf(p)!, p))
+  }
+
+  subscribe(listener: (sessionId: string) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  // --- reading ---------------------------------------------------------------------------
+
+  private observation(sessionId: string, pod: PodResource | undefined): PodObservation {
+    return podObservation(sessionId, pod, { now: this.now(), startTimeoutMs: this.startTimeoutMs })
+  }
+
+  /** the session's pod: from the cache, else from a fresh list (never a false "Gone") */
+  private async findPod(sessionId: string): Promise<PodResource | undefined> {
+    const name = this.bySession.get(sessionId)
+    const cached = name ? this.informer.get(name) : undefined
+    if (cached && sessionOf(cached) === sessionId) return cached
+    const { items } = await this.pods.list({ labelSelector: `${BROWSER_POD_SELECTOR},${LABELS.session}=${sessionId}` })
+    // prefer a pod that is not on its way out
+    return items.find((p) => !p.metadata.deletionTimestamp) ?? items[0]
+  }
+
+  // --- creating and claiming ---------------------------------------------------------------
+
+  private async claimFromPool(config: PodLaunchConfig, owner: OwnerReference, launch: LaunchAnnotation): Promise<PodResource | undefined> {
+    const candidates = [...this.poolNames]
+      .map((n) => this.informer.get(n))
+      .filter((p): p is PodResource => !!p && p.metadata.labels?.[POD_LABELS.pool] === 'warm' && p.metadata.labels?.[POD_LABELS.browserKind] === config.browserKind && !podFailure(p))
+      .sort((a, b) => Number(isUp(b)) - Number(isUp(a)))
+    for (const candidate of candidates) {
+      const name = candidate.metadata.name
+      try {
+        const pod = await this.pods.patch(
+          name,
+          {
+            metadata: {
+              labels: { ...config.labels, [POD_LABELS.pool]: null },
+              annotations: { [POD_ANNOTATIONS.launch]: JSON.stringify(launch), [CLAIMED_AT]: this.now().toISOString() },
+              ownerReferences: [owner],
+            },
+          },
+          // the precondition that makes a claim exclusive
+          { resourceVersion: candidate.metadata.resourceVersion },
+        )
+        this.poolNames.delete(name)
+        const secretName = candidate.metadata.annotations?.[POD_ANNOTATIONS.tokenSecret] ?? tokenSecretName(name)
+        await this.secrets
+          .setOwner(secretName, owner, { [LABELS.session]: config.sessionId })
+          // still owned by its pod, so it is collected with it either way
+          .catch((err) => this.log.warn({ pod: name, err: errText(err) }, 'could not hand the token secret to the session'))
+        return pod
+      } catch (err) {
+        if (isConflict(err) || isNotFound(err)) {
+          this.log.debug({ pod: name, session: config.sessionId }, 'pool pod taken or gone; trying the next')
+          continue
+        }
+        throw err
+      }
+    }
+    return undefined
+  }
+
+  private async createSessionPod(config: PodLaunchConfig, owner: OwnerReference, launch: LaunchAnnotation): Promise<PodResource> {
+    const name = sessionPodName(config.sessionId)
+    const secretName = tokenSecretName(name)
+    const token = await this.secrets.create({ name: secretName, podName: name, token: newToken(), labels: { [LABELS.session]: config.sessionId }, owner })
+    this.tokens.set(name, token)
+    const manifest = browserPodManifest(
+      { name, namespace: this.opts.namespace, browserKind: config.browserKind, tokenSecretName: secretName, labels: config.labels, owner, launch },
+      this.opts.pod,
+    )
+    try {
+      return await this.pods.create({ metadata: stripNamespace(manifest.metadata), spec: manifest.spec })
+    } catch (err) {
+      if ((err as { reason?: string }).reason !== 'AlreadyExists') throw err
+      const pod = await this.pods.get(name)
+      if (!pod) throw err
+      return pod
+    }
+  }
+
+  private async createPoolPod(): Promise<void> {
+    const name = `nightjar-browser-${randomName(10)}`
+    const secretName = tokenSecretName(name)
+    this.creating.add(name)
+    try {
+      const token = await this.secrets.create({ name: secretName, podName: name, token: newToken() })
+      this.tokens.set(name, token)
+      const manifest = browserPodManifest({ name, namespace: this.opts.namespace, browserKind: 'chromium', tokenSecretName: secretName, pool: true }, this.opts.pod)
+      let pod: PodResource
+      try {
+        pod = await this.pods.create({ metadata: stripNamespace(manifest.metadata), spec: manifest.spec })
+      } catch (err) {
+        await this.secrets.delete(secretName).catch(() => {})
+        this.tokens.delete(name)
+        throw err
+      }
+      // from now on the Secret goes wherever the pod goes
+      await this.secrets.setOwner(secretName, { apiVersion: 'v1', kind: 'Pod', name, uid: pod.metadata.uid }).catch((err) => {
+        this.log.warn({ pod: name, err: errText(err) }, 'could not attach the token secret to its pod; the sweep will collect it')
+      })
+      this.log.debug({ pod: name }, 'pool pod created')
+    } catch (err) {
+      this.creating.delete(name)
+      throw err
+    }
+  }
+
+  // --- the pool ----------------------------------------------------------------------------
+
+  /** keep poolSize unclaimed chromium pods; back off while pool pods keep failing */
+  private refillPool(): void {
+    if (!this.started || this.closed || this.poolSize <= 0 || this.refillTimer) return
+    const delay = this.poolFailures ? backoffDelay(this.poolFailures - 1, { initialMs: 1000, maxMs: 60_000, jitter: 0.2 }) : 0
+    this.refillTimer = setTimeout(() => {
+      this.refillTimer = undefined
+      void this.topUp()
+    }, delay)
+  }
+
+  private async topUp(): Promise<void> {
+    if (this.toppingUp) {
+      this.topUpAgain = true
+      return
+    }
+    this.toppingUp = true
+    try {
+      do {
+        this.topUpAgain = false
+        const healthy = [...this.poolNames].filter((n) => {
+          const p = this.informer.get(n)
+          return p && !podFailure(p)
+        }).length
+        for (let have = healthy + this.creating.size; have < this.poolSize && !this.closed; have++) await this.createPoolPod()
+      } while (this.topUpAgain && !this.closed)
+    } catch (err) {
+      this.poolFailures++
+      this.log.warn({ err: errText(err), failures: this.poolFailures }, 'could not create a pool pod; retrying with backoff')
+      this.toppingUp = false
+      this.refillPool()
+      return
+    }
+    this.toppingUp = false
+  }
+
+  // --- informer events -----------------------------------------------------------------
+
+  private track(pod: PodResource): void {
+    const name = pod.metadata.name
+    this.creating.delete(name)
+    const sid = sessionOf(pod)
+    if (sid) {
+      this.poolNames.delete(name)
+      this.bySession.set(sid, name)
+      if (isUp(pod) && !isConfigured(pod) && !podFailure(pod)) void this.configure(pod)
+      this.phaseMaybeChanged(sid, pod)
+      return
+    }
+    if (pod.metadata.labels?.[POD_LABELS.pool] !== 'warm') return
+    this.poolNames.add(name)
+    const failure = podFailure(pod)
+    if (failure && !pod.metadata.deletionTimestamp) {
+      // a pool pod that died before anyone claimed it: replace it, with backoff if it keeps happening
+      this.poolFailures++
+      this.log.warn({ pod: name, reason: failure.reason }, 'pool pod failed; replacing')
+      void this.pods.delete(name).catch(() => {})
+      this.refillPool()
+    } else if (isUp(pod)) this.poolFailures = 0
+  }
+
+  private untrack(pod: PodResource): void {
+    const name = pod.metadata.name
+    this.creating.delete(name)
+    this.tokens.delete(name)
+    for (const w of this.goneWaiters.get(name) ?? []) w()
+    this.goneWaiters.delete(name)
+    if (this.poolNames.delete(name)) this.refillPool()
+    const sid = sessionOf(pod)
+    if (sid && this.bySession.get(sid) === name) {
+      this.bySession.delete(sid)
+      this.clearDeadline(sid)
+      this.lastPhase.delete(sid)
+      this.notify(sid)
+    }
+  }
+
+  private phaseMaybeChanged(sid: string, pod: PodResource): void {
+    const obs = this.observation(sid, pod)
+    if (obs.phase === 'Pending' || obs.phase === 'Running') this.armDeadline(sid, pod)
+    else this.clearDeadline(sid)
+    if (this.lastPhase.get(sid) === obs.phase) return
+    this.lastPhase.set(sid, obs.phase)
+    this.notify(sid)
+  }
+
+  /** the start deadline is a change nobody writes: a timer brings the session back to be failed */
+  private armDeadline(sid: string, pod: PodResource): void {
+    if (this.deadlines.has(sid) || this.closed) return
+    const delay = Math.max(0, startDeadline(pod, this.startTimeoutMs) - this.now().getTime()) + 50
+    const timer = setTimeout(() => {
+      this.deadlines.delete(sid)
+      this.lastPhase.delete(sid)
+      this.notify(sid)
+    }, delay)
+    timer.unref()
+    this.deadlines.set(sid, timer)
+  }
+
+  private clearDeadline(sid: string): void {
+    const t = this.deadlines.get(sid)
+    if (t) clearTimeout(t)
+    this.deadlines.delete(sid)
+  }
+
+  private notify(sid: string): void {
+    for (const l of this.listeners) {
+      try {
+        l(sid)
+      } catch (err) {
+        this.log.error({ err: errText(err) }, 'pod listener threw')
+      }
+    }
+  }
+
+  /** resolves when the informer reports the pod deleted, or confirm() finds it gone */
+  private waitGone(name: string): { promise: Promise<void>; confirm(): void; cancel(): void } {
+    let set = this.goneWaiters.get(name)
+    if (!set) this.goneWaiters.set(name, (set = new Set()))
+    const waiters = set
+    let resolve!: () => void
+    let reject!: (e: Error) => void
+    const promise = new Promise<void>((res, rej) => {
+      resolve = res
+      reject = rej
+    })
+    const finish = () => {
+      clearTimeout(timer)
+      waiters.delete(finish)
+      resolve()
+    }
+    const timer = setTimeout(() => {
+      waiters.delete(finish)
+      reject(new Error(`browser pod ${name} still terminating after ${this.deleteTimeoutMs} ms`))
+    }, this.deleteTimeoutMs)
+    waiters.add(finish)
+    return {
+      promise,
+      cancel: finish,
+      // the DELETED event may have passed before we started waiting: ask the api-server
+      confirm: () =>
+        void this.pods.get(name).then(
+          (p) => {
+            if (!p) finish()
+          },
+          () => {},
+        ),
+    }
+  }
+
+  // --- configure ----------------------------------------------------------------------------
+
+  private configure(pod: PodResource): Promise<void> {
+    const name = pod.metadata.name
+    const running = this.configuring.get(name)
+    if (running) return running
+    const p = this.doConfigure(pod).finally(() => this.configuring.delete(name))
+    this.configuring.set(name, p)
+    return p
+  }
+
+  private async doConfigure(pod: PodResource): Promise<void> {
+    const name = pod.metadata.name
+    const sid = sessionOf(pod)!
+    const launch = parseLaunch(pod.metadata.annotations?.[POD_ANNOTATIONS.launch])
+    if (!launch || launch.sessionId !== sid) return this.markFailed(pod, 'ConfigureFailed', 'browser pod has no launch settings for its session')
+    const storageState = launch.storageState ? this.storageStates.get(sid) : undefined
+    if (launch.storageState && !storageState) {
+      return this.markFailed(pod, 'ConfigureFailed', 'the warm-resume auth-state is no longer available (the operator restarted before the pod was configured)')
+    }
+    const endpoint = endpointOfPod(pod)
+    const token = this.tokens.get(name) ?? (await this.secrets.read(pod.metadata.annotations?.[POD_ANNOTATIONS.tokenSecret] ?? tokenSecretName(name)))
+    if (!endpoint || !token) return this.markFailed(pod, 'ConfigureFailed', 'browser pod has no address or no token')
+    const body: ConfigureRequest = { sessionId: sid, egress: launch.egress, ...(launch.viewport ? { viewport: launch.viewport } : {}), ...(storageState ? { storageState } : {}) }
+
+    let outcome = await configureNodeApi(endpoint, token, body, this.configureTimeoutMs)
+    for (let attempt = 1; !outcome.ok && outcome.retryable && attempt < CONFIGURE_ATTEMPTS && !this.closed; attempt++) {
+      await new Promise((r) => setTimeout(r, backoffDelay(attempt - 1, { initialMs: 250, maxMs: 5000, jitter: 0.3 })))
+      outcome = await configureNodeApi(endpoint, token, body, this.configureTimeoutMs)
+    }
+    if (!outcome.ok) return this.markFailed(pod, 'ConfigureFailed', `browser pod could not be configured: ${outcome.message}`)
+    // the auth-state was only needed for this call
+    this.storageStates.delete(sid)
+    try {
+      await this.pods.patch(name, { metadata: { annotations: { [POD_ANNOTATIONS.configured]: 'true' } } })
+      this.log.info({ session: sid, pod: name }, 'browser pod configured')
+    } catch (err) {
+      // the next informer event retries; configure is idempotent through the 409 check
+      this.log.warn({ session: sid, pod: name, err: errText(err) }, 'could not record the configured pod')
+    }
+  }
+
+  private async markFailed(pod: PodResource, reason: string, message: string): Promise<void> {
+    this.log.warn({ pod: pod.metadata.name, session: sessionOf(pod), reason }, message)
+    await this.pods
+      .patch(pod.metadata.name, { metadata: { annotations: { [POD_ANNOTATIONS.failureReason]: reason, [POD_ANNOTATIONS.failureMessage]: message } } })
+      .catch((err) => this.log.warn({ pod: pod.metadata.name, err: errText(err) }, 'could not mark the pod failed'))
+  }
+
+  private async sweepOrphanSecrets(): Promise<void> {
+    for (const name of await this.secrets.orphans(10 * 60_000, this.now())) {
+      this.log.info({ secret: name }, 'deleting an orphaned token secret')
+      await this.secrets.delete(name)
+    }
+  }
+}
+
+/** a DNS-1123 name derived from the session id (which has upper case and '_'), stable across retries */
+export function sessionPodName(sessionId: string): string {
+  const digest = createHash('sha256').update(sessionId).digest()
+  return `nightjar-browser-s${base32(digest).slice(0, 20)}`
+}
+
+function base32(buf: Buffer): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz234567'
+  let bits = 0
+  let value = 0
+  let out = ''
+  for (const byte of buf) {
+    value = (value << 8) | byte
+    bits += 8
+    while (bits >= 5) {
+      out += alphabet[(value >>> (bits - 5)) & 31]
+      bits -= 5
+    }
+  }
+  return out
+}
+
+function randomName(n: number): string {
+  return base32(randomBytes(n)).slice(0, n)
+}
+
+function parseLaunch(raw: string | undefined): LaunchAnnotation | undefined {
+  if (!raw) return undefined
+  try {
+    const v = JSON.parse(raw) as LaunchAnnotation
+    return typeof v?.sessionId === 'string' && typeof v.egress?.mode === 'string' && Array.isArray(v.egress.declaredHosts) ? v : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function stripNamespace(meta: PodResource['metadata']) {
+  const { name, labels, annotations, ownerReferences } = meta
+  return { name, labels, annotations, ...(ownerReferences ? { ownerReferences } : {}) }
+}
+
+function errText(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err)
+}

@@ -1,0 +1,261 @@
+// The browser pod and its token Secret as pure functions of their inputs, so the manifest
+// can be unit-tested and schema-validated without a cluster.
+//
+// Hardening (Pod Security "restricted", plus what a browser needs to run under it):
+// - non-root uid/gid, seccomp RuntimeDefault, every capability dropped, no privilege
+//   escalation, read-only root filesystem;
+// - writable emptyDirs only where Chromium writes: /tmp (Playwright's temporary profile),
+//   the home directory (~/.config, ~/.cache, ~/.pki) and /dev/shm as a memory emptyDir
+//   (the runtime's default 64 MiB /dev/shm makes Chromium renderers crash);
+// - no service-account token (the browser never talks to the api-server), no service
+//   links (no environment describing other services);
+// - restartPolicy Never: a session's browser state dies with its container, so a
+//   restarted container would be a different browser pretending to be the same session.
+// The node token reaches the container through env.valueFrom.secretKeyRef only — it is
+// never in the Pod object, so `kubectl get pod -o yaml` and the operator's logs never
+// see it.
+import type { BrowserKind } from '../../crds/types.ts'
+import type { OwnerReference, Resource } from '../ports.ts'
+
+export type PodResource = Resource<Record<string, unknown>, PodStatusLike>
+
+export interface PodStatusLike {
+  phase?: string
+  podIP?: string
+  conditions?: { type: string; status: string; reason?: string; message?: string }[]
+  containerStatuses?: {
+    name: string
+    ready?: boolean
+    restartCount?: number
+    state?: { waiting?: { reason?: string; message?: string }; running?: object; terminated?: { exitCode?: number; reason?: string; message?: string } }
+  }[]
+  reason?: string
+  message?: string
+}
+
+/** labels and annotations this runtime puts on browser pods and their Secrets */
+export const POD_LABELS = {
+  name: 'app.kubernetes.io/name',
+  component: 'app.kubernetes.io/component',
+  managedBy: 'app.kubernetes.io/managed-by',
+  browserKind: 'nightjar.dev/browser-kind',
+  /** present (value "warm") only while the pod sits unclaimed in the warm pool */
+  pool: 'nightjar.dev/pool',
+  /** on token Secrets: the pod the token belongs to */
+  pod: 'nightjar.dev/pod',
+} as const
+
+export const POD_ANNOTATIONS = {
+  /** the Secret holding this pod's node token (key "token") */
+  tokenSecret: 'nightjar.dev/token-secret',
+  /** non-secret launch settings (egress, viewport) as JSON, so a restarted operator can still configure the pod */
+  launch: 'nightjar.dev/launch',
+  /** "true" once POST /v1/configure succeeded: the node API serves this session */
+  configured: 'nightjar.dev/configured',
+  /** set when the runtime gave up on the pod (e.g. ConfigureFailed); the pod is then Failed */
+  failureReason: 'nightjar.dev/failure-reason',
+  failureMessage: 'nightjar.dev/failure-message',
+} as const
+
+export const BROWSER_COMPONENT = 'browser-pod'
+export const TOKEN_COMPONENT = 'node-token'
+export const MANAGED_BY = 'nightjar-operator'
+export const CONTAINER_NAME = 'browser'
+export const NODE_PORT_NAME = 'node-api'
+export const TOKEN_KEY = 'token'
+
+/** selects every browser pod this operator manages (pool and session pods) */
+export const BROWSER_POD_SELECTOR = `${POD_LABELS.component}=${BROWSER_COMPONENT},${POD_LABELS.managedBy}=${MANAGED_BY}`
+
+export interface ResourceList {
+  cpu?: string
+  memory?: string
+  'ephemeral-storage'?: string
+}
+
+export interface BrowserPodOptions {
+  image: string
+  imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never'
+  /** the node API port inside the pod (default 8090) */
+  nodePort?: number
+  /** address the node API binds: '0.0.0.0' (default) or '::' on IPv6 clusters */
+  listenHost?: string
+  resources?: { requests?: ResourceList; limits?: ResourceList }
+  /** size of the memory-backed /dev/shm (default 1Gi; counts against the memory limit) */
+  shmSize?: string
+  /** size limits of the writable /tmp and home emptyDirs (default 1Gi each) */
+  tmpSize?: string
+  homeSize?: string
+  uid?: number
+  serviceAccountName?: string
+  runtimeClassName?: string
+  priorityClassName?: string
+  nodeSelector?: Record<string, string>
+  tolerations?: Record<string, unknown>[]
+  imagePullSecrets?: string[]
+  /** extra labels/annotations for every browser pod (e.g. for a mesh or cost tracking) */
+  podLabels?: Record<string, string>
+  podAnnotations?: Record<string, string>
+  /** egress deny floor the gateway applies on top of its built-in ranges (NIGHTJAR_DENY_CIDRS) */
+  denyCidrs?: string[]
+  /** NIGHTJAR_HOST_ALIASES for the egress gateway */
+  hostAliases?: Record<string, string>
+  chromiumPath?: string
+  /** default 10 s: the browser pod closes Chromium on SIGTERM within a few seconds */
+  terminationGracePeriodSeconds?: number
+  /** how long Chromium may take to come up before the startup probe gives up (default 120 s) */
+  startupTimeoutSeconds?: number
+}
+
+export const DEFAULT_NODE_PORT = 8090
+
+export interface BrowserPodInput {
+  name: string
+  namespace: string
+  browserKind: BrowserKind
+  tokenSecretName: string
+  /** session labels (org, agent, session, identity) for a session pod; none for a pool pod */
+  labels?: Record<string, string>
+  /** the BrowserSession, for a pod started for a session (pool pods have no owner until claimed) */
+  owner?: OwnerReference
+  /** a warm-pool pod: labelled nightjar.dev/pool=warm */
+  pool?: boolean
+  /** non-secret launch settings, recorded as an annotation */
+  launch?: object
+}
+
+export function nodePortOf(opts: BrowserPodOptions): number {
+  return opts.nodePort ?? DEFAULT_NODE_PORT
+}
+
+export function browserPodManifest(input: BrowserPodInput, opts: BrowserPodOptions): PodResource {
+  const port = nodePortOf(opts)
+  const uid = opts.uid ?? 10001
+  const probe = (periodSeconds: number, failureThreshold: number) => ({
+    httpGet: { path: '/healthz', port: NODE_PORT_NAME, scheme: 'HTTP' },
+    periodSeconds,
+    failureThreshold,
+    timeoutSeconds: 2,
+  })
+  const env: Record<string, unknown>[] = [
+    { name: 'NIGHTJAR_NODE_TOKEN', valueFrom: { secretKeyRef: { name: input.tokenSecretName, key: TOKEN_KEY } } },
+    { name: 'NIGHTJAR_NODE_HOST', value: opts.listenHost ?? '0.0.0.0' },
+    { name: 'NIGHTJAR_NODE_PORT', value: String(port) },
+    { name: 'NIGHTJAR_BROWSER_KIND', value: input.browserKind },
+    { name: 'NIGHTJAR_POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+    { name: 'HOME', value: '/home/nightjar' },
+    { name: 'TMPDIR', value: '/tmp' },
+  ]
+  if (opts.denyCidrs?.length) env.push({ name: 'NIGHTJAR_DENY_CIDRS', value: opts.denyCidrs.join(',') })
+  if (opts.hostAliases && Object.keys(opts.hostAliases).length) env.push({ name: 'NIGHTJAR_HOST_ALIASES', value: JSON.stringify(opts.hostAliases) })
+  if (opts.chromiumPath) env.push({ name: 'NIGHTJAR_CHROMIUM_PATH', value: opts.chromiumPath })
+
+  const labels: Record<string, string> = {
+    ...opts.podLabels,
+    ...input.labels,
+    [POD_LABELS.name]: 'nightjar',
+    [POD_LABELS.component]: BROWSER_COMPONENT,
+    [POD_LABELS.managedBy]: MANAGED_BY,
+    [POD_LABELS.browserKind]: input.browserKind,
+    ...(input.pool ? { [POD_LABELS.pool]: 'warm' } : {}),
+  }
+  const annotations: Record<string, string> = {
+    ...opts.podAnnotations,
+    [POD_ANNOTATIONS.tokenSecret]: input.tokenSecretName,
+    ...(input.launch ? { [POD_ANNOTATIONS.launch]: JSON.stringify(input.launch) } : {}),
+  }
+  const spec: Record<string, unknown> = {
+    restartPolicy: 'Never',
+    automountServiceAccountToken: false,
+    enableServiceLinks: false,
+    terminationGracePeriodSeconds: opts.terminationGracePeriodSeconds ?? 10,
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: uid,
+      runAsGroup: uid,
+      fsGroup: uid,
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
+    containers: [
+      {
+        name: CONTAINER_NAME,
+        image: opts.image,
+        imagePullPolicy: opts.imagePullPolicy ?? 'IfNotPresent',
+        ports: [{ name: NODE_PORT_NAME, containerPort: port, protocol: 'TCP' }],
+        env,
+        resources: opts.resources ?? { requests: { cpu: '500m', memory: '1Gi' }, limits: { memory: '2Gi' } },
+        securityContext: {
+          runAsNonRoot: true,
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          capabilities: { drop: ['ALL'] },
+          seccompProfile: { type: 'RuntimeDefault' },
+        },
+        // startup: poll fast while Chromium launches; readiness then gates "node API up"
+        startupProbe: probe(1, Math.max(1, opts.startupTimeoutSeconds ?? 120)),
+        readinessProbe: probe(5, 3),
+        volumeMounts: [
+          { name: 'tmp', mountPath: '/tmp' },
+          { name: 'home', mountPath: '/home/nightjar' },
+          { name: 'dshm', mountPath: '/dev/shm' },
+        ],
+      },
+    ],
+    volumes: [
+      { name: 'tmp', emptyDir: { sizeLimit: opts.tmpSize ?? '1Gi' } },
+      { name: 'home', emptyDir: { sizeLimit: opts.homeSize ?? '1Gi' } },
+      { name: 'dshm', emptyDir: { medium: 'Memory', sizeLimit: opts.shmSize ?? '1Gi' } },
+    ],
+  }
+  if (opts.serviceAccountName) spec.serviceAccountName = opts.serviceAccountName
+  if (opts.runtimeClassName) spec.runtimeClassName = opts.runtimeClassName
+  if (opts.priorityClassName) spec.priorityClassName = opts.priorityClassName
+  if (opts.nodeSelector && Object.keys(opts.nodeSelector).length) spec.nodeSelector = { ...opts.nodeSelector }
+  if (opts.tolerations?.length) spec.tolerations = structuredClone(opts.tolerations)
+  if (opts.imagePullSecrets?.length) spec.imagePullSecrets = opts.imagePullSecrets.map((name) => ({ name }))
+
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: input.name,
+      namespace: input.namespace,
+      labels,
+      annotations,
+      ...(input.owner ? { ownerReferences: [{ ...input.owner }] } : {}),
+    } as PodResource['metadata'],
+    spec,
+  }
+}
+
+export interface TokenSecretInput {
+  name: string
+  namespace: string
+  podName: string
+  token: string
+  labels?: Record<string, string>
+  owner?: OwnerReference
+}
+
+/** the pod's node token; immutable (the kubelet stops watching it, and nobody can swap it) */
+export function tokenSecretManifest(input: TokenSecretInput) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name: input.name,
+      namespace: input.namespace,
+      labels: {
+        ...input.labels,
+        [POD_LABELS.name]: 'nightjar',
+        [POD_LABELS.component]: TOKEN_COMPONENT,
+        [POD_LABELS.managedBy]: MANAGED_BY,
+        [POD_LABELS.pod]: input.podName,
+      },
+      ...(input.owner ? { ownerReferences: [{ ...input.owner }] } : {}),
+    },
+    type: 'Opaque',
+    immutable: true,
+    data: { [TOKEN_KEY]: Buffer.from(input.token, 'utf8').toString('base64') },
+  }
+}

@@ -1,0 +1,88 @@
+// What a Pod object says about a session's browser, as the port's PodObservation. Pure,
+// shared by the PodRuntime (for the reconciler) and the NodeDirectory (for the
+// api-server), so both agree on when a browser is Ready.
+//
+//   Failed  : the runtime marked it failed (annotation), it is being deleted (evicted,
+//             preempted, a user's kubectl delete), its container ended, it can never start
+//             (bad image name), or it did not become Ready before the start deadline
+//   Ready   : configured for its session (annotation) and running with an IP
+//   Running : the node API answers its readiness probe; not configured yet
+//   Pending : anything before that
+import { LABELS } from '../../crds/types.ts'
+import type { PodObservation } from '../ports.ts'
+import { CONTAINER_NAME, NODE_PORT_NAME, POD_ANNOTATIONS, DEFAULT_NODE_PORT, type PodResource } from './pod-spec.ts'
+
+export const CLAIMED_AT = 'nightjar.dev/claimed-at'
+
+/** waiting reasons that never resolve on their own */
+const FATAL_WAITING = new Set(['InvalidImageName', 'ErrImageNeverPull'])
+
+export function sessionOf(pod: PodResource): string | undefined {
+  return pod.metadata.labels?.[LABELS.session]
+}
+
+export function isConfigured(pod: PodResource): boolean {
+  return pod.metadata.annotations?.[POD_ANNOTATIONS.configured] === 'true'
+}
+
+/** the node API answers: the pod runs and its readiness probe (GET /healthz) passes */
+export function isUp(pod: PodResource): boolean {
+  const st = pod.status
+  return st?.phase === 'Running' && !!st.podIP && !!st.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') && !pod.metadata.deletionTimestamp
+}
+
+export function nodePortOfPod(pod: PodResource): number {
+  const containers = (pod.spec as { containers?: { name?: string; ports?: { name?: string; containerPort?: number }[] }[] }).containers ?? []
+  const c = containers.find((x) => x.name === CONTAINER_NAME) ?? containers[0]
+  return c?.ports?.find((p) => p.name === NODE_PORT_NAME)?.containerPort ?? DEFAULT_NODE_PORT
+}
+
+export function endpointOfPod(pod: PodResource): string | undefined {
+  const ip = pod.status?.podIP
+  if (!ip) return undefined
+  return `http://${ip.includes(':') ? `[${ip}]` : ip}:${nodePortOfPod(pod)}`
+}
+
+/** a terminal condition of the pod itself (not counting the start deadline) */
+export function podFailure(pod: PodResource): { reason: string; message: string } | undefined {
+  const name = pod.metadata.name
+  const a = pod.metadata.annotations ?? {}
+  if (a[POD_ANNOTATIONS.failureReason]) return { reason: a[POD_ANNOTATIONS.failureReason], message: a[POD_ANNOTATIONS.failureMessage] ?? `browser pod ${name} failed` }
+  if (pod.metadata.deletionTimestamp) return { reason: 'PodDeleted', message: `browser pod ${name} is being deleted` }
+  const st = pod.status ?? {}
+  const c = st.containerStatuses?.find((x) => x.name === CONTAINER_NAME)
+  const term = c?.state?.terminated
+  if (st.phase === 'Failed' || st.phase === 'Succeeded' || term) {
+    const why = term ? `${term.reason ?? 'exited'}${term.exitCode !== undefined ? `, exit code ${term.exitCode}` : ''}` : (st.reason ?? st.phase ?? 'ended')
+    return { reason: 'PodExited', message: `browser pod ${name} ended (${why})` }
+  }
+  const waiting = c?.state?.waiting?.reason
+  if (waiting && FATAL_WAITING.has(waiting)) return { reason: 'StartFailed', message: `browser pod ${name} cannot start (${waiting})` }
+  return undefined
+}
+
+/** when the pod's start clock began: its creation, or its claim from the warm pool */
+function startedWaiting(pod: PodResource): number {
+  const created = Date.parse(pod.metadata.creationTimestamp ?? '')
+  const claimed = Date.parse(pod.metadata.annotations?.[CLAIMED_AT] ?? '')
+  return Math.max(Number.isFinite(created) ? created : 0, Number.isFinite(claimed) ? claimed : 0)
+}
+
+export function startDeadline(pod: PodResource, startTimeoutMs: number): number {
+  return startedWaiting(pod) + startTimeoutMs
+}
+
+export function podObservation(sessionId: string, pod: PodResource | undefined, opts: { now: Date; startTimeoutMs: number }): PodObservation {
+  if (!pod) return { sessionId, phase: 'Gone' }
+  const base = { sessionId, podName: pod.metadata.name }
+  const failure = podFailure(pod)
+  if (failure) return { ...base, phase: 'Failed', ...failure }
+  if (isConfigured(pod) && pod.status?.phase === 'Running' && pod.status.podIP) {
+    // Ready stays Ready through a readiness-probe flap: the session's browser is the same one
+    return { ...base, phase: 'Ready', endpoint: endpointOfPod(pod) }
+  }
+  if (opts.now.getTime() > startDeadline(pod, opts.startTimeoutMs)) {
+    return { ...base, phase: 'Failed', reason: 'StartTimeout', message: `browser pod ${pod.metadata.name} was not ready within ${Math.round(opts.startTimeoutMs / 1000)} s` }
+  }
+  return { ...base, phase: isUp(pod) ? 'Running' : 'Pending' }
+}

@@ -1,0 +1,150 @@
+// ResourceClient<T> against a real api-server. The semantics the port promises are the
+// api-server's own (resourceVersion, generation, status subresource, finalizers, no-op
+// patches), so this adapter mostly translates:
+// - a resourceVersion precondition on patch/patchStatus is sent inside the merge patch
+//   as metadata.resourceVersion: the api-server then rejects the write with 409 Conflict
+//   unless the object is still at that version (optimistic concurrency);
+// - on delete it is sent as DeleteOptions.preconditions.resourceVersion;
+// - status writes go to the /status subresource only; patch() never carries status;
+// - list pages through `limit`/`continue` so a big namespace is not one giant response;
+// - errors become NotFoundError / ConflictError / AlreadyExistsError / GoneError /
+//   InvalidError (errors.ts).
+// Objects are handed out as plain JSON (typed client models would turn timestamps into
+// Date objects; watch events carry strings — the cache must see one representation).
+import type { KubeConfig } from '@kubernetes/client-node'
+import type {
+  AnyResource,
+  ListOptions,
+  ListResult,
+  MergePatch,
+  NewResource,
+  ResourceClient,
+  ResourcePatch,
+  StatusOf,
+  WatchHandle,
+  WatchHandler,
+  WatchOptions,
+  WriteOptions,
+} from '../ports.ts'
+import type { ResourceOps } from './api-ops.ts'
+import { toResourceError } from './errors.ts'
+import { jitteredTimeout, watchStream } from './watch.ts'
+
+export interface KubeResourceClientOptions {
+  kc: KubeConfig
+  ops: ResourceOps
+  /** base server-side watch timeout; each watch asks for [base, 2*base) s (default 300) */
+  watchTimeoutSeconds?: number
+  /** silence beyond the watch timeout after which a stream is presumed dead (default 30 s) */
+  watchIdleGraceMs?: number
+  /** list page size (default 500) */
+  pageSize?: number
+}
+
+export class KubeResourceClient<T extends AnyResource> implements ResourceClient<T> {
+  readonly kind: string
+  private readonly ops: ResourceOps
+  private readonly pageSize: number
+
+  constructor(private readonly opts: KubeResourceClientOptions) {
+    this.ops = opts.ops
+    this.kind = opts.ops.kind
+    this.pageSize = opts.pageSize ?? 500
+  }
+
+  async get(name: string): Promise<T | undefined> {
+    try {
+      return this.plain(await this.ops.get(name))
+    } catch (err) {
+      const mapped = toResourceError(err, this.kind, name)
+      if (mapped instanceof Error && (mapped as { code?: number }).code === 404) return undefined
+      throw mapped
+    }
+  }
+
+  async list(opts: ListOptions = {}): Promise<ListResult<T>> {
+    const items: T[] = []
+    let continueToken: string | undefined
+    let resourceVersion = ''
+    do {
+      let page
+      try {
+        page = await this.ops.list({ labelSelector: opts.labelSelector, limit: this.pageSize, continueToken })
+      } catch (err) {
+        // an expired continue token is a 410: the caller (informer) relists from scratch
+        throw toResourceError(err, this.kind, '')
+      }
+      for (const item of page.items ?? []) items.push(this.plain(item))
+      // every page of one list is a snapshot at the first page's version
+      if (!resourceVersion) resourceVersion = page.metadata?.resourceVersion ?? ''
+      continueToken = page.metadata?.continue || undefined
+    } while (continueToken)
+    return { items, resourceVersion }
+  }
+
+  watch(fromResourceVersion: string, handler: WatchHandler<T>, opts: WatchOptions = {}): WatchHandle {
+    return watchStream<T>({
+      kc: this.opts.kc,
+      path: this.ops.path,
+      fromResourceVersion,
+      labelSelector: opts.labelSelector,
+      allowBookmarks: opts.allowBookmarks,
+      timeoutSeconds: jitteredTimeout(this.opts.watchTimeoutSeconds ?? 300),
+      idleGraceMs: this.opts.watchIdleGraceMs,
+      kind: this.kind,
+      convert: (raw) => this.plain(raw),
+      handler,
+    })
+  }
+
+  async create(obj: NewResource<T>): Promise<T> {
+    const body = { apiVersion: this.ops.apiVersion, kind: this.kind, metadata: { ...obj.metadata }, spec: obj.spec }
+    try {
+      return this.plain(await this.ops.create(body))
+    } catch (err) {
+      throw toResourceError(err, this.kind, obj.metadata.name)
+    }
+  }
+
+  async patch(name: string, patch: ResourcePatch<T>, opts: WriteOptions = {}): Promise<T> {
+    const body: Record<string, unknown> = {}
+    if (patch.metadata !== undefined || opts.resourceVersion !== undefined) body.metadata = withPrecondition(patch.metadata, opts)
+    if (patch.spec !== undefined) body.spec = patch.spec
+    try {
+      return this.plain(await this.ops.patch(name, body))
+    } catch (err) {
+      throw toResourceError(err, this.kind, name)
+    }
+  }
+
+  async patchStatus(name: string, status: MergePatch<StatusOf<T>>, opts: WriteOptions = {}): Promise<T> {
+    const body: Record<string, unknown> = { status }
+    if (opts.resourceVersion !== undefined) body.metadata = { resourceVersion: opts.resourceVersion }
+    try {
+      return this.plain(await this.ops.patchStatus(name, body))
+    } catch (err) {
+      throw toResourceError(err, this.kind, name)
+    }
+  }
+
+  async delete(name: string, opts: WriteOptions = {}): Promise<void> {
+    const body = opts.resourceVersion !== undefined ? { preconditions: { resourceVersion: opts.resourceVersion } } : {}
+    try {
+      await this.ops.delete(name, body)
+    } catch (err) {
+      throw toResourceError(err, this.kind, name)
+    }
+  }
+
+  /** JSON round trip: Date → RFC 3339 string, class instances → plain objects; list items get apiVersion/kind */
+  private plain(raw: unknown): T {
+    const obj = JSON.parse(JSON.stringify(raw)) as T
+    obj.apiVersion ??= this.ops.apiVersion
+    obj.kind ??= this.kind
+    return obj
+  }
+}
+
+function withPrecondition(meta: object | null | undefined, opts: WriteOptions): object {
+  return { ...(meta ?? {}), ...(opts.resourceVersion !== undefined ? { resourceVersion: opts.resourceVersion } : {}) }
+}

@@ -1,0 +1,126 @@
+// One watch stream over client-node's Watch (chunked JSON lines), adapted to the port's
+// WatchHandler contract (operator/ports.ts):
+// - ADDED/MODIFIED/DELETED/BOOKMARK are delivered in stream order, synchronously from the
+//   line reader, so never concurrently; nothing is delivered after stop();
+// - onClose fires exactly once unless stop() came first:
+//     stream ended (the api-server's timeoutSeconds)        → onClose()            re-watch
+//     ERROR event or HTTP status 410 (history compacted)      → onClose(GoneError)   relist
+//     any other ERROR event, HTTP error, or transport error   → onClose(err)         backoff
+// - an idle watchdog: a stream that carries nothing (no event, no bookmark) for longer
+//   than the server's own timeout plus a grace period is a dead TCP connection that no
+//   FIN will ever end; it is aborted and reported as an error so the informer reconnects.
+// Client-node swallows exceptions thrown by the callback, so handler errors are caught
+// here and end the watch with that error instead (the informer then re-watches).
+import { Watch, type KubeConfig } from '@kubernetes/client-node'
+import { errorForStatus, parseStatusBody, statusOf } from './errors.ts'
+import type { WatchEvent, WatchHandle, WatchHandler } from '../ports.ts'
+
+export interface WatchStreamOptions<T> {
+  kc: KubeConfig
+  /** collection path, e.g. /apis/nightjar.dev/v1alpha1/namespaces/ns/browsersessions */
+  path: string
+  fromResourceVersion: string
+  labelSelector?: string
+  allowBookmarks?: boolean
+  /** asks the server to end the stream after this long (it adds no jitter; we do) */
+  timeoutSeconds: number
+  /** extra silence tolerated beyond timeoutSeconds before the stream is declared dead */
+  idleGraceMs?: number
+  kind: string
+  convert: (raw: unknown) => T
+  handler: WatchHandler<T>
+}
+
+export function watchStream<T>(opts: WatchStreamOptions<T>): WatchHandle {
+  const { handler } = opts
+  let stopped = false
+  let ended = false
+  let controller: AbortController | undefined
+  let idleTimer: NodeJS.Timeout | undefined
+  const idleMs = opts.timeoutSeconds * 1000 + (opts.idleGraceMs ?? 30_000)
+
+  const cleanup = () => {
+    if (idleTimer) clearTimeout(idleTimer)
+    idleTimer = undefined
+    controller?.abort()
+  }
+  const finish = (err?: Error) => {
+    if (stopped || ended) return
+    ended = true
+    cleanup()
+    handler.onClose(err)
+  }
+  const armIdle = () => {
+    if (idleTimer) clearTimeout(idleTimer)
+    idleTimer = setTimeout(() => finish(new Error(`watch of ${opts.kind} idle for ${idleMs} ms; assuming a dead connection`)), idleMs)
+    idleTimer.unref()
+  }
+
+  const deliver = (event: WatchEvent<T>) => {
+    try {
+      handler.onEvent(event)
+    } catch (err) {
+      finish(err instanceof Error ? err : new Error(String(err)))
+    }
+  }
+
+  const onLine = (type: string, obj: unknown) => {
+    if (stopped || ended) return
+    armIdle()
+    switch (type) {
+      case 'ADDED':
+      case 'MODIFIED':
+      case 'DELETED':
+        return deliver({ type, object: opts.convert(obj) })
+      case 'BOOKMARK': {
+        const rv = (obj as { metadata?: { resourceVersion?: unknown } })?.metadata?.resourceVersion
+        if (typeof rv === 'string' && rv) deliver({ type: 'BOOKMARK', resourceVersion: rv })
+        return
+      }
+      case 'ERROR': {
+        // the api-server reports a too-old resourceVersion as an ERROR event carrying a
+        // Status with code 410, on an HTTP 200 stream
+        const s = parseStatusBody(obj)
+        return finish(errorForStatus({ code: s?.code ?? 500, reason: s?.reason ?? '', message: s?.message ?? 'watch error' }, opts.kind, ''))
+      }
+      default:
+        return // unknown event types are ignored, as client-go does
+    }
+  }
+
+  const onDone = (err: unknown) => {
+    if (!err) return finish()
+    const status = statusOf(err)
+    if (status) return finish(errorForStatus(status, opts.kind, ''))
+    finish(err instanceof Error ? err : new Error(String(err)))
+  }
+
+  const query: Record<string, string | number | boolean | undefined> = {
+    // '' means "start at the most recent version"; both '' and '0' give synthetic ADDED first
+    resourceVersion: opts.fromResourceVersion || undefined,
+    labelSelector: opts.labelSelector || undefined,
+    allowWatchBookmarks: opts.allowBookmarks ? true : undefined,
+    timeoutSeconds: opts.timeoutSeconds,
+  }
+  armIdle()
+  new Watch(opts.kc).watch(opts.path, query, onLine, onDone).then(
+    (c) => {
+      controller = c
+      if (stopped || ended) c.abort()
+    },
+    (err) => onDone(err),
+  )
+
+  return {
+    stop() {
+      if (stopped) return
+      stopped = true
+      cleanup()
+    },
+  }
+}
+
+/** server-side timeout with jitter in [base, 2*base), so replicas do not reconnect in lockstep */
+export function jitteredTimeout(baseSeconds: number, random: () => number = Math.random): number {
+  return Math.max(1, Math.floor(baseSeconds * (1 + random())))
+}
