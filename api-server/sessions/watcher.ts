@@ -21,12 +21,13 @@ export async function watchSessions(deps: { db: Db; plane: SessionPlane; nodeCli
   const { db, plane, nodeClients, log } = deps
 
   const fail = async (id: string, reason: string) => {
+    // the lease goes first: once a session reads as failed, its identity is already free
+    await release(db, id)
     if (await setStatus(db, id, 'failed', reason)) {
       const row = await findSessionAnyOrg(db, id)
       if (row) await journal(db, row, { op: 'session_failed', outcome: 'error', errorCode: reason })
       log.warn({ session: id, reason }, 'session failed')
     }
-    await release(db, id)
     nodeClients.drop(id)
   }
 
