@@ -1,0 +1,67 @@
+// Per-org governance flags. An org without a row has the defaults: free-text fill
+// off (RULE-16), cloak off, no advisor origins.
+import type { Queryable } from '../store/db.ts'
+
+export interface Governance {
+  credential_freetext_fill: boolean
+  cloakEnabled: boolean
+  declaredAdvisorOrigins: string[]
+}
+
+export const DEFAULT_GOVERNANCE: Governance = { credential_freetext_fill: false, cloakEnabled: false, declaredAdvisorOrigins: [] }
+
+export async function getGovernance(db: Queryable, orgId: string): Promise<Governance> {
+  const r = await db.query(`select * from org_governance where org_id = $1`, [orgId])
+  const row = r.rows[0]
+  if (!row) return { ...DEFAULT_GOVERNANCE, declaredAdvisorOrigins: [] }
+  return { credential_freetext_fill: row.credential_freetext_fill, cloakEnabled: row.cloak_enabled, declaredAdvisorOrigins: row.declared_advisor_origins }
+}
+
+/** Applies the fields given; fields left out keep their current value. */
+export async function putGovernance(db: Queryable, orgId: string, patch: Partial<Governance>, at: Date): Promise<Governance> {
+  const current = await getGovernance(db, orgId)
+  const next: Governance = { ...current, ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) }
+  await db.query(
+    `insert into org_governance (org_id, credential_freetext_fill, cloak_enabled, declared_advisor_origins, updated_at)
+     values ($1,$2,$3,$4,$5)
+     on conflict (org_id) do update set credential_freetext_fill = excluded.credential_freetext_fill,
+       cloak_enabled = excluded.cloak_enabled, declared_advisor_origins = excluded.declared_advisor_origins, updated_at = excluded.updated_at`,
+    [orgId, next.credential_freetext_fill, next.cloakEnabled, next.declaredAdvisorOrigins, at],
+  )
+  return next
+}
+
+export async function freetextFillEnabled(db: Queryable, orgId: string): Promise<boolean> {
+  return (await getGovernance(db, orgId)).credential_freetext_fill
+}
+
+/**
+ * Normalises an advisor origin: `http(s)://host[:port]` with nothing after it (an
+ * origin, so the cloak gate can compare a session url's origin exactly). Returns
+ * null for anything else: bare hosts, paths, queries, userinfo, wildcards.
+ */
+export function normalizeAdvisorOrigin(entry: string): string | null {
+  if (typeof entry !== 'string' || !entry || entry.length > 300) return null
+  if (!entry.includes('://')) return null
+  let u: URL
+  try {
+    u = new URL(entry)
+  } catch {
+    return null
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') return null
+  if (u.username || u.password || u.search || u.hash || (u.pathname !== '/' && u.pathname !== '')) return null
+  if (entry.includes('*')) return null
+  return u.origin
+}
+
+/** Cloak gate helper (RULE-19): is the url's origin exactly one of the declared advisor origins? */
+export function urlIsAdvisorOrigin(url: string, declared: readonly string[]): boolean {
+  let origin: string
+  try {
+    origin = new URL(url).origin
+  } catch {
+    return false
+  }
+  return declared.includes(origin)
+}
