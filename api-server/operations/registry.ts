@@ -6,9 +6,13 @@ import { personaOperations } from './personas/index.ts'
 import { sessionLifecycleOperations } from './sessions/lifecycle.ts'
 import { sessionDriveOperations } from './sessions/drive.ts'
 
-export const operations: readonly AnyOperation[] = [
+/** Every operation, with its literal types (the SDK derives its method types from these). */
+export const typedOperations = [
   ...foundationOperations,
   ...personaOperations,
   ...sessionLifecycleOperations,
   ...sessionDriveOperations,
 ]
+
+export const operations: readonly AnyOperation[] = typedOperations
+export type RegistryOperation = (typeof typedOperations)[number]

@@ -22,9 +22,9 @@ export interface McpContent {
   structuredContent?: Record<string, unknown>
 }
 
-export interface Operation<S extends z.ZodObject = z.ZodObject, O = unknown> {
+export interface Operation<S extends z.ZodObject = z.ZodObject, O = unknown, N extends string = string> {
   /** the MCP tool name; also the SDK method and OpenAPI operationId */
-  name: string
+  name: N
   description: string
   /** every scope listed is required */
   scopes: readonly string[]
@@ -40,8 +40,8 @@ export interface Operation<S extends z.ZodObject = z.ZodObject, O = unknown> {
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyOperation = Operation<any, any>
+export type AnyOperation = Operation<any, any, string>
 
-export function defineOperation<S extends z.ZodObject, O>(op: Operation<S, O>): Operation<S, O> {
+export function defineOperation<S extends z.ZodObject, O, const N extends string>(op: Operation<S, O, N>): Operation<S, O, N> {
   return op
 }
