@@ -59,6 +59,13 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
   bearer.register('njo_', (token) => resolveAccessToken(services, token))
 
   const ops = opts.operations ?? defaultOperations
+  // an empty JSON body (a DELETE sent with a content-type, say) reads as no body
+  const jsonParser = app.getDefaultJsonParser('error', 'error')
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined)
+    jsonParser(req, body as string, done)
+  })
   await app.register(cookie)
   await app.register(formbody)
   // CORS for discovery, the OAuth endpoints and /mcp only (oauth/cors.ts)

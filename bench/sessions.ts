@@ -1,0 +1,94 @@
+// Session benchmarks, each beside a raw playwright-core baseline measured in the
+// same run: session_start → live (warm pool) vs launch + newPage, and one
+// navigate + perceive round through MCP vs the same work in raw Playwright.
+import { chromium } from 'playwright-core'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { startBench, percentile, ms, type Bench } from './harness.ts'
+
+const STARTS = 20
+const ROUNDS = 40
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+const PAGE = 'data:text/html,' + encodeURIComponent(
+  `<title>Catalogue</title><h1>Catalogue</h1><nav><a href="#a">Home</a> <a href="#b">Deals</a></nav>` +
+  Array.from({ length: 40 }, (_, i) => `<article><h2>Item ${i}</h2><p>Description of item ${i}.</p><button>Add ${i}</button></article>`).join(''),
+)
+
+async function waitForWarmPod(b: Bench) {
+  const deadline = Date.now() + 30_000
+  while (!b.plane.pods.processes().some((p) => !p.sessionId && p.state === 'running')) {
+    if (Date.now() > deadline) throw new Error('the warm pool did not refill')
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+async function api(b: Bench, method: string, path: string, body?: unknown) {
+  const res = await fetch(b.url + path, { method, headers: { authorization: `Bearer ${b.apiKey}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`)
+  return res.json()
+}
+
+export async function benchSessions(): Promise<{ start: Array<Record<string, string | number>>; drive: Array<Record<string, string | number>> }> {
+  const b = await startBench({ warmPool: 2 })
+  try {
+    // session_start → live, with a warm pod available (the pool refills between starts)
+    const starts: number[] = []
+    for (let i = 0; i < STARTS + 2; i++) {
+      await waitForWarmPod(b)
+      const t0 = performance.now()
+      const s = await api(b, 'POST', '/v1/sessions', {})
+      const dt = performance.now() - t0
+      if (i >= 2) starts.push(dt) // the first two warm the JIT
+      await api(b, 'DELETE', `/v1/sessions/${s.id}`)
+    }
+    // baseline: what a client pays without a pool
+    const raw: number[] = []
+    for (let i = 0; i < STARTS / 2; i++) {
+      const t0 = performance.now()
+      const browser = await chromium.launch({ executablePath: process.env.NIGHTJAR_CHROMIUM_PATH || '/usr/bin/chromium', args: CHROMIUM_ARGS })
+      await browser.newPage()
+      raw.push(performance.now() - t0)
+      await browser.close()
+    }
+
+    // navigate + perceive: MCP round trip vs raw Playwright doing the same reads
+    await waitForWarmPod(b)
+    const session = await api(b, 'POST', '/v1/sessions', {})
+    const client = new Client({ name: 'bench', version: '1' })
+    await client.connect(new StreamableHTTPClientTransport(new URL(b.url + '/mcp'), { requestInit: { headers: { authorization: `Bearer ${b.apiKey}` } } }))
+    const viaMcp: number[] = []
+    for (let i = 0; i < ROUNDS + 3; i++) {
+      const t0 = performance.now()
+      await client.callTool({ name: 'navigate', arguments: { sessionId: session.id, url: PAGE } })
+      await client.callTool({ name: 'perceive', arguments: { sessionId: session.id } })
+      if (i >= 3) viaMcp.push(performance.now() - t0)
+    }
+    await client.close()
+    await api(b, 'DELETE', `/v1/sessions/${session.id}`)
+
+    const browser = await chromium.launch({ executablePath: process.env.NIGHTJAR_CHROMIUM_PATH || '/usr/bin/chromium', args: CHROMIUM_ARGS })
+    const page = await browser.newPage()
+    const rawDrive: number[] = []
+    for (let i = 0; i < ROUNDS + 3; i++) {
+      const t0 = performance.now()
+      await page.goto(PAGE)
+      await Promise.all([page.title(), page.locator('body').ariaSnapshot(), page.locator('body').innerText()])
+      if (i >= 3) rawDrive.push(performance.now() - t0)
+    }
+    await browser.close()
+
+    const p50 = (v: number[]) => percentile(v, 50)
+    return {
+      start: [
+        { path: 'nightjar session_start → live (warm pool)', n: starts.length, p50: ms(p50(starts)), p95: ms(percentile(starts, 95)), target: 'p50 < 50 ms' },
+        { path: 'raw playwright-core launch + newPage', n: raw.length, p50: ms(p50(raw)), p95: ms(percentile(raw, 95)), target: 'baseline' },
+      ],
+      drive: [
+        { path: 'MCP navigate + perceive', n: viaMcp.length, p50: ms(p50(viaMcp)), p95: ms(percentile(viaMcp, 95)), ratio: `${(p50(viaMcp) / p50(rawDrive)).toFixed(2)}x`, target: '≤ 1.3x' },
+        { path: 'raw Playwright goto + title + ariaSnapshot + innerText', n: rawDrive.length, p50: ms(p50(rawDrive)), p95: ms(percentile(rawDrive, 95)), ratio: '1.00x', target: 'baseline' },
+      ],
+    }
+  } finally {
+    await b.stop()
+  }
+}
