@@ -20,6 +20,9 @@ import { registerOpenApi } from './http/openapi.ts'
 import { registerMcp } from './mcp/server.ts'
 import { registerConsole } from './console/routes.ts'
 import type { SessionPlane } from './sessions/plane.ts'
+import { LocalReach } from './networks/service.ts'
+import { EgressRelay } from './networks/egress-relay.ts'
+import { TunnelBroker } from './control/broker.ts'
 import { NodeClients } from './sessions/nodes.ts'
 import { watchSessions, type SessionWatcher } from './sessions/watcher.ts'
 import { corsOptions, registerOAuth, resolveAccessToken } from './oauth/index.ts'
@@ -77,6 +80,29 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
   registerOpenApi(app, ops, opts.config.baseUrl)
   registerConsole(app, services)
   registerOAuth(app, services)
+  // local reach: networks, the daemon control channel and (with sessions) the pods' egress relay
+  const localReach = new LocalReach({ db: opts.db, plane: opts.plane, hub: opts.plane?.daemonCounts })
+  const broker = new TunnelBroker({
+    authenticate: localReach.authenticate,
+    onRegister: localReach.onRegister,
+    onDisconnect: localReach.onDisconnect,
+    loadDeclaredHosts: localReach.loadDeclaredHosts,
+    log: (level, msg, fields) => app.log[level](fields ?? {}, msg),
+  })
+  localReach.broker = broker
+  services.localReach = localReach
+  services.networks = localReach
+  if (opts.plane?.daemonCounts) opts.plane.daemonCounts.source = (id) => localReach.counts(id)
+  const relay = opts.plane ? new EgressRelay({ plane: opts.plane, broker }) : undefined
+  app.server.on('upgrade', (req, socket, head) => {
+    if (broker.handleUpgrade(req, socket, head)) return
+    if (relay?.handleUpgrade(req, socket, head)) return
+    socket.destroy()
+  })
+  app.addHook('onClose', async () => {
+    relay?.close()
+    await broker.close()
+  })
   if (opts.plane) {
     const plane = opts.plane
     const nodeClients = new NodeClients(plane.nodes)

@@ -7,6 +7,7 @@ import type { Sealer } from './kms/index.ts'
 import type { SessionPlane } from './sessions/plane.ts'
 import type { NodeClients } from './sessions/nodes.ts'
 import type { AuthStateDirectory, NetworkDirectory } from './sessions/lifecycle.ts'
+import type { LocalReach } from './networks/service.ts'
 
 export interface Services {
   config: Config
@@ -23,6 +24,8 @@ export interface Services {
   plane?: SessionPlane
   /** cached node API clients of live sessions */
   nodeClients?: NodeClients
+  /** networks, join tokens and daemons */
+  localReach?: LocalReach
   /** network lookup for session_start (local reach) */
   networks?: NetworkDirectory
   /** captured auth-state versions for warm resume (cloak) */

@@ -6,6 +6,8 @@ const HELP = `nightjar — browser sessions for AI agents
   nightjar start                      run the service (embedded runtime)
   nightjar admin bootstrap --org NAME --email EMAIL [--password P] [--json]
                                       create an org, its owner and an owner API key
+  nightjar daemon --network NAME --control-url URL [--network-token-file F] [--daemon-host H] [--daemon-id ID] [--ready-file F]
+                                      join a network so hosted browsers reach this machine
 `
 
 export async function main(argv: string[]): Promise<number> {
@@ -20,6 +22,10 @@ export async function main(argv: string[]): Promise<number> {
       case 'admin': {
         const { admin } = await import('./admin.ts')
         return await admin(rest)
+      }
+      case 'daemon': {
+        const { daemonMain } = await import('./daemon.ts')
+        return await daemonMain(rest)
       }
       case undefined:
       case 'help':

@@ -10,7 +10,9 @@ import { createServer } from 'node:net'
 
 const args = process.argv.slice(2)
 mkdirSync('.tap', { recursive: true })
-const log = createWriteStream('.tap/last-run.tap')
+// one log per run, so runs side by side never interleave
+const logPath = `.tap/run-${process.pid}.tap`
+const log = createWriteStream(logPath)
 
 // tap compiles its plugin list into node_modules; on a fresh install that still
 // holds the default TypeScript plugin (we run tests through tsx instead), and
@@ -87,7 +89,7 @@ child.on('close', async (code) => {
   log.end()
   const fileFailures = failures.filter((f) => f.startsWith('(file)'))
   if (failures.length) {
-    console.log('\nFailures (full TAP in .tap/last-run.tap):')
+    console.log(`\nFailures (full TAP in ${logPath}):`)
     for (const f of failures) console.log('  - ' + f)
   }
   // a crashed file with no failing named test still counts as a failure

@@ -5,6 +5,7 @@ import { foundationOperations } from './foundation/me.ts'
 import { personaOperations } from './personas/index.ts'
 import { sessionLifecycleOperations } from './sessions/lifecycle.ts'
 import { sessionDriveOperations } from './sessions/drive.ts'
+import { networkOperations } from './networks/index.ts'
 
 /** Every operation, with its literal types (the SDK derives its method types from these). */
 export const typedOperations = [
@@ -12,6 +13,7 @@ export const typedOperations = [
   ...personaOperations,
   ...sessionLifecycleOperations,
   ...sessionDriveOperations,
+  ...networkOperations,
 ]
 
 export const operations: readonly AnyOperation[] = typedOperations

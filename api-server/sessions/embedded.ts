@@ -1,14 +1,10 @@
 // The embedded session plane: the operator on the in-process resource store, and
 // browser pods as child processes with a warm pool — `npm start` on one machine.
 import type { Config } from '../config.ts'
-import type { AuthStateSource, DaemonCounts, Logger } from '../../operator/ports.ts'
+import type { AuthStateSource, Logger } from '../../operator/ports.ts'
+import { DaemonCountsHub } from '../networks/counts.ts'
 import { createEmbeddedResources, EmbeddedPodRuntime, startEmbeddedOperator } from '../../operator/embedded/index.ts'
 import type { SessionPlane } from './plane.ts'
-
-const NO_DAEMONS: DaemonCounts = {
-  counts: async () => ({ daemonCount: 0, onlineDaemonCount: 0 }),
-  subscribe: () => () => {},
-}
 
 export interface EmbeddedPlane extends SessionPlane {
   pods: EmbeddedPodRuntime
@@ -17,13 +13,13 @@ export interface EmbeddedPlane extends SessionPlane {
 export async function startEmbeddedPlane(opts: {
   config: Config
   log?: Logger
-  daemonCounts?: DaemonCounts
   authState?: AuthStateSource
   /** extra environment for every pod (tests) */
   podEnv?: Record<string, string>
 }): Promise<EmbeddedPlane> {
   const { config } = opts
   const resources = createEmbeddedResources()
+  const daemonCounts = new DaemonCountsHub()
   const pods = new EmbeddedPodRuntime({
     poolSize: config.warmPoolSize,
     env: {
@@ -32,7 +28,8 @@ export async function startEmbeddedPlane(opts: {
       NIGHTJAR_HOST_ALIASES: JSON.stringify(config.hostAliases),
       NIGHTJAR_DENY_CIDRS: config.denyCidrs.join(','),
     },
-    extraEnv: opts.podEnv,
+    // pods reach the developer's machine through the api-server's egress relay
+    extraEnv: { NIGHTJAR_TUNNEL_URL: `ws://127.0.0.1:${config.port}/ws/egress`, ...opts.podEnv },
     log: opts.log,
   })
   pods.start()
@@ -40,7 +37,7 @@ export async function startEmbeddedPlane(opts: {
     sessions: resources.sessions,
     networks: resources.networks,
     pods,
-    daemonCounts: opts.daemonCounts ?? NO_DAEMONS,
+    daemonCounts,
     authState: opts.authState,
     log: opts.log,
   })
@@ -49,6 +46,7 @@ export async function startEmbeddedPlane(opts: {
     networks: resources.networks,
     nodes: pods,
     pods,
+    daemonCounts,
     stop: async () => {
       await operator.stop()
       await pods.shutdown()

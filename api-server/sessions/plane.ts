@@ -4,11 +4,14 @@
 import type { NodeDirectory, ResourceClient } from '../../operator/ports.ts'
 import type { BrowserSession, Network, SessionPhase } from '../../crds/types.ts'
 import { ApiError } from '../lib/errors.ts'
+import type { DaemonCountsHub } from '../networks/counts.ts'
 
 export interface SessionPlane {
   sessions: ResourceClient<BrowserSession>
   networks: ResourceClient<Network>
   nodes: NodeDirectory
+  /** where the operator reads daemon counts; the local-reach service feeds it */
+  daemonCounts?: DaemonCountsHub
   stop(): Promise<void>
 }
 
