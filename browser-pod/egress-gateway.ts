@@ -1,0 +1,309 @@
+// The egress gateway: an in-process HTTP forward proxy on 127.0.0.1 that every
+// Chromium request goes through (plain HTTP requests and CONNECT tunnels). It asks
+// egress-policy.ts once per connection, connects to exactly the address it checked
+// (no DNS rebinding), and remembers the last decision per host so the navigate
+// action can turn Chromium's generic proxy error into the right typed error.
+import http from 'node:http'
+import net from 'node:net'
+import { lookup } from 'node:dns/promises'
+import type { Duplex } from 'node:stream'
+import { CompiledPolicy, decide, type Decision, type EgressPolicy, type Resolver } from './egress-policy.ts'
+
+export type { EgressPolicy, TunnelDialer, EgressMode } from './egress-policy.ts'
+
+export type EgressOutcome = 'allowed' | 'denied' | 'refused' | 'failed'
+
+export interface EgressRecord {
+  seq: number
+  host: string
+  port: number
+  outcome: EgressOutcome
+  route?: 'direct' | 'tunnel'
+  /** deny/refuse reason, e.g. deny_floor, host_not_declared, local_address, no_tunnel */
+  reason?: string
+  /** Chromium-style error name for refused/failed connections, e.g. net::ERR_CONNECTION_REFUSED */
+  netError?: string
+  at: number
+}
+
+/** Header on every response the gateway itself synthesises (never on upstream responses). */
+export const EGRESS_HEADER = 'x-nightjar-egress'
+
+const MAX_RECORDS = 512
+const HOP_BY_HOP = new Set([
+  'connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate',
+  'te', 'trailer', 'transfer-encoding', 'upgrade',
+])
+
+/** Chromium-style name for a connect failure: socket errno codes, and the tunnel's
+ * TunnelError codes (matched by value so browser-pod does not depend on tunnel/). */
+export function netErrorFor(err: unknown): string {
+  switch ((err as NodeJS.ErrnoException | undefined)?.code) {
+    case 'ECONNREFUSED': case 'refused': case 'no_daemon': case 'closed': return 'net::ERR_CONNECTION_REFUSED'
+    case 'timeout': return 'net::ERR_CONNECTION_TIMED_OUT'
+    case 'unreachable': return 'net::ERR_ADDRESS_UNREACHABLE'
+    case 'reset': return 'net::ERR_CONNECTION_RESET'
+    case 'ENOTFOUND': case 'EAI_AGAIN': case 'EAI_NODATA': return 'net::ERR_NAME_NOT_RESOLVED'
+    case 'ETIMEDOUT': return 'net::ERR_CONNECTION_TIMED_OUT'
+    case 'EHOSTUNREACH': case 'ENETUNREACH': return 'net::ERR_ADDRESS_UNREACHABLE'
+    case 'ECONNRESET': return 'net::ERR_CONNECTION_RESET'
+    default: return 'net::ERR_CONNECTION_FAILED'
+  }
+}
+
+export interface GatewayOptions {
+  connectTimeoutMs?: number
+  /** DNS after hostAliases; replaceable for tests. Default: the OS resolver (dns.lookup). */
+  dns?: Resolver
+}
+
+export class EgressGateway {
+  private policy: CompiledPolicy | null = null
+  private readonly server: http.Server
+  private readonly records = new Map<string, EgressRecord>()
+  private readonly sockets = new Set<net.Socket | Duplex>()
+  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 64 })
+  private readonly connectTimeoutMs: number
+  private readonly dns: Resolver
+  private counter = 0
+
+  constructor(opts: GatewayOptions = {}) {
+    this.connectTimeoutMs = opts.connectTimeoutMs ?? 15_000
+    this.dns = opts.dns ?? (async (host) => {
+      const r = await lookup(host)
+      return { address: r.address, family: r.family === 6 ? 6 : 4 }
+    })
+    // A request the gateway cannot handle costs that request, never the pod (an
+    // unhandled rejection would end the process).
+    this.server = http.createServer((req, res) => this.onRequest(req, res).catch(() => res.destroy()))
+    this.server.on('connect', (req: http.IncomingMessage, socket: Duplex, head: Buffer) =>
+      this.onConnect(req, socket, head).catch(() => socket.destroy()),
+    )
+    this.server.on('connection', (s: net.Socket) => this.track(s))
+    this.server.on('clientError', (_e, socket) => socket.destroy())
+  }
+
+  /** Binds 127.0.0.1:0. Until configure() every target is denied (not_configured). */
+  async listen(): Promise<number> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject)
+      this.server.listen(0, '127.0.0.1', () => resolve())
+    })
+    return this.port
+  }
+
+  get port(): number {
+    return (this.server.address() as net.AddressInfo).port
+  }
+
+  get proxyServer(): string {
+    return `http://127.0.0.1:${this.port}`
+  }
+
+  /** Set once per session (launch-time declared hosts); throws on an invalid CIDR or alias. */
+  configure(policy: EgressPolicy): void {
+    this.policy = new CompiledPolicy(policy)
+  }
+
+  get mode(): string | undefined {
+    return this.policy?.mode
+  }
+
+  /** Sequence number of the newest record; pair with recordsSince() around one navigation. */
+  get seq(): number {
+    return this.counter
+  }
+
+  lastDecision(host: string, port: number): EgressRecord | undefined {
+    return this.records.get(key(normalizeHost(host), port))
+  }
+
+  recordsSince(seq: number): EgressRecord[] {
+    return [...this.records.values()].filter((r) => r.seq > seq).sort((a, b) => a.seq - b.seq)
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.sockets) s.destroy()
+    this.agent.destroy()
+    await new Promise<void>((resolve) => this.server.close(() => resolve()))
+  }
+
+  // --- internals -----------------------------------------------------------------
+
+  private track(s: net.Socket | Duplex): void {
+    this.sockets.add(s)
+    s.once('close', () => this.sockets.delete(s))
+  }
+
+  private record(host: string, port: number, outcome: EgressOutcome, extra: Partial<EgressRecord> = {}): EgressRecord {
+    const k = key(host, port)
+    const r: EgressRecord = { seq: ++this.counter, host, port, outcome, at: Date.now(), ...extra }
+    this.records.delete(k) // re-insert keeps Map order = recency, so the oldest is evicted first
+    this.records.set(k, r)
+    if (this.records.size > MAX_RECORDS) this.records.delete(this.records.keys().next().value as string)
+    return r
+  }
+
+  /** Runs the policy; a DNS failure becomes a 'failed' record like any connect error. */
+  private async judge(host: string, port: number): Promise<Decision | { action: 'error'; err: unknown }> {
+    try {
+      return await decide(this.policy, host, port, this.dns)
+    } catch (err) {
+      return { action: 'error', err }
+    }
+  }
+
+  /** Records a non-connecting decision; returns the HTTP status to answer with, or null when allowed. */
+  private recordBlock(host: string, port: number, d: Decision | { action: 'error'; err: unknown }): number | null {
+    if (d.action === 'deny') { this.record(host, port, 'denied', { reason: d.reason }); return 403 }
+    if (d.action === 'refuse') {
+      this.record(host, port, 'refused', { reason: d.reason, netError: 'net::ERR_CONNECTION_REFUSED' })
+      return 502
+    }
+    if (d.action === 'error') { this.record(host, port, 'failed', { netError: netErrorFor(d.err) }); return 502 }
+    return null
+  }
+
+  /** The daemon re-checks declared hosts; its "not declared" is a policy denial, not a failure. */
+  private recordDialFailure(host: string, port: number, route: 'direct' | 'tunnel', err: unknown): number {
+    if ((err as { code?: unknown } | undefined)?.code === 'not_declared') {
+      this.record(host, port, 'denied', { route, reason: 'host_not_declared' })
+      return 403
+    }
+    this.record(host, port, 'failed', { route, netError: netErrorFor(err) })
+    return 502
+  }
+
+  private async onRequest(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    let target: URL
+    try {
+      target = new URL(req.url ?? '')
+    } catch {
+      return synth(res, 400, 'bad request', 'not a proxy request')
+    }
+    if (target.protocol !== 'http:') return synth(res, 400, 'bad request', 'unsupported scheme')
+    const host = normalizeHost(target.hostname)
+    const port = Number(target.port || 80)
+    const d = await this.judge(host, port)
+    const blocked = this.recordBlock(host, port, d)
+    if (blocked !== null) return synth(res, blocked, blocked === 403 ? 'denied' : 'refused', `${host}:${port}`)
+    if (d.action !== 'direct' && d.action !== 'tunnel') return
+
+    const headers: string[] = []
+    for (let i = 0; i < req.rawHeaders.length; i += 2) {
+      if (!HOP_BY_HOP.has(req.rawHeaders[i].toLowerCase())) headers.push(req.rawHeaders[i], req.rawHeaders[i + 1])
+    }
+    const options: http.RequestOptions = { method: req.method, path: target.pathname + target.search, headers, setHost: false }
+    if (d.action === 'direct') {
+      Object.assign(options, { host: d.address, port, family: d.family, agent: this.agent })
+    } else {
+      let stream: Duplex
+      try {
+        stream = await this.policy!.tunnel!.dial(host, port)
+      } catch (err) {
+        const status = this.recordDialFailure(host, port, 'tunnel', err)
+        return synth(res, status, status === 403 ? 'denied' : 'refused', `${host}:${port}`)
+      }
+      this.track(stream)
+      options.createConnection = () => stream as net.Socket
+    }
+    this.record(host, port, 'allowed', { route: d.action })
+
+    const upstream = http.request(options, (up) => {
+      const out: string[] = []
+      for (let i = 0; i < up.rawHeaders.length; i += 2) {
+        const name = up.rawHeaders[i].toLowerCase()
+        // an origin cannot pose as the gateway: its copy of our header is dropped
+        if (!HOP_BY_HOP.has(name) && name !== EGRESS_HEADER) out.push(up.rawHeaders[i], up.rawHeaders[i + 1])
+      }
+      res.writeHead(up.statusCode ?? 502, up.statusMessage, out)
+      up.pipe(res)
+      up.on('error', () => res.destroy())
+    })
+    upstream.on('socket', (s) => {
+      // Bound only the connect; a slow response body is the page's business.
+      if (!(s instanceof net.Socket) || !s.connecting) return
+      const timer = setTimeout(() => upstream.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })), this.connectTimeoutMs)
+      s.once('connect', () => clearTimeout(timer))
+      s.once('close', () => clearTimeout(timer))
+    })
+    upstream.on('error', (err) => {
+      if (res.headersSent) return void res.destroy()
+      this.record(host, port, 'failed', { route: d.action, netError: netErrorFor(err) })
+      synth(res, 502, 'failed', `${host}:${port}`)
+    })
+    res.on('close', () => { if (!res.writableFinished) upstream.destroy() })
+    req.pipe(upstream)
+  }
+
+  private async onConnect(req: http.IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
+    client.on('error', () => client.destroy())
+    const authority = parseAuthority(req.url ?? '')
+    if (!authority) return void client.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n')
+    const { host, port } = authority
+    const d = await this.judge(host, port)
+    const blocked = this.recordBlock(host, port, d)
+    if (blocked !== null) return refuseTunnel(client, blocked)
+    if (d.action !== 'direct' && d.action !== 'tunnel') return
+
+    let upstream: Duplex
+    try {
+      upstream = d.action === 'direct' ? await this.connectDirect(d.address, port) : await this.policy!.tunnel!.dial(host, port)
+    } catch (err) {
+      return refuseTunnel(client, this.recordDialFailure(host, port, d.action, err))
+    }
+    this.track(upstream)
+    this.record(host, port, 'allowed', { route: d.action })
+    if (client.destroyed) return void upstream.destroy()
+    client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
+    if (head.length) upstream.write(head)
+    upstream.on('error', () => client.destroy())
+    client.on('close', () => upstream.destroy())
+    upstream.on('close', () => client.destroy())
+    upstream.pipe(client)
+    client.pipe(upstream)
+  }
+
+  private connectDirect(address: string, port: number): Promise<net.Socket> {
+    return new Promise((resolve, reject) => {
+      const s = net.connect({ host: address, port })
+      s.setTimeout(this.connectTimeoutMs, () => s.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })))
+      s.once('connect', () => { s.setTimeout(0); s.removeListener('error', reject); resolve(s) })
+      s.once('error', reject)
+    })
+  }
+}
+
+function key(host: string, port: number): string {
+  return `${host}|${port}`
+}
+
+function normalizeHost(h: string): string {
+  return h.toLowerCase().replace(/^\[|\]$/g, '')
+}
+
+/** `host:port` or `[v6]:port` from a CONNECT request line; the port is required. */
+export function parseAuthority(a: string): { host: string; port: number } | null {
+  const m = /^\[([0-9a-fA-F:.]+)\]:(\d{1,5})$/.exec(a) ?? /^([^:\[\]\s/]+):(\d{1,5})$/.exec(a)
+  if (!m) return null
+  const port = Number(m[2])
+  if (port < 1 || port > 65535) return null
+  return { host: normalizeHost(m[1]), port }
+}
+
+function synth(res: http.ServerResponse, status: number, kind: string, what: string): void {
+  if (res.headersSent) return void res.destroy()
+  const body = `nightjar egress gateway: ${what} ${kind}\n`
+  res.writeHead(status, {
+    'content-type': 'text/plain; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+    [EGRESS_HEADER]: kind,
+  })
+  res.end(body)
+}
+
+function refuseTunnel(client: Duplex, status: number): void {
+  const text = status === 403 ? 'Forbidden' : 'Bad Gateway'
+  client.end(`HTTP/1.1 ${status} ${text}\r\n${EGRESS_HEADER}: ${status === 403 ? 'denied' : 'refused'}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`)
+}

@@ -1,0 +1,101 @@
+// The browser pod's entry point: `node --import tsx browser-pod/main.ts`.
+// Prints exactly one stdout line, {"event":"ready","port":N}, once the node API listens.
+// Exits (closing Chromium) on SIGTERM/SIGINT, when Chromium dies, and when stdin
+// closes — the embedded runtime holds a pipe on stdin, so a dead parent never leaves
+// an orphan Chromium. Under Kubernetes stdin is /dev/null and is not watched.
+import { fstatSync } from 'node:fs'
+import { isIP } from 'node:net'
+import { parseCidr } from './egress-policy.ts'
+import type { Pod } from './pod.ts'
+
+const log = (line: string) => process.stderr.write(`browser-pod: ${line}\n`)
+
+function fail(message: string): never {
+  log(message)
+  process.exit(2)
+}
+
+function config() {
+  const token = process.env.NIGHTJAR_NODE_TOKEN
+  if (!token) fail('NIGHTJAR_NODE_TOKEN is required')
+  // The token stays in this process only: not in the environment Chromium inherits.
+  delete process.env.NIGHTJAR_NODE_TOKEN
+
+  let hostAliases: Record<string, string> = {}
+  if (process.env.NIGHTJAR_HOST_ALIASES) {
+    try {
+      hostAliases = JSON.parse(process.env.NIGHTJAR_HOST_ALIASES)
+    } catch {
+      fail('NIGHTJAR_HOST_ALIASES must be a JSON object of name -> IP')
+    }
+    if (typeof hostAliases !== 'object' || hostAliases === null || Array.isArray(hostAliases)) fail('NIGHTJAR_HOST_ALIASES must be a JSON object')
+    for (const [k, v] of Object.entries(hostAliases)) if (typeof v !== 'string' || !isIP(v)) fail(`NIGHTJAR_HOST_ALIASES: ${k} must map to an IP address`)
+  }
+  const denyCidrs = (process.env.NIGHTJAR_DENY_CIDRS ?? '').split(',').map((s) => s.trim()).filter(Boolean)
+  for (const c of denyCidrs) {
+    try {
+      parseCidr(c)
+    } catch {
+      fail(`NIGHTJAR_DENY_CIDRS: invalid CIDR ${c}`)
+    }
+  }
+  const port = Number(process.env.NIGHTJAR_NODE_PORT ?? '0')
+  if (!Number.isInteger(port) || port < 0 || port > 65535) fail('NIGHTJAR_NODE_PORT must be a port number')
+  return {
+    token,
+    host: process.env.NIGHTJAR_NODE_HOST || '127.0.0.1',
+    port,
+    chromiumPath: process.env.NIGHTJAR_CHROMIUM_PATH || undefined,
+    hostAliases,
+    denyCidrs,
+  }
+}
+
+function stdinIsPipe(): boolean {
+  try {
+    const s = fstatSync(0)
+    return s.isFIFO() || s.isSocket()
+  } catch {
+    return false
+  }
+}
+
+async function main(): Promise<void> {
+  const cfg = config()
+  let starting: Promise<Pod | undefined> = Promise.resolve(undefined)
+  let exiting = false
+  const shutdown = async (code: number, why: string) => {
+    if (exiting) return
+    exiting = true
+    if (code !== 0) log(why)
+    // A stuck close must not keep Chromium's parent alive forever.
+    setTimeout(() => process.exit(code), 10_000).unref()
+    const pod = await starting.catch(() => undefined) // a pod still starting is closed too
+    await pod?.close().catch(() => {})
+    process.exit(code)
+  }
+  process.on('SIGTERM', () => void shutdown(0, 'SIGTERM'))
+  process.on('SIGINT', () => void shutdown(0, 'SIGINT'))
+  if (stdinIsPipe()) {
+    process.stdin.on('data', () => {}) // drain; only the end matters
+    process.stdin.on('end', () => void shutdown(0, 'stdin closed'))
+    process.stdin.on('error', () => void shutdown(0, 'stdin closed'))
+    process.stdin.resume()
+  }
+
+  // Loaded after the env is checked: a misconfigured pod fails fast, before Playwright loads.
+  starting = import('./pod.ts').then(({ startPod }) => startPod({ ...cfg, log }))
+  let pod: Pod
+  try {
+    pod = (await starting)!
+  } catch (e) {
+    log(`start failed: ${(e as Error).message.split('\n')[0]}`)
+    starting = Promise.resolve(undefined)
+    return void shutdown(1, 'start failed')
+  }
+  if (exiting) return
+  void pod.browserLost.then(() => shutdown(1, 'chromium exited'))
+  process.stdout.write(JSON.stringify({ event: 'ready', port: pod.port }) + '\n')
+}
+
+void main()

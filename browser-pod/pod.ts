@@ -1,0 +1,75 @@
+// Assembles one pod: egress gateway, Chromium behind it, the session, the node API.
+// main.ts runs it as a process; tests may run it in-process.
+import type { AddressInfo } from 'node:net'
+import type { Browser } from 'playwright-core'
+import { launchChromium } from './chromium.ts'
+import { EgressGateway, type TunnelDialer } from './egress-gateway.ts'
+import { createNodeApi } from './node-api.ts'
+import { PodSession } from './session.ts'
+
+export interface PodOptions {
+  token: string
+  host?: string
+  port?: number
+  chromiumPath?: string
+  hostAliases?: Record<string, string>
+  denyCidrs?: string[]
+  tunnel?: TunnelDialer
+  log?: (line: string) => void
+}
+
+export interface Pod {
+  port: number
+  endpoint: string
+  browser: Browser
+  gateway: EgressGateway
+  session: PodSession
+  /** Resolves when Chromium goes away on its own (crash) — the pod is then useless. */
+  browserLost: Promise<void>
+  close(): Promise<void>
+}
+
+export async function startPod(opts: PodOptions): Promise<Pod> {
+  const gateway = new EgressGateway()
+  await gateway.listen()
+  let browser: Browser
+  try {
+    browser = await launchChromium({ proxyServer: gateway.proxyServer, executablePath: opts.chromiumPath })
+  } catch (e) {
+    await gateway.close()
+    throw e
+  }
+  let closing = false
+  const browserLost = new Promise<void>((resolve) => browser.on('disconnected', () => { if (!closing) resolve() }))
+  const session = new PodSession(browser, gateway, {
+    hostAliases: opts.hostAliases ?? {},
+    denyCidrs: opts.denyCidrs ?? [],
+    tunnel: opts.tunnel,
+  })
+  const server = createNodeApi({ token: opts.token, session, log: opts.log })
+  const host = opts.host ?? '127.0.0.1'
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(opts.port ?? 0, host, () => resolve())
+    })
+  } catch (e) {
+    await browser.close().catch(() => {})
+    await gateway.close()
+    throw e
+  }
+  const port = (server.address() as AddressInfo).port
+
+  let closed: Promise<void> | undefined
+  const close = () =>
+    (closed ??= (async () => {
+      closing = true
+      server.closeAllConnections()
+      await new Promise<void>((r) => server.close(() => r()))
+      await session.close()
+      await browser.close().catch(() => {})
+      await gateway.close()
+    })())
+
+  return { port, endpoint: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, browser, gateway, session, browserLost, close }
+}

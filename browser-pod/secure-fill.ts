@@ -1,0 +1,168 @@
+// The secure fill: type a credential into one field, only if the document holding that
+// field is on the allowlist and the field is editable. Checked here, at the node, at
+// the moment of typing, so a redirect or a foreign iframe cannot receive the secret.
+//
+// Where is the field? The frame that owns the element (resolved by the browser, not
+// by page script) and that frame's committed URL: a cross-origin iframe is judged as
+// itself, never as the page around it. The element's own `location` (unforgeable
+// from page script) must agree.
+//
+// Why a racing navigation cannot redirect the secret: the value is only ever handed
+// to a function that runs *inside the element's own document* (ElementHandle.evaluate
+// is bound to that document's execution context). A document that navigated away has
+// lost its context, so the call fails before any script runs, and the function itself
+// re-checks `location.origin` before typing. Nothing is typed through page-wide
+// keyboard events, which would land in whatever has focus after a navigation.
+import type { ElementHandle } from 'playwright-core'
+import { hostAllowed } from '../api-server/lib/hosts.ts'
+import { ApiError } from '../api-server/lib/errors.ts'
+import type { EditableKind, SecureTypeInput, SecureTypeResult } from './contract.ts'
+import { NodeError, isTimeout } from './errors.ts'
+import type { PodSession } from './session.ts'
+
+export const ORIGIN_DENIED = 'origin not on the credential allowlist'
+export const FIELD_DENIED = 'target is not an editable field'
+
+interface Inspection {
+  href: string
+  origin: string
+  kind: string
+  editable: boolean
+}
+
+export async function secureType(session: PodSession, input: SecureTypeInput): Promise<SecureTypeResult> {
+  const value = Buffer.from(input.value, 'base64')
+  let handle: ElementHandle | null = null
+  try {
+    handle = await findTarget(session, input.selector, input.timeoutMs)
+    return await fillElement(handle, input.allowlist, value)
+  } finally {
+    // The JS string handed to the page cannot be wiped; the Buffer can, and is.
+    value.fill(0)
+    void handle?.dispose().catch(() => {})
+  }
+}
+
+async function findTarget(session: PodSession, selector: string, timeout?: number): Promise<ElementHandle> {
+  let handle: ElementHandle | null
+  try {
+    // Strict: a selector matching several elements is refused rather than guessed.
+    handle = await session.page.locator(selector).elementHandle({ timeout })
+  } catch (e) {
+    if (e instanceof ApiError) throw e
+    if (isTimeout(e)) throw new ApiError(504, 'E_UPSTREAM', 'fill target not found', 'TIMEOUT')
+    if (e instanceof Error && /strict mode violation/.test(e.message)) {
+      throw new ApiError(400, 'bad_request', 'selector matches more than one element', 'AMBIGUOUS_SELECTOR')
+    }
+    throw new ApiError(400, 'bad_request', 'fill target could not be resolved', 'INVALID_SELECTOR')
+  }
+  if (!handle) throw new ApiError(504, 'E_UPSTREAM', 'fill target not found', 'TIMEOUT')
+  return handle
+}
+
+/** Checks, then types `value` into the element the handle points at. Exported for tests
+ * that hold a handle across a navigation. Does not zero `value` (the caller does). */
+export async function fillElement(handle: ElementHandle, allowlist: readonly string[], value: Buffer): Promise<SecureTypeResult> {
+  // 1. Where is the element, right now? Both views must be on the allowlist.
+  const [frame, seen] = await Promise.all([handle.ownerFrame().catch(() => null), inspectTarget(handle)])
+  if (!frame || frame.isDetached()) throw navigated()
+  const live = liveHost(frame.url())
+  const inPage = liveHost(seen.href)
+  for (const where of [live, inPage]) {
+    if (!where || !hostAllowed(where.host, where.port, allowlist)) {
+      throw new NodeError(403, 'forbidden', ORIGIN_DENIED, 'credential.origin_denied', { host: where?.host ?? '' })
+    }
+  }
+  // 2. Is it a field a secret belongs in?
+  if (!seen.editable) throw new NodeError(403, 'forbidden', FIELD_DENIED, 'credential.field_denied', { field_kind: seen.kind })
+
+  // 3. Type, atomically with a re-check of the origin inside the same document.
+  let outcome: string
+  try {
+    outcome = await handle.evaluate(fillInPage, [seen.origin, value.toString('utf8')] as [string, string])
+  } catch {
+    outcome = 'navigated'
+  }
+  if (outcome === 'navigated') throw navigated()
+  if (outcome !== 'ok') throw new NodeError(403, 'forbidden', FIELD_DENIED, 'credential.field_denied', { field_kind: outcome })
+  return { ok: true, fieldKind: seen.kind as EditableKind, host: live!.host }
+}
+
+function navigated(): ApiError {
+  return new ApiError(409, 'conflict', 'the page navigated during the fill; nothing was typed', 'credential.navigated')
+}
+
+async function inspectTarget(handle: ElementHandle): Promise<Inspection> {
+  try {
+    return await handle.evaluate(inspectInPage)
+  } catch {
+    throw navigated()
+  }
+}
+
+/** host and effective port of a document URL; null for opaque documents (about:srcdoc, data:). */
+export function liveHost(href: string): { host: string; port: number } | null {
+  let u: URL
+  try {
+    u = new URL(href)
+  } catch {
+    return null
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return null
+  return { host: u.hostname.toLowerCase().replace(/^\[|\]$/g, ''), port: Number(u.port || (u.protocol === 'https:' ? 443 : 80)) }
+}
+
+// --- functions that run in the element's document ------------------------------------
+// `location` is [LegacyUnforgeable]: page script cannot redefine it. (The rest of an
+// inspection could be faked by a hostile page, but only by the page on the checked
+// origin, which is the intended recipient anyway.)
+
+function inspectInPage(el: Element): Inspection {
+  const base = { href: location.href, origin: location.origin }
+  const tag = el.tagName.toLowerCase()
+  if (tag === 'input') {
+    const input = el as HTMLInputElement
+    const kind = input.type.toLowerCase()
+    if (input.disabled) return { ...base, kind: 'disabled', editable: false }
+    if (input.readOnly) return { ...base, kind: 'readonly', editable: false }
+    return { ...base, kind, editable: kind === 'text' || kind === 'password' || kind === 'email' }
+  }
+  if (tag === 'textarea') {
+    const ta = el as HTMLTextAreaElement
+    if (ta.disabled) return { ...base, kind: 'disabled', editable: false }
+    if (ta.readOnly) return { ...base, kind: 'readonly', editable: false }
+    return { ...base, kind: 'textarea', editable: true }
+  }
+  if ((el as HTMLElement).isContentEditable) return { ...base, kind: 'contenteditable', editable: true }
+  return { ...base, kind: tag, editable: false }
+}
+
+/** Returns 'ok', 'navigated', or a field kind when the element cannot take focus. */
+function fillInPage(el: Element, [expectedOrigin, value]: [string, string]): string {
+  if (location.origin !== expectedOrigin || !el.isConnected || el.ownerDocument !== document) return 'navigated'
+  const target = el as HTMLInputElement | HTMLTextAreaElement | HTMLElement
+  target.focus()
+  // getRootNode: a field inside a shadow root is that root's activeElement
+  if ((target.getRootNode() as Document | ShadowRoot).activeElement !== target) return 'unfocusable'
+  if (target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement) {
+    target.select()
+  } else {
+    const range = document.createRange()
+    range.selectNodeContents(target)
+    const sel = window.getSelection()
+    sel?.removeAllRanges()
+    sel?.addRange(range)
+  }
+  // insertText fires beforeinput/input like real typing (frameworks see it) and
+  // replaces the selection, i.e. any previous content.
+  if (!document.execCommand('insertText', false, value)) {
+    if (target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement) {
+      const proto = target instanceof HTMLInputElement ? HTMLInputElement.prototype : HTMLTextAreaElement.prototype
+      Object.getOwnPropertyDescriptor(proto, 'value')?.set?.call(target, value)
+    } else {
+      target.textContent = value
+    }
+    target.dispatchEvent(new Event('input', { bubbles: true }))
+  }
+  return 'ok'
+}

@@ -1,0 +1,109 @@
+// One pod, one session. A warm pod has Chromium running and waits for configure,
+// which sets the egress policy and opens the browser context and its page.
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { ApiError, conflict } from '../api-server/lib/errors.ts'
+import type { ConfigureInput, ConsoleMessage, SessionStorageEntry } from './contract.ts'
+import type { EgressGateway, TunnelDialer } from './egress-gateway.ts'
+import { notConfigured } from './errors.ts'
+
+const CONSOLE_LIMIT = 1000
+export const ACTION_TIMEOUT_MS = 10_000
+export const NAVIGATION_TIMEOUT_MS = 30_000
+
+export interface SessionDefaults {
+  hostAliases: Record<string, string>
+  denyCidrs: string[]
+  /** The local-reach tunnel, once one exists; local/split without it refuse local targets. */
+  tunnel?: TunnelDialer
+}
+
+export class PodSession {
+  sessionId?: string
+  context?: BrowserContext
+  private _page?: Page
+  private configuring = false
+  readonly consoleMessages: ConsoleMessage[] = []
+
+  constructor(
+    readonly browser: Browser,
+    readonly gateway: EgressGateway,
+    private readonly defaults: SessionDefaults,
+  ) {}
+
+  get configured(): boolean {
+    return this._page !== undefined
+  }
+
+  /** The session's page; 409 before configure. */
+  get page(): Page {
+    if (!this._page) throw notConfigured()
+    return this._page
+  }
+
+  async configure(input: ConfigureInput): Promise<void> {
+    if (this.configuring || this._page) throw conflict('session already configured', 'already_configured')
+    this.configuring = true
+    try {
+      try {
+        this.gateway.configure({
+          mode: input.egress.mode,
+          declaredHosts: input.egress.declaredHosts,
+          denyCidrs: this.defaults.denyCidrs,
+          hostAliases: this.defaults.hostAliases,
+          tunnel: this.defaults.tunnel,
+        })
+      } catch (e) {
+        throw new ApiError(500, 'internal', `egress policy rejected: ${(e as Error).message}`)
+      }
+      const { sessionStorage, ...playwrightState } = (input.storageState ?? {}) as { sessionStorage?: SessionStorageEntry[] }
+      let context: BrowserContext
+      try {
+        context = await this.browser.newContext({
+          viewport: input.viewport ?? { width: 1280, height: 720 },
+          userAgent: input.userAgent,
+          // Restored before the first navigation (cookies + localStorage).
+          storageState: input.storageState ? (playwrightState as never) : undefined,
+          acceptDownloads: false,
+        })
+      } catch (e) {
+        // Never echo the state: it is credential-equivalent.
+        if (input.storageState) throw new ApiError(400, 'bad_request', 'invalid storageState', 'invalid_storage_state')
+        throw e
+      }
+      context.setDefaultTimeout(ACTION_TIMEOUT_MS)
+      context.setDefaultNavigationTimeout(NAVIGATION_TIMEOUT_MS)
+      if (Array.isArray(sessionStorage) && sessionStorage.length) await context.addInitScript(restoreSessionStorage, sessionStorage)
+      const page = await context.newPage()
+      page.on('console', (m) => this.pushConsole(m.type(), m.text()))
+      page.on('pageerror', (e) => this.pushConsole('pageerror', e.message))
+      this.context = context
+      this.sessionId = input.sessionId
+      this._page = page
+    } finally {
+      this.configuring = false
+    }
+  }
+
+  private pushConsole(type: string, text: string): void {
+    this.consoleMessages.push({ type, text, time: Date.now() })
+    if (this.consoleMessages.length > CONSOLE_LIMIT) this.consoleMessages.splice(0, this.consoleMessages.length - CONSOLE_LIMIT)
+  }
+
+  async close(): Promise<void> {
+    await this.context?.close().catch(() => {})
+  }
+}
+
+/**
+ * Runs in every new document: Playwright's storageState has no sessionStorage, so the
+ * captured entries are put back for a fresh tab of the same origin.
+ */
+function restoreSessionStorage(entries: SessionStorageEntry[]): void {
+  try {
+    const mine = entries.find((e) => e.origin === location.origin)
+    if (!mine || sessionStorage.length > 0) return
+    for (const { name, value } of mine.entries) sessionStorage.setItem(name, value)
+  } catch {
+    // opaque origins have no sessionStorage
+  }
+}

@@ -1,0 +1,142 @@
+// Shared pieces of the browser-pod tests (not a test file itself): run the real pod
+// entry as a child process, find its Chromium processes, small HTTP servers.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { readdirSync, readFileSync } from 'node:fs'
+import http from 'node:http'
+import type { AddressInfo, Socket } from 'node:net'
+import { fileURLToPath } from 'node:url'
+import { NodeClient } from '../../browser-pod/client.ts'
+import { waitFor } from '../helpers/wait.ts'
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+
+interface T {
+  teardown(fn: () => unknown): void
+}
+
+export interface PodProcess {
+  child: ChildProcess
+  pid: number
+  port: number
+  endpoint: string
+  token: string
+  client: NodeClient
+  stdout(): string
+  stderr(): string
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+}
+
+export function newToken(): string {
+  return randomBytes(32).toString('base64url')
+}
+
+/** Starts `node --import tsx browser-pod/main.ts` and waits for its ready line. */
+export async function spawnPod(t: T, env: Record<string, string> = {}): Promise<PodProcess> {
+  const token = newToken()
+  const child = spawn(process.execPath, ['--import', 'tsx', 'browser-pod/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, NIGHTJAR_NODE_TOKEN: token },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
+  let out = ''
+  let err = ''
+  child.stdout!.on('data', (d) => (out += d))
+  child.stderr!.on('data', (d) => (err += d))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  )
+  t.teardown(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return
+    child.stdin!.end()
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000)
+    await exited
+    clearTimeout(timer)
+  })
+  const ready = await Promise.race([
+    waitFor(() => (out.includes('\n') ? out : null), { timeoutMs: 30_000, what: 'pod ready line' }),
+    exited.then(({ code }) => {
+      throw new Error(`pod exited before ready (code ${code}): ${err}`)
+    }),
+  ])
+  const line = JSON.parse(ready.split('\n')[0]) as { event: string; port: number }
+  if (line.event !== 'ready') throw new Error(`unexpected first line: ${ready}`)
+  const endpoint = `http://127.0.0.1:${line.port}`
+  const client = new NodeClient(endpoint, token)
+  t.teardown(() => client.close())
+  return { child, pid: child.pid!, port: line.port, endpoint, token, client, stdout: () => out, stderr: () => err, exited }
+}
+
+/** Every live descendant of `pid` (zombies count as gone). */
+export function descendants(pid: number): number[] {
+  const parent = new Map<number, number>()
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      if (fields[0] === 'Z') continue
+      parent.set(Number(name), Number(fields[1]))
+    } catch {
+      // raced with an exit
+    }
+  }
+  const out: number[] = []
+  const queue = [pid]
+  while (queue.length) {
+    const p = queue.shift()!
+    for (const [child, pp] of parent) if (pp === p) { out.push(child); queue.push(child) }
+  }
+  return out
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z'
+  } catch {
+    return false
+  }
+}
+
+export function cmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')
+  } catch {
+    return ''
+  }
+}
+
+export function environ(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'utf8')
+  } catch {
+    return ''
+  }
+}
+
+/** A loopback HTTP server that counts connections (it must see none when refused). */
+export async function loopbackServer(t: T, body = 'local server'): Promise<{ port: number; connections: () => number }> {
+  let connections = 0
+  const sockets = new Set<Socket>()
+  const server = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' })
+    res.end(`<title>${body}</title><p>${body}</p>`)
+  })
+  server.on('connection', (s) => {
+    connections++
+    sockets.add(s)
+    s.on('close', () => sockets.delete(s))
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
+  t.teardown(() => {
+    for (const s of sockets) s.destroy()
+    return new Promise<void>((r) => server.close(() => r()))
+  })
+  return { port: (server.address() as AddressInfo).port, connections: () => connections }
+}
+
+/** hostAliases giving the namespace's server its real-looking names. */
+export function publicAliases(ip: string): Record<string, string> {
+  return { 'example.com': ip, 'login.example.com': ip, 'www.example.com': ip, 'evil-example.com': ip }
+}

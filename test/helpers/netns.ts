@@ -1,0 +1,173 @@
+// The "public web" for tests: a network namespace holding an HTTP server at an address
+// in 198.18.0.0/15 (the benchmarking range — neither loopback, link-local nor RFC 1918,
+// so platform egress treats it as public). Tests give it real-looking names
+// (example.com, login.example.com, evil-example.com) through the egress gateway's
+// hostAliases. Only traffic to namespaces the test created, or loopback, ever leaves.
+//
+// Each namespace gets a unique name and its own /30 (root side .1, namespace side .2;
+// 198.18.0.0/30 when free), so parallel test files do not collide. Torn down with
+// t.teardown. Needs root and iproute2: without them this throws, so tests fail loudly
+// rather than skip.
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { promisify } from 'node:util'
+import { fileURLToPath } from 'node:url'
+
+const run = promisify(execFile)
+export const PAGES_DIR = fileURLToPath(new URL('../fixtures/pages/', import.meta.url))
+
+export interface Teardown {
+  teardown(fn: () => unknown): void
+}
+
+export interface SeenRequest {
+  method: string
+  host: string
+  url: string
+}
+
+export interface PublicWeb {
+  /** namespace name */
+  ns: string
+  /** the server's address (namespace side), port 80 */
+  ip: string
+  /** root side of the veth pair */
+  hostIp: string
+  /** requests the server has seen, in order */
+  requests(): Promise<SeenRequest[]>
+  close(): Promise<void>
+}
+
+async function ip(...args: string[]): Promise<string> {
+  return (await run('ip', args)).stdout
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Namespaces left by a test process that died before its teardown. */
+async function sweepStale(): Promise<void> {
+  const list = await ip('netns', 'list').catch(() => '')
+  for (const line of list.split('\n')) {
+    const m = /^(njt-(\d+)-[0-9a-f]+)/.exec(line.trim())
+    if (m && !alive(Number(m[2]))) await ip('netns', 'del', m[1]).catch(() => {})
+  }
+}
+
+async function freeSubnet(): Promise<number> {
+  const used = await ip('-4', '-o', 'addr', 'show').catch(() => '')
+  const taken = (base: number) => used.includes(` 198.18.${base >> 8}.${(base & 255) + 1}/`)
+  if (!taken(0)) return 0
+  for (let i = 0; i < 64; i++) {
+    const base = (randomBytes(2).readUInt16BE(0) & 0xfffc) >>> 0 // a /30 inside 198.18.0.0/16
+    if (!taken(base)) return base
+  }
+  throw new Error('no free /30 in 198.18.0.0/16')
+}
+
+// The server runs inside the namespace as `node -e`: static files from PAGES_DIR, plus
+// /redirect?to=<url>[&status=N], /echo (returns the request body) and /__requests
+// (what it has seen).
+const SERVER = String.raw`
+const http = require('node:http'), fs = require('node:fs'), path = require('node:path')
+const dir = process.env.PAGES_DIR, seen = []
+const types = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json', '.png': 'image/png' }
+http.createServer((req, res) => {
+  const u = new URL(req.url, 'http://' + (req.headers.host || 'x'))
+  if (u.pathname === '/__requests') { res.writeHead(200, { 'content-type': 'application/json' }); return res.end(JSON.stringify(seen)) }
+  seen.push({ method: req.method, host: req.headers.host || '', url: req.url })
+  if (u.pathname === '/echo') { const b = []; req.on('data', (c) => b.push(c)); return req.on('end', () => { res.writeHead(200, { 'content-type': 'application/octet-stream' }); res.end(Buffer.concat(b)) }) }
+  if (u.pathname === '/redirect') { res.writeHead(Number(u.searchParams.get('status') || 302), { location: u.searchParams.get('to') || '/' }); return res.end() }
+  const rel = path.normalize(decodeURIComponent(u.pathname === '/' ? '/index.html' : u.pathname)).replace(/^([/\\.])+/, '')
+  const file = path.join(dir, rel)
+  if (!file.startsWith(dir)) { res.writeHead(403); return res.end() }
+  fs.readFile(file, (err, data) => {
+    if (err) { res.writeHead(404, { 'content-type': 'text/plain' }); return res.end('not found') }
+    res.writeHead(200, { 'content-type': types[path.extname(file)] || 'application/octet-stream', 'cache-control': 'no-store' })
+    res.end(data)
+  })
+}).listen(80, process.env.LISTEN_IP, () => process.stdout.write('ready\n'))
+`
+
+export async function startPublicWeb(t: Teardown, opts: { pagesDir?: string } = {}): Promise<PublicWeb> {
+  if (process.getuid?.() !== 0) {
+    throw new Error('netns: creating the "public web" network namespace needs root (ip netns); run the browser-pod tests as root')
+  }
+  await sweepStale()
+  const id = randomBytes(3).toString('hex')
+  const ns = `njt-${process.pid}-${id}`
+  const vethHost = `nj${id}h`
+  const vethNs = `nj${id}n`
+  let server: ChildProcess | undefined
+  let closed = false
+
+  const close = async () => {
+    if (closed) return
+    closed = true
+    if (server && server.exitCode === null && server.signalCode === null) {
+      const exited = new Promise((r) => server!.once('exit', r))
+      server.kill('SIGKILL')
+      await exited
+    }
+    await ip('netns', 'del', ns).catch(() => {})
+    await ip('link', 'del', vethHost).catch(() => {}) // gone with the namespace, normally
+  }
+  t.teardown(close)
+
+  let base: number
+  try {
+    base = await freeSubnet()
+    const hostIp = `198.18.${base >> 8}.${(base & 255) + 1}`
+    const nsIp = `198.18.${base >> 8}.${(base & 255) + 2}`
+    await ip('netns', 'add', ns)
+    await ip('link', 'add', vethHost, 'type', 'veth', 'peer', 'name', vethNs)
+    await ip('link', 'set', vethNs, 'netns', ns)
+    await ip('addr', 'add', `${hostIp}/30`, 'dev', vethHost)
+    await ip('link', 'set', vethHost, 'up')
+    await ip('-n', ns, 'addr', 'add', `${nsIp}/30`, 'dev', vethNs)
+    await ip('-n', ns, 'link', 'set', vethNs, 'up')
+    await ip('-n', ns, 'link', 'set', 'lo', 'up')
+
+    server = spawn('ip', ['netns', 'exec', ns, process.execPath, '-e', SERVER], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PAGES_DIR: opts.pagesDir ?? PAGES_DIR, LISTEN_IP: nsIp },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stderr = ''
+    server.stderr!.on('data', (d) => (stderr += d))
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`netns server did not start: ${stderr}`)), 15_000)
+      server!.stdout!.on('data', (d) => {
+        if (String(d).includes('ready')) {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
+      server!.once('exit', (code) => {
+        clearTimeout(timer)
+        reject(new Error(`netns server exited (${code}): ${stderr}`))
+      })
+    })
+
+    return {
+      ns,
+      ip: nsIp,
+      hostIp,
+      close,
+      requests: async () => {
+        // Direct from the test (root namespace), not through any gateway.
+        const res = await fetch(`http://${nsIp}/__requests`)
+        return (await res.json()) as SeenRequest[]
+      },
+    }
+  } catch (e) {
+    await close()
+    const msg = (e as Error & { stderr?: string }).stderr || (e as Error).message
+    throw new Error(`netns: could not create the "public web" namespace (needs root and iproute2): ${msg}`)
+  }
+}
