@@ -5,11 +5,15 @@ import { openDatabase } from '../api-server/runtime.ts'
 import { bootstrapOrg } from '../api-server/auth/orgs.ts'
 import { isApiError } from '../api-server/lib/errors.ts'
 import { parseFlags } from './flags.ts'
+import { isOAuthAdminCommand, oauthAdmin, OAUTH_ADMIN_USAGE } from './oauth-admin.ts'
 
-const USAGE = `usage: nightjar admin bootstrap --org NAME --email EMAIL [--password PASSWORD] [--json]`
+const USAGE = `usage: nightjar admin bootstrap --org NAME --email EMAIL [--password PASSWORD] [--json]
+${OAUTH_ADMIN_USAGE}`
 
 export async function admin(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv
+  // OAuth operator commands (list-oauth-clients, revoke-oauth-client, revoke-grant)
+  if (isOAuthAdminCommand(sub)) return oauthAdmin(sub!, rest)
   if (sub !== 'bootstrap') {
     process.stderr.write(USAGE + '\n')
     return 2

@@ -1,0 +1,142 @@
+// OAuth clients: lookup, redirect-URI rules and registration (RFC 7591 metadata).
+// Every client is public (token_endpoint_auth_method none) and may only redirect to
+// loopback or out-of-band, so registering one confers no authority by itself: a
+// token still needs a signed-in human's consent.
+import type { Queryable } from '../store/db.ts'
+import { newId } from '../lib/ids.ts'
+import {
+  DEFAULT_SCOPE_STRING, GRANT_AUTHORIZATION_CODE, OOB_REDIRECT_URI, SUPPORTED_GRANT_TYPES,
+} from './constants.ts'
+import { OAuthError } from './errors.ts'
+
+export interface OAuthClient {
+  id: string
+  name: string
+  redirectUris: string[]
+  grantTypes: string[]
+  responseTypes: string[]
+  scope: string
+  builtin: boolean
+  createdAt: Date
+  revokedAt: Date | null
+}
+
+const rowToClient = (r: any): OAuthClient => ({
+  id: r.id, name: r.client_name, redirectUris: r.redirect_uris, grantTypes: r.grant_types, responseTypes: r.response_types,
+  scope: r.scope, builtin: r.builtin, createdAt: r.created_at, revokedAt: r.revoked_at,
+})
+
+/** An active (not revoked) client, or null. */
+export async function findClient(db: Queryable, clientId: string | undefined): Promise<OAuthClient | null> {
+  if (!clientId || clientId.length > 100) return null
+  const r = await db.query('select * from oauth_clients where id = $1 and revoked_at is null', [clientId])
+  return r.rows[0] ? rowToClient(r.rows[0]) : null
+}
+
+/** The client of a public-client token request; unknown or revoked is invalid_client (401). */
+export async function requireClient(db: Queryable, clientId: string | undefined): Promise<OAuthClient> {
+  if (!clientId) throw new OAuthError('invalid_request', 'missing parameter: client_id')
+  const c = await findClient(db, clientId)
+  if (!c) throw new OAuthError('invalid_client', 'unknown or revoked client')
+  return c
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost'])
+const LITERAL_LOOPBACK = /^http:\/\/(127\.0\.0\.1|localhost)(:\d{1,5})?(\/[^#\s]*)?$/
+
+function parseHttpLoopback(uri: string): URL | null {
+  let u: URL
+  try {
+    u = new URL(uri)
+  } catch {
+    return null
+  }
+  if (u.protocol !== 'http:' || !LOOPBACK_HOSTS.has(u.hostname) || u.username || u.password || u.hash) return null
+  return u
+}
+
+/** Registration rule: http://127.0.0.1[:port]/…, http://localhost[:port]/… or the oob URN. */
+export function isAllowedRedirectUri(uri: unknown): uri is string {
+  if (typeof uri !== 'string' || uri.length > 2000) return false
+  if (uri === OOB_REDIRECT_URI) return true
+  // the literal forms only: no userinfo, no 127.1 / 0x7f.0.0.1 spellings, no fragment
+  return LITERAL_LOOPBACK.test(uri) && parseHttpLoopback(uri) !== null
+}
+
+/**
+ * Does the redirect_uri of an authorization request match a registered one? Exact,
+ * except that a loopback URI matches on any port (RFC 8252 §7.3: native apps pick an
+ * ephemeral port at run time); scheme, host, path and query must still match.
+ */
+export function redirectUriMatches(client: OAuthClient, requested: string): boolean {
+  if (requested.length > 2000) return false
+  if (client.redirectUris.includes(requested)) return true
+  const req = LITERAL_LOOPBACK.test(requested) ? parseHttpLoopback(requested) : null
+  if (!req) return false
+  return client.redirectUris.some((registered) => {
+    const reg = parseHttpLoopback(registered)
+    return reg !== null && reg.hostname === req.hostname && reg.pathname === req.pathname && reg.search === req.search
+  })
+}
+
+export interface RegisteredClient {
+  client_id: string
+  client_id_issued_at: number
+  client_name: string
+  redirect_uris: string[]
+  token_endpoint_auth_method: 'none'
+  grant_types: string[]
+  response_types: string[]
+  scope: string
+}
+
+const stringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string')
+
+/**
+ * Validates RFC 7591 metadata and stores the client. Unknown fields are ignored
+ * (RFC 7591 §2); the requested scope is clamped to the default set.
+ */
+export async function registerClient(db: Queryable, body: unknown, nowMs: number): Promise<RegisteredClient> {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new OAuthError('invalid_client_metadata', 'the body must be a JSON object of client metadata')
+  const m = body as Record<string, unknown>
+
+  // Omitted means none: every Nightjar client is public, and a client that does not
+  // say otherwise gets the only method there is (RFC 7591's client_secret_basic
+  // default would simply fail).
+  const authMethod = m.token_endpoint_auth_method ?? 'none'
+  if (authMethod !== 'none') throw new OAuthError('invalid_client_metadata', 'token_endpoint_auth_method must be none: clients are public and use PKCE')
+
+  const grantTypes = m.grant_types ?? [GRANT_AUTHORIZATION_CODE, 'refresh_token']
+  if (!stringArray(grantTypes) || grantTypes.length === 0 || grantTypes.length > 5) throw new OAuthError('invalid_client_metadata', 'grant_types must be a non-empty array of strings')
+  const unsupported = grantTypes.filter((g) => !(SUPPORTED_GRANT_TYPES as readonly string[]).includes(g))
+  if (unsupported.length) throw new OAuthError('invalid_client_metadata', `unsupported grant_types: ${unsupported.join(', ').slice(0, 200)}`)
+
+  const responseTypes = m.response_types ?? (grantTypes.includes(GRANT_AUTHORIZATION_CODE) ? ['code'] : [])
+  if (!stringArray(responseTypes) || responseTypes.some((r) => r !== 'code')) throw new OAuthError('invalid_client_metadata', 'response_types may only contain code')
+
+  const redirectUris = m.redirect_uris ?? []
+  if (!stringArray(redirectUris) || redirectUris.length > 10) throw new OAuthError('invalid_redirect_uri', 'redirect_uris must be an array of at most 10 strings')
+  if (redirectUris.length === 0 && grantTypes.includes(GRANT_AUTHORIZATION_CODE)) throw new OAuthError('invalid_redirect_uri', 'the authorization_code grant needs at least one redirect_uri')
+  if (!redirectUris.every(isAllowedRedirectUri)) {
+    throw new OAuthError('invalid_redirect_uri', `every redirect_uri must be http://127.0.0.1[:port]/…, http://localhost[:port]/… or ${OOB_REDIRECT_URI}`)
+  }
+
+  let clientName = 'Unnamed MCP client'
+  if (m.client_name !== undefined) {
+    if (typeof m.client_name !== 'string' || !m.client_name.trim() || m.client_name.length > 200) throw new OAuthError('invalid_client_metadata', 'client_name must be a string of 1-200 characters')
+    clientName = m.client_name.trim()
+  }
+
+  const id = newId('ncli_')
+  const issuedAt = Math.floor(nowMs / 1000)
+  const uniqueUris = [...new Set(redirectUris)]
+  await db.query(
+    `insert into oauth_clients (id, client_name, redirect_uris, grant_types, response_types, scope, created_at)
+     values ($1, $2, $3, $4, $5, $6, $7)`,
+    [id, clientName, uniqueUris, grantTypes, responseTypes, DEFAULT_SCOPE_STRING, new Date(nowMs)],
+  )
+  return {
+    client_id: id, client_id_issued_at: issuedAt, client_name: clientName, redirect_uris: uniqueUris,
+    token_endpoint_auth_method: 'none', grant_types: grantTypes, response_types: responseTypes, scope: DEFAULT_SCOPE_STRING,
+  }
+}

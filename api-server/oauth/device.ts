@@ -1,0 +1,86 @@
+// The device flow (RFC 8628): POST /oauth/device starts it; the verification page
+// (GET/POST /oauth/authorize with user_code, or with no client_id at all) is where a
+// signed-in human enters or confirms the code and approves or denies; the client
+// polls /oauth/token (device-store.ts has the state machine).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Services } from '../services.ts'
+import { checkCsrf, consoleUser } from '../console/session.ts'
+import { recordAudit } from '../audit/audit.ts'
+import { requireClient } from './clients.ts'
+import { clampScopes, DEFAULT_WORKSPACE, GRANT_DEVICE_CODE, WORKSPACE_PATTERN } from './constants.ts'
+import { noStore, oauthErrorHandler, OAuthError, param } from './errors.ts'
+import { checkResource } from './resource.ts'
+import { createDeviceAuthorization, decideDevice, findPendingDevice, formatUserCode, normaliseUserCode } from './device-store.ts'
+import { upsertGrant } from './grants.ts'
+import { deviceConsentPage, deviceEntryPage, outcomePage, sendPage } from './pages.ts'
+
+export function verificationUri(services: Services): string {
+  return `${services.config.baseUrl}/oauth/authorize`
+}
+
+/** Is this /oauth/authorize request the device verification page rather than a code-flow request? */
+export function isDeviceVerification(source: Record<string, unknown>): boolean {
+  return source.user_code !== undefined || (source.client_id === undefined && source.response_type === undefined)
+}
+
+const INVALID_CODE = 'That code is not valid, has expired or was already used. Check it, or start again in the application.'
+
+export async function deviceVerificationGet(services: Services, req: FastifyRequest, reply: FastifyReply) {
+  const u = await consoleUser(services, req)
+  if (!u) return reply.redirect(`${services.config.consolePath}/login?next=${encodeURIComponent(req.url)}`, 302)
+  const raw = (req.query as Record<string, unknown>).user_code
+  if (raw === undefined) return sendPage(reply, 200, deviceEntryPage(services, u))
+  const userCode = normaliseUserCode(raw)
+  const pending = userCode ? await findPendingDevice(services.db, userCode, services.now()) : null
+  if (!pending) return sendPage(reply, 400, deviceEntryPage(services, u, INVALID_CODE))
+  return sendPage(reply, 200, deviceConsentPage(services, u, {
+    userCode: pending.userCode, clientName: pending.clientName, builtin: pending.builtin,
+    scopes: pending.scopes.filter((s) => u.scopes.has(s)), workspace: pending.workspace,
+  }))
+}
+
+export async function deviceVerificationPost(services: Services, req: FastifyRequest, reply: FastifyReply) {
+  const body = (req.body ?? {}) as Record<string, unknown>
+  const userCode = normaliseUserCode(body.user_code)
+  const u = await consoleUser(services, req)
+  if (!u) return reply.redirect(`${services.config.consolePath}/login?next=${encodeURIComponent(`/oauth/authorize?user_code=${userCode ?? ''}`)}`, 302)
+  if (!checkCsrf(services, u, body.csrf)) return sendPage(reply, 403, deviceEntryPage(services, u, 'The form expired or did not come from this site; enter the code again.'))
+  const now = services.now()
+  const pending = userCode ? await findPendingDevice(services.db, userCode, now) : null
+  if (!pending || !userCode) return sendPage(reply, 400, deviceEntryPage(services, u, INVALID_CODE))
+
+  if (body.decision !== 'approve') {
+    await decideDevice(services.db, userCode, { approve: false }, now)
+    await recordAudit(services.db, { orgId: u.orgId, actor: u.userId, action: 'oauth.consent.deny', targetType: 'oauth_client', targetId: pending.clientId })
+    return sendPage(reply, 200, outcomePage(services, u, 'Request denied', `The device that showed ${formatUserCode(userCode)} was not connected.`, false))
+  }
+  const scopes = pending.scopes.filter((s) => u.scopes.has(s))
+  const grant = await upsertGrant(services.db, {
+    orgId: u.orgId, userId: u.userId, userEmail: u.email, clientId: pending.clientId, clientName: pending.clientName, workspace: pending.workspace, scopes, now: new Date(now),
+  })
+  const ok = await decideDevice(services.db, userCode, { approve: true, grantId: grant.grantId }, now)
+  if (!ok) return sendPage(reply, 400, deviceEntryPage(services, u, INVALID_CODE))
+  return sendPage(reply, 200, outcomePage(services, u, 'Device connected', `${pending.clientName} is connected. Return to the application: it picks up its credentials by itself.`, true))
+}
+
+export function registerDevice(app: FastifyInstance, services: Services) {
+  app.post('/oauth/device', { errorHandler: oauthErrorHandler() }, async (req, reply) => {
+    const body = req.body ?? {}
+    const client = await requireClient(services.db, param(body, 'client_id'))
+    if (!client.grantTypes.includes(GRANT_DEVICE_CODE)) throw new OAuthError('unauthorized_client', 'this client is not registered for the device_code grant')
+    const workspace = param(body, 'workspace') ?? DEFAULT_WORKSPACE
+    if (!WORKSPACE_PATTERN.test(workspace)) throw new OAuthError('invalid_request', 'workspace must be 1-100 letters, digits, spaces or . _ : @ / -')
+    const resource = checkResource(services.config, param(body, 'resource'))
+    const d = await createDeviceAuthorization(services.db, { clientId: client.id, workspace, resource, scopes: clampScopes(param(body, 'scope')), now: services.now() })
+    const uri = verificationUri(services)
+    const shown = formatUserCode(d.userCode)
+    return noStore(reply).send({
+      device_code: d.deviceCode,
+      user_code: shown,
+      verification_uri: uri,
+      verification_uri_complete: `${uri}?user_code=${shown}`,
+      expires_in: d.expiresIn,
+      interval: d.interval,
+    })
+  })
+}

@@ -1,0 +1,30 @@
+// POST /oauth/register — RFC 7591 dynamic client registration. On unless
+// NIGHTJAR_OAUTH_DCR_ENABLED=false, in which case the route does not exist (404, the
+// same body as any unknown route) and discovery drops registration_endpoint.
+import type { FastifyInstance } from 'fastify'
+import type { Services } from '../services.ts'
+import { registerClient } from './clients.ts'
+import { DCR_RATE_LIMIT, DCR_RATE_WINDOW_MS } from './constants.ts'
+import { noStore, oauthErrorHandler, OAuthError, sendOAuthError } from './errors.ts'
+import { FixedWindowLimiter } from './rate-limit.ts'
+
+export function registerRegistration(app: FastifyInstance, services: Services) {
+  if (!services.config.oauthDcrEnabled) return
+  const limiter = new FixedWindowLimiter(DCR_RATE_LIMIT, DCR_RATE_WINDOW_MS, services.now)
+  app.post('/oauth/register', {
+    errorHandler: oauthErrorHandler('invalid_client_metadata'),
+    // counted before the body is read: malformed attempts cost the same as good ones
+    onRequest: async (req, reply) => {
+      const verdict = limiter.hit(req.ip)
+      if (!verdict.allowed) {
+        return sendOAuthError(reply, new OAuthError('too_many_requests', `too many registrations from this address; retry in ${verdict.retryAfterSecs} s`, 429, {
+          'retry-after': String(verdict.retryAfterSecs),
+        }))
+      }
+    },
+  }, async (req, reply) => {
+    const client = await registerClient(services.db, req.body, services.now())
+    req.log.info({ clientId: client.client_id }, 'oauth client registered')
+    return noStore(reply).code(201).send(client)
+  })
+}

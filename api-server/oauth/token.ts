@@ -1,0 +1,47 @@
+// POST /oauth/token — form-encoded (RFC 6749 §3.2). Three grants: authorization_code
+// (with PKCE), refresh_token (single-use rotation) and the device code (RFC 8628).
+// Clients are public: client_id identifies, PKCE / possession of the device code or
+// refresh token authenticates. Responses are never cacheable.
+import type { FastifyInstance } from 'fastify'
+import type { Services } from '../services.ts'
+import { requireClient } from './clients.ts'
+import { GRANT_AUTHORIZATION_CODE, GRANT_DEVICE_CODE, GRANT_REFRESH_TOKEN } from './constants.ts'
+import { noStore, oauthErrorHandler, OAuthError, param, requiredParam } from './errors.ts'
+import { checkResource } from './resource.ts'
+import { redeemCode } from './codes.ts'
+import { rotateRefreshToken, type TokenResponse } from './tokens.ts'
+import { pollDevice } from './device-store.ts'
+
+export function registerToken(app: FastifyInstance, services: Services) {
+  app.post('/oauth/token', { errorHandler: oauthErrorHandler() }, async (req, reply) => {
+    const body = req.body ?? {}
+    const grantType = param(body, 'grant_type')
+    if (!grantType) throw new OAuthError('invalid_request', 'missing parameter: grant_type')
+    if (grantType !== GRANT_AUTHORIZATION_CODE && grantType !== GRANT_REFRESH_TOKEN && grantType !== GRANT_DEVICE_CODE) {
+      throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code, refresh_token or urn:ietf:params:oauth:grant-type:device_code')
+    }
+    const client = await requireClient(services.db, param(body, 'client_id'))
+    const now = services.now()
+    let tokens: TokenResponse
+    if (grantType === GRANT_AUTHORIZATION_CODE) {
+      tokens = await redeemCode(services.db, {
+        code: requiredParam(body, 'code'),
+        codeVerifier: requiredParam(body, 'code_verifier'),
+        redirectUri: param(body, 'redirect_uri'),
+        clientId: client.id,
+        resource: checkResource(services.config, param(body, 'resource')),
+        now,
+      })
+    } else if (grantType === GRANT_REFRESH_TOKEN) {
+      tokens = await rotateRefreshToken(services.db, {
+        refreshToken: requiredParam(body, 'refresh_token'),
+        clientId: client.id,
+        resource: checkResource(services.config, param(body, 'resource')),
+        now,
+      })
+    } else {
+      tokens = await pollDevice(services.db, { deviceCode: requiredParam(body, 'device_code'), clientId: client.id, now })
+    }
+    return noStore(reply).send(tokens)
+  })
+}
