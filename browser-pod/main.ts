@@ -48,6 +48,7 @@ function config() {
     chromiumPath: process.env.NIGHTJAR_CHROMIUM_PATH || undefined,
     hostAliases,
     denyCidrs,
+    tunnelUrl: process.env.NIGHTJAR_TUNNEL_URL || undefined,
   }
 }
 
@@ -84,7 +85,15 @@ async function main(): Promise<void> {
   }
 
   // Loaded after the env is checked: a misconfigured pod fails fast, before Playwright loads.
-  starting = import('./pod.ts').then(({ startPod }) => startPod({ ...cfg, log }))
+  starting = Promise.all([import('./pod.ts'), import('./tunnel-dialer.ts')]).then(([{ startPod }, { RelayTunnelDialer }]) => {
+    // local/split egress reaches the developer's machine through the api-server's relay
+    let sessionId: () => string | undefined = () => undefined
+    const tunnel = cfg.tunnelUrl ? new RelayTunnelDialer(cfg.tunnelUrl, cfg.token, () => sessionId()) : undefined
+    return startPod({ ...cfg, tunnel, log }).then((pod) => {
+      sessionId = () => pod.session.sessionId
+      return pod
+    })
+  })
   let pod: Pod
   try {
     pod = (await starting)!

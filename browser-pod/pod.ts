@@ -46,6 +46,8 @@ export async function startPod(opts: PodOptions): Promise<Pod> {
     denyCidrs: opts.denyCidrs ?? [],
     tunnel: opts.tunnel,
   })
+  // a warm pod opens its context before any session claims it
+  session.prewarm()
   const server = createNodeApi({ token: opts.token, session, log: opts.log })
   const host = opts.host ?? '127.0.0.1'
   try {

@@ -40,6 +40,27 @@ export class PodSession {
     return this._page
   }
 
+  private warm?: Promise<{ context: BrowserContext; page: Page } | undefined>
+
+  /** Opens the default context and page ahead of any session (warm pool). */
+  prewarm(): void {
+    this.warm = this.openContext({ viewport: { width: 1280, height: 720 } }).catch(() => undefined)
+  }
+
+  private async openContext(
+    opts: { viewport: { width: number; height: number }; userAgent?: string; storageState?: never },
+    sessionStorage?: SessionStorageEntry[],
+  ): Promise<{ context: BrowserContext; page: Page }> {
+    const context = await this.browser.newContext({ ...opts, acceptDownloads: false })
+    context.setDefaultTimeout(ACTION_TIMEOUT_MS)
+    context.setDefaultNavigationTimeout(NAVIGATION_TIMEOUT_MS)
+    if (Array.isArray(sessionStorage) && sessionStorage.length) await context.addInitScript(restoreSessionStorage, sessionStorage)
+    const page = await context.newPage()
+    page.on('console', (m) => this.pushConsole(m.type(), m.text()))
+    page.on('pageerror', (e) => this.pushConsole('pageerror', e.message))
+    return { context, page }
+  }
+
   async configure(input: ConfigureInput): Promise<void> {
     if (this.configuring || this._page) throw conflict('session already configured', 'already_configured')
     this.configuring = true
@@ -56,26 +77,28 @@ export class PodSession {
         throw new ApiError(500, 'internal', `egress policy rejected: ${(e as Error).message}`)
       }
       const { sessionStorage, ...playwrightState } = (input.storageState ?? {}) as { sessionStorage?: SessionStorageEntry[] }
-      let context: BrowserContext
-      try {
-        context = await this.browser.newContext({
-          viewport: input.viewport ?? { width: 1280, height: 720 },
-          userAgent: input.userAgent,
-          // Restored before the first navigation (cookies + localStorage).
-          storageState: input.storageState ? (playwrightState as never) : undefined,
-          acceptDownloads: false,
-        })
-      } catch (e) {
-        // Never echo the state: it is credential-equivalent.
-        if (input.storageState) throw new ApiError(400, 'bad_request', 'invalid storageState', 'invalid_storage_state')
-        throw e
+      // A warm pod has a context open already; a plain session takes it (a viewport is a
+      // cheap resize), so claiming a pod does not wait for a new context.
+      const plain = !input.storageState && !input.userAgent
+      let opened = plain ? await this.warm?.catch(() => undefined) : undefined
+      if (!opened) await this.warm?.then((w) => w?.context.close()).catch(() => {})
+      this.warm = undefined
+      if (opened && input.viewport) await opened.page.setViewportSize(input.viewport)
+      if (!opened) {
+        try {
+          opened = await this.openContext({
+            viewport: input.viewport ?? { width: 1280, height: 720 },
+            userAgent: input.userAgent,
+            // Restored before the first navigation (cookies + localStorage).
+            storageState: input.storageState ? (playwrightState as never) : undefined,
+          }, sessionStorage)
+        } catch (e) {
+          // Never echo the state: it is credential-equivalent.
+          if (input.storageState) throw new ApiError(400, 'bad_request', 'invalid storageState', 'invalid_storage_state')
+          throw e
+        }
       }
-      context.setDefaultTimeout(ACTION_TIMEOUT_MS)
-      context.setDefaultNavigationTimeout(NAVIGATION_TIMEOUT_MS)
-      if (Array.isArray(sessionStorage) && sessionStorage.length) await context.addInitScript(restoreSessionStorage, sessionStorage)
-      const page = await context.newPage()
-      page.on('console', (m) => this.pushConsole(m.type(), m.text()))
-      page.on('pageerror', (e) => this.pushConsole('pageerror', e.message))
+      const { context, page } = opened
       this.context = context
       this.sessionId = input.sessionId
       this._page = page
@@ -90,6 +113,7 @@ export class PodSession {
   }
 
   async close(): Promise<void> {
+    await this.warm?.then((w) => w?.context.close()).catch(() => {})
     await this.context?.close().catch(() => {})
   }
 }

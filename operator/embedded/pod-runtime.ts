@@ -25,7 +25,7 @@ export function defaultPodCommand(): PodCommand {
 }
 
 /** environment the pod may inherit; everything else (database URLs, KMS keys) stays out */
-const PASS_THROUGH = ['NIGHTJAR_CHROMIUM_PATH', 'NIGHTJAR_HOST_ALIASES', 'NIGHTJAR_DENY_CIDRS']
+const PASS_THROUGH = ['NIGHTJAR_CHROMIUM_PATH', 'NIGHTJAR_HOST_ALIASES', 'NIGHTJAR_DENY_CIDRS', 'NIGHTJAR_TUNNEL_URL']
 const BASE_ENV = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'LC_ALL', 'TZ', 'XDG_RUNTIME_DIR', 'XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'FONTCONFIG_PATH']
 
 export interface EmbeddedPodRuntimeOptions {
