@@ -10,7 +10,8 @@ export type Queryable = Pick<pg.Pool, 'query'>
 export const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations', import.meta.url))
 
 export function createPool(url: string, max = 10): Db {
-  const pool = new pg.Pool({ connectionString: url, max })
+  // idle connections are kept: opening one (fork + SCRAM) costs more than a whole request
+  const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 0 })
   // a dropped idle connection must not crash the process; the pool replaces it
   pool.on('error', () => {})
   return pool

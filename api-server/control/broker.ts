@@ -1,0 +1,295 @@
+// Server side of local reach: daemons join a network over /ws/control and the broker
+// opens tunnel streams through them. It holds no database handle; everything durable
+// (token check, registry rows) goes through injected hooks.
+//
+// Auth contract: the join token travels only in the upgrade request's
+// `Authorization: Bearer njt_...` header (never in the URL, so it stays out of access
+// logs). A missing or rejected token gets a plain HTTP `401` with body `unauthorized`
+// before any WebSocket exists. Then the daemon's first frame is HELLO
+// {daemonId?, host, version}; the broker answers WELCOME {daemonId, heartbeatMs} and the
+// network's DECLARED_HOSTS.
+import type { IncomingMessage } from 'node:http'
+import type { Duplex } from 'node:stream'
+import { WebSocketServer, type WebSocket } from 'ws'
+import { newId } from '../lib/ids.ts'
+import { MAX_FRAME, type HelloInfo } from '../../tunnel/frames.ts'
+import { TunnelSession } from '../../tunnel/session.ts'
+import { TunnelError } from '../../tunnel/errors.ts'
+import type { TunnelStream } from '../../tunnel/stream.ts'
+
+export const CONTROL_PATH = '/ws/control'
+
+export interface NetworkAuth {
+  networkId: string
+  orgId: string
+}
+
+export interface DaemonRegistration {
+  networkId: string
+  orgId: string
+  daemonId: string
+  host: string
+  version: string
+  connectedSince: string // ISO timestamp
+}
+
+export interface DaemonDisconnect extends DaemonRegistration {
+  reason: string
+}
+
+/** A daemon entry as the spec's daemons listing shows it. */
+export interface DaemonEntry {
+  id: string
+  host: string
+  version: string
+  connectedSince: string
+  reachable: boolean
+}
+
+export interface BrokerOptions {
+  /** Checks the join token for the network named in ?network=. null → 401. Never log the token. */
+  authenticate(networkNameOrSlug: string, token: string): Promise<NetworkAuth | null>
+  /** Awaited before WELCOME: when the daemon prints "registered", the registry row exists. */
+  onRegister?(reg: DaemonRegistration): void | Promise<void>
+  onDisconnect?(d: DaemonDisconnect): void | Promise<void>
+  /** Declared hosts pushed at registration (source of truth, e.g. the networks table). */
+  loadDeclaredHosts?(networkId: string): string[] | Promise<string[]>
+  log?(level: 'info' | 'warn', msg: string, fields?: Record<string, unknown>): void
+  heartbeatMs?: number // PING interval (default 10 s)
+  heartbeatTimeoutMs?: number // silence after which a daemon is dead (default 3 × interval)
+  helloTimeoutMs?: number // time allowed between upgrade and HELLO (default 5 s)
+  dialTimeoutMs?: number // time allowed for OPEN_OK (default 10 s)
+  window?: number // per-stream receive window (default 256 KiB)
+}
+
+interface Daemon {
+  reg: DaemonRegistration
+  session: TunnelSession
+  /** onRegister was queued: only then does a disconnect get reported */
+  announced: boolean
+  /** WELCOME sent: the daemon may be listed and dialled */
+  ready: boolean
+}
+
+const key = (networkId: string, daemonId: string) => `${networkId}\u0000${daemonId}`
+
+export class TunnelBroker {
+  private readonly opts: BrokerOptions
+  private readonly wss: WebSocketServer
+  private readonly daemons = new Map<string, Daemon>() // networkId\0daemonId → daemon
+  private readonly declared = new Map<string, string[]>()
+  private readonly hookChains = new Map<string, Promise<void>>()
+  private readonly pushSeq = new Map<string, number>() // per network: pushes so far
+  private readonly heartbeatMs: number
+  private readonly heartbeatTimeoutMs: number
+  private closed = false
+
+  constructor(opts: BrokerOptions) {
+    this.opts = opts
+    this.heartbeatMs = opts.heartbeatMs ?? 10_000
+    this.heartbeatTimeoutMs = opts.heartbeatTimeoutMs ?? this.heartbeatMs * 3
+    // noServer: the api-server's http server hands us its 'upgrade' events.
+    // No compression: tunnel bytes are mostly already compressed or tiny, and
+    // compression of attacker-influenced data next to secrets invites oracles.
+    this.wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: MAX_FRAME })
+  }
+
+  /**
+   * Handle an http 'upgrade'. Returns false when the path is not /ws/control, so the
+   * caller may route the socket elsewhere (or destroy it).
+   */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
+    const url = new URL(req.url ?? '/', 'http://x')
+    if (url.pathname !== CONTROL_PATH) return false
+    socket.on('error', () => {}) // a peer vanishing mid-handshake must not crash us
+    void this.admit(req, socket, head, url.searchParams.get('network') ?? '')
+    return true
+  }
+
+  private async admit(req: IncomingMessage, socket: Duplex, head: Buffer, network: string): Promise<void> {
+    if (this.closed) return refuseUpgrade(socket, 503, 'unavailable')
+    if (!network || network.length > 200) return refuseUpgrade(socket, 400, 'missing network')
+    const m = /^Bearer +(\S+)$/i.exec(req.headers.authorization ?? '')
+    const token = m?.[1]
+    let auth: NetworkAuth | null = null
+    if (token && token.startsWith('njt_')) {
+      try {
+        auth = await this.opts.authenticate(network, token)
+      } catch (e) {
+        this.log('warn', 'daemon join: authenticate failed', { error: (e as Error).message })
+        return refuseUpgrade(socket, 503, 'unavailable')
+      }
+    }
+    if (!auth) {
+      this.log('info', 'daemon join rejected: unauthorized', { network })
+      return refuseUpgrade(socket, 401, 'unauthorized')
+    }
+    if (socket.destroyed || this.closed) {
+      socket.destroy()
+      return
+    }
+    const a = auth
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.attach(ws, a))
+  }
+
+  private attach(ws: WebSocket, auth: NetworkAuth): void {
+    const session = new TunnelSession(ws, { role: 'broker', window: this.opts.window, openTimeoutMs: this.opts.dialTimeoutMs })
+    const helloTimer = setTimeout(() => session.close(1008, 'no HELLO'), this.opts.helloTimeoutMs ?? 5000)
+    const slot: { daemon: Daemon | null } = { daemon: null }
+    session.once('hello', (hello) => {
+      clearTimeout(helloTimer)
+      void this.register(session, auth, hello, slot)
+    })
+    session.on('close', (err) => {
+      clearTimeout(helloTimer)
+      if (err && err.name === 'ProtocolError') this.log('warn', 'daemon dropped: ' + err.message, { networkId: auth.networkId })
+      const d = slot.daemon
+      if (d) this.unlist(d, err?.message ?? 'closed')
+    })
+  }
+
+  /** Remove a daemon from the registry once (a same-id reconnect may have replaced it already). */
+  private unlist(d: Daemon, reason: string): void {
+    const k = key(d.reg.networkId, d.reg.daemonId)
+    if (this.daemons.get(k) !== d) return
+    this.daemons.delete(k)
+    if (d.announced) this.chain(k, () => this.opts.onDisconnect?.({ ...d.reg, reason }))
+  }
+
+  private async register(session: TunnelSession, auth: NetworkAuth, hello: HelloInfo, slot: { daemon: Daemon | null }): Promise<void> {
+    const reg: DaemonRegistration = {
+      networkId: auth.networkId,
+      orgId: auth.orgId,
+      daemonId: hello.daemonId ?? newId('ndmn_'),
+      host: hello.host || 'unknown',
+      version: hello.version,
+      connectedSince: new Date().toISOString(),
+    }
+    const k = key(reg.networkId, reg.daemonId)
+    const daemon: Daemon = { reg, session, announced: false, ready: false }
+    slot.daemon = daemon
+    // Same id reconnecting while the old socket is not yet known dead: the new one wins.
+    const old = this.daemons.get(k)
+    this.daemons.set(k, daemon)
+    if (old) {
+      if (old.announced) this.chain(k, () => this.opts.onDisconnect?.({ ...old.reg, reason: 'replaced by a new connection' }))
+      old.session.close(4000, 'replaced by a new connection')
+    }
+    try {
+      if (this.opts.loadDeclaredHosts) {
+        // a push that lands while we load is newer than what we loaded: keep the push
+        const seq = this.pushSeq.get(reg.networkId) ?? 0
+        const loaded = await this.opts.loadDeclaredHosts(reg.networkId)
+        if (seq === (this.pushSeq.get(reg.networkId) ?? 0)) this.declared.set(reg.networkId, [...loaded])
+      }
+      // Gone already (closed, or replaced by a same-id reconnect): no onRegister at all, so
+      // the hooks never see register after disconnect.
+      if (this.daemons.get(k) !== daemon) return
+      daemon.announced = true
+      await this.chain(k, () => this.opts.onRegister?.(reg))
+      if (!session.isOpen) return // the close handler has queued onDisconnect after onRegister
+      session.sendWelcome({ daemonId: reg.daemonId, heartbeatMs: this.heartbeatMs })
+      // read the list only now: a push during onRegister skipped this not-yet-ready daemon
+      session.sendDeclaredHosts(this.declared.get(reg.networkId) ?? [])
+      session.startHeartbeat(this.heartbeatMs, this.heartbeatTimeoutMs, true)
+      daemon.ready = true
+      this.log('info', 'daemon registered', { networkId: reg.networkId, daemonId: reg.daemonId, host: reg.host })
+    } catch (e) {
+      this.log('warn', 'daemon registration failed: ' + (e as Error).message, { networkId: reg.networkId })
+      this.unlist(daemon, 'registration failed')
+      session.close(1011, 'registration failed')
+    }
+  }
+
+  /** Hooks for one daemon id run in order, so "disconnect old" never lands after "register new". */
+  private chain(k: string, fn: () => void | Promise<void>): Promise<void> {
+    const prev = this.hookChains.get(k) ?? Promise.resolve()
+    const run = prev.then(fn)
+    const settled = run.catch((e) => this.log('warn', 'daemon hook failed: ' + (e as Error).message))
+    this.hookChains.set(k, settled)
+    void settled.then(() => {
+      if (this.hookChains.get(k) === settled) this.hookChains.delete(k)
+    })
+    return run
+  }
+
+  /** Online daemons of a network, newest first. */
+  listDaemons(networkId: string): DaemonEntry[] {
+    const now = Date.now()
+    return this.online(networkId).map(({ reg, session }) => ({
+      id: reg.daemonId,
+      host: reg.host,
+      version: reg.version,
+      connectedSince: reg.connectedSince,
+      reachable: session.isOpen && now - session.lastSeen <= this.heartbeatMs * 2,
+    }))
+  }
+
+  private online(networkId: string): Daemon[] {
+    return [...this.daemons.values()]
+      .filter((d) => d.reg.networkId === networkId && d.ready && d.session.isOpen)
+      .sort((a, b) => b.reg.connectedSince.localeCompare(a.reg.connectedSince))
+  }
+
+  /** Per-daemon tunnel counters (metrics, tests): open streams and bytes queued on the socket. */
+  sessionStats(networkId: string): Array<{ daemonId: string; streams: number; pendingOpens: number; bufferedOut: number }> {
+    return this.online(networkId).map((d) => ({ daemonId: d.reg.daemonId, ...d.session.stats() }))
+  }
+
+  /** Replace the network's declared-host list on every daemon of the network (they re-check it). */
+  pushDeclaredHosts(networkId: string, hosts: readonly string[]): void {
+    const list = [...hosts]
+    this.pushSeq.set(networkId, (this.pushSeq.get(networkId) ?? 0) + 1)
+    this.declared.set(networkId, list)
+    for (const d of this.online(networkId)) d.session.sendDeclaredHosts(list)
+  }
+
+  /**
+   * Open a TCP stream to host:port as seen from the daemon's machine. Uses the most
+   * recently connected daemon of the network (a restarted daemon takes over at once).
+   * Rejects with TunnelError: no_daemon, refused, timeout, not_declared, unreachable, error.
+   */
+  async dial(networkId: string, host: string, port: number, opts: { timeoutMs?: number } = {}): Promise<TunnelStream> {
+    const h = host.replace(/^\[(.*)\]$/, '$1')
+    if (!Number.isInteger(port) || port < 1 || port > 65535) throw new TunnelError('error', 'bad port')
+    if (!/^[\x21-\x7e]{1,255}$/.test(h)) throw new TunnelError('error', 'bad host')
+    const d = this.online(networkId)[0]
+    if (!d) throw new TunnelError('no_daemon')
+    return d.session.open(h, port, opts)
+  }
+
+  /** Close every daemon of a network (token rotated): they must rejoin, meeting `authenticate` again. */
+  disconnectNetwork(networkId: string, reason = 'network access revoked'): void {
+    for (const d of [...this.daemons.values()]) if (d.reg.networkId === networkId) d.session.close(4001, reason)
+  }
+
+  /** Network deleted: disconnect its daemons and drop what the broker remembers of it. */
+  forgetNetwork(networkId: string): void {
+    this.disconnectNetwork(networkId, 'network deleted')
+    this.declared.delete(networkId)
+    this.pushSeq.delete(networkId)
+  }
+
+  /** Stop accepting daemons and close every connection. */
+  async close(): Promise<void> {
+    this.closed = true
+    for (const d of [...this.daemons.values()]) d.session.close(1001, 'server shutting down')
+    for (const ws of this.wss.clients) ws.terminate()
+    await Promise.allSettled([...this.hookChains.values()])
+    await new Promise<void>((r) => this.wss.close(() => r()))
+  }
+
+  private log(level: 'info' | 'warn', msg: string, fields?: Record<string, unknown>): void {
+    this.opts.log?.(level, msg, fields)
+  }
+}
+
+function refuseUpgrade(socket: Duplex, status: 400 | 401 | 503, body: string): void {
+  if (socket.destroyed) return
+  const text = { 400: 'Bad Request', 401: 'Unauthorized', 503: 'Service Unavailable' }[status]
+  socket.end(
+    `HTTP/1.1 ${status} ${text}\r\n` +
+      (status === 401 ? 'WWW-Authenticate: Bearer\r\n' : '') +
+      `Content-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  )
+}

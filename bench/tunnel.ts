@@ -1,0 +1,314 @@
+// Tunnel benchmark: what local reach costs over talking to the local server directly.
+//
+// Topology (loopback only), three processes as in real use: this one runs the broker and
+// the consumer (api-server + browser side); a "daemon" child runs `runDaemon`; a "servers"
+// child runs the developer's local servers (a byte source and a tiny HTTP server). The
+// baseline talks from this process straight to the same servers.
+//
+//   node --import tsx bench/tunnel.ts      prints the table
+import http from 'node:http'
+import net from 'node:net'
+import { spawn, type ChildProcess } from 'node:child_process'
+import type { Duplex } from 'node:stream'
+import { realpathSync } from 'node:fs'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { TunnelBroker } from '../api-server/control/broker.ts'
+import { runDaemon } from '../cli/daemon.ts'
+import { newToken } from '../api-server/lib/ids.ts'
+
+type Row = Record<string, string | number>
+
+const NETWORK = 'bench'
+const NETWORK_ID = 'nnet_bench'
+const THROUGHPUT_BYTES = 64 * 1024 * 1024
+const THROUGHPUT_RUNS = 5
+const LATENCY_REQUESTS = 300
+const REGISTRATIONS = 20
+const CHILD_ENV = 'NIGHTJAR_BENCH_TUNNEL_CHILD'
+
+interface ChildPorts {
+  source: number
+  http: number
+}
+
+// ---------------------------------------------------------------- children
+
+/** Answers the parent's CPU-time questions (both children's work counts per byte). */
+function reportCpu(): void {
+  process.on('message', (m) => {
+    if (m === 'cpu') process.send!({ cpu: process.cpuUsage() })
+  })
+}
+
+async function serversMain(): Promise<void> {
+  const block = Buffer.alloc(256 * 1024, 0x5a)
+  // source: sends `n` bytes (n = first 8 bytes the client sends), then closes
+  const source = net.createServer((s) => {
+    s.once('data', (head: Buffer) => {
+      let left = Number(head.readBigUInt64BE(0))
+      const pump = () => {
+        while (left > 0) {
+          const n = Math.min(left, block.length)
+          left -= n
+          if (!s.write(n === block.length ? block : block.subarray(0, n))) return void s.once('drain', pump)
+        }
+        s.end()
+      }
+      pump()
+    })
+    s.on('error', () => {})
+  })
+  const web = http.createServer((_req, res) => {
+    res.setHeader('content-type', 'text/plain')
+    res.end('ok')
+  })
+  await new Promise<void>((r) => source.listen(0, '127.0.0.1', r))
+  await new Promise<void>((r) => web.listen(0, '127.0.0.1', r))
+  process.on('disconnect', () => {
+    source.close()
+    web.close()
+    process.exit(0)
+  })
+  reportCpu()
+  const ports: ChildPorts = { source: (source.address() as net.AddressInfo).port, http: (web.address() as net.AddressInfo).port }
+  process.send!(ports)
+}
+
+async function daemonMain(): Promise<void> {
+  const ac = new AbortController()
+  process.on('disconnect', () => ac.abort())
+  reportCpu()
+  await runDaemon(
+    { network: NETWORK, token: process.env.BENCH_TOKEN!, controlUrl: process.env.BENCH_URL!, host: 'bench', log: () => {} },
+    { signal: ac.signal },
+  )
+}
+
+// ---------------------------------------------------------------- parent side
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+
+/** Reads `bytes` from a source connection; returns MB/s. */
+async function pull(conn: Duplex, bytes: number): Promise<number> {
+  const head = Buffer.alloc(8)
+  head.writeBigUInt64BE(BigInt(bytes))
+  const start = performance.now()
+  conn.write(head)
+  let got = 0
+  for await (const c of conn) got += (c as Buffer).length
+  const secs = (performance.now() - start) / 1000
+  if (got !== bytes) throw new Error(`short read: ${got} of ${bytes}`)
+  return bytes / 1e6 / secs
+}
+
+function directConnect(port: number): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect(port, '127.0.0.1', () => resolve(s))
+    s.on('error', reject)
+  })
+}
+
+/** One GET; returns milliseconds. `agent` decides how the connection is made. */
+function get(port: number, agent: http.Agent): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const start = performance.now()
+    const req = http.get({ host: '127.0.0.1', port, path: '/', agent }, (res) => {
+      res.resume()
+      res.on('end', () => resolve(performance.now() - start))
+    })
+    req.on('error', reject)
+  })
+}
+
+/** An http.Agent whose sockets are tunnel streams. */
+class TunnelAgent extends http.Agent {
+  constructor(private broker: TunnelBroker, opts: http.AgentOptions) {
+    super(opts)
+  }
+  override createConnection(o: http.ClientRequestArgs, cb?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
+    this.broker.dial(NETWORK_ID, '127.0.0.1', Number(o.port)).then((s) => cb!(null, s), (e) => cb!(e, undefined as never))
+    return undefined // the callback form: http waits for cb
+  }
+}
+
+async function latency(port: number, agent: http.Agent): Promise<number[]> {
+  for (let i = 0; i < 20; i++) await get(port, agent) // warm-up
+  const xs: number[] = []
+  for (let i = 0; i < LATENCY_REQUESTS; i++) xs.push(await get(port, agent))
+  agent.destroy()
+  return xs
+}
+
+export async function benchTunnel(): Promise<Row[]> {
+  // loaded here, not at the top: the child processes run this file too and need none of it
+  const { percentile } = await import('./harness.ts')
+  const token = newToken('njt_')
+  let onReg: (() => void) | null = null
+  const broker = new TunnelBroker({
+    authenticate: async (n, t) => (n === NETWORK && t === token ? { networkId: NETWORK_ID, orgId: 'norg_bench' } : null),
+    onRegister: () => onReg?.(),
+  })
+  const server = http.createServer((_q, r) => r.writeHead(404).end())
+  server.on('upgrade', (req, socket, head) => {
+    if (!broker.handleUpgrade(req, socket, head)) socket.destroy()
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  const url = `ws://127.0.0.1:${(server.address() as net.AddressInfo).port}`
+  const registered = () => new Promise<void>((r) => (onReg = r))
+
+  const children: ChildProcess[] = []
+  const start = (role: 'servers' | 'daemon') => {
+    const c = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url)], {
+      cwd: fileURLToPath(new URL('..', import.meta.url)),
+      env: { ...process.env, [CHILD_ENV]: role, BENCH_TOKEN: token, BENCH_URL: url },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    })
+    children.push(c)
+    return c
+  }
+  const rows: Row[] = []
+  try {
+    const servers = start('servers')
+    const ports = await new Promise<ChildPorts>((resolve, reject) => {
+      servers.once('message', (m) => resolve(m as ChildPorts))
+      servers.once('exit', (c) => reject(new Error(`bench servers exited with ${c}`)))
+    })
+    const firstReg = registered()
+    const daemon = start('daemon')
+    await firstReg
+    broker.pushDeclaredHosts(NETWORK_ID, ['127.0.0.1'])
+    while (broker.listDaemons(NETWORK_ID).length === 0) await new Promise((r) => setTimeout(r, 1))
+    // the push is in flight on the same socket as the dials below, so it lands first
+
+    // throughput: warm both paths up, then alternate direct/tunnel runs so that a load
+    // change on a shared machine hits both sides of a pair; the ratio is the median of
+    // the per-pair ratios
+    await pull(await directConnect(ports.source), THROUGHPUT_BYTES / 4)
+    await pull(await broker.dial(NETWORK_ID, '127.0.0.1', ports.source), THROUGHPUT_BYTES / 4)
+    const direct: number[] = []
+    const tunnel: number[] = []
+    const ratios: number[] = []
+    const cpu = { direct: 0, tunnel: 0 }
+    const childCpu = (c: ChildProcess) =>
+      new Promise<number>((r) => {
+        const on = (m: unknown) => {
+          if (m && typeof m === 'object' && 'cpu' in m) {
+            c.off('message', on)
+            const u = (m as { cpu: NodeJS.CpuUsage }).cpu
+            r(u.user + u.system)
+          }
+        }
+        c.on('message', on)
+        c.send('cpu')
+      })
+    const cpuNow = async () => {
+      const theirs = (await childCpu(servers)) + (await childCpu(daemon))
+      const ours = process.cpuUsage()
+      return (theirs + ours.user + ours.system) / 1000
+    }
+    for (let i = 0; i < THROUGHPUT_RUNS; i++) {
+      let t0 = await cpuNow()
+      direct.push(await pull(await directConnect(ports.source), THROUGHPUT_BYTES))
+      let t1 = await cpuNow()
+      cpu.direct += t1 - t0
+      t0 = t1
+      tunnel.push(await pull(await broker.dial(NETWORK_ID, '127.0.0.1', ports.source), THROUGHPUT_BYTES))
+      t1 = await cpuNow()
+      cpu.tunnel += t1 - t0
+      ratios.push(tunnel[i] / direct[i])
+    }
+    const ratio = median(ratios)
+    rows.push({
+      bench: 'tunnel',
+      metric: `throughput, ${THROUGHPUT_BYTES / 1024 / 1024} MiB x${THROUGHPUT_RUNS} (median MB/s)`,
+      baseline: `${median(direct).toFixed(0)} direct TCP`,
+      nightjar: `${median(tunnel).toFixed(0)} via tunnel`,
+      result: `${ratio.toFixed(2)}x`,
+      target: '>= 0.5x',
+      pass: ratio >= 0.5 ? 'yes' : 'no',
+    })
+    // CPU per GiB over both processes: independent of how busy the machine is
+    const perGiB = (ms: number) => (ms / ((THROUGHPUT_BYTES * THROUGHPUT_RUNS) / 2 ** 30)).toFixed(0)
+    rows.push({
+      bench: 'tunnel',
+      metric: 'CPU ms per GiB moved (all processes)',
+      baseline: `${perGiB(cpu.direct)} direct TCP`,
+      nightjar: `${perGiB(cpu.tunnel)} via tunnel`,
+      result: `${(cpu.tunnel / cpu.direct).toFixed(2)}x the CPU`,
+      target: 'report',
+      pass: '-',
+    })
+
+    // latency per small HTTP request: new connection each time, then keep-alive
+    for (const keepAlive of [false, true]) {
+      const dl = await latency(ports.http, new http.Agent({ keepAlive, maxSockets: 1 }))
+      const tl = await latency(ports.http, new TunnelAgent(broker, { keepAlive, maxSockets: 1 }))
+      for (const p of [50, 95]) {
+        const added = percentile(tl, p) - percentile(dl, p)
+        rows.push({
+          bench: 'tunnel',
+          metric: `HTTP GET p${p} ms, ${keepAlive ? 'keep-alive' : 'new connection'} (n=${LATENCY_REQUESTS})`,
+          baseline: `${percentile(dl, p).toFixed(3)} direct`,
+          nightjar: `${percentile(tl, p).toFixed(3)} via tunnel`,
+          result: `+${added.toFixed(3)} ms`,
+          target: p === 50 ? '< 2 ms added' : 'report',
+          pass: p === 50 ? (added < 2 ? 'yes' : 'no') : '-',
+        })
+      }
+    }
+
+    // registration: daemon start → the daemon's own "registered as" (WELCOME received)
+    const regs: number[] = []
+    for (let i = 0; i < REGISTRATIONS; i++) {
+      const ac = new AbortController()
+      let welcomed!: () => void
+      const reg = new Promise<void>((r) => (welcomed = r))
+      const log = (line: string) => line.startsWith('registered as ') && welcomed()
+      const start = performance.now()
+      const done = runDaemon({ network: NETWORK, token, controlUrl: url, host: 'bench-reg', log }, { signal: ac.signal })
+      await reg
+      regs.push(performance.now() - start)
+      ac.abort()
+      await done
+    }
+    rows.push({
+      bench: 'tunnel',
+      metric: `daemon registration ms (n=${REGISTRATIONS})`,
+      baseline: 'spec: about 1 s',
+      nightjar: `p50 ${percentile(regs, 50).toFixed(1)}, p95 ${percentile(regs, 95).toFixed(1)}`,
+      result: `${percentile(regs, 50).toFixed(1)} ms p50`,
+      target: '< 100 ms p50',
+      pass: percentile(regs, 50) < 100 ? 'yes' : 'no',
+    })
+  } finally {
+    for (const c of children) {
+      if (c.connected) c.disconnect()
+      c.kill()
+    }
+    await broker.close()
+    server.closeAllConnections()
+    await new Promise<void>((r) => server.close(() => r()))
+  }
+  return rows
+}
+
+function isEntryPoint(): boolean {
+  try {
+    return !!process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href
+  } catch {
+    return false
+  }
+}
+
+const role = process.env[CHILD_ENV]
+if (role && process.send) {
+  ;(role === 'servers' ? serversMain() : daemonMain()).catch((e) => {
+    console.error(e)
+    process.exit(1)
+  })
+} else if (isEntryPoint()) {
+  Promise.all([benchTunnel(), import('./harness.ts')]).then(([rows, { printTable }]) => printTable('local reach tunnel vs direct loopback', rows), (e) => {
+    console.error(e)
+    process.exitCode = 1
+  })
+}
