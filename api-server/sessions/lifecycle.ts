@@ -84,10 +84,11 @@ export async function startSession(
   const openedBy = { principalId: actingAgentId, credentialId: auth.principal.credentialId, name: auth.principal.name }
 
   const browserKind = input.browserKind ?? 'chromium'
+  const createdAt = new Date().toISOString()
   // the row exists before the lease is taken, so the lease reaper always sees a live holder
   await insertSession(services.db, {
     id, orgId: auth.orgId, agentId: actingAgentId, openedBy, admission, identityId: null, grantId: null,
-    egress, networkId: network?.id ?? null, browserKind, url: input.url ?? null, viewport: input.viewport ?? null,
+    egress, networkId: network?.id ?? null, browserKind, url: input.url ?? null, viewport: input.viewport ?? null, createdAt,
   })
   let bound: { identityId: string; grantId: string; leaseExpiresAt: string } | undefined
   if (input.identity) {
@@ -127,9 +128,17 @@ export async function startSession(
       const reason = obj.status?.conditions?.find((c) => c.type === 'Ready')?.reason ?? 'PodFailed'
       throw new ApiError(503, 'unavailable', 'the browser pod failed to start', reason)
     }
-    await setStatus(services.db, id, 'live')
-    await journal(services.db, { id, orgId: auth.orgId }, { op: admission === 'spawned_child' ? 'spawn_and_start_session' : 'session_start', outcome: 'ok', detail: { egress, browserKind } })
-    return sessionView(await getSession(services.db, auth.orgId, id))
+    // both writes at once; the view is built from what is known rather than read back
+    const liveAt = new Date().toISOString()
+    await Promise.all([
+      setStatus(services.db, id, 'live', undefined, liveAt),
+      journal(services.db, { id, orgId: auth.orgId }, { op: admission === 'spawned_child' ? 'spawn_and_start_session' : 'session_start', outcome: 'ok', detail: { egress, browserKind } }),
+    ])
+    return sessionView({
+      id, orgId: auth.orgId, agentId: actingAgentId, openedBy, admission, identityId: bound?.identityId ?? null, grantId: bound?.grantId ?? null,
+      egress, networkId: network?.id ?? null, browserKind, url: input.url ?? null, viewport: input.viewport ?? null,
+      status: 'live', failureReason: null, createdAt, liveAt, endedAt: null,
+    })
   } catch (e) {
     await abandon(services, id, isApiError(e) ? e.reason ?? e.code : 'start_failed')
     throw e

