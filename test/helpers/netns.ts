@@ -95,34 +95,41 @@ http.createServer((req, res) => {
 }).listen(80, process.env.LISTEN_IP, () => process.stdout.write('ready\n'))
 `
 
-export async function startPublicWeb(t: Teardown, opts: { pagesDir?: string } = {}): Promise<PublicWeb> {
-  if (process.getuid?.() !== 0) {
-    throw new Error('netns: creating the "public web" network namespace needs root (ip netns); run the browser-pod tests as root')
-  }
+export interface Namespace {
+  ns: string
+  /** the namespace side of the veth pair */
+  ip: string
+  /** the root side of the veth pair */
+  hostIp: string
+  /** runs a command inside the namespace (killed at teardown) */
+  spawn(command: string, args: string[], env?: Record<string, string>): ChildProcess
+  close(): Promise<void>
+}
+
+/** A bare namespace joined to the root namespace by a veth /30 in 198.18.0.0/15. */
+export async function createNamespace(t: Teardown): Promise<Namespace> {
+  if (process.getuid?.() !== 0) throw new Error('netns: network namespaces need root (ip netns)')
   await sweepStale()
   const id = randomBytes(3).toString('hex')
   const ns = `njt-${process.pid}-${id}`
   const vethHost = `nj${id}h`
   const vethNs = `nj${id}n`
-  let server: ChildProcess | undefined
+  const children: ChildProcess[] = []
   let closed = false
-
   const close = async () => {
     if (closed) return
     closed = true
-    if (server && server.exitCode === null && server.signalCode === null) {
-      const exited = new Promise((r) => server!.once('exit', r))
-      server.kill('SIGKILL')
-      await exited
-    }
+    await Promise.all(children.filter((c) => c.exitCode === null && c.signalCode === null).map((c) => {
+      const exited = new Promise((r) => c.once('exit', r))
+      c.kill('SIGKILL')
+      return exited
+    }))
     await ip('netns', 'del', ns).catch(() => {})
-    await ip('link', 'del', vethHost).catch(() => {}) // gone with the namespace, normally
+    await ip('link', 'del', vethHost).catch(() => {})
   }
   t.teardown(close)
-
-  let base: number
   try {
-    base = await freeSubnet()
+    const base = await freeSubnet()
     const hostIp = `198.18.${base >> 8}.${(base & 255) + 1}`
     const nsIp = `198.18.${base >> 8}.${(base & 255) + 2}`
     await ip('netns', 'add', ns)
@@ -133,41 +140,57 @@ export async function startPublicWeb(t: Teardown, opts: { pagesDir?: string } = 
     await ip('-n', ns, 'addr', 'add', `${nsIp}/30`, 'dev', vethNs)
     await ip('-n', ns, 'link', 'set', vethNs, 'up')
     await ip('-n', ns, 'link', 'set', 'lo', 'up')
-
-    server = spawn('ip', ['netns', 'exec', ns, process.execPath, '-e', SERVER], {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PAGES_DIR: opts.pagesDir ?? PAGES_DIR, LISTEN_IP: nsIp },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let stderr = ''
-    server.stderr!.on('data', (d) => (stderr += d))
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`netns server did not start: ${stderr}`)), 15_000)
-      server!.stdout!.on('data', (d) => {
-        if (String(d).includes('ready')) {
-          clearTimeout(timer)
-          resolve()
-        }
-      })
-      server!.once('exit', (code) => {
-        clearTimeout(timer)
-        reject(new Error(`netns server exited (${code}): ${stderr}`))
-      })
-    })
-
     return {
-      ns,
-      ip: nsIp,
-      hostIp,
-      close,
-      requests: async () => {
-        // Direct from the test (root namespace), not through any gateway.
-        const res = await fetch(`http://${nsIp}/__requests`)
-        return (await res.json()) as SeenRequest[]
+      ns, ip: nsIp, hostIp, close,
+      spawn: (command, args, env = {}) => {
+        const c = spawn('ip', ['netns', 'exec', ns, command, ...args], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', ...env }, stdio: ['pipe', 'pipe', 'pipe'] })
+        children.push(c)
+        return c
       },
     }
   } catch (e) {
     await close()
-    const msg = (e as Error & { stderr?: string }).stderr || (e as Error).message
-    throw new Error(`netns: could not create the "public web" namespace (needs root and iproute2): ${msg}`)
+    throw new Error(`netns: could not create a namespace (needs root and iproute2): ${(e as Error).message}`)
   }
+}
+
+export async function startPublicWeb(t: Teardown, opts: { pagesDir?: string } = {}): Promise<PublicWeb> {
+  const space = await createNamespace(t)
+  try {
+    const server = space.spawn(process.execPath, ['-e', SERVER], { PAGES_DIR: opts.pagesDir ?? PAGES_DIR, LISTEN_IP: space.ip })
+    await waitForLine(server, 'ready', 15_000)
+    return {
+      ns: space.ns,
+      ip: space.ip,
+      hostIp: space.hostIp,
+      close: space.close,
+      requests: async () => {
+        // Direct from the test (root namespace), not through any gateway.
+        const res = await fetch(`http://${space.ip}/__requests`)
+        return (await res.json()) as SeenRequest[]
+      },
+    }
+  } catch (e) {
+    await space.close()
+    throw new Error(`netns: could not start the "public web" server: ${(e as Error).message}`)
+  }
+}
+
+/** Resolves when the child prints `marker` on stdout; rejects if it exits first. */
+export function waitForLine(child: ChildProcess, marker: string, timeoutMs: number): Promise<void> {
+  let stderr = ''
+  child.stderr?.on('data', (d) => (stderr += d))
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no "${marker}" in time: ${stderr.slice(0, 500)}`)), timeoutMs)
+    child.stdout!.on('data', (d) => {
+      if (String(d).includes(marker)) {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+    child.once('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`exited (${code}) before "${marker}": ${stderr.slice(0, 500)}`))
+    })
+  })
 }

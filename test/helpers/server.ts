@@ -56,6 +56,8 @@ export async function startTestServer(
     operations?: import('../../api-server/operations/types.ts').AnyOperation[]
     /** run browser sessions: the embedded operator and real browser pods */
     sessions?: boolean
+    /** where to listen (default 127.0.0.1); 0.0.0.0 lets a test's own namespaces reach it */
+    listenHost?: string
   } = {},
 ): Promise<TestServer> {
   const testDb = await createTestDb(t)
@@ -75,7 +77,7 @@ export async function startTestServer(
   logStream.on('data', (d) => { logText += d })
   const plane = opts.sessions ? await startEmbeddedPlane({ config }) : undefined
   const { app, services } = await build({ config, db: testDb.db, cookieKey: randomBytes(32), logStream, now: opts.now, operations: opts.operations, plane })
-  await app.listen({ host: '127.0.0.1', port })
+  await app.listen({ host: opts.listenHost ?? '127.0.0.1', port })
   const url = `http://127.0.0.1:${port}`
   let orgCounter = 0
   let closed = false
