@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { AnyOperation, McpContent } from '../operations/types.ts'
 import type { Services } from '../services.ts'
@@ -89,16 +89,22 @@ export function registerMcp(app: FastifyInstance, services: Services, ops: reado
       return reply.code(405).header('allow', 'POST').send({ error: { code: 'method_not_allowed', message: 'use POST' } })
     }
     const server = buildServer(services, tools, byName, auth, req)
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
-    // the transport writes to the raw response, so carry over headers set by hooks (CORS)
-    for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) reply.raw.setHeader(k, v as string)
-    reply.hijack()
-    reply.raw.on('close', () => {
-      transport.close().catch(() => {})
-      server.close().catch(() => {})
-    })
+    // the web-standard transport takes the body Fastify already parsed: no second pass
+    // over the request stream and no Node↔fetch adapter on every call
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
     await server.connect(transport)
-    await transport.handleRequest(req.raw, reply.raw, req.body)
+    try {
+      const headers = new Headers()
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v)
+      const request = new Request(new URL(req.url, 'http://mcp.local'), { method: 'POST', headers })
+      const response = await transport.handleRequest(request, { parsedBody: req.body })
+      reply.code(response.status)
+      response.headers.forEach((value, key) => reply.header(key, value))
+      return reply.send(response.body ? Buffer.from(await response.arrayBuffer()) : undefined)
+    } finally {
+      await transport.close().catch(() => {})
+      await server.close().catch(() => {})
+    }
   }
   app.route({ method: ['GET', 'POST', 'DELETE'], url: '/mcp', handler: handle })
 }
