@@ -76,9 +76,9 @@ export const screenshot = defineOperation({
   name: 'screenshot',
   description: 'PNG of the page',
   scopes: DRIVE,
-  input: z.strictObject({ sessionId, fullPage: z.boolean().optional() }),
+  input: z.strictObject({ sessionId }),
   rest: { method: 'POST', path: '/v1/sessions/:sessionId/screenshot' },
-  handler: (ctx, { sessionId, fullPage }) => drive(ctx, sessionId, 'screenshot', { fullPage }, (node) => node.screenshot({ fullPage })),
+  handler: (ctx, { sessionId }) => drive(ctx, sessionId, 'screenshot', {}, (node) => node.screenshot({})),
   toMcp: (r): McpContent => ({ content: [{ type: 'image', data: r.png, mimeType: 'image/png' }] }),
 })
 
