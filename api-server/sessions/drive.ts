@@ -3,7 +3,9 @@
 import type { OpContext } from '../operations/types.ts'
 import type { NodeClient } from '../../browser-pod/client.ts'
 import { ApiError, isApiError } from '../lib/errors.ts'
-import { getSession, journal, type SessionRow } from './store.ts'
+import { getSession, journalLater, type SessionRow } from './store.ts'
+
+const logJournalError = (ctx: OpContext) => (err: unknown) => ctx.log.error({ err }, 'journal write failed')
 
 export function notLive(row: SessionRow): ApiError {
   return new ApiError(409, 'conflict', `session is ${row.status}`, 'session_not_live')
@@ -36,11 +38,11 @@ export async function drive<T>(
   const started = performance.now()
   try {
     const out = await action(node, row)
-    await journal(ctx.services.db, row, { op, detail, outcome: 'ok', durationMs: Math.round(performance.now() - started) })
+    journalLater(ctx.services.db, row, { op, detail, outcome: 'ok', durationMs: Math.round(performance.now() - started) }, logJournalError(ctx))
     return out
   } catch (e) {
     const code = isApiError(e) ? e.reason ?? e.code : 'internal'
-    await journal(ctx.services.db, row, { op, detail, outcome: 'error', errorCode: code, durationMs: Math.round(performance.now() - started) }).catch(() => {})
+    journalLater(ctx.services.db, row, { op, detail, outcome: 'error', errorCode: code, durationMs: Math.round(performance.now() - started) }, logJournalError(ctx))
     throw e
   }
 }

@@ -101,14 +101,36 @@ export interface JournalEntry {
   durationMs?: number
 }
 
-export async function journal(db: Queryable, session: { id: string; orgId: string }, e: JournalEntry): Promise<void> {
+async function insertJournal(db: Queryable, session: { id: string; orgId: string }, e: JournalEntry): Promise<void> {
   await db.query(
     'insert into session_journal (session_id, org_id, op, detail, outcome, error_code, duration_ms) values ($1,$2,$3,$4,$5,$6,$7)',
     [session.id, session.orgId, e.op, JSON.stringify(e.detail ?? {}), e.outcome, e.errorCode ?? null, e.durationMs ?? null],
   )
 }
 
+// Journal rows are written in order per session. Driving actions do not wait for
+// theirs (journalLater), so a reader first waits for the session's pending writes.
+const pendingJournal = new Map<string, Promise<void>>()
+
+/** Queues the row behind the session's earlier ones; the promise settles when it is written. */
+export function journal(db: Queryable, session: { id: string; orgId: string }, e: JournalEntry): Promise<void> {
+  const prev = pendingJournal.get(session.id) ?? Promise.resolve()
+  const write = prev.then(() => insertJournal(db, session, e))
+  const tail = write.catch(() => {})
+  pendingJournal.set(session.id, tail)
+  void tail.then(() => {
+    if (pendingJournal.get(session.id) === tail) pendingJournal.delete(session.id)
+  })
+  return write
+}
+
+/** The same, off the request path: a failed write is reported, not thrown. */
+export function journalLater(db: Queryable, session: { id: string; orgId: string }, e: JournalEntry, onError: (err: unknown) => void): void {
+  journal(db, session, e).catch(onError)
+}
+
 export async function readJournal(db: Queryable, orgId: string, sessionId: string, opts: { after?: number; limit: number }) {
+  await pendingJournal.get(sessionId)
   const r = await db.query(
     'select id, op, detail, outcome, error_code, duration_ms, created_at from session_journal where session_id = $1 and org_id = $2 and id > $3 order by id limit $4',
     [sessionId, orgId, opts.after ?? 0, opts.limit],
