@@ -2,8 +2,8 @@
 // origins, decrypt just in time), forward a type action with requireEditableField
 // to the node, then zero the plaintext. Refusals at the node are audited value-free.
 import type { OpContext } from '../operations/types.ts'
-import { ApiError, badRequest } from '../lib/errors.ts'
-import { prepareFill, prepareFreetextFill, auditFill, auditOriginDenied, auditFieldDenied, type PreparedFill } from '../personas/index.ts'
+import { badRequest } from '../lib/errors.ts'
+import { prepareFill, prepareFreetextFill, checkFreetextAllowed, auditFill, auditOriginDenied, auditFieldDenied, type PreparedFill } from '../personas/index.ts'
 import { NodeApiError, type NodeClient } from '../../browser-pod/client.ts'
 import type { SessionRow } from './store.ts'
 
@@ -57,7 +57,6 @@ export async function freetextFill(ctx: OpContext, row: SessionRow, text: string
   if (!/\{\{credential:/.test(text)) return null
   if (!row.identityId) {
     // still refuse (and audit) while the flag is off, so the marker never reaches a page
-    const { checkFreetextAllowed } = await import('../personas/index.ts')
     await checkFreetextAllowed({ db: ctx.services.db }, row.orgId, { actor: row.agentId, sessionId: row.id })
     throw noBoundIdentity()
   }
@@ -73,4 +72,3 @@ export async function freetextFill(ctx: OpContext, row: SessionRow, text: string
   return typePrepared(ctx, await node(), row, prepared, selector)
 }
 
-export { ApiError }
