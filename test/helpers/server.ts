@@ -12,6 +12,7 @@ import type { Services } from '../../api-server/services.ts'
 import { bootstrapOrg, type Bootstrapped } from '../../api-server/auth/orgs.ts'
 import { createTestDb, type TestDb } from './db.ts'
 import { startEmbeddedPlane, type EmbeddedPlane } from '../../api-server/sessions/embedded.ts'
+import { authStateSource } from '../../api-server/authstate/index.ts'
 
 export function freePort(): Promise<number> {
   return new Promise((res, rej) => {
@@ -75,7 +76,7 @@ export async function startTestServer(
   let logText = ''
   const logStream = new PassThrough()
   logStream.on('data', (d) => { logText += d })
-  const plane = opts.sessions ? await startEmbeddedPlane({ config }) : undefined
+  const plane = opts.sessions ? await startEmbeddedPlane({ config, authState: authStateSource(config, testDb.db) }) : undefined
   const { app, services } = await build({ config, db: testDb.db, cookieKey: randomBytes(32), logStream, now: opts.now, operations: opts.operations, plane })
   await app.listen({ host: opts.listenHost ?? '127.0.0.1', port })
   const url = `http://127.0.0.1:${port}`

@@ -144,6 +144,21 @@ t.test('networks', async (t) => {
     t.equal((await req('GET', `/v1/networks/${created.network.id}/daemons`)).status, 404)
   })
 
+  t.test('[AUTH-04] a join token works only on the control channel; an API key is no join token', async (t) => {
+    const created = (await req('POST', '/v1/networks', { name: 'planes' })).body
+    const asBearer = await s.request('GET', '/v1/me', { token: created.token.secret })
+    const bogus = await s.request('GET', '/v1/me', { token: 'njk_' + 'x'.repeat(43) })
+    t.equal(asBearer.status, 401)
+    t.equal(asBearer.text, bogus.text, 'the same 401 as any bad token')
+    const status = await new Promise<number>((resolve) => {
+      const ws = new WebSocket(`${controlUrl}/ws/control?network=planes`, { headers: { authorization: `Bearer ${acme.apiKey}` } })
+      ws.on('unexpected-response', (_req, r) => resolve(r.statusCode ?? 0))
+      ws.on('open', () => resolve(101))
+      ws.on('error', () => {})
+    })
+    t.equal(status, 401)
+  })
+
   t.test('[INV-04] cross-org network ids give byte-identical 404s', async (t) => {
     const mine = (await req('POST', '/v1/networks', { name: 'private' })).body.network
     const unknown = await req('GET', '/v1/networks/nnet_0000000000000000000000/daemons', undefined, globex.apiKey)

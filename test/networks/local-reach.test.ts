@@ -63,12 +63,13 @@ t.test('local reach through a real daemon', async (t) => {
     await req('DELETE', `/v1/sessions/${id}`)
   })
 
-  t.test('[EP-41] [RULE-09] [RULE-12] declared, the page loads through the daemon; a live session keeps its launch-time list', async (t) => {
+  t.test('[EP-41] [RULE-09] [RULE-12] [FLD-30] declared, the page loads through the daemon; a live session keeps its launch-time list', async (t) => {
     const before = await open({ egress: 'local', network: 'dev' })
     const patched = await req('PATCH', `/v1/networks/${created.network.id}`, { declaredHosts: [`localhost:${appPort}`] })
     t.equal(patched.status, 200)
     t.equal((await nav(before, local)).body.error.code, 'E_REACHABILITY_DENIED', 'the older session still has the empty list')
     const id = await open({ egress: 'local', network: 'dev' })
+    t.equal((await req('GET', `/v1/sessions/${id}`)).body.network, created.network.id, 'the session names its network by id')
     const r = await nav(id, local)
     t.equal(r.status, 200, r.text)
     t.equal(r.body.title, 'dev app')
@@ -139,7 +140,7 @@ t.test('local reach through a real daemon', async (t) => {
     await req('DELETE', `/v1/sessions/${id}`)
   })
 
-  t.test('[EP-24] deleting the network drops the daemon; it exits on the 401', async (t) => {
+  t.test('[EP-24] [RULE-28] deleting the network drops the daemon; it exits on the 401 and never printed its token', async (t) => {
     const exited = new Promise<number | null>((r) => daemon.proc.once('exit', (code) => r(code)))
     t.equal((await req('DELETE', `/v1/networks/${created.network.id}`)).status, 204)
     t.equal(await exited, 1, 'the daemon exits non-zero')

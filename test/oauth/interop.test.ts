@@ -46,7 +46,7 @@ class BrowserProvider implements OAuthClientProvider {
   codeVerifier() { return this.verifier! }
 }
 
-t.test('MCP SDK client: cold start to refreshed access', async (t) => {
+t.test('[INV-05] MCP SDK client: cold start to refreshed access', async (t) => {
   const clock = testClock()
   const s = await startTestServer(t, { now: clock.now, operations: [...operations, whoami] })
   const org = await s.bootstrap()

@@ -13,7 +13,7 @@ t.test('sessions end to end', async (t) => {
   const s = await startTestServer(t, { sessions: true })
   const acme = await s.bootstrap()
 
-  t.test('[INV-01] [EP-32] [EP-35] [EP-36] [EP-37] [EP-39] [EP-40] open, navigate, perceive, act, screenshot, end over MCP', async (t) => {
+  t.test('[INV-01] [FLD-27] [FLD-28] [FLD-29] [EP-32] [EP-35] [EP-36] [EP-37] [EP-39] [EP-40] open, navigate, perceive, act, screenshot, end over MCP', async (t) => {
     const mcp = await mcpClient(t, s.url, acme.apiKey)
     const call = async (name: string, args: Record<string, unknown>) => {
       const r = await mcp.callTool({ name, arguments: args })
@@ -21,7 +21,8 @@ t.test('sessions end to end', async (t) => {
       return r
     }
     const started = (await call('session_start', { url: 'https://example.com/' })).structuredContent as any
-    t.match(started.id, /^nsess_/)
+    t.match(started.id, /^nsess_[0-9A-Za-z]{22}$/)
+    t.equal(started.egress, 'platform', 'the agent default egress')
     t.equal(started.status, 'live', '[ST-09] status live')
     t.equal(started.url, 'https://example.com/', '[FLD-33] url is recorded')
     t.same(started.openedBy, { principalId: acme.agentId, credentialId: acme.apiKeyId, name: 'owner (bootstrap)' }, '[FLD-31] openedBy')

@@ -38,7 +38,7 @@ t.test('secure fill', async (t) => {
   const end = (id: string) => req('DELETE', `/v1/sessions/${id}`)
   const audit = async (action: string) => (await req('GET', `/v1/audit?action=${encodeURIComponent(action)}&limit=500`)).body.items as any[]
 
-  t.test('[INV-02] [RULE-05] [EP-18] [EV-01] a password field on an allowed origin receives the secret', async (t) => {
+  t.test('[INV-02] [RULE-01] [RULE-04] [RULE-05] [RULE-06] [EP-18] [EV-01] a password field on an allowed origin receives the secret', async (t) => {
     const id = await open()
     await req('POST', `/v1/sessions/${id}/navigate`, { url: 'http://login.example.com/fill-check.html' })
     const fill = await req('POST', `/v1/sessions/${id}/fill-credential`, { credentialName: 'login', selector: '#pw' })

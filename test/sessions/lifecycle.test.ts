@@ -32,7 +32,7 @@ t.test('session lifecycle', async (t) => {
   const persona = await createPersona(s, acme.apiKey, { name: 'solo', value: 'pw-value-1', originAllowlist: ['example.com'], agentId: acme.agentId })
   const open = (body: Record<string, unknown>) => s.request('POST', '/v1/sessions', { token: acme.apiKey, body })
 
-  t.test('[ST-01] [ST-02] [ERR-16] [LIM-06] one live session per identity', async (t) => {
+  t.test('[ST-01] [ST-02] [ERR-16] [LIM-06] [FLD-32] one live session per identity', async (t) => {
     const first = await open({ identity: persona.identityId })
     t.equal(first.status, 201)
     t.equal(first.body.identity, persona.identityId)

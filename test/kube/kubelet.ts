@@ -1,0 +1,143 @@
+// A stand-in for the kubelet and the browser pod's node API in the Kubernetes tests (not a
+// test file). Each "running" pod gets its own loopback address (127.0.0.N) and a small
+// HTTP server on the node port the PodRuntime was configured with, so the runtime reaches
+// it at http://<podIP>:<port> exactly as in a cluster. Like a kubelet, it resolves the
+// container's NIGHTJAR_NODE_TOKEN from the Secret named in env.valueFrom.secretKeyRef —
+// so a passing configure proves the token travelled Secret → env → node, never through
+// the Pod object.
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { FakeKubeApi } from './fake-apiserver.ts'
+
+type Obj = Record<string, any>
+
+export class FakeNode {
+  configured?: Obj
+  configureCalls = 0
+  /** answer /v1/configure with this status instead (failure tests) */
+  configureStatus?: number
+  constructor(
+    readonly ip: string,
+    readonly server: Server,
+    readonly token: string,
+  ) {}
+  close(): Promise<void> {
+    this.server.closeAllConnections()
+    return new Promise((r) => this.server.close(() => r()))
+  }
+}
+
+export class FakeKubelet {
+  readonly nodes = new Map<string, FakeNode>()
+  private nextIp = 2
+  private autoRun = false
+  private readonly onChange = (e: { type: string; plural: string; object: Obj }) => {
+    if (this.autoRun && e.plural === 'pods' && e.type === 'ADDED' && e.object.metadata.namespace === this.namespace) {
+      void this.run(e.object.metadata.name).catch(() => {})
+    }
+  }
+
+  private constructor(
+    private readonly api: FakeKubeApi,
+    private readonly namespace: string,
+    readonly nodePort: number,
+  ) {
+    api.on('change', this.onChange)
+  }
+
+  /** reserves a port that is free on the loopback addresses the pods will use */
+  static async create(api: FakeKubeApi, namespace: string): Promise<FakeKubelet> {
+    const probe = createServer()
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.2', () => r()))
+    const port = (probe.address() as AddressInfo).port
+    await new Promise<void>((r) => probe.close(() => r()))
+    return new FakeKubelet(api, namespace, port)
+  }
+
+  /** start every pod as soon as it is created */
+  auto(on = true): this {
+    this.autoRun = on
+    return this
+  }
+
+  /** "start the container": node API up, pod Running with Ready=True and an IP */
+  async run(podName: string, opts: { configureStatus?: number } = {}): Promise<FakeNode> {
+    const existing = this.nodes.get(podName)
+    if (existing) return existing
+    const pod = this.api.get('pods', this.namespace, podName)
+    if (!pod) throw new Error(`pod ${podName} not found`)
+    const token = this.resolveToken(pod)
+    const ip = `127.0.${Math.floor(this.nextIp / 250)}.${(this.nextIp % 250) + 2}`
+    this.nextIp++
+    const node = new FakeNode(ip, createServer(), token)
+    node.configureStatus = opts.configureStatus
+    node.server.on('request', async (req, res) => {
+      const send = (status: number, body: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' })
+        res.end(JSON.stringify(body))
+      }
+      const chunks: Buffer[] = []
+      for await (const c of req) chunks.push(c as Buffer)
+      if (req.method === 'GET' && req.url === '/healthz') return send(200, { ok: true, configured: !!node.configured })
+      if (req.headers.authorization !== `Bearer ${node.token}`) return send(401, { error: { code: 'unauthorized', message: 'bad token' } })
+      if (req.method === 'POST' && req.url === '/v1/configure') {
+        node.configureCalls++
+        if (node.configureStatus) return send(node.configureStatus, { error: { code: 'bad_request', message: 'refused' } })
+        if (node.configured) return send(409, { error: { code: 'conflict', message: 'session already configured', reason: 'already_configured' } })
+        node.configured = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+        return send(200, { ok: true, sessionId: node.configured!.sessionId })
+      }
+      send(404, { error: { code: 'not_found', message: 'no route' } })
+    })
+    await new Promise<void>((resolve, reject) => {
+      node.server.once('error', reject)
+      node.server.listen(this.nodePort, ip, () => resolve())
+    })
+    this.nodes.set(podName, node)
+    this.api.mutate('pods', this.namespace, podName, (p) => {
+      p.status = {
+        phase: 'Running',
+        podIP: ip,
+        podIPs: [{ ip }],
+        conditions: [
+          { type: 'PodScheduled', status: 'True' },
+          { type: 'Initialized', status: 'True' },
+          { type: 'ContainersReady', status: 'True' },
+          { type: 'Ready', status: 'True' },
+        ],
+        containerStatuses: [{ name: 'browser', ready: true, restartCount: 0, state: { running: { startedAt: new Date().toISOString() } } }],
+      }
+    })
+    return node
+  }
+
+  /** the container died: pod Failed, node API gone */
+  async fail(podName: string, reason = 'Error', exitCode = 1): Promise<void> {
+    await this.nodes.get(podName)?.close()
+    this.nodes.delete(podName)
+    this.api.mutate('pods', this.namespace, podName, (p) => {
+      p.status = {
+        ...(p.status ?? {}),
+        phase: 'Failed',
+        conditions: [{ type: 'Ready', status: 'False' }],
+        containerStatuses: [{ name: 'browser', ready: false, restartCount: 0, state: { terminated: { exitCode, reason } } }],
+      }
+    })
+  }
+
+  async close(): Promise<void> {
+    this.api.off('change', this.onChange)
+    await Promise.all([...this.nodes.values()].map((n) => n.close()))
+    this.nodes.clear()
+  }
+
+  private resolveToken(pod: Obj): string {
+    const env: Obj[] = pod.spec.containers[0].env ?? []
+    const ref = env.find((e) => e.name === 'NIGHTJAR_NODE_TOKEN')?.valueFrom?.secretKeyRef
+    if (!ref) throw new Error('pod has no NIGHTJAR_NODE_TOKEN secretKeyRef')
+    const secret = this.api.get('secrets', this.namespace, ref.name)
+    const b64 = secret?.data?.[ref.key]
+    if (!b64) throw new Error(`CreateContainerConfigError: secret ${ref.name} key ${ref.key} not found`)
+    return Buffer.from(b64, 'base64').toString('utf8')
+  }
+}
