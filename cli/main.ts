@@ -8,6 +8,7 @@ const HELP = `nightjar — browser sessions for AI agents
                                       create an org, its owner and an owner API key
   nightjar daemon --network NAME --control-url URL [--network-token-file F] [--daemon-host H] [--daemon-id ID] [--ready-file F]
                                       join a network so hosted browsers reach this machine
+  nightjar operator                   run the operator on a Kubernetes cluster (the Helm chart's operator)
 `
 
 export async function main(argv: string[]): Promise<number> {
@@ -26,6 +27,10 @@ export async function main(argv: string[]): Promise<number> {
       case 'daemon': {
         const { daemonMain } = await import('./daemon.ts')
         return await daemonMain(rest)
+      }
+      case 'operator': {
+        const { operator } = await import('./operator.ts')
+        return await operator(rest)
       }
       case undefined:
       case 'help':

@@ -7,9 +7,37 @@
 // application/json-patch+json — a different format that a merge-patch body would be
 // rejected as (or worse, misread). client-node 1.x takes per-call ConfigurationOptions; a
 // header middleware sets the content type explicitly (setHeaderOptions).
+//
+// Every call also carries a deadline: the generated client has none, and a request that
+// never answers (a half-open connection) would otherwise hold a reconcile worker — or the
+// leader's lease renewal — forever.
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig, type V1DeleteOptions, type V1Pod } from '@kubernetes/client-node'
+// the generated client's own Observable stub: its middleware chain expects these
+import { of } from '@kubernetes/client-node/dist/gen/rxjsStub.js'
 
-export const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch)
+export type CallOptions = ReturnType<typeof setHeaderOptions>
+
+export const REQUEST_TIMEOUT_MS = 30_000
+
+/** per-call options that abort the request after `ms` */
+export function withTimeout(ms: number = REQUEST_TIMEOUT_MS): CallOptions {
+  return {
+    middleware: [
+      {
+        pre: (ctx) => {
+          ctx.setSignal(AbortSignal.timeout(ms))
+          return of(ctx)
+        },
+        post: (res) => of(res),
+      },
+    ],
+    middlewareMergeStrategy: 'append',
+  }
+}
+
+/** a JSON merge patch call (explicit Content-Type), with the default deadline */
+export const MERGE_PATCH: CallOptions = setHeaderOptions('Content-Type', PatchStrategy.MergePatch, withTimeout())
+export const DEFAULT_CALL: CallOptions = withTimeout()
 
 export interface ListPage {
   items: unknown[]
@@ -44,14 +72,14 @@ export function customObjectOps(kc: KubeConfig, ref: CustomResourceRef): Resourc
     path: `/apis/${ref.group}/${ref.version}/namespaces/${encodeURIComponent(ref.namespace)}/${ref.plural}`,
     apiVersion: `${ref.group}/${ref.version}`,
     kind: ref.kind,
-    get: (name) => api.getNamespacedCustomObject({ ...base, name }),
-    list: (q) => api.listNamespacedCustomObject({ ...base, labelSelector: q.labelSelector, limit: q.limit, _continue: q.continueToken }),
-    create: (body) => api.createNamespacedCustomObject({ ...base, body }),
+    get: (name) => api.getNamespacedCustomObject({ ...base, name }, DEFAULT_CALL),
+    list: (q) => api.listNamespacedCustomObject({ ...base, labelSelector: q.labelSelector, limit: q.limit, _continue: q.continueToken }, DEFAULT_CALL),
+    create: (body) => api.createNamespacedCustomObject({ ...base, body }, DEFAULT_CALL),
     patch: (name, body) => api.patchNamespacedCustomObject({ ...base, name, body }, MERGE_PATCH),
     patchStatus: (name, body) => api.patchNamespacedCustomObjectStatus({ ...base, name, body }, MERGE_PATCH),
     // Background: dependents (the session's pod and token Secret) are collected after
     // the owner is gone, without holding the owner's deletion up
-    delete: (name, body) => api.deleteNamespacedCustomObject({ ...base, name, propagationPolicy: 'Background', body }),
+    delete: (name, body) => api.deleteNamespacedCustomObject({ ...base, name, propagationPolicy: 'Background', body }, DEFAULT_CALL),
   }
 }
 
@@ -61,11 +89,11 @@ export function podOps(kc: KubeConfig, namespace: string): ResourceOps {
     path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`,
     apiVersion: 'v1',
     kind: 'Pod',
-    get: (name) => api.readNamespacedPod({ name, namespace }),
-    list: (q) => api.listNamespacedPod({ namespace, labelSelector: q.labelSelector, limit: q.limit, _continue: q.continueToken }),
-    create: (body) => api.createNamespacedPod({ namespace, body: body as V1Pod }),
+    get: (name) => api.readNamespacedPod({ name, namespace }, DEFAULT_CALL),
+    list: (q) => api.listNamespacedPod({ namespace, labelSelector: q.labelSelector, limit: q.limit, _continue: q.continueToken }, DEFAULT_CALL),
+    create: (body) => api.createNamespacedPod({ namespace, body: body as V1Pod }, DEFAULT_CALL),
     patch: (name, body) => api.patchNamespacedPod({ name, namespace, body }, MERGE_PATCH),
     patchStatus: (name, body) => api.patchNamespacedPodStatus({ name, namespace, body }, MERGE_PATCH),
-    delete: (name, body) => api.deleteNamespacedPod({ name, namespace, body }),
+    delete: (name, body) => api.deleteNamespacedPod({ name, namespace, body }, DEFAULT_CALL),
   }
 }

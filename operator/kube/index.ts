@@ -12,6 +12,7 @@ import { KubeNodeDirectory } from './node-directory.ts'
 import { KubeResourceClient } from './resource-client.ts'
 
 export { KubeResourceClient } from './resource-client.ts'
+export { kubeName, ID_ANNOTATION } from './names.ts'
 export { KubePodRuntime, sessionPodName, type KubePodRuntimeOptions } from './pod-runtime.ts'
 export { KubeNodeDirectory } from './node-directory.ts'
 export { LeaderElector, type LeaderElectorOptions } from './leader-election.ts'
@@ -29,7 +30,7 @@ export interface KubeResourceOptions {
 /** ResourceClients for the two custom resources in one namespace */
 export function kubeResources(kc: KubeConfig, namespace: string, opts: KubeResourceOptions = {}) {
   const client = <T extends BrowserSession | Network>(r: { kind: string; plural: string }) =>
-    new KubeResourceClient<T>({ kc, ...opts, ops: customObjectOps(kc, { group: GROUP, version: VERSION, plural: r.plural, kind: r.kind, namespace }) })
+    new KubeResourceClient<T>({ kc, ...opts, mapNames: true, ops: customObjectOps(kc, { group: GROUP, version: VERSION, plural: r.plural, kind: r.kind, namespace }) })
   return {
     sessions: client<BrowserSession>(BROWSER_SESSION),
     networks: client<Network>(NETWORK),
@@ -37,9 +38,11 @@ export function kubeResources(kc: KubeConfig, namespace: string, opts: KubeResou
 }
 
 /**
- * What the api-server needs on Kubernetes: the resource clients it creates/ends sessions
- * and networks with, and the NodeDirectory it drives browser pods through.
+ * What the api-server needs on Kubernetes (api-server/sessions/plane.ts's SessionPlane,
+ * minus daemon counts): the resource clients it creates/ends sessions and networks with,
+ * and the NodeDirectory it drives browser pods through. Nothing to stop: the clients hold
+ * no connections between calls.
  */
-export function kubeApiServerPorts(kc: KubeConfig, namespace: string) {
-  return { ...kubeResources(kc, namespace), nodes: new KubeNodeDirectory({ kc, namespace }) }
+export function kubeSessionPlane(kc: KubeConfig, namespace: string) {
+  return { ...kubeResources(kc, namespace), nodes: new KubeNodeDirectory({ kc, namespace }), stop: async () => {} }
 }

@@ -17,6 +17,7 @@ import { CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@
 import { isConflict, isNotFound } from '../errors.ts'
 import type { Logger } from '../ports.ts'
 import { silentLogger } from '../ports.ts'
+import { withTimeout, type CallOptions } from './api-ops.ts'
 import { toResourceError } from './errors.ts'
 
 export interface LeaderElectorOptions {
@@ -64,6 +65,8 @@ export class LeaderElector {
   private running = false
   private timer?: NodeJS.Timeout
   private inFlight?: Promise<void>
+  /** a lease request may take at most half the renew deadline, so a hung one still leaves time to step down */
+  private readonly call: CallOptions
 
   constructor(private readonly opts: LeaderElectorOptions) {
     this.api = opts.kc.makeApiClient(CoordinationV1Api)
@@ -74,6 +77,7 @@ export class LeaderElector {
     this.renewDeadlineMs = opts.renewDeadlineMs ?? 10_000
     this.retryPeriodMs = opts.retryPeriodMs ?? 2_000
     if (this.renewDeadlineMs >= this.leaseDurationMs) throw new Error('renewDeadline must be shorter than leaseDuration')
+    this.call = withTimeout(Math.max(500, Math.floor(this.renewDeadlineMs / 2)))
   }
 
   get isLeader(): boolean {
@@ -127,16 +131,20 @@ export class LeaderElector {
       if (!this.leading) {
         this.leading = true
         this.log.info({ lease: this.opts.name, identity: this.opts.identity }, 'became leader')
-        try {
-          await this.opts.onStartedLeading()
-        } catch (err) {
-          this.log.error({ err: String(err) }, 'onStartedLeading failed; giving up the lease')
-          this.running = false
-          this.leading = false
-          await this.release().catch(() => {})
-          this.opts.onStoppedLeading()
-          return
-        }
+        // Not awaited: starting the controllers (listing everything) may take longer than
+        // the renew deadline, and the lease must keep being renewed meanwhile.
+        void Promise.resolve()
+          .then(() => this.opts.onStartedLeading())
+          .catch(async (err) => {
+            if (!this.leading) return
+            this.log.error({ err: String(err) }, 'onStartedLeading failed; giving up the lease')
+            this.running = false
+            this.leading = false
+            if (this.timer) clearTimeout(this.timer)
+            await this.inFlight?.catch(() => {})
+            await this.release().catch(() => {})
+            this.opts.onStoppedLeading()
+          })
       }
     } else if (this.leading && t - this.lastRenew >= this.renewDeadlineMs) {
       this.leading = false
@@ -155,7 +163,7 @@ export class LeaderElector {
     const me = this.opts.identity
     let lease: V1Lease
     try {
-      lease = await this.api.readNamespacedLease({ name: this.opts.name, namespace: this.opts.namespace })
+      lease = await this.api.readNamespacedLease({ name: this.opts.name, namespace: this.opts.namespace }, this.call)
     } catch (err) {
       const mapped = toResourceError(err, 'Lease', this.opts.name)
       if (!isNotFound(mapped)) throw mapped
@@ -184,7 +192,7 @@ export class LeaderElector {
         name: this.opts.name,
         namespace: this.opts.namespace,
         body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { ...lease.metadata, name: this.opts.name, namespace: this.opts.namespace }, spec: spec as V1Lease['spec'] },
-      })
+      }, this.call)
       this.observe(updated, now)
       return true
     } catch (err) {
@@ -210,7 +218,7 @@ export class LeaderElector {
             leaseTransitions: 0,
           },
         },
-      })
+      }, this.call)
       this.observe(created, now)
       return true
     } catch (err) {
@@ -235,7 +243,7 @@ export class LeaderElector {
 
   /** hand the lease back: empty holder, 1 s duration (client-go's ReleaseOnCancel) */
   private async release(): Promise<void> {
-    const lease = await this.api.readNamespacedLease({ name: this.opts.name, namespace: this.opts.namespace })
+    const lease = await this.api.readNamespacedLease({ name: this.opts.name, namespace: this.opts.namespace }, this.call)
     const record = (lease.spec ?? {}) as LeaseRecord
     if (record.holderIdentity !== this.opts.identity) return
     const now = this.now()
@@ -248,7 +256,7 @@ export class LeaderElector {
         metadata: { ...lease.metadata, name: this.opts.name, namespace: this.opts.namespace },
         spec: { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: new V1MicroTime(now.getTime()), renewTime: new V1MicroTime(now.getTime()), leaseTransitions: record.leaseTransitions ?? 0 },
       },
-    })
+    }, this.call)
     this.log.info({ lease: this.opts.name }, 'released the leader lease')
   }
 }

@@ -8,6 +8,7 @@
 // browser. Negative answers are not cached (a pod becoming Ready must be seen at once).
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node'
 import { LABELS } from '../../crds/types.ts'
+import { DEFAULT_CALL } from './api-ops.ts'
 import type { NodeAccess, NodeDirectory } from '../ports.ts'
 import { BROWSER_POD_SELECTOR, POD_ANNOTATIONS, type PodResource } from './pod-spec.ts'
 import { podObservation } from './pod-state.ts'
@@ -41,7 +42,7 @@ export class KubeNodeDirectory implements NodeDirectory {
     if (hit && hit.until > t) return { ...hit.access }
     this.cache.delete(sessionId)
 
-    const list = await this.core.listNamespacedPod({ namespace: this.opts.namespace, labelSelector: `${BROWSER_POD_SELECTOR},${LABELS.session}=${sessionId}` })
+    const list = await this.core.listNamespacedPod({ namespace: this.opts.namespace, labelSelector: `${BROWSER_POD_SELECTOR},${LABELS.session}=${sessionId}` }, DEFAULT_CALL)
     const pods = (JSON.parse(JSON.stringify(list.items)) as PodResource[]).filter((p) => !p.metadata.deletionTimestamp)
     for (const pod of pods) {
       // the start deadline is the operator's business; here only "is it Ready" matters

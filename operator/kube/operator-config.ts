@@ -36,7 +36,7 @@ const schema = z.object({
   NIGHTJAR_RENEW_DEADLINE_SECONDS: seconds.default(10),
   NIGHTJAR_RETRY_PERIOD_SECONDS: seconds.default(2),
   NIGHTJAR_OPERATOR_HOST: z.string().min(1).default('0.0.0.0'),
-  NIGHTJAR_OPERATOR_PORT: port.default(8081),
+  NIGHTJAR_OPERATOR_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
   NIGHTJAR_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NIGHTJAR_OPERATOR_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   NIGHTJAR_RESYNC_SECONDS: seconds.default(600),

@@ -27,6 +27,7 @@ import { silentLogger } from '../ports.ts'
 import { backoffDelay, type BackoffOptions } from '../runtime/backoff.ts'
 import { Informer } from '../runtime/informer.ts'
 import { podOps } from './api-ops.ts'
+import { kubeName } from './names.ts'
 import { configureNodeApi, type ConfigureRequest } from './node-client.ts'
 import {
   BROWSER_POD_SELECTOR,
@@ -118,12 +119,11 @@ export class KubePodRuntime implements PodRuntime {
     })
   }
 
-  /** start watching pods, sweep leftovers, fill the pool. Call once this replica leads. */
+  /** start watching pods and fill the pool. Call once this replica leads. */
   async start(): Promise<void> {
     if (this.started) return
     this.started = true
     await this.informer.start()
-    await this.sweepOrphanSecrets().catch((err) => this.log.warn({ err: errText(err) }, 'token secret sweep failed'))
     this.refillPool()
   }
 
@@ -141,8 +141,11 @@ export class KubePodRuntime implements PodRuntime {
 
   // --- PodRuntime ------------------------------------------------------------------------
 
-  async ensure(config: PodLaunchConfig, owner: OwnerReference): Promise<PodObservation> {
+  async ensure(config: PodLaunchConfig, sessionOwner: OwnerReference): Promise<PodObservation> {
     if (this.closed) throw new Error('pod runtime is stopped')
+    // the reconciler names its owner by session id; the garbage collector needs the object
+    // name (names.ts) — with the id it would find no owner and delete the pod at once
+    const owner = { ...sessionOwner, name: kubeName(sessionOwner.name) }
     const sid = config.sessionId
     const existing = await this.findPod(sid)
     if (existing) return this.observation(sid, existing)
@@ -303,8 +306,10 @@ export class KubePodRuntime implements PodRuntime {
         throw err
       }
       // from now on the Secret goes wherever the pod goes
+      // (a crash right before this leaves an ownerless Secret whose token opens nothing;
+      // sweeping for those would need list/watch on Secrets, which the operator does not get)
       await this.secrets.setOwner(secretName, { apiVersion: 'v1', kind: 'Pod', name, uid: pod.metadata.uid }).catch((err) => {
-        this.log.warn({ pod: name, err: errText(err) }, 'could not attach the token secret to its pod; the sweep will collect it')
+        this.log.warn({ pod: name, err: errText(err) }, 'could not attach the token secret to its pod')
       })
       this.log.debug({ pod: name }, 'pool pod created')
     } catch (err) {
@@ -466,11 +471,23 @@ export class KubePodRuntime implements PodRuntime {
 
   // --- configure ----------------------------------------------------------------------------
 
-  private configure(pod: PodResource): Promise<void> {
+  /** never rejects: a failure either marks the pod failed or is retried later */
+  private configure(pod: PodResource, attempt = 0): Promise<void> {
     const name = pod.metadata.name
     const running = this.configuring.get(name)
     if (running) return running
-    const p = this.doConfigure(pod).finally(() => this.configuring.delete(name))
+    const p = this.doConfigure(pod)
+      .catch((err) => {
+        // api-server trouble (reading the token, writing the annotation): try again later
+        this.log.warn({ pod: name, err: errText(err) }, 'configure step failed; retrying')
+        if (this.closed || attempt >= 5) return
+        const timer = setTimeout(() => {
+          const fresh = this.informer.get(name)
+          if (fresh && sessionOf(fresh) && isUp(fresh) && !isConfigured(fresh) && !podFailure(fresh)) void this.configure(fresh, attempt + 1)
+        }, backoffDelay(attempt, { initialMs: 500, maxMs: 10_000, jitter: 0.3 }))
+        timer.unref()
+      })
+      .finally(() => this.configuring.delete(name))
     this.configuring.set(name, p)
     return p
   }
@@ -513,12 +530,6 @@ export class KubePodRuntime implements PodRuntime {
       .catch((err) => this.log.warn({ pod: pod.metadata.name, err: errText(err) }, 'could not mark the pod failed'))
   }
 
-  private async sweepOrphanSecrets(): Promise<void> {
-    for (const name of await this.secrets.orphans(10 * 60_000, this.now())) {
-      this.log.info({ secret: name }, 'deleting an orphaned token secret')
-      await this.secrets.delete(name)
-    }
-  }
 }
 
 /** a DNS-1123 name derived from the session id (which has upper case and '_'), stable across retries */

@@ -9,6 +9,8 @@
 // - list pages through `limit`/`continue` so a big namespace is not one giant response;
 // - errors become NotFoundError / ConflictError / AlreadyExistsError / GoneError /
 //   InvalidError (errors.ts).
+// - names: with mapNames (the custom resources), ids such as nsess_AbC… are mapped to
+//   valid object names and back (names.ts), so callers keep using ids.
 // Objects are handed out as plain JSON (typed client models would turn timestamps into
 // Date objects; watch events carry strings — the cache must see one representation).
 import type { KubeConfig } from '@kubernetes/client-node'
@@ -28,6 +30,7 @@ import type {
 } from '../ports.ts'
 import type { ResourceOps } from './api-ops.ts'
 import { toResourceError } from './errors.ts'
+import { ID_ANNOTATION, kubeName } from './names.ts'
 import { jitteredTimeout, watchStream } from './watch.ts'
 
 export interface KubeResourceClientOptions {
@@ -39,6 +42,8 @@ export interface KubeResourceClientOptions {
   watchIdleGraceMs?: number
   /** list page size (default 500) */
   pageSize?: number
+  /** map ids to DNS-1123 object names and back (names.ts) */
+  mapNames?: boolean
 }
 
 export class KubeResourceClient<T extends AnyResource> implements ResourceClient<T> {
@@ -54,7 +59,7 @@ export class KubeResourceClient<T extends AnyResource> implements ResourceClient
 
   async get(name: string): Promise<T | undefined> {
     try {
-      return this.plain(await this.ops.get(name))
+      return this.plain(await this.ops.get(this.objectName(name)))
     } catch (err) {
       const mapped = toResourceError(err, this.kind, name)
       if (mapped instanceof Error && (mapped as { code?: number }).code === 404) return undefined
@@ -98,7 +103,12 @@ export class KubeResourceClient<T extends AnyResource> implements ResourceClient
   }
 
   async create(obj: NewResource<T>): Promise<T> {
-    const body = { apiVersion: this.ops.apiVersion, kind: this.kind, metadata: { ...obj.metadata }, spec: obj.spec }
+    const metadata = { ...obj.metadata }
+    if (this.opts.mapNames) {
+      metadata.name = kubeName(obj.metadata.name)
+      metadata.annotations = { ...metadata.annotations, [ID_ANNOTATION]: obj.metadata.name }
+    }
+    const body = { apiVersion: this.ops.apiVersion, kind: this.kind, metadata, spec: obj.spec }
     try {
       return this.plain(await this.ops.create(body))
     } catch (err) {
@@ -108,10 +118,15 @@ export class KubeResourceClient<T extends AnyResource> implements ResourceClient
 
   async patch(name: string, patch: ResourcePatch<T>, opts: WriteOptions = {}): Promise<T> {
     const body: Record<string, unknown> = {}
-    if (patch.metadata !== undefined || opts.resourceVersion !== undefined) body.metadata = withPrecondition(patch.metadata, opts)
+    let meta = patch.metadata
+    if (this.opts.mapNames && meta && (meta.annotations === null || (meta.annotations && ID_ANNOTATION in meta.annotations))) {
+      // the id annotation is the way back from object name to id: never patch it away
+      meta = { ...meta, annotations: await this.annotationsExceptId(name, meta.annotations) }
+    }
+    if (meta !== undefined || opts.resourceVersion !== undefined) body.metadata = withPrecondition(meta, opts)
     if (patch.spec !== undefined) body.spec = patch.spec
     try {
-      return this.plain(await this.ops.patch(name, body))
+      return this.plain(await this.ops.patch(this.objectName(name), body))
     } catch (err) {
       throw toResourceError(err, this.kind, name)
     }
@@ -121,7 +136,7 @@ export class KubeResourceClient<T extends AnyResource> implements ResourceClient
     const body: Record<string, unknown> = { status }
     if (opts.resourceVersion !== undefined) body.metadata = { resourceVersion: opts.resourceVersion }
     try {
-      return this.plain(await this.ops.patchStatus(name, body))
+      return this.plain(await this.ops.patchStatus(this.objectName(name), body))
     } catch (err) {
       throw toResourceError(err, this.kind, name)
     }
@@ -130,10 +145,15 @@ export class KubeResourceClient<T extends AnyResource> implements ResourceClient
   async delete(name: string, opts: WriteOptions = {}): Promise<void> {
     const body = opts.resourceVersion !== undefined ? { preconditions: { resourceVersion: opts.resourceVersion } } : {}
     try {
-      await this.ops.delete(name, body)
+      await this.ops.delete(this.objectName(name), body)
     } catch (err) {
       throw toResourceError(err, this.kind, name)
     }
+  }
+
+  /** the object name for a caller's name (an id when names are mapped) */
+  objectName(name: string): string {
+    return this.opts.mapNames ? kubeName(name) : name
   }
 
   /** JSON round trip: Date → RFC 3339 string, class instances → plain objects; list items get apiVersion/kind */
@@ -141,7 +161,19 @@ export class KubeResourceClient<T extends AnyResource> implements ResourceClient
     const obj = JSON.parse(JSON.stringify(raw)) as T
     obj.apiVersion ??= this.ops.apiVersion
     obj.kind ??= this.kind
+    const id = obj.metadata?.annotations?.[ID_ANNOTATION]
+    if (this.opts.mapNames && id) obj.metadata.name = id
     return obj
+  }
+
+  /** a merge patch of annotations equivalent to the caller's, minus any change to the id annotation */
+  private async annotationsExceptId(name: string, wanted: Record<string, string | null> | null | undefined): Promise<Record<string, string | null>> {
+    if (wanted) {
+      const { [ID_ANNOTATION]: _drop, ...rest } = wanted
+      return rest
+    }
+    const current = (await this.get(name))?.metadata.annotations ?? {}
+    return Object.fromEntries(Object.keys(current).filter((k) => k !== ID_ANNOTATION).map((k) => [k, null]))
   }
 }
 

@@ -6,9 +6,9 @@ import { randomBytes } from 'node:crypto'
 import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node'
 import { isNotFound } from '../errors.ts'
 import type { OwnerReference } from '../ports.ts'
-import { MERGE_PATCH } from './api-ops.ts'
+import { DEFAULT_CALL, MERGE_PATCH } from './api-ops.ts'
 import { toResourceError } from './errors.ts'
-import { MANAGED_BY, POD_LABELS, TOKEN_COMPONENT, TOKEN_KEY, tokenSecretManifest } from './pod-spec.ts'
+import { TOKEN_KEY, tokenSecretManifest } from './pod-spec.ts'
 
 export function newToken(): string {
   return randomBytes(32).toString('base64url')
@@ -32,7 +32,7 @@ export class TokenSecrets {
   async create(input: { name: string; podName: string; token: string; labels?: Record<string, string>; owner?: OwnerReference }): Promise<string> {
     const body = tokenSecretManifest({ ...input, namespace: this.namespace }) as V1Secret
     try {
-      await this.api.createNamespacedSecret({ namespace: this.namespace, body })
+      await this.api.createNamespacedSecret({ namespace: this.namespace, body }, DEFAULT_CALL)
       return input.token
     } catch (err) {
       const mapped = toResourceError(err, 'Secret', input.name)
@@ -46,7 +46,7 @@ export class TokenSecrets {
   /** the token, or undefined when the Secret does not exist */
   async read(name: string): Promise<string | undefined> {
     try {
-      const secret = await this.api.readNamespacedSecret({ name, namespace: this.namespace })
+      const secret = await this.api.readNamespacedSecret({ name, namespace: this.namespace }, DEFAULT_CALL)
       const b64 = secret.data?.[TOKEN_KEY]
       return b64 ? Buffer.from(b64, 'base64').toString('utf8') : undefined
     } catch (err) {
@@ -67,28 +67,10 @@ export class TokenSecrets {
 
   async delete(name: string): Promise<void> {
     try {
-      await this.api.deleteNamespacedSecret({ name, namespace: this.namespace })
+      await this.api.deleteNamespacedSecret({ name, namespace: this.namespace }, DEFAULT_CALL)
     } catch (err) {
       const mapped = toResourceError(err, 'Secret', name)
       if (!isNotFound(mapped)) throw mapped
     }
-  }
-
-  /**
-   * Token Secrets without any owner older than `olderThanMs`: a pool pod's Secret is
-   * created before its pod and adopted right after, so only a crash in between leaves one.
-   */
-  async orphans(olderThanMs: number, now: Date): Promise<string[]> {
-    const list = await this.api.listNamespacedSecret({
-      namespace: this.namespace,
-      labelSelector: `${POD_LABELS.component}=${TOKEN_COMPONENT},${POD_LABELS.managedBy}=${MANAGED_BY}`,
-    })
-    return list.items
-      .filter((s) => !s.metadata?.ownerReferences?.length)
-      .filter((s) => {
-        const created = s.metadata?.creationTimestamp ? new Date(s.metadata.creationTimestamp).getTime() : 0
-        return now.getTime() - created > olderThanMs
-      })
-      .map((s) => s.metadata!.name!)
   }
 }

@@ -1,0 +1,95 @@
+{{/* Names, labels and small helpers shared by the templates. */}}
+
+{{- define "nightjar.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "nightjar.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* common labels; pass (dict "ctx" $ "component" "api-server") */}}
+{{- define "nightjar.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .ctx.Chart.Name .ctx.Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
+app.kubernetes.io/version: {{ .ctx.Chart.AppVersion | quote }}
+{{ include "nightjar.selectorLabels" . }}
+{{- end }}
+
+{{- define "nightjar.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "nightjar.name" .ctx }}
+app.kubernetes.io/instance: {{ .ctx.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{/* <registry>/<name>:<tag>; pass (dict "ctx" $ "name" .Values.images.apiServer) */}}
+{{- define "nightjar.image" -}}
+{{- printf "%s/%s:%s" .ctx.Values.images.registry .name (default .ctx.Chart.AppVersion .ctx.Values.images.tag) }}
+{{- end }}
+
+{{- define "nightjar.sessionsNamespace" -}}
+{{- default .Release.Namespace .Values.sessionsNamespace.name }}
+{{- end }}
+
+{{- define "nightjar.apiServer.serviceAccount" -}}
+{{- if .Values.apiServer.serviceAccount.create }}{{ default (printf "%s-api-server" (include "nightjar.fullname" .)) .Values.apiServer.serviceAccount.name }}{{ else }}{{ default "default" .Values.apiServer.serviceAccount.name }}{{ end }}
+{{- end }}
+
+{{- define "nightjar.operator.serviceAccount" -}}
+{{- if .Values.operator.serviceAccount.create }}{{ default (printf "%s-operator" (include "nightjar.fullname" .)) .Values.operator.serviceAccount.name }}{{ else }}{{ default "default" .Values.operator.serviceAccount.name }}{{ end }}
+{{- end }}
+
+{{- define "nightjar.browser.serviceAccount" -}}
+{{- if .Values.browserPods.serviceAccount.create }}{{ default (printf "%s-browser" (include "nightjar.fullname" .)) .Values.browserPods.serviceAccount.name }}{{ else }}{{ default "default" .Values.browserPods.serviceAccount.name }}{{ end }}
+{{- end }}
+
+{{- define "nightjar.cookieSecretName" -}}
+{{- default (printf "%s-cookie" (include "nightjar.fullname" .)) .Values.apiServer.cookieSecret.existingSecret }}
+{{- end }}
+
+{{- define "nightjar.baseUrl" -}}
+{{- if .Values.apiServer.baseUrl }}{{ .Values.apiServer.baseUrl }}
+{{- else if .Values.ingress.enabled }}{{ ternary "https" "http" .Values.ingress.tls.enabled }}://{{ .Values.ingress.host }}
+{{- else }}http://{{ include "nightjar.fullname" . }}-api-server.{{ .Release.Namespace }}.svc:{{ .Values.apiServer.service.port }}
+{{- end }}
+{{- end }}
+
+{{/* the restricted-profile container securityContext every Nightjar container uses */}}
+{{- define "nightjar.containerSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 10001
+runAsGroup: 10001
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+capabilities:
+  drop: [ALL]
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}
+
+{{- define "nightjar.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 10001
+runAsGroup: 10001
+fsGroup: 10001
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}
+
+{{- define "nightjar.imagePullSecrets" -}}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+{{- range . }}
+  - name: {{ . }}
+{{- end }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,229 @@
+// `nightjar operator`: the operator process for a cluster (the Helm chart's operator
+// Deployment). Every replica serves /healthz, /readyz and /metrics; only the holder of the
+// leader Lease runs the informers, controllers and the warm pool. It never installs CRDs:
+// until discovery shows them served, the replica stays unready and does not campaign.
+//
+// Losing the lease (could not renew in time) exits the process with status 1 — the
+// kubelet restarts it as a clean follower, which is simpler and safer than trying to
+// unwind half-stopped controllers while another replica already leads (controller-runtime
+// does the same). SIGTERM stops gracefully: controllers drain in-flight reconciles, then
+// the lease is released so a follower takes over at once instead of waiting it out.
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { KubeConfig } from '@kubernetes/client-node'
+import pino from 'pino'
+import client from 'prom-client'
+import { startOperator, type RunningOperator } from '../operator/manager.ts'
+import type { AuthStateSource, DaemonCounts, Logger } from '../operator/ports.ts'
+import { loadOperatorConfig, type OperatorConfig } from '../operator/kube/operator-config.ts'
+import { checkCrdsServed, kubeResources, KubePodRuntime, LeaderElector, loadKubeConfig, podNamespace, PromOperatorMetrics } from '../operator/kube/index.ts'
+
+/**
+ * Daemon counts come from the api-server's tunnel broker, a different process in a
+ * cluster; until it publishes them where the operator can read them, Networks report
+ * zero daemons here.
+ */
+const noDaemonCounts: DaemonCounts = {
+  counts: async () => ({ daemonCount: 0, onlineDaemonCount: 0 }),
+  subscribe: () => () => {},
+}
+
+export interface OperatorProcessOptions {
+  env?: NodeJS.ProcessEnv
+  kc?: KubeConfig
+  log?: Logger
+  daemonCounts?: DaemonCounts
+  authState?: AuthStateSource
+  /** how often an unready replica re-checks that the CRDs are served (default 10 s) */
+  crdRetryMs?: number
+  /** called when this replica loses the lease; the CLI exits with status 1 */
+  onLeadershipLost?: () => void
+  now?: () => Date
+}
+
+export interface OperatorProcess {
+  readonly config: OperatorConfig
+  /** the probes/metrics port actually bound */
+  readonly port: number
+  readonly elector: LeaderElector
+  readonly metrics: PromOperatorMetrics
+  /** the running controllers while this replica leads */
+  readonly running: RunningOperator | undefined
+  isReady(): boolean
+  stop(): Promise<void>
+}
+
+export async function runOperator(opts: OperatorProcessOptions = {}): Promise<OperatorProcess> {
+  const env = opts.env ?? process.env
+  const config = loadOperatorConfig(env, podNamespace(env))
+  const log: Logger =
+    opts.log ??
+    pino({
+      level: config.logLevel,
+      base: { component: 'operator', replica: config.identity },
+      // belt and braces: nothing here logs a token, and nothing ever should
+      redact: { paths: ['token', '*.token', 'authorization', '*.authorization', 'storageState', '*.storageState'], censor: '[redacted]' },
+    })
+  const kc = opts.kc ?? loadKubeConfig()
+  const metrics = new PromOperatorMetrics()
+  client.collectDefaultMetrics({ register: metrics.registry })
+  for (const c of ['browsersession', 'network']) metrics.register(c)
+  metrics.setLeader(config.leaseName, false)
+
+  const { sessions, networks } = kubeResources(kc, config.watchNamespace, { watchTimeoutSeconds: config.watchTimeoutSeconds })
+  let running: RunningOperator | undefined
+  let pods: KubePodRuntime | undefined
+  let crdsOk = false
+  let crdProblems: string[] = ['checking the CRDs']
+  let stopping = false
+  let crdTimer: NodeJS.Timeout | undefined
+
+  const stopControllers = async () => {
+    const r = running
+    running = undefined
+    await r?.stop()
+    pods?.stop()
+    pods = undefined
+  }
+
+  const elector: LeaderElector = new LeaderElector({
+    kc,
+    namespace: config.leaseNamespace,
+    name: config.leaseName,
+    identity: config.identity,
+    leaseDurationMs: config.leaseDurationMs,
+    renewDeadlineMs: config.renewDeadlineMs,
+    retryPeriodMs: config.retryPeriodMs,
+    now: opts.now,
+    log,
+    onNewLeader: (who) => log.info({ leader: who }, 'leader observed'),
+    onStartedLeading: async () => {
+      metrics.setLeader(config.leaseName, true)
+      // leadership can end while the controllers are still starting: never leave them running then
+      const stillLeading = () => elector.isLeader && !stopping
+      const runtime = new KubePodRuntime({
+        kc,
+        namespace: config.watchNamespace,
+        pod: config.browser,
+        poolSize: config.poolSize,
+        startTimeoutMs: config.startTimeoutMs,
+        watchTimeoutSeconds: config.watchTimeoutSeconds,
+        log,
+        now: opts.now,
+      })
+      pods = runtime
+      await runtime.start()
+      if (!stillLeading() || pods !== runtime) return runtime.stop()
+      const started = await startOperator({
+        sessions,
+        networks,
+        pods: runtime,
+        daemonCounts: opts.daemonCounts ?? noDaemonCounts,
+        authState: opts.authState,
+        log,
+        metrics,
+        concurrency: config.concurrency,
+        resyncMs: config.resyncMs,
+        now: opts.now,
+      })
+      if (!stillLeading() || pods !== runtime) {
+        await started.stop()
+        return runtime.stop()
+      }
+      running = started
+    },
+    onStoppedLeading: () => {
+      metrics.setLeader(config.leaseName, false)
+      if (stopping) return
+      log.error({ lease: config.leaseName }, 'leadership lost; stopping')
+      void stopControllers().finally(() => opts.onLeadershipLost?.())
+    },
+  })
+
+  const checkCrds = async () => {
+    if (stopping) return
+    const result = await checkCrdsServed(kc).catch((err) => ({ ok: false, problems: [String(err)] }))
+    crdProblems = result.problems
+    if (result.ok) {
+      crdsOk = true
+      log.info({ namespace: config.watchNamespace, lease: `${config.leaseNamespace}/${config.leaseName}` }, 'CRDs served; campaigning for leadership')
+      elector.start()
+      return
+    }
+    log.warn({ problems: result.problems }, 'not ready: CRDs missing')
+    crdTimer = setTimeout(() => void checkCrds(), opts.crdRetryMs ?? 10_000)
+  }
+
+  // Ready = this replica can do its job: CRDs are served, and a leader's informers have
+  // synced. A follower is ready too (it is a hot standby), so a rollout is not blocked.
+  const isReady = () => !stopping && crdsOk && (!elector.isLeader || running !== undefined)
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0]
+    const send = (status: number, body: unknown, type = 'application/json') => {
+      res.writeHead(status, { 'content-type': type })
+      res.end(typeof body === 'string' ? body : JSON.stringify(body))
+    }
+    if (req.method !== 'GET') return send(405, { error: { code: 'method_not_allowed', message: 'GET only' } })
+    if (path === '/healthz') return send(200, { ok: true })
+    if (path === '/readyz') {
+      if (isReady()) return send(200, { ok: true, leader: elector.isLeader })
+      return send(503, { ok: false, reasons: stopping ? ['shutting down'] : crdsOk ? ['leader starting'] : crdProblems })
+    }
+    if (path === '/metrics') {
+      metrics.registry.metrics().then(
+        (text) => send(200, text, metrics.registry.contentType),
+        () => send(500, { error: { code: 'internal', message: 'metrics failed' } }),
+      )
+      return
+    }
+    send(404, { error: { code: 'not_found', message: 'not found' } })
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(config.port, config.host, () => resolve())
+  })
+  const port = (server.address() as AddressInfo).port
+  log.info({ port, namespace: config.watchNamespace }, 'operator probes listening')
+  void checkCrds()
+
+  let stopped: Promise<void> | undefined
+  return {
+    config,
+    port,
+    elector,
+    metrics,
+    get running() {
+      return running
+    },
+    isReady,
+    stop() {
+      stopped ??= (async () => {
+        stopping = true
+        if (crdTimer) clearTimeout(crdTimer)
+        await stopControllers()
+        await elector.stop({ release: true })
+        server.closeAllConnections()
+        await new Promise<void>((r) => server.close(() => r()))
+        log.info({}, 'operator stopped')
+      })()
+      return stopped
+    },
+  }
+}
+
+/** the CLI entry: runs until SIGTERM/SIGINT */
+export async function operator(_argv: string[]): Promise<number> {
+  let proc: OperatorProcess | undefined
+  proc = await runOperator({
+    onLeadershipLost: () => process.exit(1),
+  })
+  const shutdown = (signal: string) => {
+    process.stderr.write(`nightjar operator: ${signal}: shutting down\n`)
+    // a stuck shutdown must not outlive the pod's termination grace period
+    setTimeout(() => process.exit(1), 25_000).unref()
+    void proc!.stop().then(() => process.exit(0), () => process.exit(1))
+  }
+  process.once('SIGTERM', () => shutdown('SIGTERM'))
+  process.once('SIGINT', () => shutdown('SIGINT'))
+  return -1
+}

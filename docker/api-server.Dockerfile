@@ -1,0 +1,42 @@
+# syntax=docker/dockerfile:1.7
+# The api-server: REST /v1, MCP, OAuth, console, /ws/control (the chart's api-server Deployment).
+#   docker build -f docker/api-server.Dockerfile -t nightjar-api-server:0.1.0 .
+#
+# Base image pinned by full version tag. A digest pin (node:…@sha256:…) is stronger — it
+# survives a re-pushed tag — but digests could not be fetched where this file was written;
+# resolve one with `docker buildx imagetools inspect node:20.20.2-bookworm-slim` and
+# append it in your build pipeline.
+ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+# production dependencies only; tsx runs the TypeScript sources (no build step)
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+FROM ${NODE_IMAGE}
+# tini reaps zombies and forwards signals, so SIGTERM reaches node as PID 2
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tini ca-certificates \
+ && rm -rf /var/lib/apt/lists/* \
+ && groupadd --gid 10001 nightjar \
+ && useradd --uid 10001 --gid 10001 --home-dir /home/nightjar --create-home --shell /usr/sbin/nologin nightjar
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json ./
+COPY bin ./bin
+COPY cli ./cli
+COPY api-server ./api-server
+COPY operator ./operator
+COPY browser-pod ./browser-pod
+COPY tunnel ./tunnel
+COPY crds ./crds
+ENV NODE_ENV=production \
+    NIGHTJAR_HOST=0.0.0.0 \
+    NIGHTJAR_PORT=8080 \
+    NIGHTJAR_DATA_DIR=/var/lib/nightjar
+# numeric, so the kubelet can verify runAsNonRoot without reading /etc/passwd
+USER 10001:10001
+EXPOSE 8080
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "bin/nightjar.mjs", "start"]

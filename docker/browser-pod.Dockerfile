@@ -1,0 +1,40 @@
+# syntax=docker/dockerfile:1.7
+# One browser pod: Chromium (Debian's package) behind the node API and the egress gateway.
+# The operator creates these pods; see operator/kube/pod-spec.ts for how they run
+# (non-root, read-only root filesystem, /tmp, $HOME and /dev/shm as emptyDirs).
+#   docker build -f docker/browser-pod.Dockerfile -t nightjar-browser-pod:0.1.0 .
+#
+# Base image pinned by full version tag; see api-server.Dockerfile for why not a digest.
+# Debian's chromium is not version-pinned: bookworm-security replaces old builds, so an
+# exact pin would stop building after the next browser security fix. Rebuild regularly.
+ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+FROM ${NODE_IMAGE}
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends \
+      chromium \
+      fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji \
+      tini ca-certificates \
+ && rm -rf /var/lib/apt/lists/* \
+ && groupadd --gid 10001 nightjar \
+ && useradd --uid 10001 --gid 10001 --home-dir /home/nightjar --create-home --shell /usr/sbin/nologin nightjar
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json ./
+COPY browser-pod ./browser-pod
+# the shared error/id/host helpers are the only code the pod takes from the api-server
+COPY api-server/lib ./api-server/lib
+ENV NODE_ENV=production \
+    NIGHTJAR_CHROMIUM_PATH=/usr/bin/chromium \
+    HOME=/home/nightjar \
+    TMPDIR=/tmp
+USER 10001:10001
+EXPOSE 8090
+# tini matters here: Chromium forks renderers and zygotes, and orphans must be reaped
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "--import", "tsx", "browser-pod/main.ts"]
