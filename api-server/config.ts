@@ -36,6 +36,8 @@ const schema = z.object({
     })
     .optional(),
   NIGHTJAR_DENY_CIDRS: z.string().optional(),
+  NIGHTJAR_RUNTIME: z.enum(['embedded', 'kubernetes']).default('embedded'),
+  NIGHTJAR_WATCH_NAMESPACE: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a Kubernetes namespace name').optional(),
 })
 
 export type Config = {
@@ -54,6 +56,9 @@ export type Config = {
   chromiumPath: string
   hostAliases: Record<string, string>
   denyCidrs: string[]
+  /** embedded: operator and browser pods in this process; kubernetes: resources and Pods in a cluster */
+  runtime: 'embedded' | 'kubernetes'
+  watchNamespace?: string
 }
 
 export class ConfigError extends Error {}
@@ -94,6 +99,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     chromiumPath: e.NIGHTJAR_CHROMIUM_PATH,
     hostAliases: e.NIGHTJAR_HOST_ALIASES ?? {},
     denyCidrs: (e.NIGHTJAR_DENY_CIDRS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    runtime: e.NIGHTJAR_RUNTIME,
+    watchNamespace: e.NIGHTJAR_WATCH_NAMESPACE,
   }
 }
 
