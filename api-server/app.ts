@@ -27,6 +27,7 @@ import { NodeClients } from './sessions/nodes.ts'
 import { watchSessions, type SessionWatcher } from './sessions/watcher.ts'
 import { corsOptions, registerOAuth, resolveAccessToken } from './oauth/index.ts'
 import { createKmsProvider, PgDataKeyStore, Sealer } from './kms/index.ts'
+import { PgAuthStateDirectory } from './authstate/index.ts'
 
 export interface BuildOptions {
   config: Config
@@ -57,6 +58,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
   const kms = createKmsProvider(opts.config.kms)
   const sealer = new Sealer(kms, new PgDataKeyStore(opts.db, kms?.name ?? 'local'))
   const services: Services = { config: opts.config, db: opts.db, log: app.log, bearer, cookieKey: opts.cookieKey, now: opts.now ?? Date.now, sealer }
+  services.authStates = new PgAuthStateDirectory(opts.db) // warm resume: which captured version to restore
   bearer.register('njk_', (token) => resolveApiKey(opts.db, token))
   // njo_ tokens are checked only against OAuth records (audience, expiry, grant)
   bearer.register('njo_', (token) => resolveAccessToken(services, token))

@@ -11,6 +11,7 @@ import { build } from '../api-server/app.ts'
 import { createPool, migrate } from '../api-server/store/db.ts'
 import { EMBEDDED_PG_FLAGS } from '../api-server/store/embedded-pg.ts'
 import { startEmbeddedPlane, type EmbeddedPlane } from '../api-server/sessions/embedded.ts'
+import { authStateSource } from '../api-server/authstate/index.ts'
 import { bootstrapOrg } from '../api-server/auth/orgs.ts'
 import { freePort } from '../test/helpers/server.ts'
 
@@ -36,7 +37,7 @@ export async function startBench(opts: { warmPool?: number } = {}): Promise<Benc
     NIGHTJAR_HOST: '127.0.0.1', NIGHTJAR_PORT: String(port), NIGHTJAR_DATA_DIR: join(dir, 'data'), NIGHTJAR_LOG_LEVEL: 'warn',
     NIGHTJAR_WARM_POOL_SIZE: String(opts.warmPool ?? 2),
   })
-  const plane = await startEmbeddedPlane({ config })
+  const plane = await startEmbeddedPlane({ config, authState: authStateSource(config, db) })
   const { app } = await build({ config, db, cookieKey: randomBytes(32), plane, logStream: new PassThrough().resume() })
   await app.listen({ host: '127.0.0.1', port })
   const org = await bootstrapOrg(db, { org: 'bench', email: 'bench@bench.test', password: 'bench password' })

@@ -14,4 +14,8 @@ if (want('tunnel')) {
   const { benchTunnel } = await import('./tunnel.ts')
   printTable('local reach tunnel vs direct loopback', await benchTunnel())
 }
+if (want('cloak')) {
+  const { benchCloak } = await import('./cloak.ts')
+  printTable('bot-detection signals passed: cloak pod vs stock headless, same page', await benchCloak())
+}
 process.exit(0)

@@ -28,6 +28,32 @@ export function chromiumArgs(): string[] {
   ]
 }
 
+/**
+ * browserKind cloak (cloak.ts): headful Chromium on a virtual display. It keeps every
+ * flag above except --headless and --disable-gpu, so the egress flags (QUIC off, WebRTC
+ * proxied-only, no DNS of its own) are the same by construction (RULE-33). The GPU
+ * process stays on: on a node with a GPU the real WebGL renderer shows; without one
+ * (measured here) WebGL is SwiftShader either way, as headless gives.
+ */
+export function cloakArgs(window: { width: number; height: number }): string[] {
+  return [
+    ...chromiumArgs().filter((a) => a !== '--headless' && a !== '--disable-gpu'),
+    // navigator.webdriver stays false (with --enable-automation dropped, below)
+    '--disable-blink-features=AutomationControlled',
+    '--ozone-platform=x11', // the virtual display is X11, whatever the host runs
+    '--window-position=0,0',
+    `--window-size=${window.width},${window.height}`,
+    '--lang=en-US', // navigator.language(s) and Accept-Language agree
+  ]
+}
+
+/**
+ * Playwright defaults a cloak browser must not carry: --enable-automation sets
+ * navigator.webdriver and shows the "controlled by automated software" bar;
+ * --disable-popup-blocking lets a page open windows no real browser would.
+ */
+export const CLOAK_DROPPED_DEFAULT_ARGS = ['--enable-automation', '--disable-popup-blocking']
+
 export interface LaunchOptions {
   /** http://127.0.0.1:<port> of the egress gateway. */
   proxyServer: string
@@ -51,7 +77,7 @@ export async function launchChromium(opts: LaunchOptions): Promise<Browser> {
 }
 
 /** Chromium inherits no NIGHTJAR_* variable: the node token must never reach the browser. */
-function browserEnv(): Record<string, string> {
+export function browserEnv(): Record<string, string> {
   const env: Record<string, string> = {}
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('NIGHTJAR_')) env[k] = v
   return env

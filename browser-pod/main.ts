@@ -39,10 +39,13 @@ function config() {
       fail(`NIGHTJAR_DENY_CIDRS: invalid CIDR ${c}`)
     }
   }
+  const browserKind = process.env.NIGHTJAR_BROWSER_KIND || 'chromium'
+  if (browserKind !== 'chromium' && browserKind !== 'cloak') fail('NIGHTJAR_BROWSER_KIND must be chromium or cloak')
   const port = Number(process.env.NIGHTJAR_NODE_PORT ?? '0')
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail('NIGHTJAR_NODE_PORT must be a port number')
   return {
     token,
+    browserKind: browserKind as 'chromium' | 'cloak',
     host: process.env.NIGHTJAR_NODE_HOST || '127.0.0.1',
     port,
     chromiumPath: process.env.NIGHTJAR_CHROMIUM_PATH || undefined,

@@ -3,12 +3,15 @@
 import type { AddressInfo } from 'node:net'
 import type { Browser } from 'playwright-core'
 import { launchChromium } from './chromium.ts'
+import { launchCloak } from './cloak.ts'
 import { EgressGateway, type TunnelDialer } from './egress-gateway.ts'
 import { createNodeApi } from './node-api.ts'
 import { PodSession } from './session.ts'
 
 export interface PodOptions {
   token: string
+  /** chromium (headless, pooled) or cloak (headful on a virtual display, cloak.ts) */
+  browserKind?: 'chromium' | 'cloak'
   host?: string
   port?: number
   chromiumPath?: string
@@ -34,7 +37,8 @@ export async function startPod(opts: PodOptions): Promise<Pod> {
   await gateway.listen()
   let browser: Browser
   try {
-    browser = await launchChromium({ proxyServer: gateway.proxyServer, executablePath: opts.chromiumPath })
+    const launch = opts.browserKind === 'cloak' ? launchCloak : launchChromium
+    browser = await launch({ proxyServer: gateway.proxyServer, executablePath: opts.chromiumPath })
   } catch (e) {
     await gateway.close()
     throw e
@@ -46,8 +50,9 @@ export async function startPod(opts: PodOptions): Promise<Pod> {
     denyCidrs: opts.denyCidrs ?? [],
     tunnel: opts.tunnel,
   })
-  // a warm pod opens its context before any session claims it
-  session.prewarm()
+  // a warm pod opens its context before any session claims it; a cloak pod has one
+  // context (its profile) and opens it at configure, with the session's auth-state
+  if (opts.browserKind !== 'cloak') session.prewarm()
   const server = createNodeApi({ token: opts.token, session, log: opts.log })
   const host = opts.host ?? '127.0.0.1'
   try {

@@ -1,16 +1,28 @@
-// `nightjar start`: the embedded runtime — api-server and operator in one process,
-// embedded Postgres, a local KMS key file, browser pods as child processes.
+// `nightjar start`: the api-server. In the embedded runtime (the default) it also runs
+// the operator and browser pods as child processes; with NIGHTJAR_RUNTIME=kubernetes it
+// writes BrowserSession/Network resources to the cluster and `nightjar operator` acts.
 import { loadConfig } from '../api-server/config.ts'
 import { build } from '../api-server/app.ts'
 import { loadCookieKey, openDatabase } from '../api-server/runtime.ts'
 import { startEmbeddedPlane } from '../api-server/sessions/embedded.ts'
+import type { SessionPlane } from '../api-server/sessions/plane.ts'
+import { authStateSource } from '../api-server/authstate/index.ts'
 
 export async function start(): Promise<void> {
   const config = loadConfig()
   const say = (line: string) => process.stderr.write(`nightjar: ${line}\n`)
   const database = await openDatabase(config, say)
-  say(`starting the operator and a warm pool of ${config.warmPoolSize} browser pod(s)`)
-  const plane = await startEmbeddedPlane({ config })
+  let plane: SessionPlane
+  if (config.runtime === 'kubernetes') {
+    const { loadKubeConfig, podNamespace } = await import('../operator/kube/kube-config.ts')
+    const { kubeSessionPlane } = await import('../operator/kube/index.ts')
+    const namespace = config.watchNamespace ?? podNamespace() ?? 'default'
+    say(`kubernetes runtime: sessions are BrowserSession resources in namespace ${namespace}`)
+    plane = kubeSessionPlane(loadKubeConfig(), namespace)
+  } else {
+    say(`starting the operator and a warm pool of ${config.warmPoolSize} browser pod(s)`)
+    plane = await startEmbeddedPlane({ config, authState: authStateSource(config, database.db) })
+  }
   const { app } = await build({ config, db: database.db, cookieKey: loadCookieKey(config), plane })
   let stopping = false
   const stop = async (signal: string) => {

@@ -17,6 +17,8 @@ export const routes = {
   grant_delete: { method: 'DELETE', path: '/v1/identities/:identityId/grants/:grantId' },
   governance_get: { method: 'GET', path: '/v1/governance' },
   governance_put: { method: 'PUT', path: '/v1/governance' },
+  authstate_capture: { method: 'POST', path: '/v1/sessions/:sessionId/authstate' },
+  authstate_list: { method: 'GET', path: '/v1/identities/:identityId/authstates' },
   session_start: { method: 'POST', path: '/v1/sessions' },
   spawn_and_start_session: { method: 'POST', path: '/v1/sessions/spawn' },
   session_get: { method: 'GET', path: '/v1/sessions/:sessionId' },
@@ -35,6 +37,13 @@ export const routes = {
   hover: { method: 'POST', path: '/v1/sessions/:sessionId/hover' },
   pdf: { method: 'POST', path: '/v1/sessions/:sessionId/pdf' },
   console_messages: { method: 'GET', path: '/v1/sessions/:sessionId/console' },
+  network_list: { method: 'GET', path: '/v1/networks' },
+  network_create: { method: 'POST', path: '/v1/networks' },
+  network_update: { method: 'PATCH', path: '/v1/networks/:networkId' },
+  network_rotate_token: { method: 'POST', path: '/v1/networks/:networkId/rotate-token' },
+  network_delete: { method: 'DELETE', path: '/v1/networks/:networkId' },
+  network_daemons: { method: 'GET', path: '/v1/networks/:networkId/daemons' },
+  local_reach_ensure: { method: 'POST', path: '/v1/local-reach/ensure' },
 } as const
 
 export type OperationName = keyof typeof routes

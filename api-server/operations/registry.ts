@@ -6,11 +6,13 @@ import { personaOperations } from './personas/index.ts'
 import { sessionLifecycleOperations } from './sessions/lifecycle.ts'
 import { sessionDriveOperations } from './sessions/drive.ts'
 import { networkOperations } from './networks/index.ts'
+import { authstateOperations } from './authstate/index.ts'
 
 /** Every operation, with its literal types (the SDK derives its method types from these). */
 export const typedOperations = [
   ...foundationOperations,
   ...personaOperations,
+  ...authstateOperations,
   ...sessionLifecycleOperations,
   ...sessionDriveOperations,
   ...networkOperations,

@@ -1,0 +1,38 @@
+// Capture: an admin action (the operation requires org:admin, identities:write and
+// sessions:drive) that reads a live session's cookies and storage from its browser pod
+// and keeps them as a new sealed version of the session's identity. Never automatic:
+// nothing else in the service calls this.
+import type { OpContext } from '../operations/types.ts'
+import { recordAudit } from '../audit/audit.ts'
+import { newId } from '../lib/ids.ts'
+import { badRequest } from '../lib/errors.ts'
+import { noKmsError } from '../kms/index.ts'
+import { drive } from '../sessions/drive.ts'
+import { coveredOrigins, sealAuthState } from './seal.ts'
+import { insertVersion, type AuthStateVersionView } from './store.ts'
+
+export const AUDIT_CAPTURE = 'authstate.capture'
+
+export async function captureAuthState(ctx: OpContext, sessionId: string): Promise<AuthStateVersionView> {
+  const { db, sealer } = ctx.services
+  // unknown and foreign sessions: the one 404 (drive → getSession); not live: 409
+  return drive(ctx, sessionId, 'authstate_capture', {}, async (node, row) => {
+    if (!row.identityId) throw badRequest('session has no bound identity; cannot capture auth-state', 'no_identity')
+    // fail closed before the state is even read
+    if (!sealer.enabled) throw noKmsError()
+    const doc = await node.storageState()
+    const versionId = newId('niver_')
+    const ref = { orgId: ctx.auth.orgId, identityId: row.identityId, versionId }
+    const sealedState = await sealAuthState(sealer, ref, doc)
+    const view = await insertVersion(db, {
+      id: versionId, orgId: ctx.auth.orgId, identityId: row.identityId, sealedState, origins: coveredOrigins(doc),
+      createdBy: ctx.auth.principal.principalId, createdAt: new Date(ctx.services.now()),
+    })
+    // value-free: ids only
+    await recordAudit(db, {
+      orgId: ctx.auth.orgId, actor: ctx.auth.principal.principalId, action: AUDIT_CAPTURE, targetType: 'authstate', targetId: versionId,
+      identityId: row.identityId, sessionId: row.id,
+    })
+    return view
+  })
+}
