@@ -15,6 +15,7 @@ import pino from 'pino'
 import client from 'prom-client'
 import { startOperator, type RunningOperator } from '../operator/manager.ts'
 import type { AuthStateSource, DaemonCounts, Logger } from '../operator/ports.ts'
+import { existsSync } from 'node:fs'
 import { loadOperatorConfig, type OperatorConfig } from '../operator/kube/operator-config.ts'
 import { checkCrdsServed, kubeResources, KubePodRuntime, LeaderElector, loadKubeConfig, podNamespace, PromOperatorMetrics } from '../operator/kube/index.ts'
 
@@ -214,8 +215,21 @@ export async function runOperator(opts: OperatorProcessOptions = {}): Promise<Op
 /** the CLI entry: runs until SIGTERM/SIGINT */
 export async function operator(_argv: string[]): Promise<number> {
   let proc: OperatorProcess | undefined
+  // With the database and KMS settings the operator decrypts warm-resume auth-state
+  // just in time; without them, warm-resume sessions fail with AuthStateUnavailable.
+  let authState: AuthStateSource | undefined
+  // (a local key file must already exist: the operator never creates a master key)
+  const kmsReady = process.env.NIGHTJAR_KMS_PROVIDER === 'aws' || (process.env.NIGHTJAR_KMS_KEY_FILE && existsSync(process.env.NIGHTJAR_KMS_KEY_FILE))
+  if (process.env.DATABASE_URL && kmsReady) {
+    const { loadConfig } = await import('../api-server/config.ts')
+    const { createPool } = await import('../api-server/store/db.ts')
+    const { authStateSource } = await import('../api-server/authstate/index.ts')
+    const config = loadConfig()
+    authState = authStateSource(config, createPool(process.env.DATABASE_URL, 4))
+  }
   proc = await runOperator({
     onLeadershipLost: () => process.exit(1),
+    authState,
   })
   const shutdown = (signal: string) => {
     process.stderr.write(`nightjar operator: ${signal}: shutting down\n`)

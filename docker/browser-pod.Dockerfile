@@ -18,6 +18,7 @@ FROM ${NODE_IMAGE}
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       chromium \
+      xvfb \
       fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji \
       tini ca-certificates \
  && rm -rf /var/lib/apt/lists/* \

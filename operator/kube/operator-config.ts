@@ -58,6 +58,7 @@ const schema = z.object({
   NIGHTJAR_WARM_POOL_SIZE: z.coerce.number().int().min(0).max(64).default(2),
   NIGHTJAR_DENY_CIDRS: z.string().optional(),
   NIGHTJAR_HOST_ALIASES: json(stringMap).optional(),
+  NIGHTJAR_TUNNEL_URL: z.string().regex(/^wss?:\/\//, 'must be a ws:// or wss:// URL').optional(),
 })
 
 export interface OperatorConfig {
@@ -128,6 +129,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv, ownNamespace: string 
       podAnnotations: e.NIGHTJAR_BROWSER_POD_ANNOTATIONS,
       denyCidrs,
       hostAliases: e.NIGHTJAR_HOST_ALIASES,
+      tunnelUrl: e.NIGHTJAR_TUNNEL_URL,
       startupTimeoutSeconds: e.NIGHTJAR_BROWSER_START_TIMEOUT_SECONDS,
     },
   }

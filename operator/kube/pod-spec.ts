@@ -101,6 +101,8 @@ export interface BrowserPodOptions {
   /** NIGHTJAR_HOST_ALIASES for the egress gateway */
   hostAliases?: Record<string, string>
   chromiumPath?: string
+  /** the api-server's egress relay (/ws/egress) for local/split egress */
+  tunnelUrl?: string
   /** default 10 s: the browser pod closes Chromium on SIGTERM within a few seconds */
   terminationGracePeriodSeconds?: number
   /** how long Chromium may take to come up before the startup probe gives up (default 120 s) */
@@ -149,6 +151,7 @@ export function browserPodManifest(input: BrowserPodInput, opts: BrowserPodOptio
   if (opts.denyCidrs?.length) env.push({ name: 'NIGHTJAR_DENY_CIDRS', value: opts.denyCidrs.join(',') })
   if (opts.hostAliases && Object.keys(opts.hostAliases).length) env.push({ name: 'NIGHTJAR_HOST_ALIASES', value: JSON.stringify(opts.hostAliases) })
   if (opts.chromiumPath) env.push({ name: 'NIGHTJAR_CHROMIUM_PATH', value: opts.chromiumPath })
+  if (opts.tunnelUrl) env.push({ name: 'NIGHTJAR_TUNNEL_URL', value: opts.tunnelUrl })
 
   const labels: Record<string, string> = {
     ...opts.podLabels,
