@@ -5,10 +5,10 @@ import { chromium } from 'playwright-core'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { startBench, percentile, ms, type Bench } from './harness.ts'
+import { CHROMIUM_TEST_ARGS } from '../test/helpers/chromium.ts'
 
 const STARTS = 20
 const ROUNDS = 40
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
 const PAGE = 'data:text/html,' + encodeURIComponent(
   `<title>Catalogue</title><h1>Catalogue</h1><nav><a href="#a">Home</a> <a href="#b">Deals</a></nav>` +
   Array.from({ length: 40 }, (_, i) => `<article><h2>Item ${i}</h2><p>Description of item ${i}.</p><button>Add ${i}</button></article>`).join(''),
@@ -63,7 +63,7 @@ export async function benchSessions(): Promise<{ start: Array<Record<string, str
     const raw: number[] = []
     for (let i = 0; i < STARTS / 2; i++) {
       const t0 = performance.now()
-      const browser = await chromium.launch({ executablePath: process.env.NIGHTJAR_CHROMIUM_PATH || '/usr/bin/chromium', args: CHROMIUM_ARGS })
+      const browser = await chromium.launch({ executablePath: process.env.NIGHTJAR_CHROMIUM_PATH || '/usr/bin/chromium', args: CHROMIUM_TEST_ARGS })
       await browser.newPage()
       raw.push(performance.now() - t0)
       await browser.close()
@@ -84,7 +84,7 @@ export async function benchSessions(): Promise<{ start: Array<Record<string, str
     await client.close()
     await api(b, 'DELETE', `/v1/sessions/${session.id}`)
 
-    const browser = await chromium.launch({ executablePath: process.env.NIGHTJAR_CHROMIUM_PATH || '/usr/bin/chromium', args: CHROMIUM_ARGS })
+    const browser = await chromium.launch({ executablePath: process.env.NIGHTJAR_CHROMIUM_PATH || '/usr/bin/chromium', args: CHROMIUM_TEST_ARGS })
     const page = await browser.newPage()
     const rawDrive: number[] = []
     for (let i = 0; i < ROUNDS + 3; i++) {

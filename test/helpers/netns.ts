@@ -13,6 +13,8 @@ import { randomBytes } from 'node:crypto'
 import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
 
+import { alive } from './process.ts'
+
 const run = promisify(execFile)
 export const PAGES_DIR = fileURLToPath(new URL('../fixtures/pages/', import.meta.url))
 
@@ -42,14 +44,6 @@ async function ip(...args: string[]): Promise<string> {
   return (await run('ip', args)).stdout
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 /** Namespaces left by a test process that died before its teardown. */
 async function sweepStale(): Promise<void> {

@@ -4,7 +4,7 @@
 // server's rules, and in real Chromium where the browser is the point.
 import { createHash, randomBytes } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
-import { chromium, type Browser } from 'playwright-core'
+import { launchTestBrowser } from '../helpers/chromium.ts'
 import type { Bootstrapped } from '../../api-server/auth/orgs.ts'
 import type { Reply, TestServer } from '../helpers/server.ts'
 
@@ -141,14 +141,7 @@ export async function loopbackCallback(t: { teardown(fn: () => unknown): void },
 }
 
 /** Headless Chromium for the human side of the flows. */
-export async function launchBrowser(t: { teardown(fn: () => unknown): void }): Promise<Browser> {
-  const browser = await chromium.launch({
-    executablePath: process.env.NIGHTJAR_CHROMIUM_PATH || '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  })
-  t.teardown(() => browser.close())
-  return browser
-}
+export const launchBrowser = launchTestBrowser
 
 /** Count of log lines (or any text) containing the secret, without ever printing it. */
 export function leaks(text: string, ...secrets: string[]): boolean {

@@ -75,12 +75,4 @@ export function capturingLogger(): Logger & { lines: string[] } {
   return { lines, debug: rec('debug'), info: rec('info'), warn: rec('warn'), error: rec('error') }
 }
 
-/** true while a process with this pid exists */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
+export { alive } from '../helpers/process.ts'

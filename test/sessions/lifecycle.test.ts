@@ -1,30 +1,9 @@
 // Leases, spawned children, pod death and restarts.
 import t from 'tap'
-import { execFileSync } from 'node:child_process'
 import { startTestServer } from '../helpers/server.ts'
 import { createPersona } from '../helpers/personas.ts'
 import { waitFor } from '../helpers/wait.ts'
-
-/** every process below the given roots (the pods' Chromium and its helpers) */
-function descendants(roots: number[]): number[] {
-  const rows = execFileSync('ps', ['-eo', 'pid=,ppid='], { encoding: 'utf8' }).trim().split('\n').map((l) => l.trim().split(/\s+/).map(Number))
-  const out = new Set<number>(roots)
-  let grew = true
-  while (grew) {
-    grew = false
-    for (const [pid, ppid] of rows) if (out.has(ppid) && !out.has(pid)) { out.add(pid); grew = true }
-  }
-  return [...out]
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
+import { alive, descendants } from '../helpers/process.ts'
 
 t.test('session lifecycle', async (t) => {
   const s = await startTestServer(t, { sessions: true })
