@@ -10,11 +10,11 @@ import http from 'node:http'
 import net from 'node:net'
 import { spawn, type ChildProcess } from 'node:child_process'
 import type { Duplex } from 'node:stream'
-import { realpathSync } from 'node:fs'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { fileURLToPath } from 'node:url'
 import { TunnelBroker } from '../api-server/control/broker.ts'
 import { runDaemon } from '../cli/daemon.ts'
 import { newToken } from '../api-server/lib/ids.ts'
+import { isEntryPoint } from '../api-server/lib/entry-point.ts'
 
 type Row = Record<string, string | number>
 
@@ -292,13 +292,7 @@ export async function benchTunnel(): Promise<Row[]> {
   return rows
 }
 
-function isEntryPoint(): boolean {
-  try {
-    return !!process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href
-  } catch {
-    return false
-  }
-}
+
 
 const role = process.env[CHILD_ENV]
 if (role && process.send) {
@@ -306,7 +300,7 @@ if (role && process.send) {
     console.error(e)
     process.exit(1)
   })
-} else if (isEntryPoint()) {
+} else if (isEntryPoint(import.meta.url)) {
   Promise.all([benchTunnel(), import('./harness.ts')]).then(([rows, { printTable }]) => printTable('local reach tunnel vs direct loopback', rows), (e) => {
     console.error(e)
     process.exitCode = 1

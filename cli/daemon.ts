@@ -7,14 +7,14 @@
 // The join token goes only into the upgrade's Authorization header; it is never printed,
 // logged or put in the URL. Prefer --network-token-file or NIGHTJAR_NETWORK_TOKEN over
 // --network-token, which sits in shell history and the process list.
-import { readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs'
+import { readFileSync, renameSync, writeFileSync } from 'node:fs'
 import net from 'node:net'
-import { pathToFileURL } from 'node:url'
 import WebSocket from 'ws'
 import { hostAllowed } from '../api-server/lib/hosts.ts'
 import { DAEMON_ID, MAX_DATA, MAX_FRAME, allocWithHeadroom, type OpenFailReason } from '../tunnel/frames.ts'
 import { TunnelSession, type OpenRequest } from '../tunnel/session.ts'
 import type { TunnelStream } from '../tunnel/stream.ts'
+import { isEntryPoint } from '../api-server/lib/entry-point.ts'
 
 export interface DaemonOptions {
   network: string
@@ -403,14 +403,8 @@ export async function daemonMain(argv: readonly string[], env: NodeJS.ProcessEnv
 }
 
 // Runnable on its own: node --import tsx cli/daemon.ts --network ...
-function isEntryPoint(): boolean {
-  try {
-    return !!process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href
-  } catch {
-    return false
-  }
-}
-if (isEntryPoint()) {
+
+if (isEntryPoint(import.meta.url)) {
   daemonMain(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (e) => {

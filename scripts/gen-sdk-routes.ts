@@ -1,7 +1,7 @@
 // Writes sdk/routes.ts from the operation registry: the SDK's method → REST route
 // table. Run `node --import tsx scripts/gen-sdk-routes.ts`; a test fails when stale.
 import { writeFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
+import { isEntryPoint } from '../api-server/lib/entry-point.ts'
 import { operations } from '../api-server/operations/registry.ts'
 
 export function renderRoutes(): string {
@@ -17,6 +17,6 @@ export type OperationName = keyof typeof routes
 `
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
+if (isEntryPoint(import.meta.url)) {
   writeFileSync(new URL('../sdk/routes.ts', import.meta.url), renderRoutes())
 }
