@@ -378,6 +378,10 @@ function dialLocal(req: OpenRequest, declared: readonly string[], timeoutMs: num
 
 /** CLI entry: returns the process exit code (0 stopped, 1 join rejected, 2 usage). */
 export async function daemonMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${DAEMON_USAGE}\n`)
+    return 0
+  }
   let opts: DaemonOptions
   try {
     opts = parseDaemonArgs(argv, env)
