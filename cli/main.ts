@@ -3,9 +3,11 @@ import { ConfigError } from '../api-server/config.ts'
 
 const HELP = `nightjar — browser sessions for AI agents
 
-  nightjar start                      run the service (embedded runtime)
+  nightjar start                      run the service (embedded runtime, or NIGHTJAR_RUNTIME=kubernetes)
   nightjar admin bootstrap --org NAME --email EMAIL [--password P] [--json]
                                       create an org, its owner and an owner API key
+  nightjar admin list-oauth-clients | revoke-oauth-client --id ncli_… | revoke-grant --id nkey_…
+                                      OAuth operator commands
   nightjar daemon --network NAME --control-url URL [--network-token-file F] [--daemon-host H] [--daemon-id ID] [--ready-file F]
                                       join a network so hosted browsers reach this machine
   nightjar operator                   run the operator on a Kubernetes cluster (the Helm chart's operator)
