@@ -113,6 +113,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     let watcher: SessionWatcher | undefined
     app.addHook('onReady', async () => {
       watcher = await watchSessions({ db: opts.db, plane, nodeClients, log: app.log })
+      services.sessionWatcher = watcher
     })
     app.addHook('onClose', async () => {
       watcher?.stop()

@@ -6,6 +6,7 @@ import type { BearerAuth } from './auth/bearer.ts'
 import type { Sealer } from './kms/index.ts'
 import type { SessionPlane } from './sessions/plane.ts'
 import type { NodeClients } from './sessions/nodes.ts'
+import type { SessionWatcher } from './sessions/watcher.ts'
 import type { AuthStateDirectory, NetworkDirectory } from './sessions/lifecycle.ts'
 import type { LocalReach } from './networks/service.ts'
 
@@ -22,6 +23,8 @@ export interface Services {
   sealer: Sealer
   /** the operator side (resources + node access); absent in processes that run no sessions */
   plane?: SessionPlane
+  /** the api-server's shared watch on session resources (start waits on it) */
+  sessionWatcher?: SessionWatcher
   /** cached node API clients of live sessions */
   nodeClients?: NodeClients
   /** networks, join tokens and daemons */

@@ -123,7 +123,9 @@ export async function startSession(
         ...(warmVersion ? { warmResume: { versionId: warmVersion } } : {}),
       },
     } as unknown as BrowserSession)
-    const obj = await waitForPhase(plane.sessions, id, ['Live', 'Failed', 'Ended'], START_TIMEOUT_MS)
+    const obj = services.sessionWatcher
+      ? await services.sessionWatcher.waitForPhase(id, ['Live', 'Failed', 'Ended'], START_TIMEOUT_MS)
+      : await waitForPhase(plane.sessions, id, ['Live', 'Failed', 'Ended'], START_TIMEOUT_MS)
     if (obj.status?.phase !== 'Live') {
       const reason = obj.status?.conditions?.find((c) => c.type === 'Ready')?.reason ?? 'PodFailed'
       throw new ApiError(503, 'unavailable', 'the browser pod failed to start', reason)

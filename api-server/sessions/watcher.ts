@@ -3,7 +3,8 @@
 // start-up it sweeps rows left open by a previous process, so a restart never
 // leaves an identity locked by a session nobody runs.
 import type { FastifyBaseLogger } from 'fastify'
-import type { BrowserSession } from '../../crds/types.ts'
+import type { BrowserSession, SessionPhase } from '../../crds/types.ts'
+import { ApiError } from '../lib/errors.ts'
 import { Informer } from '../../operator/runtime/informer.ts'
 import type { Db } from '../store/db.ts'
 import { release, reapDeadLeases } from '../personas/index.ts'
@@ -12,7 +13,15 @@ import { findSessionAnyOrg, journal, openSessionIds, setStatus } from './store.t
 import type { NodeClients } from './nodes.ts'
 
 export interface SessionWatcher {
+  /** resolves with the resource once it reaches one of `phases` (served from the shared watch) */
+  waitForPhase(name: string, phases: readonly SessionPhase[], timeoutMs: number): Promise<BrowserSession>
   stop(): void
+}
+
+interface Waiter {
+  phases: readonly SessionPhase[]
+  resolve(obj: BrowserSession): void
+  reject(err: Error): void
 }
 
 const REAP_INTERVAL_MS = 30_000
@@ -31,7 +40,21 @@ export async function watchSessions(deps: { db: Db; plane: SessionPlane; nodeCli
     nodeClients.drop(id)
   }
 
+  // session starts wait here rather than opening a watch each: one shared stream
+  const waiters = new Map<string, Set<Waiter>>()
+  const settle = (obj: BrowserSession) => {
+    const set = waiters.get(obj.metadata.name)
+    const phase = obj.status?.phase
+    if (!set || !phase) return
+    for (const w of set) if (w.phases.includes(phase)) {
+      set.delete(w)
+      w.resolve(obj)
+    }
+    if (!set.size) waiters.delete(obj.metadata.name)
+  }
+
   const onObject = (obj: BrowserSession) => {
+    settle(obj)
     if (obj.status?.phase === 'Failed') {
       const reason = obj.status.conditions?.find((c) => c.type === 'Ready')?.reason ?? 'PodFailed'
       fail(obj.metadata.name, reason).catch((err) => log.error({ err }, 'marking a session failed'))
@@ -41,7 +64,11 @@ export async function watchSessions(deps: { db: Db; plane: SessionPlane; nodeCli
   informer.addHandler({
     onAdd: onObject,
     onUpdate: (_old, obj) => onObject(obj),
-    onDelete: (obj) => fail(obj.metadata.name, 'ResourceDeleted').catch(() => {}),
+    onDelete: (obj) => {
+      for (const w of waiters.get(obj.metadata.name) ?? []) w.reject(new ApiError(503, 'unavailable', 'browser session resource disappeared', 'RESOURCE_GONE'))
+      waiters.delete(obj.metadata.name)
+      fail(obj.metadata.name, 'ResourceDeleted').catch(() => {})
+    },
   })
   await informer.start()
 
@@ -62,9 +89,29 @@ export async function watchSessions(deps: { db: Db; plane: SessionPlane; nodeCli
   timer.unref()
 
   return {
+    waitForPhase(name, phases, timeoutMs) {
+      return new Promise<BrowserSession>((resolve, reject) => {
+        const w: Waiter = {
+          phases,
+          resolve: (obj) => { clearTimeout(t); resolve(obj) },
+          reject: (err) => { clearTimeout(t); reject(err) },
+        }
+        const t = setTimeout(() => {
+          waiters.get(name)?.delete(w)
+          reject(new ApiError(504, 'unavailable', 'browser session did not become live in time', 'START_TIMEOUT'))
+        }, timeoutMs)
+        if (!waiters.has(name)) waiters.set(name, new Set())
+        waiters.get(name)!.add(w)
+        // it may already be there (the cache is current up to the last event delivered)
+        const cached = informer.get(name)
+        if (cached) settle(cached)
+      })
+    },
     stop() {
       clearInterval(timer)
       informer.stop()
+      for (const set of waiters.values()) for (const w of set) w.reject(new ApiError(503, 'unavailable', 'shutting down'))
+      waiters.clear()
     },
   }
 }
