@@ -3,12 +3,12 @@
 // taken gives it back, so a failed start never leaves an identity locked.
 import type { Services } from '../services.ts'
 import type { AuthContext } from '../auth/context.ts'
-import { API_VERSION, BROWSER_SESSION, LABELS, type BrowserSession, type EgressMode } from '../../crds/types.ts'
+import { LABELS, type BrowserSession, type EgressMode } from '../../crds/types.ts'
 import { newId } from '../lib/ids.ts'
 import { ApiError, badRequest, forbidden, isApiError } from '../lib/errors.ts'
 import { bindIdentity, release, getGovernance, urlIsAdvisorOrigin, type Admission } from '../personas/index.ts'
 import { waitForPhase, type SessionPlane } from './plane.ts'
-import { bindSessionIdentity, deleteSession, getSession, insertSession, journal, setStatus, type SessionRow } from './store.ts'
+import { bindSessionIdentity, deleteSession, getSession, insertSession, journal, journalLater, setStatus, type SessionRow } from './store.ts'
 import { sessionView, type SessionView } from './view.ts'
 
 export interface StartInput {
@@ -76,8 +76,11 @@ export async function startSession(
   actingAgentId: string = auth.agentId,
 ): Promise<SessionView> {
   const plane = requirePlane(services)
-  const { network } = await precheck(services, auth, input)
-  const egress = input.egress ?? (await agentDefaultEgress(services, actingAgentId))
+  // the checks and the agent's default egress are independent reads: one round trip, not two
+  const [{ network }, egress] = await Promise.all([
+    precheck(services, auth, input),
+    input.egress ?? agentDefaultEgress(services, actingAgentId),
+  ])
   // local and split without a network are not rejected: nothing is declared, so nothing is tunnelled
   const declaredHosts = egress !== 'platform' && network ? network.declaredHosts : []
   const id = newId('nsess_')
@@ -130,12 +133,12 @@ export async function startSession(
       const reason = obj.status?.conditions?.find((c) => c.type === 'Ready')?.reason ?? 'PodFailed'
       throw new ApiError(503, 'unavailable', 'the browser pod failed to start', reason)
     }
-    // both writes at once; the view is built from what is known rather than read back
+    // the status must be written before the caller drives the session; the journal row
+    // queues in order behind it (readers wait for pending rows); the view is built, not read back
     const liveAt = new Date().toISOString()
-    await Promise.all([
-      setStatus(services.db, id, 'live', undefined, liveAt),
-      journal(services.db, { id, orgId: auth.orgId }, { op: admission === 'spawned_child' ? 'spawn_and_start_session' : 'session_start', outcome: 'ok', detail: { egress, browserKind } }),
-    ])
+    journalLater(services.db, { id, orgId: auth.orgId }, { op: admission === 'spawned_child' ? 'spawn_and_start_session' : 'session_start', outcome: 'ok', detail: { egress, browserKind } },
+      (err) => services.log.error({ err }, 'journal write failed'))
+    await setStatus(services.db, id, 'live', undefined, liveAt)
     return sessionView({
       id, orgId: auth.orgId, agentId: actingAgentId, openedBy, admission, identityId: bound?.identityId ?? null, grantId: bound?.grantId ?? null,
       egress, networkId: network?.id ?? null, browserKind, url: input.url ?? null, viewport: input.viewport ?? null,
