@@ -19,7 +19,7 @@ const JUNCTORS = ['allOf', 'anyOf', 'oneOf', 'not']
 const FORBIDDEN_IN_JUNCTORS = ['type', 'additionalProperties', 'default', 'description', 'nullable', 'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-int-or-string', 'x-kubernetes-embedded-resource']
 const FORBIDDEN_ANYWHERE = ['$ref', 'definitions', 'dependencies', 'patternProperties', 'additionalItems', 'id', '$schema']
 
-function matchesType(type: string | undefined, v: unknown): boolean {
+export function matchesType(type: string | undefined, v: unknown): boolean {
   switch (type) {
     case 'object':
       return typeof v === 'object' && v !== null && !Array.isArray(v)

@@ -11,75 +11,13 @@ import { API_VERSION, type BrowserSession, type Network } from '../../crds/types
 import { endedStatus, failedStatus, statusForPod } from '../../operator/controllers/browser-session/status.ts'
 import { networkStatus } from '../../operator/controllers/network/reconciler.ts'
 import { sessionSpec } from './helpers.ts'
-
-// eslint-free repo: `any` keeps the schema walking short
-type Schema = Record<string, any>
+import { matchesType, structuralErrors, type Schema } from '../kube/openapi.ts'
 
 const load = (file: string) => parse(readFileSync(fileURLToPath(new URL(`../../crds/${file}`, import.meta.url)), 'utf8')) as Schema
 const crds = { BrowserSession: load('browsersessions.nightjar.dev.yaml'), Network: load('networks.nightjar.dev.yaml') }
 const schemaOf = (crd: Schema) => crd.spec.versions[0].schema.openAPIV3Schema as Schema
 
-// --- structural schema checker ----------------------------------------------------------
-// https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#specifying-a-structural-schema
-const JUNCTORS = ['allOf', 'anyOf', 'oneOf', 'not']
-const FORBIDDEN_IN_JUNCTORS = ['type', 'additionalProperties', 'default', 'description', 'nullable', 'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-int-or-string', 'x-kubernetes-embedded-resource']
-const TYPES = ['object', 'array', 'string', 'integer', 'number', 'boolean']
-
-function structuralErrors(s: Schema, path = '', root = true): string[] {
-  const errs: string[] = []
-  const here = path || '<root>'
-  const open = s['x-kubernetes-int-or-string'] === true || s['x-kubernetes-preserve-unknown-fields'] === true
-  if (!open && !s.type) errs.push(`${here}: type is required`)
-  if (s.type && !TYPES.includes(s.type)) errs.push(`${here}: unknown type ${s.type}`)
-  if (s.properties && s.additionalProperties !== undefined) errs.push(`${here}: properties and additionalProperties are exclusive`)
-  if (s.type === 'object' && !open && !s.properties && s.additionalProperties === undefined && !(path === '.metadata' && !root)) {
-    errs.push(`${here}: object without properties (its content would be pruned)`)
-  }
-  if (s.type === 'array') {
-    if (!s.items || typeof s.items !== 'object' || Array.isArray(s.items)) errs.push(`${here}: array needs a single items schema`)
-    else errs.push(...structuralErrors(s.items, `${path}[]`, false))
-    if (s['x-kubernetes-list-type'] === 'map') {
-      const keys: string[] = s['x-kubernetes-list-map-keys'] ?? []
-      if (!keys.length) errs.push(`${here}: list-type map needs list-map-keys`)
-      for (const k of keys) {
-        const p = s.items?.properties?.[k]
-        if (!p) errs.push(`${here}: map key ${k} is not a property`)
-        else if (!['string', 'integer', 'number', 'boolean'].includes(p.type)) errs.push(`${here}: map key ${k} must be scalar`)
-        if (!(s.items?.required ?? []).includes(k) && p?.default === undefined) errs.push(`${here}: map key ${k} must be required or defaulted`)
-      }
-    }
-  }
-  for (const [name, sub] of Object.entries<Schema>(s.properties ?? {})) {
-    if (root && name === 'metadata') {
-      const extra = Object.keys(sub).filter((k) => !['type', 'properties', 'description'].includes(k))
-      const props = Object.keys(sub.properties ?? {}).filter((k) => k !== 'name' && k !== 'generateName')
-      if (extra.length || props.length) errs.push(`.metadata: only name and generateName may be restricted`)
-      if (sub.type !== 'object') errs.push('.metadata: type must be object')
-      continue
-    }
-    errs.push(...structuralErrors(sub, `${path}.${name}`, false))
-  }
-  if (s.additionalProperties && typeof s.additionalProperties === 'object') errs.push(...structuralErrors(s.additionalProperties, `${path}.*`, false))
-  for (const j of JUNCTORS) {
-    const subs = j === 'not' ? (s.not ? [s.not] : []) : (s[j] ?? [])
-    for (const sub of subs) for (const k of FORBIDDEN_IN_JUNCTORS) if (k in sub) errs.push(`${here}: ${k} is not allowed inside ${j}`)
-  }
-  for (const v of s.enum ?? []) if (!matchesType(s.type, v)) errs.push(`${here}: enum value ${JSON.stringify(v)} is not a ${s.type}`)
-  for (const rule of s['x-kubernetes-validations'] ?? []) if (typeof rule.rule !== 'string' || !rule.rule) errs.push(`${here}: validation rule must be a CEL string`)
-  return errs
-}
-
-function matchesType(type: string, v: unknown): boolean {
-  switch (type) {
-    case 'object': return typeof v === 'object' && v !== null && !Array.isArray(v)
-    case 'array': return Array.isArray(v)
-    case 'string': return typeof v === 'string'
-    case 'integer': return Number.isInteger(v)
-    case 'number': return typeof v === 'number'
-    case 'boolean': return typeof v === 'boolean'
-    default: return true
-  }
-}
+// The structural-schema checker is the one the chart tests use (test/kube/openapi.ts).
 
 // --- a minimal validator with pruning -----------------------------------------------------
 function validate(s: Schema, v: unknown, path = ''): string[] {
