@@ -2,12 +2,11 @@
 // "public web" namespace and to loopback servers, with every egress mode.
 import t, { type Test } from 'tap'
 import http from 'node:http'
-import net from 'node:net'
 import { Duplex } from 'node:stream'
 import { EgressGateway, parseAuthority, type EgressPolicy, type TunnelDialer } from '../../browser-pod/egress-gateway.ts'
 import { CompiledPolicy, decide } from '../../browser-pod/egress-policy.ts'
 import { startPublicWeb } from '../helpers/netns.ts'
-import { loopbackServer, publicAliases } from './harness.ts'
+import { fakeTunnel, loopbackServer, publicAliases } from './harness.ts'
 
 interface Reply { status: number; body: string; headers: http.IncomingHttpHeaders }
 
@@ -56,22 +55,6 @@ async function gateway(t: Test, policy: Partial<EgressPolicy> | null): Promise<E
   return gw
 }
 
-/** A stand-in for the daemon tunnel: dials on "the developer's machine" (loopback here)
- * and hands back a plain Duplex, not a net.Socket, like the real tunnel stream. */
-function fakeTunnel(): TunnelDialer & { dials: string[] } {
-  const dials: string[] = []
-  return {
-    dials,
-    dial(host, port) {
-      dials.push(`${host}:${port}`)
-      return new Promise((resolve, reject) => {
-        const s = net.connect({ host: '127.0.0.1', port })
-        s.once('connect', () => resolve(Duplex.from({ readable: s, writable: s })))
-        s.once('error', (e) => reject(Object.assign(new Error('refused'), { code: (e as NodeJS.ErrnoException).code === 'ECONNREFUSED' ? 'refused' : 'error' })))
-      })
-    },
-  }
-}
 
 t.test('policy decisions (pure)', async (t) => {
   const dns = async (h: string) => {

@@ -4,28 +4,12 @@
 // browser may make, and which go through the tunnel.
 import t, { type Test } from 'tap'
 import net from 'node:net'
-import { Duplex } from 'node:stream'
 import { NodeClient } from '../../browser-pod/client.ts'
 import type { NodeError } from '../../browser-pod/errors.ts'
-import type { TunnelDialer } from '../../browser-pod/egress-gateway.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { startPublicWeb } from '../helpers/netns.ts'
-import { loopbackServer, newToken, publicAliases } from './harness.ts'
+import { fakeTunnel, loopbackServer, newToken, publicAliases } from './harness.ts'
 
-function fakeTunnel(): TunnelDialer & { dials: string[] } {
-  const dials: string[] = []
-  return {
-    dials,
-    dial(host, port) {
-      dials.push(`${host}:${port}`)
-      return new Promise((resolve, reject) => {
-        const s = net.connect({ host: '127.0.0.1', port })
-        s.once('connect', () => resolve(Duplex.from({ readable: s, writable: s })))
-        s.once('error', () => reject(Object.assign(new Error('refused'), { code: 'refused' })))
-      })
-    },
-  }
-}
 
 const fails = async (p: Promise<unknown>): Promise<NodeError> => {
   try {

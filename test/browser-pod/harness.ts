@@ -6,7 +6,10 @@ import { readdirSync, readFileSync } from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import { fileURLToPath } from 'node:url'
+import net from 'node:net'
+import { Duplex } from 'node:stream'
 import { NodeClient } from '../../browser-pod/client.ts'
+import type { TunnelDialer } from '../../browser-pod/egress-gateway.ts'
 import { waitFor } from '../helpers/wait.ts'
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -139,4 +142,21 @@ export async function loopbackServer(t: T, body = 'local server'): Promise<{ por
 /** hostAliases giving the namespace's server its real-looking names. */
 export function publicAliases(ip: string): Record<string, string> {
   return { 'example.com': ip, 'login.example.com': ip, 'www.example.com': ip, 'evil-example.com': ip }
+}
+
+/** A stand-in for the daemon tunnel: dials on "the developer's machine" (loopback here)
+ * and hands back a plain Duplex, not a net.Socket, like the real tunnel stream. */
+export function fakeTunnel(): TunnelDialer & { dials: string[] } {
+  const dials: string[] = []
+  return {
+    dials,
+    dial(host, port) {
+      dials.push(`${host}:${port}`)
+      return new Promise((resolve, reject) => {
+        const s = net.connect({ host: '127.0.0.1', port })
+        s.once('connect', () => resolve(Duplex.from({ readable: s, writable: s })))
+        s.once('error', (e) => reject(Object.assign(new Error('refused'), { code: (e as NodeJS.ErrnoException).code === 'ECONNREFUSED' ? 'refused' : 'error' })))
+      })
+    },
+  }
 }
