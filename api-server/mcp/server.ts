@@ -7,6 +7,7 @@ import { z } from 'zod'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import type { AnyOperation, McpContent } from '../operations/types.ts'
 import type { Services } from '../services.ts'
 import type { AuthContext } from '../auth/context.ts'
@@ -42,9 +43,18 @@ function defaultContent(result: unknown): McpContent {
   return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: structured }
 }
 
-function buildServer(services: Services, tools: AnyOperation[], byName: Map<string, AnyOperation>, auth: AuthContext, req: FastifyRequest) {
-  const server = new Server({ name: 'nightjar', version: '0.1.0' }, { capabilities: { tools: { listChanged: false } } })
-  const descriptors = tools.map(toolDescriptor)
+/** What every per-request server shares: built once, because the set of tools is closed. */
+interface Door {
+  byName: Map<string, AnyOperation>
+  /** tools/list answer; JSON Schema generation costs ~1 ms per request if redone */
+  descriptors: ReturnType<typeof toolDescriptor>[]
+  /** the SDK builds a fresh Ajv (with its formats) per Server unless handed one */
+  validator: AjvJsonSchemaValidator
+}
+
+function buildServer(services: Services, door: Door, auth: AuthContext, req: FastifyRequest) {
+  const { byName, descriptors } = door
+  const server = new Server({ name: 'nightjar', version: '0.1.0' }, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: door.validator })
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: descriptors }))
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const op = byName.get(request.params.name)
@@ -78,6 +88,7 @@ function scopeChallenge(services: Services, byName: Map<string, AnyOperation>, a
 export function registerMcp(app: FastifyInstance, services: Services, ops: readonly AnyOperation[]) {
   const tools = mcpTools(ops)
   const byName = new Map(tools.map((op) => [op.name, op]))
+  const door: Door = { byName, descriptors: tools.map(toolDescriptor), validator: new AjvJsonSchemaValidator() }
   const handle = async (req: FastifyRequest, reply: import('fastify').FastifyReply) => {
     const auth = await requireAuth(services, req)
     if (req.method === 'POST') {
@@ -88,7 +99,7 @@ export function registerMcp(app: FastifyInstance, services: Services, ops: reado
       // stateless server: no standalone SSE stream and no sessions to delete
       return reply.code(405).header('allow', 'POST').send({ error: { code: 'method_not_allowed', message: 'use POST' } })
     }
-    const server = buildServer(services, tools, byName, auth, req)
+    const server = buildServer(services, door, auth, req)
     // the web-standard transport takes the body Fastify already parsed: no second pass
     // over the request stream and no Node↔fetch adapter on every call
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
