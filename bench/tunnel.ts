@@ -21,7 +21,7 @@ type Row = Record<string, string | number>
 const NETWORK = 'bench'
 const NETWORK_ID = 'nnet_bench'
 const THROUGHPUT_BYTES = 64 * 1024 * 1024
-const THROUGHPUT_RUNS = 5
+const THROUGHPUT_RUNS = 9
 const LATENCY_REQUESTS = 300
 const REGISTRATIONS = 20
 const CHILD_ENV = 'NIGHTJAR_BENCH_TUNNEL_CHILD'
@@ -72,6 +72,40 @@ async function serversMain(): Promise<void> {
   reportCpu()
   const ports: ChildPorts = { source: (source.address() as net.AddressInfo).port, http: (web.address() as net.AddressInfo).port }
   process.send!(ports)
+}
+
+/**
+ * The ceiling for any user-space relay: one extra loopback hop through a Node process that
+ * only copies bytes (no framing, no WebSocket, no multiplexing), reading the upstream
+ * socket the way the daemon does (large reads straight into fresh buffers).
+ */
+async function relayMain(): Promise<void> {
+  const upstreamPort = Number(process.env.BENCH_RELAY_TO)
+  const relay = net.createServer((client) => {
+    let readSize = 16 * 1024
+    const upstream = net.connect({
+      host: '127.0.0.1',
+      port: upstreamPort,
+      onread: {
+        buffer: () => Buffer.allocUnsafeSlow(readSize),
+        callback: (n: number, buf: Uint8Array) => {
+          if (n === buf.length) readSize = Math.min(readSize * 2, 256 * 1024)
+          return client.write(n === buf.length ? buf : (buf as Buffer).subarray(0, n))
+        },
+      },
+    })
+    client.on('drain', () => upstream.resume())
+    upstream.on('end', () => client.end())
+    client.pipe(upstream)
+    for (const s of [client, upstream]) s.on('error', () => { client.destroy(); upstream.destroy() })
+  })
+  await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r))
+  process.on('disconnect', () => {
+    relay.close()
+    process.exit(0)
+  })
+  reportCpu()
+  process.send!({ relay: (relay.address() as net.AddressInfo).port })
 }
 
 async function daemonMain(): Promise<void> {
@@ -157,10 +191,10 @@ export async function benchTunnel(): Promise<Row[]> {
   const registered = () => new Promise<void>((r) => (onReg = r))
 
   const children: ChildProcess[] = []
-  const start = (role: 'servers' | 'daemon') => {
+  const start = (role: 'servers' | 'daemon' | 'relay', extraEnv: Record<string, string> = {}) => {
     const c = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url)], {
       cwd: fileURLToPath(new URL('..', import.meta.url)),
-      env: { ...process.env, [CHILD_ENV]: role, BENCH_TOKEN: token, BENCH_URL: url },
+      env: { ...process.env, [CHILD_ENV]: role, BENCH_TOKEN: token, BENCH_URL: url, ...extraEnv },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     })
     children.push(c)
@@ -173,6 +207,11 @@ export async function benchTunnel(): Promise<Row[]> {
       servers.once('message', (m) => resolve(m as ChildPorts))
       servers.once('exit', (c) => reject(new Error(`bench servers exited with ${c}`)))
     })
+    const relayChild = start('relay', { BENCH_RELAY_TO: String(ports.source) })
+    const relayPort = await new Promise<number>((resolve, reject) => {
+      relayChild.once('message', (m) => resolve((m as { relay: number }).relay))
+      relayChild.once('exit', (c) => reject(new Error(`bench relay exited with ${c}`)))
+    })
     const firstReg = registered()
     const daemon = start('daemon')
     await firstReg
@@ -183,12 +222,15 @@ export async function benchTunnel(): Promise<Row[]> {
     // throughput: warm both paths up, then alternate direct/tunnel runs so that a load
     // change on a shared machine hits both sides of a pair; the ratio is the median of
     // the per-pair ratios
-    await pull(await directConnect(ports.source), THROUGHPUT_BYTES / 4)
-    await pull(await broker.dial(NETWORK_ID, '127.0.0.1', ports.source), THROUGHPUT_BYTES / 4)
+    await pull(await directConnect(ports.source), THROUGHPUT_BYTES)
+    await pull(await directConnect(relayPort), THROUGHPUT_BYTES)
+    await pull(await broker.dial(NETWORK_ID, '127.0.0.1', ports.source), THROUGHPUT_BYTES)
     const direct: number[] = []
+    const relayed: number[] = []
     const tunnel: number[] = []
     const ratios: number[] = []
-    const cpu = { direct: 0, tunnel: 0 }
+    const relayRatios: number[] = []
+    const cpu = { direct: 0, relay: 0, tunnel: 0 }
     const childCpu = (c: ChildProcess) =>
       new Promise<number>((r) => {
         const on = (m: unknown) => {
@@ -202,7 +244,7 @@ export async function benchTunnel(): Promise<Row[]> {
         c.send('cpu')
       })
     const cpuNow = async () => {
-      const theirs = (await childCpu(servers)) + (await childCpu(daemon))
+      const theirs = (await childCpu(servers)) + (await childCpu(daemon)) + (await childCpu(relayChild))
       const ours = process.cpuUsage()
       return (theirs + ours.user + ours.system) / 1000
     }
@@ -212,12 +254,26 @@ export async function benchTunnel(): Promise<Row[]> {
       let t1 = await cpuNow()
       cpu.direct += t1 - t0
       t0 = t1
+      relayed.push(await pull(await directConnect(relayPort), THROUGHPUT_BYTES))
+      t1 = await cpuNow()
+      cpu.relay += t1 - t0
+      t0 = t1
       tunnel.push(await pull(await broker.dial(NETWORK_ID, '127.0.0.1', ports.source), THROUGHPUT_BYTES))
       t1 = await cpuNow()
       cpu.tunnel += t1 - t0
       ratios.push(tunnel[i] / direct[i])
+      relayRatios.push(relayed[i] / direct[i])
     }
     const ratio = median(ratios)
+    rows.push({
+      bench: 'tunnel',
+      metric: `ceiling: plain TCP relay, one extra hop, no tunnel (median MB/s)`,
+      baseline: `${median(direct).toFixed(0)} direct TCP`,
+      nightjar: `${median(relayed).toFixed(0)} via relay`,
+      result: `${median(relayRatios).toFixed(2)}x`,
+      target: 'report',
+      pass: '-',
+    })
     rows.push({
       bench: 'tunnel',
       metric: `throughput, ${THROUGHPUT_BYTES / 1024 / 1024} MiB x${THROUGHPUT_RUNS} (median MB/s)`,
@@ -235,6 +291,15 @@ export async function benchTunnel(): Promise<Row[]> {
       baseline: `${perGiB(cpu.direct)} direct TCP`,
       nightjar: `${perGiB(cpu.tunnel)} via tunnel`,
       result: `${(cpu.tunnel / cpu.direct).toFixed(2)}x the CPU`,
+      target: 'report',
+      pass: '-',
+    })
+    rows.push({
+      bench: 'tunnel',
+      metric: 'CPU ms per GiB moved, plain relay (all processes)',
+      baseline: `${perGiB(cpu.direct)} direct TCP`,
+      nightjar: `${perGiB(cpu.relay)} via relay`,
+      result: `${(cpu.relay / cpu.direct).toFixed(2)}x the CPU`,
       target: 'report',
       pass: '-',
     })
@@ -296,7 +361,7 @@ export async function benchTunnel(): Promise<Row[]> {
 
 const role = process.env[CHILD_ENV]
 if (role && process.send) {
-  ;(role === 'servers' ? serversMain() : daemonMain()).catch((e) => {
+  ;(role === 'servers' ? serversMain() : role === 'relay' ? relayMain() : daemonMain()).catch((e) => {
     console.error(e)
     process.exit(1)
   })
