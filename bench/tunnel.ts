@@ -3,7 +3,10 @@
 // Topology (loopback only), three processes as in real use: this one runs the broker and
 // the consumer (api-server + browser side); a "daemon" child runs `runDaemon`; a "servers"
 // child runs the developer's local servers (a byte source and a tiny HTTP server). The
-// baseline talks from this process straight to the same servers.
+// baseline talks from this process straight to the same servers. A "relay" child is the
+// ceiling for any tunnel: one extra process hop that only copies bytes. On two cores a
+// direct loopback copy runs its two sides in parallel, while a relay's middle process pays
+// both a receive and a send, so a relay lands near half of direct whatever its framing.
 //
 //   node --import tsx bench/tunnel.ts      prints the table
 import http from 'node:http'
