@@ -9,6 +9,7 @@ import { CHROMIUM_TEST_ARGS } from '../test/helpers/chromium.ts'
 
 const STARTS = 20
 const ROUNDS = 40
+const BLOCK = 4 // rounds per side before switching
 const PAGE = 'data:text/html,' + encodeURIComponent(
   `<title>Catalogue</title><h1>Catalogue</h1><nav><a href="#a">Home</a> <a href="#b">Deals</a></nav>` +
   Array.from({ length: 40 }, (_, i) => `<article><h2>Item ${i}</h2><p>Description of item ${i}.</p><button>Add ${i}</button></article>`).join(''),
@@ -69,31 +70,46 @@ export async function benchSessions(): Promise<{ start: Array<Record<string, str
       await browser.close()
     }
 
-    // navigate + perceive: MCP round trip vs raw Playwright doing the same reads
+    // navigate + perceive: MCP round trip vs raw Playwright doing the same reads. Both are
+    // measured in alternating blocks once the pool has refilled and settled, so a load
+    // change on this shared machine (a pod launching, the JIT, the page cache) hits both
+    // sides alike instead of whichever ran first.
     await waitForWarmPod(b)
     const session = await api(b, 'POST', '/v1/sessions', {})
     const client = new Client({ name: 'bench', version: '1' })
     await client.connect(new StreamableHTTPClientTransport(new URL(b.url + '/mcp'), { requestInit: { headers: { authorization: `Bearer ${b.apiKey}` } } }))
-    const viaMcp: number[] = []
-    for (let i = 0; i < ROUNDS + 3; i++) {
-      const t0 = performance.now()
-      await client.callTool({ name: 'navigate', arguments: { sessionId: session.id, url: PAGE } })
-      await client.callTool({ name: 'perceive', arguments: { sessionId: session.id } })
-      if (i >= 3) viaMcp.push(performance.now() - t0)
-    }
-    await client.close()
-    await api(b, 'DELETE', `/v1/sessions/${session.id}`)
-
     const browser = await chromium.launch({ executablePath: process.env.NIGHTJAR_CHROMIUM_PATH || '/usr/bin/chromium', args: CHROMIUM_TEST_ARGS })
     const page = await browser.newPage()
+    const rounds = {
+      mcp: async () => {
+        await client.callTool({ name: 'navigate', arguments: { sessionId: session.id, url: PAGE } })
+        await client.callTool({ name: 'perceive', arguments: { sessionId: session.id } })
+      },
+      raw: async () => {
+        await page.goto(PAGE)
+        await Promise.all([page.title(), page.locator('body').ariaSnapshot(), page.locator('body').innerText()])
+      },
+    }
+    await waitForIdlePool(b)
+    for (let i = 0; i < 3; i++) {
+      await rounds.mcp()
+      await rounds.raw()
+    }
+    const viaMcp: number[] = []
     const rawDrive: number[] = []
-    for (let i = 0; i < ROUNDS + 3; i++) {
-      const t0 = performance.now()
-      await page.goto(PAGE)
-      await Promise.all([page.title(), page.locator('body').ariaSnapshot(), page.locator('body').innerText()])
-      if (i >= 3) rawDrive.push(performance.now() - t0)
+    for (let block = 0; block < ROUNDS / BLOCK; block++) {
+      const order = block % 2 === 0 ? (['mcp', 'raw'] as const) : (['raw', 'mcp'] as const)
+      for (const side of order) {
+        for (let i = 0; i < BLOCK; i++) {
+          const t0 = performance.now()
+          await rounds[side]()
+          ;(side === 'mcp' ? viaMcp : rawDrive).push(performance.now() - t0)
+        }
+      }
     }
     await browser.close()
+    await client.close()
+    await api(b, 'DELETE', `/v1/sessions/${session.id}`)
 
     const p50 = (v: number[]) => percentile(v, 50)
     return {
