@@ -1,20 +1,38 @@
 // npm run bench: every benchmark, each table with its baseline measured in the same run.
+// `npm run bench -- NAME` runs one. With no name each benchmark runs in a process of its
+// own, so one leaves nothing behind for the next (the session benchmark leaves a large heap
+// of garbage from thirty sessions that would tax the tunnel benchmark's collector).
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import { printTable } from './harness.ts'
-import { benchSessions } from './sessions.ts'
 
+const BENCHMARKS = ['sessions', 'tunnel', 'cloak'] as const
 const only = process.argv[2]
-const want = (name: string) => !only || only === name
 
-if (want('sessions')) {
+if (only === undefined) {
+  let failed = false
+  for (const name of BENCHMARKS) {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), name], { stdio: 'inherit' })
+    if (r.status !== 0) failed = true
+  }
+  process.exit(failed ? 1 : 0)
+}
+if (!(BENCHMARKS as readonly string[]).includes(only)) {
+  console.error(`unknown benchmark ${only}; one of: ${BENCHMARKS.join(', ')}`)
+  process.exit(2)
+}
+
+if (only === 'sessions') {
+  const { benchSessions } = await import('./sessions.ts')
   const r = await benchSessions()
   printTable('session_start → live (warm pool) vs raw playwright-core launch + newPage', r.start)
   printTable('navigate + perceive via MCP vs raw Playwright, same page', r.drive)
 }
-if (want('tunnel')) {
+if (only === 'tunnel') {
   const { benchTunnel } = await import('./tunnel.ts')
   printTable('local reach tunnel vs direct loopback', await benchTunnel())
 }
-if (want('cloak')) {
+if (only === 'cloak') {
   const { benchCloak } = await import('./cloak.ts')
   printTable('bot-detection signals passed: cloak pod vs stock headless, same page', await benchCloak())
 }
