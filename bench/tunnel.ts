@@ -20,6 +20,8 @@ import { newToken } from '../api-server/lib/ids.ts'
 import { isEntryPoint } from '../api-server/lib/entry-point.ts'
 
 type Row = Record<string, string | number>
+const PATHS = ['direct', 'relay', 'tunnel'] as const
+type Path = (typeof PATHS)[number]
 
 const NETWORK = 'bench'
 const NETWORK_ID = 'nnet_bench'
@@ -222,18 +224,14 @@ export async function benchTunnel(): Promise<Row[]> {
     while (broker.listDaemons(NETWORK_ID).length === 0) await new Promise((r) => setTimeout(r, 1))
     // the push is in flight on the same socket as the dials below, so it lands first
 
-    // throughput: warm both paths up, then alternate direct/tunnel runs so that a load
-    // change on a shared machine hits both sides of a pair; the ratio is the median of
-    // the per-pair ratios
-    await pull(await directConnect(ports.source), THROUGHPUT_BYTES)
-    await pull(await directConnect(relayPort), THROUGHPUT_BYTES)
-    await pull(await broker.dial(NETWORK_ID, '127.0.0.1', ports.source), THROUGHPUT_BYTES)
-    const direct: number[] = []
-    const relayed: number[] = []
-    const tunnel: number[] = []
-    const ratios: number[] = []
-    const relayRatios: number[] = []
-    const cpu = { direct: 0, relay: 0, tunnel: 0 }
+    // throughput: warm every path up, then take them in turn (direct, relay, tunnel) so that
+    // a load change on a shared machine hits all three of a round; a ratio is the median of
+    // the per-round ratios to direct
+    const paths: Record<Path, () => Promise<Duplex>> = {
+      direct: () => directConnect(ports.source),
+      relay: () => directConnect(relayPort),
+      tunnel: () => broker.dial(NETWORK_ID, '127.0.0.1', ports.source),
+    }
     const childCpu = (c: ChildProcess) =>
       new Promise<number>((r) => {
         const on = (m: unknown) => {
@@ -251,61 +249,50 @@ export async function benchTunnel(): Promise<Row[]> {
       const ours = process.cpuUsage()
       return (theirs + ours.user + ours.system) / 1000
     }
+    for (const open of Object.values(paths)) await pull(await open(), THROUGHPUT_BYTES)
+    const mbps: Record<Path, number[]> = { direct: [], relay: [], tunnel: [] }
+    const cpu: Record<Path, number> = { direct: 0, relay: 0, tunnel: 0 }
     for (let i = 0; i < THROUGHPUT_RUNS; i++) {
-      let t0 = await cpuNow()
-      direct.push(await pull(await directConnect(ports.source), THROUGHPUT_BYTES))
-      let t1 = await cpuNow()
-      cpu.direct += t1 - t0
-      t0 = t1
-      relayed.push(await pull(await directConnect(relayPort), THROUGHPUT_BYTES))
-      t1 = await cpuNow()
-      cpu.relay += t1 - t0
-      t0 = t1
-      tunnel.push(await pull(await broker.dial(NETWORK_ID, '127.0.0.1', ports.source), THROUGHPUT_BYTES))
-      t1 = await cpuNow()
-      cpu.tunnel += t1 - t0
-      ratios.push(tunnel[i] / direct[i])
-      relayRatios.push(relayed[i] / direct[i])
+      for (const name of PATHS) {
+        const t0 = await cpuNow()
+        mbps[name].push(await pull(await paths[name](), THROUGHPUT_BYTES))
+        cpu[name] += (await cpuNow()) - t0
+      }
     }
-    const ratio = median(ratios)
+    const ratioToDirect = (name: Path) => median(mbps[name].map((v, i) => v / mbps.direct[i]))
+    const MBps = (name: Path) => median(mbps[name]).toFixed(0)
+    const ratio = ratioToDirect('tunnel')
     rows.push({
       bench: 'tunnel',
-      metric: `ceiling: plain TCP relay, one extra hop, no tunnel (median MB/s)`,
-      baseline: `${median(direct).toFixed(0)} direct TCP`,
-      nightjar: `${median(relayed).toFixed(0)} via relay`,
-      result: `${median(relayRatios).toFixed(2)}x`,
+      metric: 'ceiling: plain TCP relay, one extra hop, no tunnel (median MB/s)',
+      baseline: `${MBps('direct')} direct TCP`,
+      nightjar: `${MBps('relay')} via relay`,
+      result: `${ratioToDirect('relay').toFixed(2)}x`,
       target: 'report',
       pass: '-',
     })
     rows.push({
       bench: 'tunnel',
       metric: `throughput, ${THROUGHPUT_BYTES / 1024 / 1024} MiB x${THROUGHPUT_RUNS} (median MB/s)`,
-      baseline: `${median(direct).toFixed(0)} direct TCP`,
-      nightjar: `${median(tunnel).toFixed(0)} via tunnel`,
+      baseline: `${MBps('direct')} direct TCP`,
+      nightjar: `${MBps('tunnel')} via tunnel`,
       result: `${ratio.toFixed(2)}x`,
       target: '>= 0.5x',
       pass: ratio >= 0.5 ? 'yes' : 'no',
     })
-    // CPU per GiB over both processes: independent of how busy the machine is
+    // CPU per GiB over all processes: independent of how busy the machine is
     const perGiB = (ms: number) => (ms / ((THROUGHPUT_BYTES * THROUGHPUT_RUNS) / 2 ** 30)).toFixed(0)
-    rows.push({
-      bench: 'tunnel',
-      metric: 'CPU ms per GiB moved (all processes)',
-      baseline: `${perGiB(cpu.direct)} direct TCP`,
-      nightjar: `${perGiB(cpu.tunnel)} via tunnel`,
-      result: `${(cpu.tunnel / cpu.direct).toFixed(2)}x the CPU`,
-      target: 'report',
-      pass: '-',
-    })
-    rows.push({
-      bench: 'tunnel',
-      metric: 'CPU ms per GiB moved, plain relay (all processes)',
-      baseline: `${perGiB(cpu.direct)} direct TCP`,
-      nightjar: `${perGiB(cpu.relay)} via relay`,
-      result: `${(cpu.relay / cpu.direct).toFixed(2)}x the CPU`,
-      target: 'report',
-      pass: '-',
-    })
+    for (const name of ['tunnel', 'relay'] as const) {
+      rows.push({
+        bench: 'tunnel',
+        metric: `CPU ms per GiB moved${name === 'relay' ? ', plain relay' : ''} (all processes)`,
+        baseline: `${perGiB(cpu.direct)} direct TCP`,
+        nightjar: `${perGiB(cpu[name])} via ${name}`,
+        result: `${(cpu[name] / cpu.direct).toFixed(2)}x the CPU`,
+        target: 'report',
+        pass: '-',
+      })
+    }
 
     // latency per small HTTP request: new connection each time, then keep-alive
     for (const keepAlive of [false, true]) {
