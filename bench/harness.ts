@@ -55,6 +55,11 @@ export async function startBench(opts: { warmPool?: number } = {}): Promise<Benc
   }
 }
 
+/** One line of progress on stderr, so a long benchmark is never silent (tables go to stdout). */
+export function progress(msg: string): void {
+  process.stderr.write(`bench: ${msg}\n`)
+}
+
 export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b)
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))

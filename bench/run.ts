@@ -4,7 +4,7 @@
 // of garbage from thirty sessions that would tax the tunnel benchmark's collector).
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { printTable } from './harness.ts'
+import { printTable, progress } from './harness.ts'
 
 const BENCHMARKS = ['sessions', 'tunnel', 'cloak'] as const
 const only = process.argv[2]
@@ -12,6 +12,7 @@ const only = process.argv[2]
 if (only === undefined) {
   let failed = false
   for (const name of BENCHMARKS) {
+    progress(`${name}…`)
     const r = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), name], { stdio: 'inherit' })
     if (r.status !== 0) failed = true
   }

@@ -4,7 +4,7 @@
 import { chromium } from 'playwright-core'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { startBench, percentile, ms, type Bench } from './harness.ts'
+import { startBench, percentile, progress, ms, type Bench } from './harness.ts'
 import { CHROMIUM_TEST_ARGS } from '../test/helpers/chromium.ts'
 
 const STARTS = 20
@@ -42,6 +42,7 @@ export async function benchSessions(): Promise<{ start: Array<Record<string, str
   const b = await startBench({ warmPool: POOL })
   try {
     // session_start → live, with a warm pod available (the pool refills between starts)
+    progress(`session_start → live: ${STARTS + 2} starts from an idle pool, ${STARTS / 2} back to back, ${STARTS / 2} raw launches`)
     const starts: number[] = []
     for (let i = 0; i < STARTS + 2; i++) {
       await waitForIdlePool(b)
@@ -74,6 +75,7 @@ export async function benchSessions(): Promise<{ start: Array<Record<string, str
     // measured in alternating blocks once the pool has refilled and settled, so a load
     // change on this shared machine (a pod launching, the JIT, the page cache) hits both
     // sides alike instead of whichever ran first.
+    progress(`navigate + perceive: ${ROUNDS} rounds each via MCP and raw Playwright`)
     await waitForWarmPod(b)
     const session = await api(b, 'POST', '/v1/sessions', {})
     const client = new Client({ name: 'bench', version: '1' })

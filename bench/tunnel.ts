@@ -180,7 +180,7 @@ async function latency(port: number, agent: http.Agent): Promise<number[]> {
 
 export async function benchTunnel(): Promise<Row[]> {
   // loaded here, not at the top: the child processes run this file too and need none of it
-  const { percentile } = await import('./harness.ts')
+  const { percentile, progress } = await import('./harness.ts')
   const token = newToken('njt_')
   let onReg: (() => void) | null = null
   const broker = new TunnelBroker({
@@ -249,6 +249,7 @@ export async function benchTunnel(): Promise<Row[]> {
       const ours = process.cpuUsage()
       return (theirs + ours.user + ours.system) / 1000
     }
+    progress(`tunnel throughput: ${THROUGHPUT_RUNS} rounds of ${THROUGHPUT_BYTES / 2 ** 20} MiB over direct, relay and tunnel`)
     for (const open of Object.values(paths)) await pull(await open(), THROUGHPUT_BYTES)
     const mbps: Record<Path, number[]> = { direct: [], relay: [], tunnel: [] }
     const cpu: Record<Path, number> = { direct: 0, relay: 0, tunnel: 0 }
@@ -295,6 +296,7 @@ export async function benchTunnel(): Promise<Row[]> {
     }
 
     // latency per small HTTP request: new connection each time, then keep-alive
+    progress(`tunnel latency: ${LATENCY_REQUESTS} GETs per path, new connection and keep-alive; ${REGISTRATIONS} registrations`)
     for (const keepAlive of [false, true]) {
       const dl = await latency(ports.http, new http.Agent({ keepAlive, maxSockets: 1 }))
       const tl = await latency(ports.http, new TunnelAgent(broker, { keepAlive, maxSockets: 1 }))
