@@ -34,6 +34,20 @@ t.test('the MCP door', async (t) => {
     t.same(rest.body, { word: 'hi', agentId: acme.agentId, via: 'rest' })
   })
 
+  t.test('tools/list answers the same to every caller, before and after calls (one shared list)', async (t) => {
+    const key = await mintKey(s.testDb.db, { orgId: acme.orgId, name: 'narrow', scopes: ['identities:read'], minterScopes: new Set(['identities:read']) })
+    const wide = await mcpClient(t, s.url, acme.apiKey)
+    const narrow = await mcpClient(t, s.url, key.secret)
+    const first = await wide.listTools()
+    await wide.callTool({ name: 'test_echo', arguments: { word: 'hi' } })
+    await narrow.callTool({ name: 'test_echo', arguments: { word: 'no scope' } }).catch(() => undefined)
+    const again = await wide.listTools()
+    const other = await narrow.listTools()
+    t.same(again.tools, first.tools, 'a call does not change the list')
+    t.same(other.tools, first.tools, 'another credential sees the same list')
+    t.equal(first.tools.length, new Set(first.tools.map((x) => x.name)).size, 'no tool listed twice')
+  })
+
   t.test('[RULE-30] the agent comes from the credential, never from input', async (t) => {
     const client = await mcpClient(t, s.url, acme.apiKey)
     const r = await client.callTool({ name: 'test_echo', arguments: { word: 'hi', agentId: 'nagt_someoneelse' } })
