@@ -86,7 +86,7 @@ export class BrowserSessionReconciler implements Reconciler {
       pod = await pods.ensure(launch.config, ownerReference(session))
     }
     if (pod.phase === 'Failed') {
-      return this.fail(session, REASONS.PodFailed, pod.message ?? `browser pod failed${pod.reason ? ` (${pod.reason})` : ''}`)
+      return this.fail(session, REASONS.PodFailed, pod.message || `browser pod failed${pod.reason ? ` (${pod.reason})` : ''}`)
     }
     const wrote = await writeStatusIfChanged(sessions, session, statusForPod(session, pod, this.now()))
     if (wrote) this.log.debug({ session: name, pod: pod.podName, podPhase: pod.phase }, 'session status updated')

@@ -34,7 +34,7 @@ export function statusForPod(session: BrowserSession, pod: PodObservation, now: 
   const scheduled = assigned
     ? cond(session, PodScheduled, 'True', REASONS.PodAssigned, `browser pod ${pod.podName} assigned`)
     : cond(session, PodScheduled, 'False', REASONS.WaitingForPod, 'waiting for a browser pod')
-  const healthy = cond(session, Degraded, 'False', REASONS.AsExpected, '')
+  const healthy = cond(session, Degraded, 'False', REASONS.AsExpected, 'no problems seen')
   if (pod.phase === 'Ready') {
     return compact({
       phase: 'Live',
@@ -97,7 +97,7 @@ export function endedStatus(session: BrowserSession, now: Date): BrowserSessionS
       [
         cond(session, Ready, 'False', REASONS.SessionEnded, 'session ended'),
         cond(session, PodScheduled, 'False', REASONS.PodDeleted, 'browser pod deleted'),
-        cond(session, Degraded, 'False', REASONS.AsExpected, ''),
+        cond(session, Degraded, 'False', REASONS.AsExpected, 'no problems seen'),
       ],
       now,
     ),
