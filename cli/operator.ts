@@ -17,7 +17,7 @@ import { startOperator, type RunningOperator } from '../operator/manager.ts'
 import type { AuthStateSource, DaemonCounts, Logger } from '../operator/ports.ts'
 import { existsSync } from 'node:fs'
 import { loadOperatorConfig, type OperatorConfig } from '../operator/kube/operator-config.ts'
-import { checkCrdsServed, kubeResources, KubePodRuntime, LeaderElector, loadKubeConfig, podNamespace, PromOperatorMetrics } from '../operator/kube/index.ts'
+import { checkCrdsServed, KubeEventRecorder, kubeResources, KubePodRuntime, LeaderElector, loadKubeConfig, podNamespace, PromOperatorMetrics } from '../operator/kube/index.ts'
 
 /**
  * Daemon counts come from the api-server's tunnel broker, a different process in a
@@ -73,6 +73,8 @@ export async function runOperator(opts: OperatorProcessOptions = {}): Promise<Op
 
   const { sessions, networks } = kubeResources(kc, config.watchNamespace, { watchTimeoutSeconds: config.watchTimeoutSeconds })
   let running: RunningOperator | undefined
+  const events = new KubeEventRecorder({ kc, instance: config.identity, log })
+  const ownPod = config.ownPod && { apiVersion: 'v1', kind: 'Pod', ...config.ownPod }
   let pods: KubePodRuntime | undefined
   let crdsOk = false
   let crdProblems: string[] = ['checking the CRDs']
@@ -111,6 +113,8 @@ export async function runOperator(opts: OperatorProcessOptions = {}): Promise<Op
         watchTimeoutSeconds: config.watchTimeoutSeconds,
         log,
         now: opts.now,
+        events,
+        poolEventSubject: ownPod,
       })
       pods = runtime
       await runtime.start()
@@ -122,6 +126,7 @@ export async function runOperator(opts: OperatorProcessOptions = {}): Promise<Op
         daemonCounts: opts.daemonCounts ?? noDaemonCounts,
         authState: opts.authState,
         log,
+        events,
         metrics,
         concurrency: config.concurrency,
         resyncMs: config.resyncMs,

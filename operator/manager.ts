@@ -5,7 +5,7 @@
 import type { BrowserSession, Network } from '../crds/types.ts'
 import { BrowserSessionReconciler } from './controllers/browser-session/reconciler.ts'
 import { NetworkReconciler } from './controllers/network/reconciler.ts'
-import type { AnyResource, AuthStateSource, DaemonCounts, Logger, PodRuntime, ResourceClient } from './ports.ts'
+import type { AnyResource, AuthStateSource, DaemonCounts, EventRecorder, Logger, PodRuntime, ResourceClient } from './ports.ts'
 import { silentLogger } from './ports.ts'
 import { Controller } from './runtime/controller.ts'
 import { Informer, type InformerOptions } from './runtime/informer.ts'
@@ -18,6 +18,8 @@ export interface OperatorDeps {
   daemonCounts: DaemonCounts
   authState?: AuthStateSource
   log?: Logger
+  /** Kubernetes Events on sessions (kubectl describe); none by default */
+  events?: EventRecorder
   metrics?: OperatorMetrics
   /** parallel reconciles per controller (default 4) */
   concurrency?: number
@@ -55,6 +57,7 @@ export async function startOperator(deps: OperatorDeps): Promise<RunningOperator
       authState: deps.authState,
       now: deps.now,
       log,
+      events: deps.events,
     }),
   })
   const networks = new Controller({

@@ -276,6 +276,28 @@ export interface AuthStateSource {
   load(session: { name: string; orgId: string; identityId?: string; versionId: string }): Promise<StorageState | undefined>
 }
 
+/** The object an event is about. `name` is the caller's name (an id for the custom resources). */
+export interface EventSubject {
+  apiVersion: string
+  kind: string
+  name: string
+  namespace?: string
+  uid: string
+}
+
+export type EventType = 'Normal' | 'Warning'
+
+/**
+ * Kubernetes Events for people (`kubectl describe`): why a session failed, timed out or
+ * lost its pod, why the pool cannot fill. Fire-and-forget: recording never blocks or
+ * fails a reconcile, and a repeated event is counted, not duplicated.
+ */
+export interface EventRecorder {
+  record(subject: EventSubject, type: EventType, reason: string, message: string): void
+}
+
+export const silentEvents: EventRecorder = { record() {} }
+
 /** pino-compatible subset, so the lead can pass a pino child logger as is. */
 export interface Logger {
   debug(obj: object, msg?: string): void

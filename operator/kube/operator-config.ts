@@ -30,6 +30,8 @@ const schema = z.object({
   NIGHTJAR_WATCH_NAMESPACE: dnsLabel.optional(),
   NIGHTJAR_POD_NAMESPACE: dnsLabel.optional(),
   NIGHTJAR_POD_NAME: z.string().min(1).max(253).optional(),
+  /** this replica's Pod uid (downward API): warm-pool events are recorded on that Pod */
+  NIGHTJAR_POD_UID: z.string().min(1).max(64).optional(),
   NIGHTJAR_LEASE_NAMESPACE: dnsLabel.optional(),
   NIGHTJAR_LEASE_NAME: dnsLabel.default('nightjar-operator'),
   NIGHTJAR_LEASE_DURATION_SECONDS: seconds.default(15),
@@ -78,6 +80,8 @@ export interface OperatorConfig {
   poolSize: number
   startTimeoutMs: number
   browser: BrowserPodOptions
+  /** this replica's own Pod, when the downward API names it (pool events go there) */
+  ownPod?: { name: string; namespace: string; uid: string }
 }
 
 export function loadOperatorConfig(env: NodeJS.ProcessEnv, ownNamespace: string | undefined): OperatorConfig {
@@ -102,6 +106,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv, ownNamespace: string 
     leaseNamespace: e.NIGHTJAR_LEASE_NAMESPACE ?? own ?? watchNamespace,
     leaseName: e.NIGHTJAR_LEASE_NAME,
     identity: e.NIGHTJAR_POD_NAME ?? `${hostname()}_${randomBytes(4).toString('hex')}`,
+    ...(e.NIGHTJAR_POD_NAME && own && e.NIGHTJAR_POD_UID ? { ownPod: { name: e.NIGHTJAR_POD_NAME, namespace: own, uid: e.NIGHTJAR_POD_UID } } : {}),
     leaseDurationMs: e.NIGHTJAR_LEASE_DURATION_SECONDS * 1000,
     renewDeadlineMs: e.NIGHTJAR_RENEW_DEADLINE_SECONDS * 1000,
     retryPeriodMs: e.NIGHTJAR_RETRY_PERIOD_SECONDS * 1000,

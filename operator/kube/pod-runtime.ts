@@ -22,7 +22,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import type { KubeConfig } from '@kubernetes/client-node'
 import { LABELS } from '../../crds/types.ts'
 import { isConflict, isNotFound } from '../errors.ts'
-import type { Logger, OwnerReference, PodLaunchConfig, PodObservation, PodPhase, PodRuntime, StorageState } from '../ports.ts'
+import type { EventRecorder, EventSubject, Logger, OwnerReference, PodLaunchConfig, PodObservation, PodPhase, PodRuntime, StorageState } from '../ports.ts'
 import { silentLogger } from '../ports.ts'
 import { backoffDelay, type BackoffOptions } from '../runtime/backoff.ts'
 import { Informer } from '../runtime/informer.ts'
@@ -57,6 +57,9 @@ export interface KubePodRuntimeOptions {
   informerBackoff?: BackoffOptions
   log?: Logger
   now?: () => Date
+  /** Warning events when the warm pool cannot fill, recorded on poolEventSubject (the operator's own pod) */
+  events?: EventRecorder
+  poolEventSubject?: EventSubject
 }
 
 /** the non-secret part of the launch config, kept on the pod as an annotation */
@@ -348,11 +351,16 @@ export class KubePodRuntime implements PodRuntime {
     } catch (err) {
       this.poolFailures++
       this.log.warn({ err: errText(err), failures: this.poolFailures }, 'could not create a pool pod; retrying with backoff')
+      this.poolEvent('PoolFillFailed', `could not create a warm-pool browser pod (${errText(err)}); retrying with backoff`)
       this.toppingUp = false
       this.refillPool()
       return
     }
     this.toppingUp = false
+  }
+
+  private poolEvent(reason: string, message: string): void {
+    if (this.opts.events && this.opts.poolEventSubject) this.opts.events.record(this.opts.poolEventSubject, 'Warning', reason, message)
   }
 
   // --- informer events -----------------------------------------------------------------
@@ -375,6 +383,7 @@ export class KubePodRuntime implements PodRuntime {
       // a pool pod that died before anyone claimed it: replace it, with backoff if it keeps happening
       this.poolFailures++
       this.log.warn({ pod: name, reason: failure.reason }, 'pool pod failed; replacing')
+      this.poolEvent('PoolPodFailed', `warm-pool browser pod ${name} failed: ${failure.message}; replacing it`)
       void this.pods.delete(name).catch(() => {})
       this.refillPool()
     } else if (isUp(pod)) this.poolFailures = 0

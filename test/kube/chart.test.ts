@@ -220,3 +220,28 @@ t.test('CRD schemas are structural', async (t) => {
   t.ok(structuralErrors({ type: 'object', properties: { s: { type: 'object' } } }).some((e) => /without properties/.test(e)))
   t.ok(structuralErrors({ type: 'object', properties: { l: { type: 'array', items: { type: 'object', properties: { k: { type: 'string' } } }, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['k'] } } }).some((e) => /required or defaulted/.test(e)))
 })
+
+t.test('the chart renders for the server it is installed on: 1.20 gets policy/v1beta1 PodDisruptionBudgets and CRDs without CEL rules', async (t) => {
+  const cel = (docs: Obj[]) => find(docs, 'CustomResourceDefinition').flatMap((c) => c.spec.versions.filter((v: Obj) => v.schema.openAPIV3Schema.properties.spec['x-kubernetes-validations']))
+  const old = render(t, ['--kube-version', '1.20.2'])
+  t.same(find(old, 'PodDisruptionBudget').map((p) => p.apiVersion), ['policy/v1beta1', 'policy/v1beta1'], 'policy/v1 does not exist before 1.21')
+  t.equal(cel(old).length, 0, 'a 1.20 schema does not know x-kubernetes-validations: helm would refuse the release')
+  const current = render(t, ['--kube-version', '1.27.0'])
+  t.same(find(current, 'PodDisruptionBudget').map((p) => p.apiVersion), ['policy/v1', 'policy/v1'])
+  t.equal(cel(current).length, 2, 'both CRDs keep their CEL rules where the server enforces them')
+  for (const p of find(current, 'PodDisruptionBudget')) {
+    const mod = await import('kubernetes-models/policy/v1/PodDisruptionBudget')
+    t.doesNotThrow(() => new mod.PodDisruptionBudget(p).validate(), `${p.metadata.name} is a valid policy/v1 PodDisruptionBudget`)
+  }
+})
+
+t.test('the operator may record Events in the sessions namespace and on its own Pod, and nothing more on them', async (t) => {
+  const roles = find(render(t), 'Role')
+  for (const name of [/-operator$/, /-operator-leader-election$/]) {
+    const role = roles.find((r) => name.test(r.metadata.name))!
+    const rule = role.rules.find((r: Obj) => r.resources.includes('events'))
+    t.same(rule?.verbs, ['create', 'patch'], `${role.metadata.name}: create and patch Events only`)
+  }
+  const op = find(render(t), 'Deployment', /-operator$/)[0]
+  t.same(envOf(op.spec.template.spec.containers[0]).NIGHTJAR_POD_UID, { fieldRef: { fieldPath: 'metadata.uid' } }, 'the operator knows its own Pod uid (downward API) to record pool events on it')
+})

@@ -93,3 +93,12 @@ imagePullSecrets:
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{/*
+policy/v1 PodDisruptionBudgets exist from Kubernetes 1.21; older servers serve only
+policy/v1beta1. Against a cluster, helm's discovery answers; offline (helm template, lint)
+the version it assumes does.
+*/}}
+{{- define "nightjar.pdbApiVersion" -}}
+{{- if or (.Capabilities.APIVersions.Has "policy/v1/PodDisruptionBudget") (semverCompare ">=1.21.0-0" .Capabilities.KubeVersion.Version) }}policy/v1{{ else }}policy/v1beta1{{ end }}
+{{- end }}

@@ -9,8 +9,8 @@
 // pod is never restarted (its browser state — pages, cookies, a typed secret's page —
 // died with it), so a terminal session only ever has its pod deleted.
 import type { BrowserSession } from '../../../crds/types.ts'
-import type { AuthStateSource, Logger, ObjectReader, PodLaunchConfig, PodRuntime, ResourceClient } from '../../ports.ts'
-import { silentLogger } from '../../ports.ts'
+import type { AuthStateSource, EventRecorder, EventSubject, EventType, Logger, ObjectReader, PodLaunchConfig, PodObservation, PodRuntime, ResourceClient } from '../../ports.ts'
+import { silentEvents, silentLogger } from '../../ports.ts'
 import type { Reconciler } from '../../runtime/controller.ts'
 import { writeStatusIfChanged } from '../status-writer.ts'
 import { desiredPod, ownerReference } from './desired-pod.ts'
@@ -24,17 +24,21 @@ export interface BrowserSessionReconcilerDeps {
   authState?: AuthStateSource
   now?: () => Date
   log?: Logger
+  /** Kubernetes Events on the session for `kubectl describe` (default: none) */
+  events?: EventRecorder
 }
 
 export class BrowserSessionReconciler implements Reconciler {
   private readonly reader: ObjectReader<BrowserSession>
   private readonly now: () => Date
   private readonly log: Logger
+  private readonly events: EventRecorder
 
   constructor(private readonly deps: BrowserSessionReconcilerDeps) {
     this.reader = deps.cache ?? deps.sessions
     this.now = deps.now ?? (() => new Date())
     this.log = deps.log ?? silentLogger
+    this.events = deps.events ?? silentEvents
   }
 
   async reconcile(name: string): Promise<void> {
@@ -70,13 +74,14 @@ export class BrowserSessionReconciler implements Reconciler {
       await pods.delete(name)
       if (await writeStatusIfChanged(sessions, session, endedStatus(session, this.now()))) {
         this.log.info({ session: name }, 'session ended')
+        this.event(session, 'Normal', 'Ended', 'session ended; its browser pod is deleted')
       }
       return
     }
 
     let pod = await pods.observe(name)
     if (pod.phase === 'Gone') {
-      if (session.status?.podName) return this.fail(session, REASONS.PodFailed, `browser pod ${session.status.podName} disappeared`)
+      if (session.status?.podName) return this.fail(session, REASONS.PodFailed, `browser pod ${session.status.podName} disappeared`, 'PodLost')
       // Creating a pod is a side effect no resourceVersion precondition can undo, so it is
       // decided on the server's current object, never on a possibly stale cache (which
       // might not show yet that this session already failed or ended).
@@ -86,16 +91,37 @@ export class BrowserSessionReconciler implements Reconciler {
       pod = await pods.ensure(launch.config, ownerReference(session))
     }
     if (pod.phase === 'Failed') {
-      return this.fail(session, REASONS.PodFailed, pod.message || `browser pod failed${pod.reason ? ` (${pod.reason})` : ''}`)
+      return this.fail(session, REASONS.PodFailed, pod.message || `browser pod failed${pod.reason ? ` (${pod.reason})` : ''}`, pod.reason)
     }
-    const wrote = await writeStatusIfChanged(sessions, session, statusForPod(session, pod, this.now()))
-    if (wrote) this.log.debug({ session: name, pod: pod.podName, podPhase: pod.phase }, 'session status updated')
+    const next = statusForPod(session, pod, this.now())
+    const wrote = await writeStatusIfChanged(sessions, session, next)
+    if (wrote) {
+      this.log.debug({ session: name, pod: pod.podName, podPhase: pod.phase }, 'session status updated')
+      this.transitionEvents(session, next.podName, next.phase, pod)
+    }
   }
 
-  /** status first, then the pod: a failed write retries while the dead pod still explains why */
-  private async fail(session: BrowserSession, reason: string, message: string): Promise<void> {
+  private transitionEvents(session: BrowserSession, podName: string | undefined, phase: string | undefined, pod: PodObservation): void {
+    const before = session.status
+    if (podName && before?.podName !== podName) this.event(session, 'Normal', REASONS.PodAssigned, `browser pod ${podName} assigned`)
+    if (phase === 'Live' && before?.phase !== 'Live') this.event(session, 'Normal', 'Live', `browser ready at ${pod.endpoint ?? podName}`)
+  }
+
+  private event(session: BrowserSession, type: EventType, reason: string, message: string): void {
+    const m = session.metadata
+    const subject: EventSubject = { apiVersion: session.apiVersion, kind: session.kind || 'BrowserSession', name: m.name, namespace: m.namespace, uid: m.uid }
+    this.events.record(subject, type, reason, message)
+  }
+
+  /**
+   * Status first, then the pod: a failed write retries while the dead pod still explains why.
+   * The event carries the specific cause (StartTimeout, PodExited, PodLost…) where the
+   * condition keeps the stable reason API callers match on.
+   */
+  private async fail(session: BrowserSession, reason: string, message: string, cause?: string): Promise<void> {
     if (await writeStatusIfChanged(this.deps.sessions, session, failedStatus(session, reason, message, this.now()))) {
       this.log.warn({ session: session.metadata.name, reason, message }, 'session failed')
+      this.event(session, 'Warning', cause ?? reason, message)
     }
     await this.deps.pods.delete(session.metadata.name)
   }
