@@ -130,6 +130,7 @@ export async function runOperator(opts: OperatorProcessOptions = {}): Promise<Op
         metrics,
         concurrency: config.concurrency,
         resyncMs: config.resyncMs,
+        sessionRetentionMs: config.sessionRetentionMs,
         now: opts.now,
       })
       if (!stillLeading() || pods !== runtime) {

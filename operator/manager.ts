@@ -25,6 +25,8 @@ export interface OperatorDeps {
   concurrency?: number
   /** informer resync period (default 10 min) */
   resyncMs?: number
+  /** delete Ended/Failed BrowserSessions this long after they ended (default: keep) */
+  sessionRetentionMs?: number
   informer?: Pick<InformerOptions, 'backoff'>
   now?: () => Date
 }
@@ -58,6 +60,7 @@ export async function startOperator(deps: OperatorDeps): Promise<RunningOperator
       now: deps.now,
       log,
       events: deps.events,
+      retentionMs: deps.sessionRetentionMs,
     }),
   })
   const networks = new Controller({

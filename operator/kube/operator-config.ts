@@ -42,6 +42,8 @@ const schema = z.object({
   NIGHTJAR_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NIGHTJAR_OPERATOR_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   NIGHTJAR_RESYNC_SECONDS: seconds.default(600),
+  /** Ended/Failed BrowserSessions are deleted this long after they ended (0: at once) */
+  NIGHTJAR_SESSION_RETENTION_SECONDS: z.coerce.number().int().min(0).max(30 * 86400).default(3600),
   NIGHTJAR_WATCH_TIMEOUT_SECONDS: seconds.default(300),
   NIGHTJAR_BROWSER_IMAGE: z.string().min(1, 'is required (the browser-pod image)'),
   NIGHTJAR_BROWSER_IMAGE_PULL_POLICY: z.enum(['Always', 'IfNotPresent', 'Never']).default('IfNotPresent'),
@@ -76,6 +78,7 @@ export interface OperatorConfig {
   logLevel: string
   concurrency: number
   resyncMs: number
+  sessionRetentionMs: number
   watchTimeoutSeconds: number
   poolSize: number
   startTimeoutMs: number
@@ -115,6 +118,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv, ownNamespace: string 
     logLevel: e.NIGHTJAR_LOG_LEVEL,
     concurrency: e.NIGHTJAR_OPERATOR_CONCURRENCY,
     resyncMs: e.NIGHTJAR_RESYNC_SECONDS * 1000,
+    sessionRetentionMs: e.NIGHTJAR_SESSION_RETENTION_SECONDS * 1000,
     watchTimeoutSeconds: e.NIGHTJAR_WATCH_TIMEOUT_SECONDS,
     poolSize: e.NIGHTJAR_WARM_POOL_SIZE,
     startTimeoutMs: e.NIGHTJAR_BROWSER_START_TIMEOUT_SECONDS * 1000,

@@ -14,13 +14,16 @@ import { alive, countingClient, fakePodCommand, ManualDaemonCounts, newSession, 
 const cond = (s: BrowserSession | undefined, type: string): Condition | undefined => s?.status?.conditions?.find((c) => c.type === type)
 const unclaimed = (pods: EmbeddedPodRuntime) => pods.processes().filter((p) => !p.sessionId && p.state === 'running')
 
-async function setup(t: Test, opts: { poolSize?: number; authState?: AuthStateSource } = {}) {
+async function setup(t: Test, opts: { poolSize?: number; authState?: AuthStateSource; retentionMs?: number } = {}) {
   const { sessions: store, networks } = createEmbeddedResources()
   const sessions = countingClient(store)
   const pods = new EmbeddedPodRuntime({ command: fakePodCommand(), poolSize: opts.poolSize ?? 2, killGraceMs: 2000 })
   pods.start()
   const metrics = new RecordingMetrics()
+  const events: { name: string; type: string; reason: string; message: string }[] = []
   const operator = await startEmbeddedOperator({
+    events: { record: (subject, type, reason, message) => events.push({ name: subject.name, type, reason, message }) },
+    sessionRetentionMs: opts.retentionMs,
     sessions,
     networks,
     pods,
@@ -38,7 +41,7 @@ async function setup(t: Test, opts: { poolSize?: number; authState?: AuthStateSo
       const s = await store.get(name)
       return s?.status?.phase === want ? s : undefined
     }, { what: `${name} ${want}`, timeoutMs: POD_TIMEOUT })
-  return { store, sessions, networks, pods, metrics, operator, phase }
+  return { store, sessions, networks, pods, metrics, operator, phase, events }
 }
 
 t.test('desired pod is a pure function of the session', async (t) => {
@@ -293,4 +296,36 @@ t.test('a lagging cache neither deletes a live pod nor starts one for a finished
   await lagging.reconcile('nsess_done')
   t.equal(pods.processes().length, before, 'no pod started')
   t.equal((await pods.observe('nsess_done')).phase, 'Gone')
+})
+
+t.test('events say what happened to a session: assigned, live, ended; a lost pod is a Warning with its cause', async (t) => {
+  const { store, pods, phase, events } = await setup(t, { poolSize: 1 })
+  await store.create(newSession('nsess_ev'))
+  await phase('nsess_ev', 'Live')
+  await store.patch('nsess_ev', { spec: { desiredState: 'Ended' } })
+  await phase('nsess_ev', 'Ended')
+  await waitFor(() => events.some((e) => e.reason === 'Ended'), { what: 'the Ended event' })
+  t.same(events.filter((e) => e.name === 'nsess_ev').map((e) => `${e.type} ${e.reason}`), ['Normal PodAssigned', 'Normal Live', 'Normal Ended'])
+
+  await store.create(newSession('nsess_ev2'))
+  await phase('nsess_ev2', 'Live')
+  const pid = pods.processes().find((p) => p.sessionId === 'nsess_ev2')!.pid!
+  process.kill(pid, 'SIGKILL')
+  await phase('nsess_ev2', 'Failed')
+  await waitFor(() => events.some((e) => e.name === 'nsess_ev2' && e.type === 'Warning'), { what: 'the failure event' })
+  const warning = events.find((e) => e.name === 'nsess_ev2' && e.type === 'Warning')!
+  t.not(warning.reason, 'PodFailed', `the event names the specific cause (${warning.reason})`)
+  t.match(warning.message, /browser pod/)
+})
+
+t.test('with a retention, an ended session resource is deleted once it is due, and its row of work is done', async (t) => {
+  // endedAt has second precision, so the resource reads Ended for at least 0.5 s of the 1.5 s
+  const { store, phase } = await setup(t, { poolSize: 0, retentionMs: 1500 })
+  await store.create(newSession('nsess_ret'))
+  await phase('nsess_ret', 'Live')
+  await store.patch('nsess_ret', { spec: { desiredState: 'Ended' } })
+  const ended = await phase('nsess_ret', 'Ended')
+  const endedAt = Date.parse(ended.status!.endedAt!)
+  await waitFor(async () => (await store.get('nsess_ret')) === undefined, { what: 'the resource deleted after its retention', timeoutMs: POD_TIMEOUT })
+  t.ok(Date.now() - endedAt >= 1500 - 1000, 'not deleted before the retention (endedAt has second precision)')
 })

@@ -8,10 +8,16 @@
 // Phases: Pending → Live → Ended, or → Failed. Ended and Failed are terminal: a session's
 // pod is never restarted (its browser state — pages, cookies, a typed secret's page —
 // died with it), so a terminal session only ever has its pod deleted.
+//
+// Retention: with retentionMs set (the Kubernetes runtime), a terminal resource is deleted
+// that long after it ended; the garbage collector then removes whatever it still owns (the
+// token Secret). Postgres keeps the session row: the resource is only the operator's work
+// item, and a cluster must not collect one object per session ever started.
 import type { BrowserSession } from '../../../crds/types.ts'
 import type { AuthStateSource, EventRecorder, EventSubject, EventType, Logger, ObjectReader, PodLaunchConfig, PodObservation, PodRuntime, ResourceClient } from '../../ports.ts'
 import { silentEvents, silentLogger } from '../../ports.ts'
-import type { Reconciler } from '../../runtime/controller.ts'
+import { isNotFound } from '../../errors.ts'
+import type { ReconcileOutcome, Reconciler } from '../../runtime/controller.ts'
 import { writeStatusIfChanged } from '../status-writer.ts'
 import { desiredPod, ownerReference } from './desired-pod.ts'
 import { endedStatus, failedStatus, REASONS, refreshedFailedStatus, statusForPod } from './status.ts'
@@ -26,6 +32,8 @@ export interface BrowserSessionReconcilerDeps {
   log?: Logger
   /** Kubernetes Events on the session for `kubectl describe` (default: none) */
   events?: EventRecorder
+  /** delete Ended/Failed resources this long after they ended (default: keep them) */
+  retentionMs?: number
 }
 
 export class BrowserSessionReconciler implements Reconciler {
@@ -41,7 +49,7 @@ export class BrowserSessionReconciler implements Reconciler {
     this.events = deps.events ?? silentEvents
   }
 
-  async reconcile(name: string): Promise<void> {
+  async reconcile(name: string): Promise<ReconcileOutcome | void> {
     let fresh = this.reader === this.deps.sessions
     let session = await this.reader.get(name)
     // A cache miss is confirmed against the server before it deletes anything: a cache
@@ -53,7 +61,7 @@ export class BrowserSessionReconciler implements Reconciler {
     return this.reconcileSession(name, session, fresh)
   }
 
-  private async reconcileSession(name: string, session: BrowserSession | undefined, fresh: boolean): Promise<void> {
+  private async reconcileSession(name: string, session: BrowserSession | undefined, fresh: boolean): Promise<ReconcileOutcome | void> {
     const { pods, sessions } = this.deps
     if (!session || session.metadata.deletionTimestamp) {
       await pods.delete(name)
@@ -64,19 +72,21 @@ export class BrowserSessionReconciler implements Reconciler {
     if (phase === 'Failed') {
       // terminal: the pod is already dead; make sure its remains are gone
       await pods.delete(name)
-      await writeStatusIfChanged(sessions, session, refreshedFailedStatus(session, this.now()))
-      return
+      const status = refreshedFailedStatus(session, this.now())
+      await writeStatusIfChanged(sessions, session, status)
+      return this.retain(name, status.endedAt)
     }
 
     if (session.spec.desiredState === 'Ended' || phase === 'Ended') {
       // pod first, then status: once a session reads Ended its browser is really gone,
       // so the api-server may release the lease on seeing it
       await pods.delete(name)
-      if (await writeStatusIfChanged(sessions, session, endedStatus(session, this.now()))) {
+      const status = endedStatus(session, this.now())
+      if (await writeStatusIfChanged(sessions, session, status)) {
         this.log.info({ session: name }, 'session ended')
         this.event(session, 'Normal', 'Ended', 'session ended; its browser pod is deleted')
       }
-      return
+      return this.retain(name, status.endedAt)
     }
 
     let pod = await pods.observe(name)
@@ -98,6 +108,20 @@ export class BrowserSessionReconciler implements Reconciler {
     if (wrote) {
       this.log.debug({ session: name, pod: pod.podName, podPhase: pod.phase }, 'session status updated')
       this.transitionEvents(session, next.podName, next.phase, pod)
+    }
+  }
+
+  /** a terminal resource past its retention is deleted; before that, come back when it is due */
+  private async retain(name: string, endedAt: string | undefined): Promise<ReconcileOutcome | void> {
+    const keep = this.deps.retentionMs
+    if (keep === undefined || !endedAt) return
+    const due = Date.parse(endedAt) + keep - this.now().getTime()
+    if (due > 0) return { requeueAfterMs: due }
+    try {
+      await this.deps.sessions.delete(name)
+      this.log.debug({ session: name }, 'ended session resource deleted after its retention')
+    } catch (err) {
+      if (!isNotFound(err)) throw err
     }
   }
 
