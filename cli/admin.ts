@@ -28,7 +28,7 @@ export async function admin(argv: string[]): Promise<number> {
   try {
     const out = await bootstrapOrg(database.db, { org: String(flags.values.org), email: String(flags.values.email), password: flags.values.password as string | undefined })
     if (flags.values.json) {
-      process.stdout.write(JSON.stringify({ orgId: out.orgId, userId: out.userId, email: out.email, password: out.password, apiKey: out.apiKey }) + '\n')
+      process.stdout.write(JSON.stringify({ orgId: out.orgId, userId: out.userId, agentId: out.agentId, email: out.email, password: out.password, apiKey: out.apiKey }) + '\n')
     } else {
       process.stdout.write(
         `org       ${out.orgId}\nuser      ${out.userId} (${out.email}, owner)\npassword  ${out.password}\napi key   ${out.apiKey}\n\n` +

@@ -131,8 +131,8 @@ t.test('RBAC is namespaced and least-privilege', async (t) => {
     t.notOk(secretRule.verbs.some((v: string) => ['list', 'watch'].includes(v)), 'the operator cannot list Secrets')
     const statusRule = op.rules.find((r: Obj) => r.resources.includes('browsersessions/status'))
     t.ok(statusRule, 'status through the subresource')
-    const crRule = op.rules.find((r: Obj) => r.resources.includes('browsersessions') && !r.resources.includes('browsersessions/status'))
-    t.same(crRule.verbs, ['get', 'list', 'watch'], 'the operator only reads the resources themselves')
+    const crRules = op.rules.filter((r: Obj) => r.resources.includes('browsersessions') || r.resources.includes('networks'))
+    t.same(crRules.map((r: Obj) => [r.resources, r.verbs]), [[['browsersessions', 'networks'], ['get', 'list', 'watch']], [['browsersessions'], ['delete']]], 'the operator reads the resources and deletes only ended sessions (retention); never creates or edits them')
     const lease = roles.find((r) => r.metadata.name.endsWith('-leader-election'))!
     const pinned = lease.rules.find((r: Obj) => r.verbs.includes('update'))
     t.same(pinned.resourceNames, [extra.length ? 'nightjar-prod-operator' : 'nightjar-operator'], 'the Lease rule is pinned by name')
