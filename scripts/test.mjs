@@ -41,59 +41,104 @@ if (!testDbUrl) {
   testDbUrl = `postgres://nightjar:test@127.0.0.1:${port}/postgres`
   stopPg = async () => { await pg.stop().catch(() => {}); rmSync(dir, { recursive: true, force: true }) }
 }
-const child = spawn('npx', ['tap', '--reporter=tap', ...args], {
-  stdio: ['ignore', 'pipe', 'inherit'],
-  env: { ...process.env, FORCE_COLOR: '0', NIGHTJAR_TEST_DATABASE_URL: testDbUrl },
-})
-for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { child.kill(sig) })
+
+// Two phases. The unit phase runs every test file but the cluster tests, two at a time.
+// The cluster phase (test/cluster/) starts one real Kubernetes control plane and test node
+// for the whole phase (test/cluster/main.ts) and runs its files one at a time: they share
+// that cluster. Named files run in one tap call; a cluster is started when one of them
+// is a cluster test.
+const isClusterFile = (f) => f.replace(/\\/g, '/').includes('test/cluster/')
+const fileArgs = args.filter((a) => !a.startsWith('-'))
+const phases = fileArgs.length
+  ? [{ name: 'selected', tapArgs: args, cluster: fileArgs.some(isClusterFile) }]
+  : [
+      { name: 'unit', tapArgs: ['--exclude=test/cluster/**', ...args], cluster: false },
+      { name: 'cluster', tapArgs: ['--jobs=1', 'test/cluster/**/*.test.ts', ...args], cluster: true },
+    ]
 
 let passed = 0
 let failed = 0
-let buf = ''
 const failures = []
-// Subtests open with "# Subtest: name" and close with their result line at the
-// same indent. We count leaf subtests below the file level (a test that groups
-// others is not itself counted), so the numbers match the named tests.
-const open = [] // stack of { level, hasChildren }
-const onLine = (line) => {
-  log.write(line + '\n')
-  const indent = line.length - line.trimStart().length
-  const level = indent / 4
-  const body = line.trimStart()
-  if (body.startsWith('# Subtest: ')) {
-    const top = open[open.length - 1]
-    if (top && top.level === level - 1) top.hasChildren = true
-    open.push({ level, hasChildren: false })
-  } else {
-    const m = /^(not ok|ok) \d+ - (.*?)(?: # .*)?$/.exec(body)
-    const top = open[open.length - 1]
-    if (m && top && top.level === level) {
-      open.pop()
-      if (level >= 1 && !top.hasChildren) {
-        if (m[1] === 'ok') passed++
-        else { failed++; failures.push(m[2]) }
+let child
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { child?.kill(sig) })
+
+function runTap(tapArgs, env) {
+  return new Promise((resolve) => {
+    child = spawn('npx', ['tap', '--reporter=tap', ...tapArgs], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, FORCE_COLOR: '0', NIGHTJAR_TEST_DATABASE_URL: testDbUrl, ...env },
+    })
+    let buf = ''
+    // Subtests open with "# Subtest: name" and close with their result line at the
+    // same indent. We count leaf subtests below the file level (a test that groups
+    // others is not itself counted), so the numbers match the named tests.
+    const open = [] // stack of { level, hasChildren }
+    let phaseFailed = 0
+    const phaseFailures = []
+    const onLine = (line) => {
+      log.write(line + '\n')
+      const indent = line.length - line.trimStart().length
+      const level = indent / 4
+      const body = line.trimStart()
+      if (body.startsWith('# Subtest: ')) {
+        const top = open[open.length - 1]
+        if (top && top.level === level - 1) top.hasChildren = true
+        open.push({ level, hasChildren: false })
+      } else {
+        const m = /^(not ok|ok) \d+ - (.*?)(?: # .*)?$/.exec(body)
+        const top = open[open.length - 1]
+        if (m && top && top.level === level) {
+          open.pop()
+          if (level >= 1 && !top.hasChildren) {
+            if (m[1] === 'ok') passed++
+            else { phaseFailed++; phaseFailures.push(m[2]) }
+          }
+          if (level === 0 && m[1] === 'not ok') phaseFailures.push(`(file) ${m[2]}`)
+        }
       }
-      if (level === 0 && m[1] === 'not ok') failures.push(`(file) ${m[2]}`)
+      if (/^(not ok|ok) \d+ - /.test(line) || /^\s*not ok/.test(line) || /^#/.test(line)) process.stdout.write(line + '\n')
+    }
+    child.stdout.on('data', (d) => {
+      buf += d
+      let i
+      while ((i = buf.indexOf('\n')) >= 0) { onLine(buf.slice(0, i)); buf = buf.slice(i + 1) }
+    })
+    child.on('close', (code) => {
+      if (buf) onLine(buf)
+      // a crashed file with no failing named test still counts as a failure
+      if (code !== 0 && phaseFailed === 0) phaseFailed = Math.max(1, phaseFailures.filter((f) => f.startsWith('(file)')).length)
+      failed += phaseFailed
+      failures.push(...phaseFailures)
+      resolve(code)
+    })
+  })
+}
+
+let exitCode = 0
+for (const phase of phases) {
+  let cluster
+  if (phase.cluster) {
+    const { startClusterProcess } = await import('./cluster-process.mjs')
+    process.stdout.write('# starting the real Kubernetes control plane and test node for the cluster tests\n')
+    try {
+      cluster = await startClusterProcess({ log: (m) => process.stdout.write(`# ${m}\n`) })
+    } catch (err) {
+      process.stdout.write(`not ok - the cluster for test/cluster/ did not start: ${String(err.message ?? err).split('\n').join('\n# ')}\n`)
+      failures.push('(cluster) the control plane did not start')
+      failed++
+      exitCode = 1
+      continue
     }
   }
-  if (/^(not ok|ok) \d+ - /.test(line) || /^\s*not ok/.test(line) || /^#/.test(line)) process.stdout.write(line + '\n')
+  const code = await runTap(phase.tapArgs, cluster ? { NIGHTJAR_TEST_CLUSTER: cluster.infoFile } : {})
+  if (code !== 0) exitCode = 1
+  if (cluster) await cluster.stop()
 }
-child.stdout.on('data', (d) => {
-  buf += d
-  let i
-  while ((i = buf.indexOf('\n')) >= 0) { onLine(buf.slice(0, i)); buf = buf.slice(i + 1) }
-})
-child.on('close', async (code) => {
-  if (buf) onLine(buf)
-  await stopPg()
-  log.end()
-  const fileFailures = failures.filter((f) => f.startsWith('(file)'))
-  if (failures.length) {
-    console.log(`\nFailures (full TAP in ${logPath}):`)
-    for (const f of failures) console.log('  - ' + f)
-  }
-  // a crashed file with no failing named test still counts as a failure
-  if (code !== 0 && failed === 0) failed = Math.max(1, fileFailures.length)
-  console.log(`${passed} passed, ${failed} failed`)
-  process.exit(failed > 0 || code !== 0 ? 1 : 0)
-})
+await stopPg()
+log.end()
+if (failures.length) {
+  console.log(`\nFailures (full TAP in ${logPath}):`)
+  for (const f of failures) console.log('  - ' + f)
+}
+console.log(`${passed} passed, ${failed} failed`)
+process.exit(failed > 0 || exitCode !== 0 ? 1 : 0)

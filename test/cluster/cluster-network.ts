@@ -1,0 +1,47 @@
+// The cluster's network on one machine (not a test file): a Linux bridge whose host side
+// holds the API server's address, with each Pod in a network namespace of its own joined
+// to it by a veth pair (test-node.ts). Addresses come from 198.19.0.0/16 — the benchmarking
+// range, like the tests' "public web" in 198.18.0.0/16 — never a private or public range:
+//   cluster k (0..7): pods 198.19.(32k).0/20 (host .1), Services 198.19.(32k+16).0/20.
+// The bridge is named njk-<pid> so a run that died is swept by the next one.
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { alive } from '../helpers/process.ts'
+import type { ClusterNetwork } from './control-plane.ts'
+
+const run = promisify(execFile)
+const ip = async (...args: string[]) => (await run('ip', args)).stdout
+
+/** bridges (and pod namespaces) left by runs whose process died */
+export async function sweepStaleNetworks(): Promise<void> {
+  const links = await ip('-o', 'link', 'show', 'type', 'bridge').catch(() => '')
+  for (const m of links.matchAll(/^\d+: (njk-(\d+))[:@]/gm)) {
+    if (!alive(Number(m[2]))) await ip('link', 'del', m[1]).catch(() => {})
+  }
+  const nss = await ip('netns', 'list').catch(() => '')
+  for (const m of nss.matchAll(/^(njp-(\d+)-\S+)/gm)) {
+    if (!alive(Number(m[2]))) await ip('netns', 'del', m[1]).catch(() => {})
+  }
+}
+
+export async function createClusterNetwork(): Promise<ClusterNetwork & { remove(): Promise<void> }> {
+  await sweepStaleNetworks()
+  const used = await ip('-4', '-o', 'addr', 'show').catch(() => '')
+  let k = 0
+  while (k < 8 && used.includes(` 198.19.${32 * k}.1/`)) k++
+  if (k === 8) throw new Error('no free cluster subnet in 198.19.0.0/16 (eight clusters already up on this machine?)')
+  const bridge = `njk-${process.pid}`
+  const hostIp = `198.19.${32 * k}.1`
+  await ip('link', 'add', bridge, 'type', 'bridge')
+  await ip('addr', 'add', `${hostIp}/20`, 'dev', bridge)
+  await ip('link', 'set', bridge, 'up')
+  return {
+    bridge,
+    hostIp,
+    prefix: 20,
+    serviceCidr: `198.19.${32 * k + 16}.0/20`,
+    async remove() {
+      await ip('link', 'del', bridge).catch(() => {})
+    },
+  }
+}

@@ -1,0 +1,293 @@
+// A real Kubernetes control plane for the cluster tests (not a test file): Debian's etcd,
+// and kube-apiserver + kube-controller-manager 1.20.2 built from Debian's source package
+// by scripts/fetch-kube.mjs. Everything listens on this machine only:
+// - etcd on 127.0.0.1 (client and peer ports picked free);
+// - kube-apiserver on the host side of the cluster bridge (see cluster-network.ts), so
+//   the test node's pods, each in its own network namespace on that bridge, reach it at
+//   the same address the host does; TLS with a CA made here, a static admin token, RBAC;
+// - kube-controller-manager with the controllers these tests rely on: the garbage
+//   collector, namespace, service-account and token controllers, and the deployment and
+//   replica-set controllers that turn `helm install`'s Deployments into Pods.
+// No scheduler and no kubelet: the test node (test-node.ts) binds and runs Pods.
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { createWriteStream, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { request } from 'node:https'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { alive } from '../helpers/process.ts'
+
+const run = promisify(execFile)
+
+export interface ClusterNetwork {
+  /** the Linux bridge the pods' veths attach to */
+  bridge: string
+  /** the host's address on the bridge: the API server and the node's proxies listen here */
+  hostIp: string
+  /** prefix length of the pod subnet (hostIp's subnet) */
+  prefix: number
+  /** Service ClusterIP range (--service-cluster-ip-range) */
+  serviceCidr: string
+}
+
+export interface ControlPlaneInfo {
+  /** https://<hostIp>:<port> */
+  url: string
+  /** bearer token of a system:masters user (tests and helm act as cluster admin) */
+  adminToken: string
+  caFile: string
+  caPem: string
+  /** a kubeconfig file for that admin (helm, client-node) */
+  kubeconfig: string
+  dir: string
+  etcdUrl: string
+  network: ClusterNetwork
+}
+
+export interface ControlPlane extends ControlPlaneInfo {
+  apiserver: ChildProcess
+  /** stops and starts kube-apiserver with the same flags (fault tests) */
+  restartApiserver(): Promise<void>
+  /** compacts etcd's history up to its current revision: older watch versions get 410 */
+  compactEtcd(): Promise<number>
+  stop(): Promise<void>
+}
+
+const freePort = (host = '127.0.0.1') =>
+  new Promise<number>((resolve, reject) => {
+    const s = createServer()
+    s.once('error', reject)
+    s.listen(0, host, () => {
+      const p = (s.address() as { port: number }).port
+      s.close(() => resolve(p))
+    })
+  })
+
+async function openssl(dir: string, ...args: string[]): Promise<void> {
+  await run('openssl', args, { cwd: dir })
+}
+
+/** a CA, the API server's serving certificate and the service-account signing key */
+async function makeCerts(dir: string, net: ClusterNetwork, serviceIp: string): Promise<void> {
+  await openssl(dir, 'ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', 'ca.key')
+  await openssl(dir, 'req', '-x509', '-new', '-key', 'ca.key', '-subj', '/CN=nightjar-test-ca', '-days', '30', '-out', 'ca.crt')
+  await openssl(dir, 'ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', 'apiserver.key')
+  await openssl(dir, 'req', '-new', '-key', 'apiserver.key', '-subj', '/CN=kube-apiserver', '-out', 'apiserver.csr')
+  const sans = [
+    `IP:${net.hostIp}`, 'IP:127.0.0.1', `IP:${serviceIp}`,
+    'DNS:kubernetes', 'DNS:kubernetes.default', 'DNS:kubernetes.default.svc', 'DNS:kubernetes.default.svc.cluster.local', 'DNS:localhost',
+  ]
+  writeFileSync(join(dir, 'apiserver.ext'), `subjectAltName=${sans.join(',')}\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n`)
+  await openssl(dir, 'x509', '-req', '-in', 'apiserver.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '30', '-extfile', 'apiserver.ext', '-out', 'apiserver.crt')
+  await openssl(dir, 'genrsa', '-out', 'sa.key', '2048')
+  await openssl(dir, 'rsa', '-in', 'sa.key', '-pubout', '-out', 'sa.pub')
+}
+
+/** the first usable address of a CIDR (the `kubernetes` Service's ClusterIP) */
+function firstIp(cidr: string): string {
+  const [base] = cidr.split('/')
+  const o = base.split('.').map(Number)
+  o[3] += 1
+  return o.join('.')
+}
+
+function kubeconfigYaml(url: string, caFile: string, token: string): string {
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '- name: test',
+    '  cluster:',
+    `    server: ${url}`,
+    `    certificate-authority: ${caFile}`,
+    'users:',
+    '- name: admin',
+    '  user:',
+    `    token: ${token}`,
+    'contexts:',
+    '- name: test',
+    '  context: {cluster: test, user: admin, namespace: default}',
+    'current-context: test',
+    '',
+  ].join('\n')
+}
+
+function startLogged(bin: string, args: string[], logFile: string): ChildProcess {
+  const out = createWriteStream(logFile, { flags: 'a' })
+  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  child.stdout!.pipe(out)
+  child.stderr!.pipe(out)
+  return child
+}
+
+async function stopProcess(child: ChildProcess | undefined, graceMs = 5000): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise<void>((r) => child.once('exit', () => r()))
+  child.kill('SIGTERM')
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs)
+  await exited
+  clearTimeout(timer)
+}
+
+function httpsGet(url: string, token: string, ca: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers: { authorization: `Bearer ${token}` }, ca, timeout: 2000 }, (res) => {
+      let body = ''
+      res.on('data', (c) => (body += c))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+    })
+    req.on('timeout', () => req.destroy(new Error('timeout')))
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+async function waitFor(what: string, ms: number, probe: () => Promise<boolean>, died?: () => string | undefined): Promise<void> {
+  const deadline = Date.now() + ms
+  let delay = 50
+  for (;;) {
+    const why = died?.()
+    if (why) throw new Error(`${what}: ${why}`)
+    if (await probe().catch(() => false)) return
+    if (Date.now() > deadline) throw new Error(`${what}: not ready after ${ms} ms`)
+    await new Promise((r) => setTimeout(r, delay))
+    delay = Math.min(delay * 2, 500)
+  }
+}
+
+const deathNote = (child: ChildProcess, name: string, log: string) => () =>
+  child.exitCode !== null || child.signalCode !== null
+    ? `${name} exited (${child.exitCode ?? child.signalCode}); last log lines:\n${tail(log)}`
+    : undefined
+
+function tail(file: string, lines = 15): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n')
+  } catch {
+    return '(no log)'
+  }
+}
+
+/** Control-plane directories of earlier runs whose process died: kill what they left. */
+function sweepStale(root: string): void {
+  if (!existsSync(root)) return
+  for (const d of readdirSync(root)) {
+    const m = /^cp-(\d+)-/.exec(d)
+    if (!m || alive(Number(m[1]))) continue
+    const pidFile = join(root, d, 'pids')
+    if (existsSync(pidFile)) {
+      for (const pid of readFileSync(pidFile, 'utf8').split('\n').filter(Boolean).map(Number)) {
+        try { process.kill(pid, 'SIGKILL') } catch { /* already gone */ }
+      }
+    }
+    rmSync(join(root, d), { recursive: true, force: true })
+  }
+}
+
+export async function startControlPlane(opts: { binDir: string; network: ClusterNetwork; log?: (msg: string) => void }): Promise<ControlPlane> {
+  const log = opts.log ?? (() => {})
+  const net = opts.network
+  const root = join(tmpdir(), 'nightjar-cluster')
+  mkdirSync(root, { recursive: true })
+  sweepStale(root)
+  const dir = join(root, `cp-${process.pid}-${randomBytes(3).toString('hex')}`)
+  mkdirSync(dir, { recursive: true })
+  const pids: number[] = []
+  const remember = (c: ChildProcess) => {
+    if (c.pid) pids.push(c.pid)
+    writeFileSync(join(dir, 'pids'), pids.join('\n') + '\n')
+  }
+
+  const serviceIp = firstIp(net.serviceCidr)
+  await makeCerts(dir, net, serviceIp)
+  const adminToken = randomBytes(24).toString('hex')
+  writeFileSync(join(dir, 'tokens.csv'), `${adminToken},nightjar-test-admin,nightjar-test-admin,"system:masters"\n`, { mode: 0o600 })
+  const caFile = join(dir, 'ca.crt')
+  const caPem = readFileSync(caFile, 'utf8')
+
+  // etcd
+  const [etcdPort, peerPort] = [await freePort(), await freePort()]
+  const etcdUrl = `http://127.0.0.1:${etcdPort}`
+  const etcdLog = join(dir, 'etcd.log')
+  log(`starting etcd on ${etcdUrl}`)
+  const etcd = startLogged('etcd', [
+    '--name', 'test', '--data-dir', join(dir, 'etcd'),
+    '--listen-client-urls', etcdUrl, '--advertise-client-urls', etcdUrl,
+    '--listen-peer-urls', `http://127.0.0.1:${peerPort}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${peerPort}`,
+    '--initial-cluster', `test=http://127.0.0.1:${peerPort}`,
+    // tests are throwaway: fsync on every write costs seconds on a busy disk
+    '--unsafe-no-fsync', '--quota-backend-bytes', String(2 << 30), '--log-level', 'warn',
+  ], etcdLog)
+  remember(etcd)
+  await waitFor('etcd', 20_000, async () => (await fetch(`${etcdUrl}/health`)).ok, deathNote(etcd, 'etcd', etcdLog))
+
+  // kube-apiserver
+  const apiPort = await freePort(net.hostIp)
+  const url = `https://${net.hostIp}:${apiPort}`
+  const apiLog = join(dir, 'kube-apiserver.log')
+  const apiArgs = [
+    `--etcd-servers=${etcdUrl}`,
+    `--bind-address=${net.hostIp}`, `--advertise-address=${net.hostIp}`, `--secure-port=${apiPort}`, '--insecure-port=0',
+    `--tls-cert-file=${join(dir, 'apiserver.crt')}`, `--tls-private-key-file=${join(dir, 'apiserver.key')}`,
+    `--client-ca-file=${caFile}`, `--token-auth-file=${join(dir, 'tokens.csv')}`,
+    '--authorization-mode=RBAC', '--anonymous-auth=false',
+    `--service-account-key-file=${join(dir, 'sa.pub')}`, `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
+    '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+    `--service-cluster-ip-range=${net.serviceCidr}`, '--allow-privileged=true',
+    `--cert-dir=${join(dir, 'apiserver-certs')}`, '--profiling=false', '--event-ttl=1h',
+    '--logtostderr=true', '--v=1',
+  ]
+  let apiserver = startLogged(`${opts.binDir}/kube-apiserver`, apiArgs, apiLog)
+  remember(apiserver)
+  const ready = async () => (await httpsGet(`${url}/readyz`, adminToken, caPem)).status === 200
+  log(`starting kube-apiserver on ${url}`)
+  await waitFor('kube-apiserver', 60_000, ready, deathNote(apiserver, 'kube-apiserver', apiLog))
+
+  const kubeconfig = join(dir, 'admin.kubeconfig')
+  writeFileSync(kubeconfig, kubeconfigYaml(url, caFile, adminToken), { mode: 0o600 })
+
+  // kube-controller-manager
+  const kcmLog = join(dir, 'kube-controller-manager.log')
+  const kcm = startLogged(`${opts.binDir}/kube-controller-manager`, [
+    `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
+    '--controllers=garbagecollector,namespace,serviceaccount,serviceaccount-token,deployment,replicaset,disruption,endpoint',
+    `--service-account-private-key-file=${join(dir, 'sa.key')}`, `--root-ca-file=${caFile}`,
+    '--leader-elect=false', '--port=0', '--secure-port=0', '--use-service-account-credentials=false',
+    '--logtostderr=true', '--v=1',
+  ], kcmLog)
+  remember(kcm)
+  log('starting kube-controller-manager')
+  // ready once the token controller has given `default` in `default` its token Secret
+  await waitFor('kube-controller-manager', 60_000, async () => {
+    const r = await httpsGet(`${url}/api/v1/namespaces/default/serviceaccounts/default`, adminToken, caPem)
+    return r.status === 200 && (JSON.parse(r.body).secrets ?? []).length > 0
+  }, deathNote(kcm, 'kube-controller-manager', kcmLog))
+
+  const cp: ControlPlane = {
+    url, adminToken, caFile, caPem, kubeconfig, dir, etcdUrl, network: net,
+    get apiserver() { return apiserver },
+    async restartApiserver() {
+      await stopProcess(apiserver, 10_000)
+      apiserver = startLogged(`${opts.binDir}/kube-apiserver`, apiArgs, apiLog)
+      remember(apiserver)
+      await waitFor('kube-apiserver (restarted)', 60_000, ready, deathNote(apiserver, 'kube-apiserver', apiLog))
+    },
+    async compactEtcd() {
+      // etcd's JSON gateway: read the current revision, then compact everything before it
+      const head = await (await fetch(`${etcdUrl}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key: Buffer.from('/').toString('base64') }) })).json() as { header: { revision: string } }
+      const revision = Number(head.header.revision)
+      const r = await fetch(`${etcdUrl}/v3/kv/compaction`, { method: 'POST', body: JSON.stringify({ revision, physical: true }) })
+      if (!r.ok) throw new Error(`etcd compaction failed: ${r.status} ${await r.text()}`)
+      return revision
+    },
+    async stop() {
+      await stopProcess(kcm)
+      await stopProcess(apiserver)
+      await stopProcess(etcd)
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+  return cp
+}

@@ -1,0 +1,145 @@
+// `helm install` end to end on a real kube-apiserver (1.20, with etcd and the real
+// controller-manager), the way a platform team meets Nightjar: the chart's Deployments run
+// on the test node with their chart ServiceAccounts' tokens, an agent drives a session over
+// MCP, a sealed credential is typed, and nothing of it ends up in a resource, an event or
+// a log; ending the session leaves nothing behind once the garbage collector has run.
+import t from 'tap'
+import { spawnSync } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { mcpClient } from '../helpers/mcp.ts'
+import { waitFor } from '../helpers/wait.ts'
+import { restrictedViolations } from '../kube/pod-security.ts'
+import { bridgeWeb, cluster, createTestDb, installNightjar, kubectl, kubectlJson, podDatabaseUrl, ROOT } from './helpers.ts'
+
+const CANARY = 'Cnry-' + Math.random().toString(36).slice(2, 12) + '-k8s'
+
+function fnv1a(s: string): string {
+  let h = 0x811c9dc5
+  for (const c of new TextEncoder().encode(s)) {
+    h ^= c
+    h = Math.imul(h, 0x01000193) >>> 0
+  }
+  return h.toString(16).padStart(8, '0')
+}
+
+/** `nightjar admin bootstrap` against the release's database, as its NOTES say (here without kubectl exec: the test node has none) */
+function bootstrap(databaseUrl: string): { apiKey: string; agentId: string } {
+  const r = spawnSync(process.execPath, ['bin/nightjar.mjs', 'admin', 'bootstrap', '--org', 'acme', '--email', 'owner@acme.test', '--json'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, DATABASE_URL: databaseUrl, NIGHTJAR_LOG_LEVEL: 'silent' },
+  })
+  if (r.status !== 0) throw new Error(`admin bootstrap failed: ${r.stderr}`)
+  return JSON.parse(r.stdout)
+}
+
+t.test('helm install on a real control plane: a session from MCP to the garbage collector', async (t) => {
+  const info = cluster()
+  const db = await createTestDb(t)
+  const web = await bridgeWeb(t)
+  const aliases = { 'example.com': web.ip, 'login.example.com': web.ip }
+  const install = await installNightjar(t, {
+    databaseUrl: await podDatabaseUrl(t, db.url),
+    values: {
+      operator: { sessionRetentionSeconds: 3 },
+      browserPods: {
+        warmPoolSize: 1,
+        hostAliases: aliases,
+        // the cluster's own pod and Service ranges are part of the deny floor, as they should be
+        networkPolicy: { denyCidrs: ['127.0.0.0/8', '169.254.0.0/16', '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '198.19.0.0/16'] },
+      },
+    },
+  })
+  const ns = install.namespace
+  const owner = bootstrap(db.url)
+  const api = async (method: string, path: string, body?: unknown) => {
+    const r = await fetch(install.apiUrl + path, { method, headers: { authorization: `Bearer ${owner.apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined })
+    const text = await r.text()
+    return { status: r.status, text, body: text ? JSON.parse(text) : undefined }
+  }
+
+  t.test('the release is up: both Deployments ran through the real ReplicaSet controller on the test node', async (t) => {
+    const pods = (await kubectlJson(['-n', ns, 'get', 'pods', '-l', `app.kubernetes.io/instance=${install.release}`])).items
+    const components = pods.map((p: any) => p.metadata.labels['app.kubernetes.io/component']).sort()
+    t.same(components, ['api-server', 'operator', 'operator'], 'one api-server, two operators (a leader and a standby)')
+    for (const p of pods) {
+      t.equal(p.spec.nodeName, info.node.name, `${p.metadata.name} runs on the test node`)
+      t.equal(p.metadata.ownerReferences?.[0]?.kind, 'ReplicaSet', `${p.metadata.name} belongs to a ReplicaSet`)
+      t.ok(p.status.conditions.some((c: any) => c.type === 'Ready' && c.status === 'True'), `${p.metadata.name} is Ready`)
+    }
+    const health = await fetch(`${install.apiUrl}/readyz`)
+    t.equal(health.status, 200, 'the api-server Service answers /readyz')
+    const lease = await kubectlJson(['-n', ns, 'get', 'lease', 'nightjar-operator'])
+    t.ok(pods.some((p: any) => p.metadata.name === lease.spec.holderIdentity), 'an operator pod holds the leader Lease under its own name')
+  })
+
+  t.test('a session from MCP: BrowserSession → owned, restricted Pod with a token Secret → live → driven → a sealed fill → ended and collected', async (t) => {
+    const ident = await api('POST', '/v1/identities', { name: 'shopper' })
+    t.equal(ident.status, 201)
+    const cred = await api('POST', `/v1/identities/${ident.body.id}/credentials`, { name: 'login', value: CANARY, originAllowlist: ['login.example.com'] })
+    t.equal(cred.status, 201)
+    const grant = await api('POST', `/v1/identities/${ident.body.id}/grants`, {
+      principalAgentId: owner.agentId, role: 'assume', expiresAt: new Date(Date.now() + 3600_000).toISOString(),
+      allowedOrigins: [], propagation: 'same_conversation', maxSessionDurationSecs: null, reason: 'cluster test',
+    })
+    t.equal(grant.status, 201)
+
+    const mcp = await mcpClient(t, install.apiUrl, owner.apiKey)
+    const replies: string[] = []
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const r = await mcp.callTool({ name, arguments: args })
+      replies.push(JSON.stringify(r))
+      if (r.isError) throw new Error(`${name}: ${(r.content as any)[0].text}`)
+      return r
+    }
+    const started = (await call('session_start', { identity: ident.body.id })).structuredContent as any
+    t.equal(started.status, 'live', 'session_start answers live')
+    const id = started.id as string
+
+    const sessions = (await kubectlJson(['-n', ns, 'get', 'browsersessions'])).items
+    const bs = sessions.find((s: any) => s.metadata.annotations?.['nightjar.dev/id'] === id)
+    t.ok(bs, 'a BrowserSession resource carries the session id')
+    t.equal(bs.status.phase, 'Live')
+    t.ok(bs.status.conditions.every((c: any) => typeof c.message === 'string' && c.message.length > 0), 'every condition has a message the real server accepted')
+    const pod = await kubectlJson(['-n', ns, 'get', 'pod', bs.status.podName])
+    const ref = pod.metadata.ownerReferences?.[0]
+    t.same([ref?.kind, ref?.name, ref?.uid, ref?.controller], ['BrowserSession', bs.metadata.name, bs.metadata.uid, true], 'the Pod is owned by its BrowserSession')
+    t.same(restrictedViolations(pod.spec), [], 'the browser Pod meets Pod Security "restricted"')
+    t.equal(pod.spec.automountServiceAccountToken, false, 'no service-account token in a browser')
+    const secretName = pod.metadata.annotations['nightjar.dev/token-secret']
+    const secret = await kubectlJson(['-n', ns, 'get', 'secret', secretName])
+    t.equal(secret.metadata.ownerReferences?.[0]?.uid, bs.metadata.uid, 'the token Secret is owned by the BrowserSession too')
+    t.equal(secret.immutable, true)
+
+    const nav = (await call('navigate', { sessionId: id, url: 'http://login.example.com/fill-check.html' })).structuredContent as any
+    t.equal(nav.title, 'Fill check', 'the browser pod reached the page through its egress gateway')
+    const fill = (await call('credential_fill', { sessionId: id, credentialName: 'login', selector: '#pw' })).structuredContent as any
+    t.same(fill, { ok: true, credentialName: 'login', fieldKind: 'password', host: 'login.example.com' })
+    await call('act', { sessionId: id, verb: 'click', selector: '#submit' })
+    const seen = (await call('perceive', { sessionId: id, full: true })).structuredContent as any
+    t.match(seen.text, `len=${CANARY.length} fnv=${fnv1a(CANARY)}`, 'the page received exactly the secret')
+    const shot = await call('screenshot', { sessionId: id })
+    t.equal(Buffer.from((shot.content as any)[0].data, 'base64').subarray(1, 4).toString(), 'PNG')
+
+    const ended = (await call('session_end', { sessionId: id })).structuredContent as any
+    t.equal(ended.status, 'ended')
+    await waitFor(async () => !(await kubectl(['-n', ns, 'get', 'pods', '-o', 'name'])).includes(`pod/${bs.status.podName}\n`), { what: 'the browser pod gone', timeoutMs: 60_000, intervalMs: 250 })
+    await waitFor(async () => !(await kubectl(['-n', ns, 'get', 'browsersessions', '-o', 'name'])).includes(bs.metadata.name), { what: 'the BrowserSession deleted after its retention', timeoutMs: 60_000, intervalMs: 250 })
+    await waitFor(async () => !(await kubectl(['-n', ns, 'get', 'secrets', '-o', 'name'])).includes(`secret/${secretName}\n`), { what: 'the garbage collector removing the token Secret', timeoutMs: 60_000, intervalMs: 250 })
+    t.pass('pod, resource and token Secret are gone')
+
+    const describe = await kubectl(['-n', ns, 'get', 'events', '--field-selector', `involvedObject.uid=${bs.metadata.uid}`, '-o', 'json'])
+    const reasons = JSON.parse(describe).items.map((e: any) => e.reason)
+    t.ok(['PodAssigned', 'Live', 'Ended'].every((r) => reasons.includes(r)), `the session's events tell its story (${reasons.join(', ')})`)
+
+    // the canary: in no reply, resource, event or log
+    const everything = await kubectl(['-n', ns, 'get', 'all,browsersessions,networks,events,secrets,configmaps,leases', '-o', 'json'])
+    const decodedSecrets = JSON.parse(await kubectl(['-n', ns, 'get', 'secrets', '-o', 'json'])).items.flatMap((s: any) => Object.values(s.data ?? {}).map((v: any) => Buffer.from(v, 'base64').toString('latin1')))
+    const logs = readdirSync(info.node.logDir).filter((f) => f.startsWith(`${ns}_`)).map((f) => readFileSync(join(info.node.logDir, f), 'utf8'))
+    t.ok(logs.length >= 3, `the pods' logs are there to search (${logs.length} files)`)
+    for (const [what, text] of [['MCP replies', replies.join('\n')], ['resources and events', everything], ['Secret values', decodedSecrets.join('\n')], ['container logs', logs.join('\n')]] as const) {
+      t.notOk(text.includes(CANARY), `the secret is in no ${what}`)
+    }
+  })
+})

@@ -1,0 +1,347 @@
+// A small kubelet for the cluster tests (not a test file): one Node that runs the Pods bound
+// to it as local processes, next to the real control plane of control-plane.ts.
+//
+// What it does, like a kubelet (and a scheduler, a kube-proxy and a DNS stand-in):
+// - registers a Node (Ready, InternalIP = the bridge's host address, 64 CPUs, 256Gi, 2000
+//   pods) and, there being no scheduler, binds every unscheduled Pod of the default
+//   scheduler whose nodeSelector it matches to itself (pods/binding);
+// - runs each Pod in a network namespace of its own (njp-<node pid>-<n>, on the cluster
+//   bridge by a veth pair, its own address from the pod subnet) — node-pods.ts;
+// - maps images to the repository's Dockerfiles (docker/<name>.Dockerfile; ENV, USER,
+//   WORKDIR /app = the repository, ENTRYPOINT minus tini, CMD; `command`/`args` as
+//   Kubernetes applies them); an unknown image waits in ErrImagePull/ImagePullBackOff —
+//   dockerfile.ts;
+// - env, envFrom, valueFrom (Secrets, ConfigMaps, fieldRef, resourceFieldRef), `$(VAR)`
+//   expansion and Service variables; a missing Secret or key waits in
+//   CreateContainerConfigError and is retried — node-env.ts;
+// - volumes (emptyDir, hostPath, secret, configMap, downwardAPI, projected with bound
+//   service-account tokens), bind-mounted in each container's own mount namespace; fsGroup,
+//   runAsUser/runAsGroup (setpriv), runAsNonRoot, allowPrivilegeEscalation=false (no_new_privs),
+//   capabilities drop ALL, readOnlyRootFilesystem (a read-only / in the container's mount
+//   namespace) — node-volumes.ts, node-pods.ts;
+// - startup, liveness and readiness probes (httpGet, tcpSocket, exec), restarts with a
+//   back-off, init containers, kubelet-shaped status, graceful deletion, logs in
+//   <logDir>/<ns>_<pod>_<container>.log;
+// - Services: ClusterIPs on the bridge with a TCP proxy each, names in every pod's
+//   /etc/hosts — node-services.ts;
+// - fakeBrowsers: browser pods answered by an in-process node API stub — node-fake-browsers.ts.
+//
+// What it does NOT do (things only a real kubelet, container runtime and CNI show):
+// - no images: the working tree is every image's filesystem, so an image's COPY list, its
+//   base image and its installed packages are not tested (docker/ has its own tests);
+// - no cgroups: resource requests and limits are not enforced, OOMKilled never happens,
+//   and a container's "processes" are a process group (a child that calls setsid escapes
+//   the kill, and there is no PID namespace: containers see the host's processes);
+// - no seccomp, no AppArmor, capabilities beyond "drop ALL", no user namespaces; root in a
+//   container is root on the machine;
+// - containers of a pod do not share a mount of anything but their volumes; the root
+//   filesystem is the host's (read-only when asked), and mountPath directories missing on
+//   the host are created there (left behind, empty);
+// - no NetworkPolicy, no real DNS server (only /etc/hosts names), TCP Services only, no
+//   NodePort/LoadBalancer, no hostPort;
+// - Secret/ConfigMap volumes are not re-synced after the pod starts (projected tokens are
+//   refreshed); no preStop/postStart hooks; no ephemeral containers, exec, attach,
+//   port-forward or logs through the API (read the log files);
+// - one log file per container for all its restarts, without the CRI timestamp format;
+// - the restart back-off starts at 1 s and caps at 30 s (a kubelet: 10 s and 5 min) so
+//   tests can watch a crash loop; TestNodeOptions.restartBackoff changes it;
+// - no node lease or heartbeat-driven eviction (there is no node-lifecycle controller),
+//   no taints, tolerations or affinity (only nodeSelector), no pod admission checks but
+//   runAsNonRoot.
+// Runs as root (it needs `ip netns`, veths and mounts). Containers run as their
+// securityContext or image USER says: the repository must be readable by that uid (it is
+// world-readable here).
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { alive } from '../helpers/process.ts'
+import type { ClusterNetwork } from './control-plane.ts'
+import { ApiError, Informer, KubeClient, TaskQueue, type ApiAccess, type Obj } from './kube-client.ts'
+import { NODE_CAPACITY } from './node-env.ts'
+import { FakeBrowsers, type FakeBrowser } from './node-fake-browsers.ts'
+import { type NodeContext, type PodInfo, PodWorker } from './node-pods.ts'
+import { ServiceNetwork } from './node-services.ts'
+
+export interface TestNodeOptions {
+  api: ApiAccess
+  network: ClusterNetwork
+  /** the repository: docker/*.Dockerfile are the images, and /app in them is this directory */
+  repoRoot: string
+  /** default test-node-<pid> */
+  nodeName?: string
+  /** labels besides kubernetes.io/hostname, os and arch (nodeSelector matches against them) */
+  labels?: Record<string, string>
+  /** browser-pod images get no process: an in-process stub answers their node API */
+  fakeBrowsers?: boolean
+  /** container logs: <logDir>/<namespace>_<pod>_<container>.log */
+  logDir: string
+  log?: (m: string) => void
+  /** crash-loop back-off (default 1 s doubling to 30 s) */
+  restartBackoff?: { initialMs: number; maxMs: number }
+  /** concurrent status patches and bindings (default 16) */
+  apiConcurrency?: number
+}
+
+export interface TestNode {
+  nodeName: string
+  /** http://127.0.0.1:<port>: GET /pods, POST /pods/<ns>/<name>/kill?container=&signal= */
+  controlUrl: string
+  /** the pods this node runs (or fakes) */
+  pods(): PodInfo[]
+  pod(namespace: string, name: string): PodInfo | undefined
+  /** simulates a crash: a signal to one container's main process; its pid */
+  killContainer(namespace: string, name: string, container: string, signal?: NodeJS.Signals): number
+  /** fakeBrowsers: the stub behind a fake browser pod (configure calls, configured body) */
+  fakeBrowser(namespace: string, name: string): FakeBrowser | undefined
+  /** kills every pod's processes and removes what the node added to the machine; the API objects stay */
+  stop(): Promise<void>
+}
+
+const STATE_ROOT = join(tmpdir(), 'nightjar-cluster')
+
+/** the state of nodes whose process died: their containers, /etc/netns entries, directories */
+function sweepStale(): void {
+  if (existsSync(STATE_ROOT)) {
+    for (const d of readdirSync(STATE_ROOT)) {
+      const m = /^node-(\d+)-/.exec(d)
+      if (!m || alive(Number(m[1]))) continue
+      const pids = join(STATE_ROOT, d, 'pids')
+      if (existsSync(pids)) {
+        for (const pid of readFileSync(pids, 'utf8').split('\n').filter(Boolean).map(Number)) {
+          try { process.kill(-pid, 'SIGKILL') } catch { /* gone */ }
+        }
+      }
+      rmSync(join(STATE_ROOT, d), { recursive: true, force: true })
+    }
+  }
+  if (existsSync('/etc/netns')) {
+    for (const d of readdirSync('/etc/netns')) {
+      const m = /^njp-(\d+)-/.exec(d)
+      if (m && !alive(Number(m[1]))) rmSync(join('/etc/netns', d), { recursive: true, force: true })
+    }
+  }
+}
+
+const ipToInt = (ip: string) => ip.split('.').reduce((n, o) => n * 256 + Number(o), 0)
+const intToIp = (n: number) => [24, 16, 8, 0].map((s) => (n >>> s) & 255).join('.')
+
+/** pod addresses from the bridge's subnet: not the network, the host, nor broadcast; handed out round-robin */
+class IpPool {
+  private readonly used = new Set<number>()
+  private readonly first: number
+  private readonly last: number
+  private next: number
+  constructor(net: ClusterNetwork) {
+    const size = 2 ** (32 - net.prefix)
+    const base = (ipToInt(net.hostIp) & ~(size - 1)) >>> 0
+    this.first = base + 1
+    this.last = base + size - 2
+    this.used.add(ipToInt(net.hostIp))
+    this.next = this.first
+  }
+  reserve(ip: string): void { this.used.add(ipToInt(ip)) }
+  allocate(): string {
+    for (let i = 0; i <= this.last - this.first; i++) {
+      const n = this.next
+      this.next = n >= this.last ? this.first : n + 1
+      if (!this.used.has(n)) { this.used.add(n); return intToIp(n) }
+    }
+    throw new Error('pod subnet exhausted')
+  }
+  release(ip: string): void { this.used.delete(ipToInt(ip)) }
+}
+
+function selectorMatches(pod: Obj, labels: Record<string, string>): boolean {
+  return Object.entries<string>(pod.spec.nodeSelector ?? {}).every(([k, v]) => labels[k] === v)
+}
+
+export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
+  const log = opts.log ?? (() => {})
+  const nodeName = opts.nodeName ?? `test-node-${process.pid}`
+  const net = opts.network
+  sweepStale()
+  const stateDir = join(STATE_ROOT, `node-${process.pid}-${randomBytes(3).toString('hex')}`)
+  mkdirSync(stateDir, { recursive: true })
+  mkdirSync(opts.logDir, { recursive: true })
+
+  const client = new KubeClient(opts.api, { maxSockets: 32 })
+  const queue = new TaskQueue(opts.apiConcurrency ?? 16)
+  const labels = {
+    ...opts.labels,
+    'kubernetes.io/hostname': nodeName,
+    'kubernetes.io/os': 'linux',
+    'kubernetes.io/arch': 'amd64',
+  }
+
+  // ---- the Node object ------------------------------------------------------------------
+  await client.post('/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: nodeName, labels }, spec: {} })
+    .catch((e) => { if (!(e instanceof ApiError && e.status === 409)) throw e })
+  const nodeStatus = () => {
+    const at = new Date().toISOString().replace(/\.\d+Z$/, 'Z')
+    const cond = (type: string, status: string, reason: string) => ({ type, status, reason, message: reason, lastHeartbeatTime: at, lastTransitionTime: at })
+    return {
+      status: {
+        capacity: NODE_CAPACITY,
+        allocatable: NODE_CAPACITY,
+        conditions: [
+          cond('MemoryPressure', 'False', 'KubeletHasSufficientMemory'),
+          cond('DiskPressure', 'False', 'KubeletHasNoDiskPressure'),
+          cond('PIDPressure', 'False', 'KubeletHasSufficientPID'),
+          cond('Ready', 'True', 'KubeletReady'),
+        ],
+        addresses: [{ type: 'InternalIP', address: net.hostIp }, { type: 'Hostname', address: nodeName }],
+        daemonEndpoints: { kubeletEndpoint: { Port: 0 } },
+        nodeInfo: {
+          machineID: '', systemUUID: '', bootID: '', kernelVersion: '', osImage: 'nightjar test node',
+          containerRuntimeVersion: 'testnode://1', kubeletVersion: 'v1.20.2', kubeProxyVersion: 'v1.20.2',
+          operatingSystem: 'linux', architecture: 'amd64',
+        },
+      },
+    }
+  }
+  await client.request('PATCH', `/api/v1/nodes/${nodeName}/status`, nodeStatus(), 'application/strategic-merge-patch+json')
+
+  // ---- Services, fakes, pods --------------------------------------------------------------
+  const services = new ServiceNetwork(client, net, log)
+  await services.start()
+  const fake = opts.fakeBrowsers ? new FakeBrowsers(net) : undefined
+  const ips = new IpPool(net)
+  const workers = new Map<string, PodWorker>()
+  const byName = new Map<string, PodWorker>()
+  let sandboxes = 0
+  let stopped = false
+
+  const writePids = () => {
+    const pids = [...workers.values()].flatMap((w) => w.runningPids())
+    try { writeFileSync(join(stateDir, 'pids'), pids.join('\n') + '\n') } catch { /* stopping */ }
+  }
+  let pidsTimer: NodeJS.Timeout | undefined
+  const ctx: NodeContext = {
+    client, net, nodeName, repoRoot: opts.repoRoot, logDir: opts.logDir, stateDir, services, fake,
+    statusQueue: queue,
+    backoff: opts.restartBackoff ?? { initialMs: 1000, maxMs: 30_000 },
+    log,
+    allocateIp: () => ips.allocate(),
+    releaseIp: (ip) => ips.release(ip),
+    sandboxNames: () => {
+      const n = (sandboxes++).toString(36)
+      // interface names have 15 characters at most: nv + pid in base 36 (≤ 5) + x + n
+      return { netns: `njp-${process.pid}-${n}`, veth: `nv${process.pid.toString(36)}x${n}` }
+    },
+    pidsChanged: () => {
+      if (pidsTimer) return
+      pidsTimer = setTimeout(() => { pidsTimer = undefined; writePids() }, 50)
+    },
+    forget: (w) => {
+      if (workers.get(w.uid) === w) workers.delete(w.uid)
+      const k = `${w.pod.metadata.namespace}/${w.pod.metadata.name}`
+      if (byName.get(k) === w) byName.delete(k)
+    },
+  }
+
+  const binding = new Set<string>()
+  const bind = (pod: Obj) => {
+    const uid = pod.metadata.uid
+    if (binding.has(uid)) return
+    binding.add(uid)
+    const { namespace, name } = pod.metadata
+    void queue.run(() => client.post(`/api/v1/namespaces/${namespace}/pods/${name}/binding`, {
+      apiVersion: 'v1', kind: 'Binding', metadata: { name, namespace, uid }, target: { apiVersion: 'v1', kind: 'Node', name: nodeName },
+    })).catch((e) => {
+      // 409: bound meanwhile; 404: deleted meanwhile; anything else is retried by the next event or re-list
+      if (!(e instanceof ApiError && (e.status === 409 || e.status === 404))) log(`binding ${namespace}/${name}: ${e.message}`)
+    }).finally(() => binding.delete(uid))
+  }
+
+  const pods = new Informer(client, '/api/v1/pods', (type, pod) => {
+    if (stopped) return
+    const uid = pod.metadata.uid
+    if (type === 'DELETED') {
+      void workers.get(uid)?.vanish()
+      return
+    }
+    const spec = pod.spec
+    if (!spec.nodeName) {
+      const scheduler = spec.schedulerName ?? 'default-scheduler'
+      if (scheduler === 'default-scheduler' && !pod.metadata.deletionTimestamp && selectorMatches(pod, labels)) bind(pod)
+      return
+    }
+    if (spec.nodeName !== nodeName) {
+      for (const p of pod.status?.podIPs ?? []) if (!spec.hostNetwork) ips.reserve(p.ip)
+      return
+    }
+    const w = workers.get(uid)
+    if (w) return w.update(pod)
+    const worker = new PodWorker(ctx, pod)
+    workers.set(uid, worker)
+    byName.set(`${pod.metadata.namespace}/${pod.metadata.name}`, worker)
+    void worker.run()
+  }, log)
+  pods.start()
+  await pods.ready
+
+  const heartbeat = setInterval(() => {
+    void client.request('PATCH', `/api/v1/nodes/${nodeName}/status`, nodeStatus(), 'application/strategic-merge-patch+json').catch((e) => log(`node status: ${e.message}`))
+  }, 30_000)
+  heartbeat.unref()
+
+  // ---- test hooks ---------------------------------------------------------------------------
+  const find = (namespace: string, name: string) => byName.get(`${namespace}/${name}`)
+  const killContainer = (namespace: string, name: string, container: string, signal: NodeJS.Signals = 'SIGKILL') => {
+    const w = find(namespace, name)
+    if (!w) throw new Error(`pod ${namespace}/${name} is not on ${nodeName}`)
+    const pid = w.signal(container, signal)
+    if (pid === undefined) throw new Error(`container ${container} of ${namespace}/${name} is not running`)
+    return pid
+  }
+  const control: Server = createServer((req, res) => {
+    const send = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' })
+      res.end(JSON.stringify(body))
+    }
+    const url = new URL(req.url ?? '/', 'http://x')
+    const kill = /^\/pods\/([^/]+)\/([^/]+)\/kill$/.exec(url.pathname)
+    try {
+      if (req.method === 'GET' && url.pathname === '/pods') return send(200, [...workers.values()].map((w) => w.info()))
+      if (req.method === 'POST' && kill) {
+        const pid = killContainer(decodeURIComponent(kill[1]), decodeURIComponent(kill[2]), url.searchParams.get('container') ?? '', (url.searchParams.get('signal') ?? 'SIGKILL') as NodeJS.Signals)
+        return send(200, { ok: true, pid })
+      }
+      send(404, { error: { code: 'not_found', message: 'GET /pods or POST /pods/<ns>/<name>/kill?container=&signal=' } })
+    } catch (e) {
+      send(409, { error: { code: 'conflict', message: (e as Error).message } })
+    }
+  })
+  await new Promise<void>((r) => control.listen(0, '127.0.0.1', () => r()))
+  const controlUrl = `http://127.0.0.1:${(control.address() as AddressInfo).port}`
+  log(`test node ${nodeName} up (control API ${controlUrl})`)
+
+  return {
+    nodeName,
+    controlUrl,
+    pods: () => [...workers.values()].map((w) => w.info()),
+    pod: (namespace, name) => find(namespace, name)?.info(),
+    killContainer,
+    fakeBrowser: (namespace, name) => {
+      const ip = find(namespace, name)?.ip
+      return ip ? fake?.get(ip) : undefined
+    },
+    async stop() {
+      if (stopped) return
+      stopped = true
+      clearInterval(heartbeat)
+      clearTimeout(pidsTimer)
+      pods.stop()
+      await Promise.all([...workers.values()].map((w) => w.vanish()))
+      await services.stop()
+      await fake?.stop()
+      control.closeAllConnections()
+      await new Promise<void>((r) => control.close(() => r()))
+      client.close()
+      rmSync(stateDir, { recursive: true, force: true })
+    },
+  }
+}
