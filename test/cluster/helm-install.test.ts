@@ -7,10 +7,39 @@ import t from 'tap'
 import { spawnSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { writeFileSync, mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { execFileSync } from 'node:child_process'
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node'
 import { mcpClient } from '../helpers/mcp.ts'
+import { createNamespace, waitForLine } from '../helpers/netns.ts'
+import { freePort } from '../helpers/server.ts'
 import { waitFor } from '../helpers/wait.ts'
 import { restrictedViolations } from '../kube/pod-security.ts'
-import { bridgeWeb, cluster, createTestDb, installNightjar, kubectl, kubectlJson, podDatabaseUrl, ROOT } from './helpers.ts'
+import { bridgeWeb, cluster, createTestDb, installNightjar, kubectl, kubectlJson, podDatabaseUrl, ROOT, tokenKubeConfig } from './helpers.ts'
+
+const DEV_APP = String.raw`
+require('node:http').createServer((req, res) => {
+  res.writeHead(200, { 'content-type': 'text/html' })
+  res.end('<title>dev app</title><h1>served from the developer machine</h1>')
+}).listen(Number(process.env.PORT), '127.0.0.1', () => console.log('ready'))`
+
+/** the token of a ServiceAccount, from the Secret the token controller made for it (1.20) */
+async function serviceAccountToken(ns: string, sa: string): Promise<string> {
+  const account = await kubectlJson(['-n', ns, 'get', 'serviceaccount', sa])
+  const secret = await kubectlJson(['-n', ns, 'get', 'secret', account.secrets[0].name])
+  return Buffer.from(secret.data.token, 'base64').toString('utf8')
+}
+
+/** the HTTP status a Kubernetes call answered with (200 when it succeeded) */
+async function statusOf(call: () => Promise<unknown>): Promise<number> {
+  try {
+    await call()
+    return 200
+  } catch (err) {
+    return (err as { code?: number }).code ?? -1
+  }
+}
 
 const CANARY = 'Cnry-' + Math.random().toString(36).slice(2, 12) + '-k8s'
 
@@ -141,5 +170,56 @@ t.test('helm install on a real control plane: a session from MCP to the garbage 
     for (const [what, text] of [['MCP replies', replies.join('\n')], ['resources and events', everything], ['Secret values', decodedSecrets.join('\n')], ['container logs', logs.join('\n')]] as const) {
       t.notOk(text.includes(CANARY), `the secret is in no ${what}`)
     }
+  })
+
+  t.test('each component talks to Kubernetes as its own ServiceAccount, and RBAC refuses what its Role does not grant', async (t) => {
+    const pods = (await kubectlJson(['-n', ns, 'get', 'pods', '-l', `app.kubernetes.io/instance=${install.release}`])).items
+    const saOf = (component: string) => pods.find((p: any) => p.metadata.labels['app.kubernetes.io/component'] === component).spec.serviceAccountName
+    t.equal(saOf('api-server'), `${install.fullname}-api-server`)
+    t.equal(saOf('operator'), `${install.fullname}-operator`)
+    const group = 'nightjar.dev', version = 'v1alpha1'
+    const asApi = tokenKubeConfig(await serviceAccountToken(ns, saOf('api-server')))
+    const asOperator = tokenKubeConfig(await serviceAccountToken(ns, saOf('operator')))
+    t.equal(await statusOf(() => asApi.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group, version, namespace: ns, plural: 'browsersessions' })), 200, 'the api-server lists sessions')
+    t.equal(await statusOf(() => asApi.makeApiClient(CoreV1Api).listNamespacedSecret({ namespace: ns })), 403, 'the api-server may not list Secrets')
+    t.equal(await statusOf(() => asApi.makeApiClient(CoreV1Api).deleteCollectionNamespacedPod({ namespace: ns })), 403, 'the api-server may not delete pods')
+    t.equal(await statusOf(() => asOperator.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: ns })), 200, 'the operator lists pods')
+    t.equal(await statusOf(() => asOperator.makeApiClient(CoreV1Api).listNamespacedSecret({ namespace: ns })), 403, 'the operator may not list Secrets')
+    t.equal(await statusOf(() => asOperator.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({ group, version, namespace: ns, plural: 'browsersessions', body: { apiVersion: `${group}/${version}`, kind: 'BrowserSession', metadata: { name: 'forged' }, spec: {} } })), 403, 'the operator may not create sessions')
+    t.equal(await statusOf(() => asOperator.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: 'kube-system' })), 403, 'nothing outside its namespaces')
+  })
+
+  t.test('networks: POST /v1/networks makes the Network resource, and a daemon joined to it serves a local-egress session through the cluster path', async (t) => {
+    const created = await api('POST', '/v1/networks', { name: 'dev' })
+    t.equal(created.status, 201, created.text)
+    const netId = created.body.network.id as string
+    const resource = (await kubectlJson(['-n', ns, 'get', 'networks'])).items.find((n: any) => n.metadata.annotations?.['nightjar.dev/id'] === netId)
+    t.ok(resource, 'a Network resource carries the network id')
+    t.equal(resource?.spec.name, 'dev')
+
+    // the developer's machine: a network namespace with a local app on its own loopback,
+    // reaching the cluster only through the api-server's Service address
+    const dev = await createNamespace(t)
+    execFileSync('ip', ['-n', dev.ns, 'route', 'add', 'default', 'via', dev.hostIp])
+    const appPort = await freePort()
+    await waitForLine(dev.spawn(process.execPath, ['-e', DEV_APP], { PORT: String(appPort) }), 'ready', 15_000)
+    const dir = mkdtempSync(join(tmpdir(), 'nj-daemon-'))
+    writeFileSync(join(dir, 'token'), created.body.token.secret, { mode: 0o600 })
+    const daemon = dev.spawn(process.execPath, ['bin/nightjar.mjs', 'daemon', '--network', 'dev', '--control-url', install.apiUrl.replace(/^http/, 'ws'), '--network-token-file', join(dir, 'token'), '--daemon-host', 'devbox'], { NODE_PATH: ROOT })
+    let out = ''
+    daemon.stdout!.on('data', (d) => (out += d))
+    daemon.stderr!.on('data', (d) => (out += d))
+    await waitFor(async () => (await api('GET', `/v1/networks/${netId}/daemons`)).body.some((d: any) => d.reachable), { what: 'the daemon joined through the Service', timeoutMs: 30_000 })
+    t.equal((await api('PATCH', `/v1/networks/${netId}`, { declaredHosts: [`localhost:${appPort}`] })).status, 200)
+
+    const opened = await api('POST', '/v1/sessions', { egress: 'local', network: 'dev' })
+    t.equal(opened.status, 201, opened.text)
+    const nav = await api('POST', `/v1/sessions/${opened.body.id}/navigate`, { url: `http://localhost:${appPort}/` })
+    t.equal(nav.status, 200, nav.text)
+    t.equal(nav.body.title, 'dev app', 'browser pod → egress relay Service → api-server → daemon → the local app')
+    const denied = await api('POST', `/v1/sessions/${opened.body.id}/navigate`, { url: 'http://example.com/index.html' })
+    t.equal(denied.body.error.code, 'E_REACHABILITY_DENIED', 'local egress sends only declared hosts, through the daemon')
+    t.equal((await api('DELETE', `/v1/sessions/${opened.body.id}`)).status, 200)
+    t.notOk(out.includes(created.body.token.secret), 'the daemon never printed its token')
   })
 })
