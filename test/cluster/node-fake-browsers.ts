@@ -11,23 +11,30 @@ import { createServer, type Server, type Socket } from 'node:net'
 import type { ClusterNetwork } from './control-plane.ts'
 import { addBridgeAddress, removeBridgeAddress } from './node-services.ts'
 
+/** what a test may look at (the token stays inside) */
 export interface FakeBrowser {
   ip: string
   port: number
-  token: string
   /** the configure body, once configured */
   configured?: Record<string, unknown>
   configureCalls: number
 }
 
+interface Stub extends FakeBrowser {
+  token: string
+  listener: Server
+  sockets: Set<Socket>
+}
+
 export class FakeBrowsers {
-  private readonly byIp = new Map<string, FakeBrowser & { listener: Server; sockets: Set<Socket> }>()
+  private readonly byIp = new Map<string, Stub>()
   private readonly http = createHttpServer((req, res) => void this.handle(req, res))
 
   constructor(private readonly net: ClusterNetwork) {}
 
   get(ip: string): FakeBrowser | undefined {
-    return this.byIp.get(ip)
+    const b = this.byIp.get(ip)
+    return b && { ip: b.ip, port: b.port, configured: b.configured, configureCalls: b.configureCalls }
   }
 
   async add(ip: string, port: number, token: string): Promise<void> {

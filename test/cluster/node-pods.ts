@@ -96,6 +96,19 @@ export interface NodeContext {
 
 interface Exit { code: number; signal?: string }
 
+/** everything a container start needs, worked out before anything is started */
+interface Prepared {
+  image: ImageConfig
+  argv: string[]
+  env: Record<string, string>
+  /** setpriv and its arguments, ending in `--` */
+  priv: string[]
+  wd: string
+  /** readOnlyRootFilesystem */
+  ro: boolean
+  mounts: { src: string; dst: string; ro: boolean }[]
+}
+
 interface Ctr {
   spec: Obj
   init: boolean
@@ -172,6 +185,8 @@ export class PodWorker {
   private statusRetry?: NodeJS.Timeout
   private fake = false
   private torndown = false
+  /** the sandbox (or fake) being set up: teardown waits for it, so nothing is created after it */
+  private setup: Promise<unknown> = Promise.resolve()
 
   constructor(private readonly ctx: NodeContext, pod: Obj) {
     this.pod = pod
@@ -245,7 +260,7 @@ export class PodWorker {
     try {
       const fakeImage = this.ctx.fake && imageName(this.pod.spec.containers[0]?.image ?? '') === 'browser-pod'
       if (fakeImage) return await this.runFake()
-      await this.retry('sandbox', () => this.createSandbox())
+      await this.retry('sandbox', () => (this.setup = this.createSandbox()))
       await this.retry('volumes', () => this.volumes.prepare())
       for (const c of this.ctrs.filter((x) => x.init)) {
         const exit = await this.containerLoop(c)
@@ -323,10 +338,15 @@ export class PodWorker {
   private async teardown(all: boolean): Promise<void> {
     if (!this.torndown) {
       this.torndown = true
+      await this.setup.catch(() => {})
       this.volumes.stop()
       if (this.fake && this.ip) await this.ctx.fake!.remove(this.ip)
       if (this.hostsFile) this.ctx.services.unregisterHosts(this.hostsFile)
       if (this.netns) {
+        // processes that left their container's process group (setsid, daemonising helpers)
+        // are still in the pod's network namespace: without cgroups, that is how to find them
+        const left = await run(BIN.ip, ['netns', 'pids', this.netns]).then((r) => r.stdout.split('\n').filter(Boolean).map(Number)).catch(() => [] as number[])
+        for (const pid of left) try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }
         await run('ip', ['netns', 'del', this.netns]).catch((e) => this.ctx.log(`netns ${this.netns}: ${e.message}`))
         rmSync(join('/etc/netns', this.netns), { recursive: true, force: true })
       }
@@ -386,7 +406,7 @@ export class PodWorker {
     const policy = this.pod.spec.restartPolicy ?? 'Always'
     for (;;) {
       if (this.stopping) return undefined
-      let prepared: { image: ImageConfig; argv: string[]; env: Record<string, string>; priv: string[]; wd: string; ro: boolean } | undefined
+      let prepared: Prepared
       try {
         prepared = await this.prepare(c)
       } catch (e) {
@@ -421,7 +441,7 @@ export class PodWorker {
   }
 
   /** image, environment, argv and user of a container start; throws the kubelet's waiting reasons */
-  private async prepare(c: Ctr) {
+  private async prepare(c: Ctr): Promise<Prepared> {
     const image = resolveImage(this.ctx.repoRoot, c.spec.image)
     c.imageID = `testnode://${image.dockerfile.slice(this.ctx.repoRoot.length).replace(/^\//, '')}@sha256:${image.digest}`
     const pod = this.podView()
@@ -456,7 +476,7 @@ export class PodWorker {
     const wdRaw: string = c.spec.workingDir || image.workdir
     const wd = wdRaw === '/app' || wdRaw.startsWith('/app/') ? join(this.ctx.repoRoot, wdRaw.slice(4)) : wdRaw
     if (!existsSync(wd)) mkdirSync(wd, { recursive: true })
-    return { image, argv, env: full, priv, wd, ro: sc.readOnlyRootFilesystem === true }
+    return { image, argv, env: full, priv, wd, ro: sc.readOnlyRootFilesystem === true, mounts: this.mounts(c, env) }
   }
 
   private mounts(c: Ctr, env: Record<string, string>): { src: string; dst: string; ro: boolean }[] {
@@ -468,14 +488,16 @@ export class PodWorker {
       if (sub.split('/').includes('..') || sub.startsWith('/')) throw new MountError(`subPath ${sub} escapes the volume`)
       const src = sub ? join(base, sub) : base
       if (sub && !existsSync(src)) mkdirSync(src, { recursive: true, mode: 0o777 })
-      out.push({ src, dst: m.mountPath, ro: m.readOnly === true })
+      // like the kubelet, Secret, ConfigMap, downward-API and projected volumes are always read-only
+      const v = (this.pod.spec.volumes ?? []).find((x: Obj) => x.name === m.name) ?? {}
+      out.push({ src, dst: m.mountPath, ro: m.readOnly === true || !!(v.secret || v.configMap || v.downwardAPI || v.projected) })
     }
     // parents before children, as container runtimes mount them
     return out.sort((a, b) => a.dst.split('/').length - b.dst.split('/').length)
   }
 
-  private start(c: Ctr, p: { argv: string[]; env: Record<string, string>; priv: string[]; wd: string; ro: boolean }): void {
-    const mounts = this.mounts(c, p.env)
+  private start(c: Ctr, p: Prepared): void {
+    const mounts = p.mounts
     const init = [
       this.netns ? this.hostname : '', p.ro ? '1' : '0', p.wd, String(mounts.length),
       ...mounts.flatMap((m) => [m.src, m.dst, m.ro ? '1' : '0']),
@@ -667,17 +689,20 @@ export class PodWorker {
         if (!token) throw new ConfigError('NIGHTJAR_NODE_TOKEN is not set')
         const named = (c.spec.ports ?? []).find((p: Obj) => p.name === 'node-api') ?? c.spec.ports?.[0]
         const port = Number(env.NIGHTJAR_NODE_PORT ?? named?.containerPort ?? 8090)
-        const ip = this.ctx.allocateIp()
-        try {
-          await this.ctx.fake!.add(ip, port, token)
-        } catch (e) {
-          this.ctx.releaseIp(ip)
-          throw e
-        }
-        this.ip = ip
+        this.setup = (async () => {
+          const ip = this.ctx.allocateIp()
+          try {
+            await this.ctx.fake!.add(ip, port, token)
+          } catch (e) {
+            this.ctx.releaseIp(ip)
+            throw e
+          }
+          this.ip = ip
+        })()
+        await this.setup
         break
       } catch (e) {
-        c.state = waiting('CreateContainerConfigError', (e as Error).message)
+        c.state = waiting(e instanceof ConfigError ? 'CreateContainerConfigError' : 'CreateContainerError', (e as Error).message)
         this.requestStatus()
         await sleep(delay, this.stopCtl.signal)
         delay = Math.min(delay * 2, 4000)
@@ -783,7 +808,7 @@ export class PodWorker {
         this.lastSent = text
         this.statusFailures = 0
       } catch (e) {
-        if (e instanceof ApiError && e.status === 404) return
+        if (this.gone || (e instanceof ApiError && e.status === 404)) return
         // one line per outage, and one retry timer however many changes queue up behind it
         if (this.statusFailures++ === 0) this.ctx.log(`pod ${this.key}: status: ${(e as Error).message} (retrying)`)
         if (!this.statusRetry) {

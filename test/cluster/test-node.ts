@@ -45,6 +45,7 @@
 // - one log file per container for all its restarts, without the CRI timestamp format;
 // - the restart back-off starts at 1 s and caps at 30 s (a kubelet: 10 s and 5 min) so
 //   tests can watch a crash loop; TestNodeOptions.restartBackoff changes it;
+// - one test node per cluster network (it hands out the pod subnet's addresses alone);
 // - no node lease or heartbeat-driven eviction (there is no node-lifecycle controller),
 //   no taints, tolerations or affinity (only nodeSelector), no pod admission checks but
 //   runAsNonRoot.
@@ -142,7 +143,6 @@ class IpPool {
     this.used.add(ipToInt(net.hostIp))
     this.next = this.first
   }
-  reserve(ip: string): void { this.used.add(ipToInt(ip)) }
   allocate(): string {
     for (let i = 0; i <= this.last - this.first; i++) {
       const n = this.next
@@ -269,10 +269,7 @@ export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
       if (scheduler === 'default-scheduler' && !pod.metadata.deletionTimestamp && selectorMatches(pod, labels)) bind(pod)
       return
     }
-    if (spec.nodeName !== nodeName) {
-      for (const p of pod.status?.podIPs ?? []) if (!spec.hostNetwork) ips.reserve(p.ip)
-      return
-    }
+    if (spec.nodeName !== nodeName) return
     const w = workers.get(uid)
     if (w) return w.update(pod)
     const worker = new PodWorker(ctx, pod)
