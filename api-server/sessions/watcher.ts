@@ -60,7 +60,9 @@ export async function watchSessions(deps: { db: Db; plane: SessionPlane; nodeCli
       fail(obj.metadata.name, reason).catch((err) => log.error({ err }, 'marking a session failed'))
     }
   }
-  const informer = new Informer(plane.sessions, { resyncMs: 60_000 })
+  // its log says when a watch expired (410) and it relisted: after an etcd compaction or an
+  // api-server restart, that is how a missed event is repaired
+  const informer = new Informer(plane.sessions, { resyncMs: 60_000, log })
   informer.addHandler({
     onAdd: onObject,
     onUpdate: (_old, obj) => onObject(obj),

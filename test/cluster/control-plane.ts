@@ -11,7 +11,7 @@
 // No scheduler and no kubelet: the test node (test-node.ts) binds and runs Pods.
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { createWriteStream, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { createWriteStream, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { request } from 'node:https'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -286,7 +286,12 @@ export async function startControlPlane(opts: { binDir: string; network: Cluster
       await stopProcess(kcm)
       await stopProcess(apiserver)
       await stopProcess(etcd)
-      rmSync(dir, { recursive: true, force: true })
+      // NIGHTJAR_KEEP_CLUSTER=1 keeps the logs (control plane and every pod) for a post-mortem
+      if (process.env.NIGHTJAR_KEEP_CLUSTER === '1') {
+        const kept = join(tmpdir(), `nightjar-cluster-kept-${Date.now()}`)
+        renameSync(dir, kept) // out of the directory the next run sweeps
+        log(`kept the cluster's logs in ${kept}`)
+      } else rmSync(dir, { recursive: true, force: true })
     },
   }
   return cp
