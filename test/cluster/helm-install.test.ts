@@ -214,6 +214,17 @@ t.test('helm install on a real control plane: a session from MCP to the garbage 
 
     const opened = await api('POST', '/v1/sessions', { egress: 'local', network: 'dev' })
     t.equal(opened.status, 201, opened.text)
+
+    // what a platform team types: short names, the category, the printer columns
+    const bsTable = (await kubectl(['-n', ns, 'get', 'bs', '-o', 'wide'])).split('\n')
+    t.match(bsTable[0], /^NAME\s+PHASE\s+EGRESS\s+IDENTITY\s+ENDPOINT\s+POD\s+AGE/, 'kubectl get bs -o wide shows the printer columns')
+    t.ok(bsTable.some((l) => /\sLive\s+local\s/.test(l)), 'the local-egress session reads Live')
+    const netTable = (await kubectl(['-n', ns, 'get', 'nnet'])).split('\n')
+    t.match(netTable[0], /^NAME\s+NAME\s+READY\s+DAEMONS\s+ONLINE\s+AGE/)
+    t.ok(netTable.some((l) => /\sdev\s/.test(l)), 'the network is listed by its name')
+    const all = await kubectl(['-n', ns, 'get', 'nightjar', '-o', 'name'])
+    t.match(all, /browsersession\.nightjar\.dev\//)
+    t.match(all, /network\.nightjar\.dev\//, 'kubectl get nightjar lists both kinds')
     const nav = await api('POST', `/v1/sessions/${opened.body.id}/navigate`, { url: `http://localhost:${appPort}/` })
     t.equal(nav.status, 200, nav.text)
     t.equal(nav.body.title, 'dev app', 'browser pod → egress relay Service → api-server → daemon → the local app')
