@@ -11,6 +11,17 @@
 // Every call also carries a deadline: the generated client has none, and a request that
 // never answers (a half-open connection) would otherwise hold a reconcile worker — or the
 // leader's lease renewal — forever.
+//
+// And every call reuses connections: client-node 1.x builds a new https.Agent for each
+// request (KubeConfig.createAgent), so each call paid a TCP connect and a full TLS
+// handshake on both ends — at a burst of 1,000 sessions most of the api-server's and the
+// operator's CPU. The same middleware swaps that agent for a shared keep-alive one built
+// from the very TLS options client-node computed (CA, client certificate, servername,
+// verification), so what is trusted does not change; rotated credentials get a new
+// agent. Proxy agents are left alone.
+import { createHash } from 'node:crypto'
+import { Agent as HttpAgent } from 'node:http'
+import { Agent as HttpsAgent, type AgentOptions } from 'node:https'
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig, type V1DeleteOptions, type V1Pod } from '@kubernetes/client-node'
 // the generated client's own Observable stub: its middleware chain expects these
 import { of } from '@kubernetes/client-node/dist/gen/rxjsStub.js'
@@ -19,13 +30,49 @@ export type CallOptions = ReturnType<typeof setHeaderOptions>
 
 export const REQUEST_TIMEOUT_MS = 30_000
 
-/** per-call options that abort the request after `ms` */
+/** TLS options of an agent that decide what a connection may be shared for */
+const TLS_KEYS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername', 'ciphers', 'secureProtocol', 'secureOptions', 'crl'] as const
+const MAX_POOLED_AGENTS = 8
+const pooledAgents = new Map<string, HttpAgent>()
+
+/** a shared keep-alive agent equivalent to the per-request agent client-node made */
+export function keepAliveAgent(agent: unknown): unknown {
+  const isHttps = agent instanceof HttpsAgent && agent.constructor === HttpsAgent
+  if (!isHttps && !(agent instanceof HttpAgent && agent.constructor === HttpAgent)) return agent
+  const options = (agent as HttpAgent & { options?: AgentOptions }).options ?? {}
+  const picked: Record<string, unknown> = {}
+  const hash = createHash('sha256').update(isHttps ? 'https' : 'http')
+  for (const k of TLS_KEYS) {
+    const v = options[k]
+    if (v === undefined) continue
+    picked[k] = v
+    hash.update(`\0${k}=`)
+    for (const part of Array.isArray(v) ? v : [v]) hash.update(Buffer.isBuffer(part) ? part : String(part)).update('\0')
+  }
+  const key = hash.digest('hex')
+  let shared = pooledAgents.get(key)
+  if (!shared) {
+    const opts = { ...picked, keepAlive: true, maxFreeSockets: 64, scheduling: 'lifo' as const }
+    shared = isHttps ? new HttpsAgent(opts) : new HttpAgent(opts)
+    pooledAgents.set(key, shared)
+    if (pooledAgents.size > MAX_POOLED_AGENTS) {
+      const [oldest, agentToDrop] = pooledAgents.entries().next().value!
+      pooledAgents.delete(oldest)
+      agentToDrop.destroy()
+    }
+  }
+  return shared
+}
+
+/** per-call options that abort the request after `ms`, on a kept-alive connection */
 export function withTimeout(ms: number = REQUEST_TIMEOUT_MS): CallOptions {
   return {
     middleware: [
       {
         pre: (ctx) => {
           ctx.setSignal(AbortSignal.timeout(ms))
+          const agent = ctx.getAgent()
+          if (agent) ctx.setAgent(keepAliveAgent(agent) as typeof agent)
           return of(ctx)
         },
         post: (res) => of(res),

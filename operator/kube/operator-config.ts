@@ -40,7 +40,7 @@ const schema = z.object({
   NIGHTJAR_OPERATOR_HOST: z.string().min(1).default('0.0.0.0'),
   NIGHTJAR_OPERATOR_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
   NIGHTJAR_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  NIGHTJAR_OPERATOR_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  NIGHTJAR_OPERATOR_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(16),
   NIGHTJAR_RESYNC_SECONDS: seconds.default(600),
   /** Ended/Failed BrowserSessions are deleted this long after they ended (0: at once) */
   NIGHTJAR_SESSION_RETENTION_SECONDS: z.coerce.number().int().min(0).max(30 * 86400).default(3600),

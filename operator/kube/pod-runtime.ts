@@ -72,6 +72,8 @@ interface LaunchAnnotation {
 }
 
 const CONFIGURE_ATTEMPTS = 4
+/** the api-server having no pod for a session stands for this long (observe() then ensure() in one reconcile) */
+const MISS_REUSE_MS = 1000
 
 export class KubePodRuntime implements PodRuntime {
   readonly informer: Informer<PodResource>
@@ -98,6 +100,10 @@ export class KubePodRuntime implements PodRuntime {
   private readonly deadlines = new Map<string, NodeJS.Timeout>()
   private readonly goneWaiters = new Map<string, Set<() => void>>()
   private readonly listeners = new Set<(sessionId: string) => void>()
+  /** session id → when the api-server had no pod for it (findPod) */
+  private readonly freshMisses = new Map<string, number>()
+  /** sessions whose pool claim failed without a known outcome (a claim patch may have landed) */
+  private readonly uncertainClaims = new Set<string>()
   private poolFailures = 0
   private refillTimer?: NodeJS.Timeout
   private toppingUp = false
@@ -151,6 +157,8 @@ export class KubePodRuntime implements PodRuntime {
     const owner = { ...sessionOwner, name: kubeName(sessionOwner.name) }
     const sid = config.sessionId
     const existing = await this.findPod(sid)
+    // a miss is only ever reused from observe() into this ensure()
+    this.freshMisses.delete(sid)
     if (existing) return this.observation(sid, existing)
 
     if (config.storageState) this.storageStates.set(sid, config.storageState)
@@ -183,6 +191,8 @@ export class KubePodRuntime implements PodRuntime {
     const cached = this.bySession.get(sessionId)
     this.storageStates.delete(sessionId)
     this.clearDeadline(sessionId)
+    this.uncertainClaims.delete(sessionId)
+    this.freshMisses.delete(sessionId)
     if (!pods.size && !cached) return
     const names = new Set([...pods.keys(), ...(cached ? [cached] : [])])
     await Promise.all(
@@ -223,14 +233,48 @@ export class KubePodRuntime implements PodRuntime {
     return podObservation(sessionId, pod, { now: this.now(), startTimeoutMs: this.startTimeoutMs })
   }
 
-  /** the session's pod: from the cache, else from a fresh list (never a false "Gone") */
+  /**
+   * The session's pod: from the cache, else from the api-server (never a false "Gone": a
+   * pod created or claimed a moment ago may not have reached the informer yet).
+   *
+   * The api-server reads are by name where a name is known — a pod this runtime created
+   * or claimed (bySession), and the cold pod's name, which is a function of the session
+   * id — because a label-selected list is served from etcd and reads every pod of the
+   * namespace: one per new session made a burst of N sessions cost O(N²) pod reads (at
+   * 1,000 sessions it starved the api-server). Only a claimed pool pod has an unknowable
+   * name, so the list remains where a claim may exist that the cache has not shown yet:
+   * while pool pods are around, or when a claim of ours ended without a known outcome.
+   * Within one reconcile, observe() and ensure() share a fresh look that found nothing.
+   */
   private async findPod(sessionId: string): Promise<PodResource | undefined> {
     const name = this.bySession.get(sessionId)
     const cached = name ? this.informer.get(name) : undefined
     if (cached && sessionOf(cached) === sessionId) return cached
+    const missed = this.freshMisses.get(sessionId)
+    if (!name && missed !== undefined && !this.uncertainClaims.has(sessionId) && this.now().getTime() - missed < MISS_REUSE_MS) return undefined
+    for (const candidate of new Set([...(name ? [name] : []), sessionPodName(sessionId)])) {
+      if (this.informer.get(candidate)) continue // cached, and not this session's
+      const pod = await this.pods.get(candidate)
+      if (pod && sessionOf(pod) === sessionId) return pod
+    }
+    if (!this.claimsPossible(sessionId)) {
+      this.rememberMiss(sessionId)
+      return undefined
+    }
     const { items } = await this.pods.list({ labelSelector: `${BROWSER_POD_SELECTOR},${LABELS.session}=${sessionId}` })
+    if (!items.length) this.rememberMiss(sessionId)
     // prefer a pod that is not on its way out
     return items.find((p) => !p.metadata.deletionTimestamp) ?? items[0]
+  }
+
+  /** could a pool pod have been claimed for this session without the cache showing it yet? */
+  private claimsPossible(sessionId: string): boolean {
+    return this.poolSize > 0 || this.poolNames.size > 0 || this.uncertainClaims.has(sessionId)
+  }
+
+  private rememberMiss(sessionId: string): void {
+    this.freshMisses.set(sessionId, this.now().getTime())
+    if (this.freshMisses.size > 10_000) this.freshMisses.delete(this.freshMisses.keys().next().value!)
   }
 
   // --- creating and claiming ---------------------------------------------------------------
@@ -267,6 +311,8 @@ export class KubePodRuntime implements PodRuntime {
           this.log.debug({ pod: name, session: config.sessionId }, 'pool pod taken or gone; trying the next')
           continue
         }
+        // the patch may have landed (a timeout, a lost connection): look with a list next time
+        this.uncertainClaims.add(config.sessionId)
         throw err
       }
     }
@@ -372,6 +418,8 @@ export class KubePodRuntime implements PodRuntime {
     if (sid) {
       this.poolNames.delete(name)
       this.bySession.set(sid, name)
+      this.uncertainClaims.delete(sid)
+      this.freshMisses.delete(sid)
       if (isUp(pod) && !isConfigured(pod) && !podFailure(pod)) void this.configure(pod)
       this.phaseMaybeChanged(sid, pod)
       return
