@@ -25,6 +25,9 @@ import { EgressRelay } from './networks/egress-relay.ts'
 import { TunnelBroker } from './control/broker.ts'
 import { NodeClients } from './sessions/nodes.ts'
 import { watchSessions, type SessionWatcher } from './sessions/watcher.ts'
+import { Admission } from './sessions/admission.ts'
+import { registerSessionMetrics } from './sessions/metrics.ts'
+import { SessionActivity, startReaper, type Reaper } from './sessions/expiry.ts'
 import { corsOptions, registerOAuth, resolveAccessToken } from './oauth/index.ts'
 import { createKmsProvider, PgDataKeyStore, Sealer } from './kms/index.ts'
 import { PgAuthStateDirectory } from './authstate/index.ts'
@@ -59,6 +62,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
   const sealer = new Sealer(kms, new PgDataKeyStore(opts.db, kms?.name ?? 'local'))
   const services: Services = { config: opts.config, db: opts.db, log: app.log, bearer, cookieKey: opts.cookieKey, now: opts.now ?? Date.now, sealer }
   services.authStates = new PgAuthStateDirectory(opts.db) // warm resume: which captured version to restore
+  services.admission = new Admission(opts.config.capacity)
   bearer.register('njk_', (token) => resolveApiKey(opts.db, token))
   // njo_ tokens are checked only against OAuth records (audience, expiry, grant)
   bearer.register('njo_', (token) => resolveAccessToken(services, token))
@@ -76,7 +80,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
   // CORS for discovery, the OAuth endpoints and /mcp only (oauth/cors.ts)
   await app.register(cors, corsOptions())
   registerErrorHandling(app)
-  registerHealth(app, services)
+  registerSessionMetrics(registerHealth(app, services), services)
   registerOperationRoutes(app, services, ops)
   registerMcp(app, services, ops)
   registerOpenApi(app, ops, opts.config.baseUrl)
@@ -110,12 +114,19 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     const nodeClients = new NodeClients(plane.nodes)
     services.plane = plane
     services.nodeClients = nodeClients
+    const activity = new SessionActivity(opts.db, app.log)
+    services.activity = activity
     let watcher: SessionWatcher | undefined
+    let reaper: Reaper | undefined
     app.addHook('onReady', async () => {
       watcher = await watchSessions({ db: opts.db, plane, nodeClients, log: app.log })
       services.sessionWatcher = watcher
+      // a pass at a quarter of the shortest timeout, every 5 s at most
+      const intervalMs = Math.min(5000, Math.max(250, (opts.config.lifetimes.idleTimeoutSecs * 1000) / 4))
+      reaper = startReaper({ db: opts.db, plane, nodeClients, activity, log: app.log, intervalMs })
     })
     app.addHook('onClose', async () => {
+      reaper?.stop()
       watcher?.stop()
       nodeClients.closeAll()
     })

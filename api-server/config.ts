@@ -1,5 +1,6 @@
 // Every knob is a NIGHTJAR_* environment variable, validated once at start.
 // A bad value stops start-up with one line naming the variable.
+import { availableParallelism, totalmem } from 'node:os'
 import { resolve } from 'node:path'
 import { z } from 'zod'
 
@@ -38,6 +39,18 @@ const schema = z.object({
   NIGHTJAR_DENY_CIDRS: z.string().optional(),
   NIGHTJAR_RUNTIME: z.enum(['embedded', 'kubernetes']).default('embedded'),
   NIGHTJAR_WATCH_NAMESPACE: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a Kubernetes namespace name').optional(),
+  // capacity: admission of session starts (sessions/admission.ts)
+  NIGHTJAR_START_CONCURRENCY: z.coerce.number().int().min(1).max(256).optional(),
+  NIGHTJAR_START_QUEUE: z.coerce.number().int().min(0).max(10_000).optional(),
+  NIGHTJAR_START_QUEUE_WAIT_SECONDS: z.coerce.number().int().min(1).max(600).default(20),
+  NIGHTJAR_MAX_LIVE_SESSIONS: z.coerce.number().int().min(1).max(100_000).optional(),
+  NIGHTJAR_ORG_MAX_LIVE_SESSIONS: z.coerce.number().int().min(1).max(100_000).default(16),
+  // lifetimes (sessions/expiry.ts): the defaults, and the most a session may ask for
+  NIGHTJAR_SESSION_IDLE_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(7 * 86400).default(900),
+  NIGHTJAR_SESSION_MAX_DURATION_SECONDS: z.coerce.number().int().min(1).max(7 * 86400).default(14_400),
+  // a stalled database answers 503 quickly instead of holding requests (store/db.ts)
+  NIGHTJAR_DB_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(2000),
+  NIGHTJAR_DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(2000),
 })
 
 export type Config = {
@@ -59,6 +72,19 @@ export type Config = {
   /** embedded: operator and browser pods in this process; kubernetes: resources and Pods in a cluster */
   runtime: 'embedded' | 'kubernetes'
   watchNamespace?: string
+  capacity: {
+    /** session starts in flight at once (a cold Chromium launch is CPU-bound) */
+    startConcurrency: number
+    /** starts that may wait for a slot; more are refused with 429 at once */
+    startQueue: number
+    startQueueWaitMs: number
+    /** pending + live sessions on this deployment */
+    maxLiveSessions: number
+    /** pending + live sessions per org */
+    orgMaxLiveSessions: number
+  }
+  lifetimes: { idleTimeoutSecs: number; maxDurationSecs: number }
+  db: { queryTimeoutMs: number; connectTimeoutMs: number }
 }
 
 export class ConfigError extends Error {}
@@ -101,6 +127,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     denyCidrs: (e.NIGHTJAR_DENY_CIDRS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     runtime: e.NIGHTJAR_RUNTIME,
     watchNamespace: e.NIGHTJAR_WATCH_NAMESPACE,
+    capacity: capacityDefaults(e),
+    lifetimes: { idleTimeoutSecs: e.NIGHTJAR_SESSION_IDLE_TIMEOUT_SECONDS, maxDurationSecs: e.NIGHTJAR_SESSION_MAX_DURATION_SECONDS },
+    db: { queryTimeoutMs: e.NIGHTJAR_DB_QUERY_TIMEOUT_MS, connectTimeoutMs: e.NIGHTJAR_DB_CONNECT_TIMEOUT_MS },
+  }
+}
+
+/**
+ * Sized to the machine unless set: as many concurrent starts as cores (at least 2), a queue
+ * four times that, and as many live sessions as fit in memory at about 384 MiB each (a
+ * Chromium with a few tabs), between 2 and 64.
+ */
+function capacityDefaults(e: z.infer<typeof schema>): Config['capacity'] {
+  const startConcurrency = e.NIGHTJAR_START_CONCURRENCY ?? Math.max(2, availableParallelism())
+  return {
+    startConcurrency,
+    startQueue: e.NIGHTJAR_START_QUEUE ?? startConcurrency * 4,
+    startQueueWaitMs: e.NIGHTJAR_START_QUEUE_WAIT_SECONDS * 1000,
+    maxLiveSessions: e.NIGHTJAR_MAX_LIVE_SESSIONS ?? Math.min(64, Math.max(2, Math.floor(totalmem() / (384 * 2 ** 20)))),
+    orgMaxLiveSessions: e.NIGHTJAR_ORG_MAX_LIVE_SESSIONS,
   }
 }
 

@@ -28,7 +28,11 @@ async function ensureDatabase(adminUrl: string, name: string): Promise<string> {
   return u.toString()
 }
 
-export async function openDatabase(config: Config, progress: (line: string) => void = () => {}): Promise<OpenedDatabase> {
+/**
+ * `supervise`: the server owns embedded Postgres (it stops it when the server dies and
+ * recovers an orphan); the admin CLI only borrows a running one.
+ */
+export async function openDatabase(config: Config, progress: (line: string) => void = () => {}, opts: { supervise?: boolean } = {}): Promise<OpenedDatabase> {
   let url = config.databaseUrl
   let stopPg = async () => {}
   if (!url) {
@@ -36,13 +40,13 @@ export async function openDatabase(config: Config, progress: (line: string) => v
     // traverse the data dir; the secret files inside are 0600 and not listable
     mkdirSync(config.dataDir, { recursive: true })
     chmodSync(config.dataDir, 0o711)
-    const pgServer = await startEmbeddedPg({ dir: join(config.dataDir, 'pg'), port: config.pgPort, onProgress: progress })
+    const pgServer = await startEmbeddedPg({ dir: join(config.dataDir, 'pg'), port: config.pgPort, onProgress: progress, supervise: opts.supervise })
     stopPg = pgServer.stop
     url = await ensureDatabase(pgServer.url, 'nightjar')
   }
   const ran = await migrate(url, progress)
   if (ran.length) progress(`applied migrations: ${ran.join(', ')}`)
-  const db = createPool(url)
+  const db = createPool(url, 10, config.db)
   return {
     db,
     url,

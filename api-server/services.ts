@@ -9,6 +9,8 @@ import type { NodeClients } from './sessions/nodes.ts'
 import type { SessionWatcher } from './sessions/watcher.ts'
 import type { AuthStateDirectory, NetworkDirectory } from './sessions/lifecycle.ts'
 import type { LocalReach } from './networks/service.ts'
+import type { Admission } from './sessions/admission.ts'
+import type { SessionActivity } from './sessions/expiry.ts'
 
 export interface Services {
   config: Config
@@ -33,4 +35,8 @@ export interface Services {
   networks?: NetworkDirectory
   /** captured auth-state versions for warm resume (cloak) */
   authStates?: AuthStateDirectory
+  /** session-start admission: quotas, launch slots, the bounded queue */
+  admission?: Admission
+  /** driving calls keep a session from its idle timeout */
+  activity?: SessionActivity
 }

@@ -11,7 +11,7 @@ import { authStateSource } from '../api-server/authstate/index.ts'
 export async function start(): Promise<void> {
   const config = loadConfig()
   const say = (line: string) => process.stderr.write(`nightjar: ${line}\n`)
-  const database = await openDatabase(config, say)
+  const database = await openDatabase(config, say, { supervise: true })
   let plane: SessionPlane
   if (config.runtime === 'kubernetes') {
     const { loadKubeConfig, podNamespace } = await import('../operator/kube/kube-config.ts')

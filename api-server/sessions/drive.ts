@@ -34,6 +34,7 @@ export async function drive<T>(
   action: (node: NodeClient, row: SessionRow) => Promise<T>,
 ): Promise<T> {
   const row = await liveSession(ctx, sessionId)
+  ctx.services.activity?.touch(row.id)
   const node = await nodeFor(ctx, row)
   const started = performance.now()
   try {

@@ -10,6 +10,7 @@ import { bindIdentity, release, getGovernance, urlIsAdvisorOrigin, type Admissio
 import { waitForPhase, type SessionPlane } from './plane.ts'
 import { bindSessionIdentity, deleteSession, getSession, insertSession, journal, journalLater, setStatus, type SessionRow } from './store.ts'
 import { sessionView, type SessionView } from './view.ts'
+import type { Admitted } from './admission.ts'
 
 export interface StartInput {
   identity?: string
@@ -20,6 +21,8 @@ export interface StartInput {
   browserKind?: 'chromium' | 'cloak'
   warmResume?: boolean
   fromVersion?: string
+  idleTimeoutSecs?: number
+  maxDurationSecs?: number
 }
 
 export interface ResolvedNetwork { id: string; declaredHosts: string[] }
@@ -45,6 +48,18 @@ function requirePlane(services: Services): SessionPlane {
 async function agentDefaultEgress(services: Services, agentId: string): Promise<EgressMode> {
   const r = await services.db.query('select default_egress from agents where id = $1', [agentId])
   return (r.rows[0]?.default_egress as EgressMode | undefined) ?? 'platform'
+}
+
+/** a session's own lifetimes: the server's values unless it asks for shorter ones */
+function lifetimes(services: Services, input: StartInput): { idleTimeoutSecs: number; maxDurationSecs: number } {
+  const { idleTimeoutSecs: idleMax, maxDurationSecs: durationMax } = services.config.lifetimes
+  if (input.idleTimeoutSecs !== undefined && input.idleTimeoutSecs > idleMax) {
+    throw badRequest(`invalid request: idleTimeoutSecs: at most ${idleMax} on this server`, 'idle_timeout_too_long')
+  }
+  if (input.maxDurationSecs !== undefined && input.maxDurationSecs > durationMax) {
+    throw badRequest(`invalid request: maxDurationSecs: at most ${durationMax} on this server`, 'max_duration_too_long')
+  }
+  return { idleTimeoutSecs: input.idleTimeoutSecs ?? idleMax, maxDurationSecs: input.maxDurationSecs ?? durationMax }
 }
 
 /** Checks that need no database writes, in a fixed order: input shape, cloak gate, network. */
@@ -88,65 +103,79 @@ export async function startSession(
 
   const browserKind = input.browserKind ?? 'chromium'
   const createdAt = new Date().toISOString()
-  // the row exists before the lease is taken, so the lease reaper always sees a live holder
-  await insertSession(services.db, {
+  const life = lifetimes(services, input)
+  // The row exists before the lease is taken, so the lease reaper always sees a live holder,
+  // and before a launch slot, so a queued start shows its place in line. Admission writes it
+  // under its lock (quotas are exact under bursts); a refused start leaves no row.
+  const row = {
     id, orgId: auth.orgId, agentId: actingAgentId, openedBy, admission, identityId: null, grantId: null,
-    egress, networkId: network?.id ?? null, browserKind, url: input.url ?? null, viewport: input.viewport ?? null, createdAt,
-  })
-  let bound: { identityId: string; grantId: string; leaseExpiresAt: string } | undefined
-  if (input.identity) {
+    egress, networkId: network?.id ?? null, browserKind, url: input.url ?? null, viewport: input.viewport ?? null, createdAt, ...life,
+  }
+  const admitted: Admitted | undefined = services.admission
+    ? await services.admission.admit(services.db, auth.orgId, id, (c) => insertSession(c, row))
+    : await insertSession(services.db, row).then(() => undefined)
+  try {
+    return await launch()
+  } finally {
+    admitted?.release()
+  }
+
+  async function launch(): Promise<SessionView> {
+    let bound: { identityId: string; grantId: string; leaseExpiresAt: string } | undefined
+    if (input.identity) {
+      try {
+        bound = await bindIdentity({ db: services.db, now: services.now }, {
+          orgId: auth.orgId, agentId: actingAgentId, scopes: auth.scopes, identityRef: input.identity, sessionId: id, admission,
+        })
+      } catch (e) {
+        // a refused bind opened nothing: no session row remains
+        await deleteSession(services.db, id)
+        throw e
+      }
+      await bindSessionIdentity(services.db, id, bound.identityId, bound.grantId)
+    }
     try {
-      bound = await bindIdentity({ db: services.db, now: services.now }, {
-        orgId: auth.orgId, agentId: actingAgentId, scopes: auth.scopes, identityRef: input.identity, sessionId: id, admission,
+      let warmVersion: string | undefined
+      if (input.warmResume || input.fromVersion) {
+        const v = await services.authStates?.pick(auth.orgId, bound!.identityId, input.fromVersion)
+        if (!v) throw new ApiError(404, 'not_found', 'no captured auth-state version for this identity')
+        warmVersion = v.id
+      }
+      const labels: Record<string, string> = { [LABELS.org]: auth.orgId, [LABELS.agent]: actingAgentId }
+      if (bound) labels[LABELS.identity] = bound.identityId
+      await plane.sessions.create({
+        metadata: { name: id, labels },
+        spec: {
+          orgId: auth.orgId, agentId: actingAgentId, openedBy, browserKind, egress, declaredHosts, desiredState: 'Live',
+          ...(bound ? { identityId: bound.identityId, leaseExpiresAt: bound.leaseExpiresAt } : {}),
+          ...(network ? { networkRef: { name: network.id } } : {}),
+          ...(input.viewport ? { viewport: input.viewport } : {}),
+          ...(input.url ? { url: input.url } : {}),
+          ...(warmVersion ? { warmResume: { versionId: warmVersion } } : {}),
+        },
+      } as unknown as BrowserSession)
+      const obj = services.sessionWatcher
+        ? await services.sessionWatcher.waitForPhase(id, ['Live', 'Failed', 'Ended'], START_TIMEOUT_MS)
+        : await waitForPhase(plane.sessions, id, ['Live', 'Failed', 'Ended'], START_TIMEOUT_MS)
+      if (obj.status?.phase !== 'Live') {
+        const reason = obj.status?.conditions?.find((c) => c.type === 'Ready')?.reason ?? 'PodFailed'
+        throw new ApiError(503, 'unavailable', 'the browser pod failed to start', reason)
+      }
+      // the status must be written before the caller drives the session; the journal row
+      // queues in order behind it (readers wait for pending rows); the view is built, not read back
+      const liveAt = new Date().toISOString()
+      journalLater(services.db, { id, orgId: auth.orgId }, { op: admission === 'spawned_child' ? 'spawn_and_start_session' : 'session_start', outcome: 'ok', detail: { egress, browserKind } },
+        (err) => services.log.error({ err }, 'journal write failed'))
+      await setStatus(services.db, id, 'live', undefined, liveAt)
+      return sessionView({
+        id, orgId: auth.orgId, agentId: actingAgentId, openedBy, admission, identityId: bound?.identityId ?? null, grantId: bound?.grantId ?? null,
+        egress, networkId: network?.id ?? null, browserKind, url: input.url ?? null, viewport: input.viewport ?? null,
+        status: 'live', failureReason: null, createdAt, liveAt, endedAt: null, ...life, endReason: null,
       })
     } catch (e) {
-      // a refused bind opened nothing: no session row remains
-      await deleteSession(services.db, id)
+      await abandon(services, id, isApiError(e) ? e.reason ?? e.code : 'start_failed')
       throw e
     }
-    await bindSessionIdentity(services.db, id, bound.identityId, bound.grantId)
-  }
-  try {
-    let warmVersion: string | undefined
-    if (input.warmResume || input.fromVersion) {
-      const v = await services.authStates?.pick(auth.orgId, bound!.identityId, input.fromVersion)
-      if (!v) throw new ApiError(404, 'not_found', 'no captured auth-state version for this identity')
-      warmVersion = v.id
-    }
-    const labels: Record<string, string> = { [LABELS.org]: auth.orgId, [LABELS.agent]: actingAgentId }
-    if (bound) labels[LABELS.identity] = bound.identityId
-    await plane.sessions.create({
-      metadata: { name: id, labels },
-      spec: {
-        orgId: auth.orgId, agentId: actingAgentId, openedBy, browserKind, egress, declaredHosts, desiredState: 'Live',
-        ...(bound ? { identityId: bound.identityId, leaseExpiresAt: bound.leaseExpiresAt } : {}),
-        ...(network ? { networkRef: { name: network.id } } : {}),
-        ...(input.viewport ? { viewport: input.viewport } : {}),
-        ...(input.url ? { url: input.url } : {}),
-        ...(warmVersion ? { warmResume: { versionId: warmVersion } } : {}),
-      },
-    } as unknown as BrowserSession)
-    const obj = services.sessionWatcher
-      ? await services.sessionWatcher.waitForPhase(id, ['Live', 'Failed', 'Ended'], START_TIMEOUT_MS)
-      : await waitForPhase(plane.sessions, id, ['Live', 'Failed', 'Ended'], START_TIMEOUT_MS)
-    if (obj.status?.phase !== 'Live') {
-      const reason = obj.status?.conditions?.find((c) => c.type === 'Ready')?.reason ?? 'PodFailed'
-      throw new ApiError(503, 'unavailable', 'the browser pod failed to start', reason)
-    }
-    // the status must be written before the caller drives the session; the journal row
-    // queues in order behind it (readers wait for pending rows); the view is built, not read back
-    const liveAt = new Date().toISOString()
-    journalLater(services.db, { id, orgId: auth.orgId }, { op: admission === 'spawned_child' ? 'spawn_and_start_session' : 'session_start', outcome: 'ok', detail: { egress, browserKind } },
-      (err) => services.log.error({ err }, 'journal write failed'))
-    await setStatus(services.db, id, 'live', undefined, liveAt)
-    return sessionView({
-      id, orgId: auth.orgId, agentId: actingAgentId, openedBy, admission, identityId: bound?.identityId ?? null, grantId: bound?.grantId ?? null,
-      egress, networkId: network?.id ?? null, browserKind, url: input.url ?? null, viewport: input.viewport ?? null,
-      status: 'live', failureReason: null, createdAt, liveAt, endedAt: null,
-    })
-  } catch (e) {
-    await abandon(services, id, isApiError(e) ? e.reason ?? e.code : 'start_failed')
-    throw e
   }
 }
 

@@ -23,6 +23,12 @@ export interface SessionRow {
   createdAt: string
   liveAt: string | null
   endedAt: string | null
+  /** the session ends after this long without a driving call */
+  idleTimeoutSecs: number | null
+  /** the session ends this long after it went live */
+  maxDurationSecs: number | null
+  /** why a session ended on its own (idle_timeout, max_duration); null when a caller ended it */
+  endReason: string | null
 }
 
 const iso = (v: unknown) => (v ? new Date(v as string).toISOString() : null)
@@ -33,18 +39,50 @@ function toRow(r: Record<string, any>): SessionRow {
     identityId: r.identity_id, grantId: r.grant_id, egress: r.egress, networkId: r.network_id, browserKind: r.browser_kind,
     url: r.url, viewport: r.viewport, status: r.status, failureReason: r.failure_reason,
     createdAt: iso(r.created_at)!, liveAt: iso(r.live_at), endedAt: iso(r.ended_at),
+    idleTimeoutSecs: r.idle_timeout_secs ?? null, maxDurationSecs: r.max_duration_secs ?? null, endReason: r.end_reason ?? null,
   }
 }
 
 export const unknownSession = () => notFound('session')
 
-export async function insertSession(db: Queryable, s: Omit<SessionRow, 'status' | 'failureReason' | 'liveAt' | 'endedAt'>): Promise<void> {
+export async function insertSession(db: Queryable, s: Omit<SessionRow, 'status' | 'failureReason' | 'liveAt' | 'endedAt' | 'endReason'>): Promise<void> {
   await db.query(
-    `insert into sessions (id, org_id, agent_id, opened_by, admission, identity_id, grant_id, egress, network_id, browser_kind, url, viewport, status, created_at)
-     values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,'pending',$13)`,
+    `insert into sessions (id, org_id, agent_id, opened_by, admission, identity_id, grant_id, egress, network_id, browser_kind, url, viewport, status, created_at,
+                           idle_timeout_secs, max_duration_secs)
+     values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,'pending',$13,$14,$15)`,
     [s.id, s.orgId, s.agentId, JSON.stringify(s.openedBy), s.admission, s.identityId, s.grantId, s.egress, s.networkId, s.browserKind,
-      s.url, s.viewport ? JSON.stringify(s.viewport) : null, s.createdAt],
+      s.url, s.viewport ? JSON.stringify(s.viewport) : null, s.createdAt, s.idleTimeoutSecs, s.maxDurationSecs],
   )
+}
+
+/** a driving call happened: the idle clock restarts (written at most every few seconds by the caller) */
+export async function touchSession(db: Queryable, id: string): Promise<void> {
+  await db.query(`update sessions set last_active_at = now() where id = $1 and status = 'live'`, [id])
+}
+
+/** live sessions past their idle timeout or their maximum duration, oldest first */
+export async function expiredSessions(db: Queryable, limit = 100): Promise<{ id: string; orgId: string; reason: 'idle_timeout' | 'max_duration' }[]> {
+  const r = await db.query(
+    `select id, org_id,
+            case when max_duration_secs is not null and live_at + make_interval(secs => max_duration_secs) <= now() then 'max_duration'
+                 else 'idle_timeout' end as reason
+       from sessions
+      where status = 'live'
+        and ((max_duration_secs is not null and live_at + make_interval(secs => max_duration_secs) <= now())
+          or (idle_timeout_secs is not null and coalesce(last_active_at, live_at) + make_interval(secs => idle_timeout_secs) <= now()))
+      order by live_at limit $1`,
+    [limit],
+  )
+  return r.rows.map((x) => ({ id: x.id, orgId: x.org_id, reason: x.reason }))
+}
+
+/** ends a session on its own, with the reason; false when it was no longer live */
+export async function expireSession(db: Queryable, id: string, reason: string): Promise<boolean> {
+  const r = await db.query(
+    `update sessions set status = 'ended', end_reason = $2, ended_at = coalesce(ended_at, now()) where id = $1 and status = 'live'`,
+    [id, reason],
+  )
+  return (r.rowCount ?? 0) > 0
 }
 
 export async function bindSessionIdentity(db: Queryable, id: string, identityId: string, grantId: string): Promise<void> {

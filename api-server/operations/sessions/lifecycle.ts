@@ -13,6 +13,8 @@ const startFields = {
   egress: egress.optional().describe('local, split or platform; omitted uses the agent default'),
   network: networkRef.optional().describe('network name, slug or id, for local or split egress'),
   viewport: viewport.optional(),
+  idleTimeoutSecs: z.number().int().min(10).max(7 * 86400).optional().describe('end the session after this long without a driving call (server default and maximum apply)'),
+  maxDurationSecs: z.number().int().min(10).max(7 * 86400).optional().describe('end the session this long after it went live (server default and maximum apply)'),
 }
 
 export const sessionStart = defineOperation({
@@ -57,7 +59,7 @@ export const sessionGet = defineOperation({
   scopes: ['sessions:write'],
   input: z.strictObject({ sessionId }),
   rest: { method: 'GET', path: '/v1/sessions/:sessionId' },
-  handler: async ({ auth, services }, { sessionId }) => sessionView(await getSession(services.db, auth.orgId, sessionId)),
+  handler: async ({ auth, services }, { sessionId }) => sessionView(await getSession(services.db, auth.orgId, sessionId), services.admission?.queuePosition(sessionId)),
 })
 
 export const sessionList = defineOperation({
@@ -69,7 +71,9 @@ export const sessionList = defineOperation({
     limit: z.coerce.number().int().min(1).max(200).default(50),
   }),
   rest: { method: 'GET', path: '/v1/sessions' },
-  handler: async ({ auth, services }, input) => ({ items: (await listSessions(services.db, auth.orgId, input)).map(sessionView) }),
+  handler: async ({ auth, services }, input) => ({
+    items: (await listSessions(services.db, auth.orgId, input)).map((row) => sessionView(row, services.admission?.queuePosition(row.id))),
+  }),
 })
 
 export const sessionEnd = defineOperation({

@@ -1,0 +1,161 @@
+// Admission control for session starts: capacity is admitted, not assumed.
+//
+// Three limits, checked in this order before a browser is launched:
+// 1. the org's open sessions (pending + live) against its quota, and
+// 2. the deployment's open sessions against the machine's (or cluster's) session cap —
+//    both counted in Postgres, and the count and the new session's row written under one
+//    transaction-scoped advisory lock, so a burst of starts on any number of replicas
+//    admits exactly up to the quota (the lock is held for the count and one insert);
+// 3. a launch slot: at most `startConcurrency` starts in flight in this process (a cold
+//    Chromium launch is CPU-bound). A start that finds no slot waits in a bounded FIFO
+//    queue, its position visible on the session; when the queue is full, or the wait would
+//    pass `startQueueWaitMs`, it is refused at once with 429 and Retry-After — never a 504
+//    after a minute.
+// Slots are per process: with several replicas the cluster-wide figure is replicas ×
+// startConcurrency, which is what a per-replica CPU budget wants anyway.
+import { ApiError } from '../lib/errors.ts'
+import { tx, type Db, type Queryable } from '../store/db.ts'
+
+/** the advisory lock key of admission (any fixed 64-bit number; 'njadmit' in ASCII) */
+const ADMISSION_LOCK = '31079213967436148'
+
+export interface AdmissionLimits {
+  startConcurrency: number
+  startQueue: number
+  startQueueWaitMs: number
+  maxLiveSessions: number
+  orgMaxLiveSessions: number
+}
+
+export interface AdmissionStats {
+  inFlight: number
+  queued: number
+  refused: Record<RefusalReason, number>
+}
+
+export type RefusalReason = 'ORG_SESSION_QUOTA' | 'SESSION_CAPACITY' | 'START_QUEUE_FULL' | 'START_QUEUE_TIMEOUT'
+
+interface Waiter {
+  sessionId: string
+  grant: () => void
+  timer: NodeJS.Timeout
+}
+
+/** one admitted start; release() exactly once when the start settled (live or failed) */
+export interface Admitted {
+  release(): void
+}
+
+const tooMany = (reason: RefusalReason, message: string, retryAfterSecs: number) =>
+  new ApiError(429, 'rate_limited', message, reason, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSecs))) })
+
+export class Admission {
+  private inFlight = 0
+  private readonly queue: Waiter[] = []
+  private readonly refused: Record<RefusalReason, number> = { ORG_SESSION_QUOTA: 0, SESSION_CAPACITY: 0, START_QUEUE_FULL: 0, START_QUEUE_TIMEOUT: 0 }
+  /** recent start durations, to tell a refused caller when a slot is likely free */
+  private avgStartMs = 1000
+
+  constructor(private readonly limits: AdmissionLimits) {}
+
+  get stats(): AdmissionStats {
+    return { inFlight: this.inFlight, queued: this.queue.length, refused: { ...this.refused } }
+  }
+
+  /** 1-based position of a waiting start, undefined when it is not queued */
+  queuePosition(sessionId: string): number | undefined {
+    const i = this.queue.findIndex((w) => w.sessionId === sessionId)
+    return i < 0 ? undefined : i + 1
+  }
+
+  /**
+   * Quotas, then the session's row (`insert`, inside the same transaction: pending, so a
+   * queued start shows its place in line), then a launch slot. A refusal leaves no row.
+   */
+  async admit(db: Db, orgId: string, sessionId: string, insert: (tx: Queryable) => Promise<void>): Promise<Admitted> {
+    // a start that is over quota without the lock is refused without waiting for it: in a
+    // burst, most refusals cost one read and never queue behind the starts being admitted
+    await this.checkQuotas(db, orgId)
+    await tx(db, async (c) => {
+      await c.query('select pg_advisory_xact_lock($1)', [ADMISSION_LOCK])
+      await this.checkQuotas(c, orgId)
+      await insert(c)
+    })
+    try {
+      return await this.slot(sessionId)
+    } catch (e) {
+      await db.query('delete from sessions where id = $1', [sessionId])
+      throw e
+    }
+  }
+
+  private async checkQuotas(db: Queryable, orgId: string): Promise<void> {
+    const r = await db.query(
+      `select count(*) filter (where org_id = $1)::int as org, count(*)::int as total
+         from sessions where status in ('pending', 'live')`,
+      [orgId],
+    )
+    const { org, total } = r.rows[0] as { org: number; total: number }
+    if (org >= this.limits.orgMaxLiveSessions) {
+      throw this.refuse('ORG_SESSION_QUOTA', `this org has ${this.limits.orgMaxLiveSessions} open sessions, its quota; end one first`, 30)
+    }
+    if (total >= this.limits.maxLiveSessions) {
+      throw this.refuse('SESSION_CAPACITY', 'the service is at its session capacity; retry later', 30)
+    }
+  }
+
+  private slot(sessionId: string): Promise<Admitted> {
+    const started = Date.now()
+    const admitted: Admitted = {
+      release: once(() => {
+        this.avgStartMs = 0.8 * this.avgStartMs + 0.2 * (Date.now() - started)
+        this.inFlight--
+        this.next()
+      }),
+    }
+    if (this.inFlight < this.limits.startConcurrency && this.queue.length === 0) {
+      this.inFlight++
+      return Promise.resolve(admitted)
+    }
+    // the expected wait for this place in line; past the bound, refuse now rather than later
+    const ahead = this.queue.length + 1
+    const expectedMs = Math.ceil(ahead / this.limits.startConcurrency) * this.avgStartMs
+    if (this.queue.length >= this.limits.startQueue) {
+      throw this.refuse('START_QUEUE_FULL', 'too many session starts are waiting; retry shortly', expectedMs / 1000)
+    }
+    return new Promise<Admitted>((resolve, reject) => {
+      const waiter: Waiter = {
+        sessionId,
+        grant: () => {
+          clearTimeout(waiter.timer)
+          this.inFlight++
+          resolve(admitted)
+        },
+        timer: setTimeout(() => {
+          const i = this.queue.indexOf(waiter)
+          if (i >= 0) this.queue.splice(i, 1)
+          reject(this.refuse('START_QUEUE_TIMEOUT', 'no browser could be started in time; retry shortly', this.avgStartMs / 1000))
+        }, this.limits.startQueueWaitMs),
+      }
+      this.queue.push(waiter)
+    })
+  }
+
+  private next(): void {
+    while (this.inFlight < this.limits.startConcurrency && this.queue.length) this.queue.shift()!.grant()
+  }
+
+  private refuse(reason: RefusalReason, message: string, retryAfterSecs: number): ApiError {
+    this.refused[reason]++
+    return tooMany(reason, message, retryAfterSecs)
+  }
+}
+
+function once(fn: () => void): () => void {
+  let done = false
+  return () => {
+    if (done) return
+    done = true
+    fn()
+  }
+}

@@ -1,0 +1,85 @@
+// Sessions end on their own: an agent that crashed must not leave its browser running
+// forever. Each session has an idle timeout (no driving call for that long) and a maximum
+// duration after it went live (sessions/lifecycle.ts sets both at start: the server's
+// values, or shorter ones the caller asked for).
+//
+// - Activity: every driving call marks the session active. The mark reaches Postgres at
+//   most once per TOUCH_EVERY_MS per session from this process, so a busy agent costs one
+//   small write every few seconds, and every replica's reaper sees the same clock.
+// - The reaper: every few seconds, live sessions past either limit end like session_end
+//   does (the resource is told to end, the row reads ended with end_reason, the journal
+//   says why, the lease goes back). Ending is conditional on the row still being live, so
+//   two replicas reaping at once end a session once.
+import type { FastifyBaseLogger } from 'fastify'
+import { release } from '../personas/index.ts'
+import type { Db } from '../store/db.ts'
+import type { SessionPlane } from './plane.ts'
+import type { NodeClients } from './nodes.ts'
+import { expiredSessions, expireSession, findSessionAnyOrg, journal, touchSession } from './store.ts'
+
+const TOUCH_EVERY_MS = 5000
+
+export class SessionActivity {
+  private readonly lastWrite = new Map<string, number>()
+
+  constructor(private readonly db: Db, private readonly log: FastifyBaseLogger, private readonly now: () => number = Date.now) {}
+
+  /** a driving call on this session; never delays the call */
+  touch(sessionId: string): void {
+    const t = this.now()
+    if (t - (this.lastWrite.get(sessionId) ?? 0) < TOUCH_EVERY_MS) return
+    this.lastWrite.set(sessionId, t)
+    if (this.lastWrite.size > 10_000) this.lastWrite.delete(this.lastWrite.keys().next().value!)
+    touchSession(this.db, sessionId).catch((err) => this.log.warn({ err, session: sessionId }, 'could not record session activity'))
+  }
+
+  forget(sessionId: string): void {
+    this.lastWrite.delete(sessionId)
+  }
+}
+
+export interface Reaper {
+  /** one pass now (tests); resolves with the ids it ended */
+  sweep(): Promise<string[]>
+  stop(): void
+}
+
+export function startReaper(deps: { db: Db; plane: SessionPlane; nodeClients: NodeClients; activity: SessionActivity; log: FastifyBaseLogger; intervalMs: number }): Reaper {
+  const { db, plane, nodeClients, activity, log } = deps
+  let running: Promise<string[]> | undefined
+  /** expired sessions whose resource has not yet been told to end: retried every pass */
+  const untold = new Set<string>()
+  const tellOperator = async (id: string) => {
+    try {
+      await plane.sessions.patch(id, { spec: { desiredState: 'Ended' } })
+      untold.delete(id)
+    } catch (err) {
+      if ((err as { code?: number }).code === 404) return void untold.delete(id) // no resource: nothing runs
+      untold.add(id)
+      log.warn({ err, session: id }, 'could not tell the operator to end an expired session; retrying')
+    }
+  }
+  const sweep = async (): Promise<string[]> => {
+    for (const id of [...untold]) await tellOperator(id)
+    const ended: string[] = []
+    for (const { id, reason } of await expiredSessions(db)) {
+      if (!(await expireSession(db, id, reason))) continue
+      ended.push(id)
+      const row = await findSessionAnyOrg(db, id)
+      if (row) await journal(db, row, { op: 'session_end', outcome: 'ok', detail: { reason } })
+      await release(db, id)
+      await tellOperator(id)
+      nodeClients.drop(id)
+      activity.forget(id)
+      log.info({ session: id, reason }, 'session ended on its own')
+    }
+    return ended
+  }
+  const once = () => {
+    running ??= sweep().finally(() => (running = undefined))
+    return running
+  }
+  const timer = setInterval(() => void once().catch((err) => log.error({ err }, 'session reaper')), deps.intervalMs)
+  timer.unref()
+  return { sweep: once, stop: () => clearInterval(timer) }
+}
