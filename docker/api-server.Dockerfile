@@ -4,9 +4,9 @@
 #
 # Base image pinned by full version tag. A digest pin (node:…@sha256:…) is stronger — it
 # survives a re-pushed tag — but digests could not be fetched where this file was written;
-# resolve one with `docker buildx imagetools inspect node:20.20.2-bookworm-slim` and
+# resolve one with `docker buildx imagetools inspect node:24.9.0-bookworm-slim` and
 # append it in your build pipeline.
-ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+ARG NODE_IMAGE=node:24.9.0-bookworm-slim
 
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app

@@ -7,7 +7,7 @@
 # Base image pinned by full version tag; see api-server.Dockerfile for why not a digest.
 # Debian's chromium is not version-pinned: bookworm-security replaces old builds, so an
 # exact pin would stop building after the next browser security fix. Rebuild regularly.
-ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+ARG NODE_IMAGE=node:24.9.0-bookworm-slim
 
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app

@@ -3,7 +3,7 @@
 #   docker build -f docker/operator.Dockerfile -t nightjar-operator:0.1.0 .
 #
 # Base image pinned by full version tag; see api-server.Dockerfile for why not a digest.
-ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+ARG NODE_IMAGE=node:24.9.0-bookworm-slim
 
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app

@@ -38,6 +38,7 @@ for (const [image, { entries, followDynamic }] of Object.entries(IMAGES)) {
     const text = readFileSync(`${ROOT}docker/${image}.Dockerfile`, 'utf8')
     const base = /^ARG NODE_IMAGE=(\S+)$/m.exec(text)?.[1]
     t.match(base, /^node:\d+\.\d+\.\d+-bookworm-slim$/, 'base image pinned by full version tag')
+    t.match(base, /^node:24\./, 'Node 24 LTS (Node 20 reached end of life in April 2026)')
     t.ok(text.split('\n').filter((l) => l.startsWith('FROM ')).every((l) => l.startsWith('FROM ${NODE_IMAGE}')), 'every stage uses the pinned base')
     t.match(text, /^USER 10001:10001$/m, 'numeric non-root user (matches runAsUser in the manifests)')
     t.match(text, /^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m, 'tini as PID 1')
