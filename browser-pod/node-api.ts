@@ -2,6 +2,12 @@
 // than a framework; the route table is tiny). JSON in and out, errors as
 // {"error":{code,message,reason?}}. Every route except GET /healthz needs
 // `Authorization: Bearer <node token>`, compared in constant time.
+//
+// This is also the pod's response boundary for secrets: every string of every reply
+// (results and errors alike, object keys included) and every log line passes the
+// session's echo guard, which masks any secret this session has filled wherever the
+// page echoed it (echo-guard.ts). New routes are covered by construction; only fields
+// a route names as opaque (binary payloads) are left as they are.
 import http from 'node:http'
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { z } from 'zod'
@@ -22,9 +28,12 @@ interface Route<S extends z.ZodType = z.ZodType> {
   handle: (session: PodSession, input: z.infer<S>) => Promise<unknown> | unknown
   /** Routes carrying secrets never log error details. */
   secret?: boolean
+  /** Top-level result fields the echo guard leaves alone: base64 pixels or PDF bytes, not text. */
+  opaque?: readonly string[]
 }
 
-const route = <S extends z.ZodType>(schema: S, handle: Route<S>['handle'], secret = false): Route => ({ schema, handle, secret } as Route)
+const route = <S extends z.ZodType>(schema: S, handle: Route<S>['handle'], secret = false, opaque?: readonly string[]): Route =>
+  ({ schema, handle, secret, opaque } as Route)
 
 export const ROUTES: Record<string, Route> = {
   '/v1/configure': route(C.ConfigureInput, async (s, i) => {
@@ -34,8 +43,8 @@ export const ROUTES: Record<string, Route> = {
   '/v1/navigate': route(C.NavigateInput, navigate),
   '/v1/perceive': route(C.Empty, (s) => perceive(s)),
   '/v1/act': route(C.ActInput, act),
-  '/v1/screenshot': route(C.ScreenshotInput, screenshot),
-  '/v1/pdf': route(C.Empty, (s) => pdf(s)),
+  '/v1/screenshot': route(C.ScreenshotInput, screenshot, false, ['png']),
+  '/v1/pdf': route(C.Empty, (s) => pdf(s), false, ['pdf']),
   '/v1/console': route(C.Empty, (s) => consoleMessages(s)),
   '/v1/go_back': route(C.HistoryInput, goBack),
   '/v1/reload': route(C.HistoryInput, reload),
@@ -55,7 +64,9 @@ export interface NodeApiOptions {
 
 export function createNodeApi(opts: NodeApiOptions): http.Server {
   const digest = sha256(opts.token)
-  const log = opts.log ?? ((line: string) => process.stderr.write(line + '\n'))
+  const guard = opts.session.echoGuard
+  const write = opts.log ?? ((line: string) => process.stderr.write(line + '\n'))
+  const log = (line: string) => write(guard.redact(line))
 
   const server = http.createServer(async (req, res) => {
     let path = '?'
@@ -70,7 +81,7 @@ export function createNodeApi(opts: NodeApiOptions): http.Server {
       if (!r) throw notFound('route')
       if (req.method !== 'POST') throw new ApiError(405, 'bad_request', 'method not allowed')
       const input = parse(r, await readBody(req))
-      send(res, 200, await r.handle(opts.session, input))
+      send(res, 200, guard.scrub(await r.handle(opts.session, input), r.opaque))
     } catch (e) {
       const err = e instanceof ApiError ? e : new ApiError(500, 'internal', 'internal error')
       if (!(e instanceof ApiError)) {
@@ -79,7 +90,7 @@ export function createNodeApi(opts: NodeApiOptions): http.Server {
         const detail = !(e instanceof Error) ? '' : ROUTES[path]?.secret ? ` ${e.name}` : ` ${e.name}: ${e.message.split('\n')[0]}`
         log(`node-api ${path} 500${detail}`)
       }
-      if (!res.headersSent) send(res, err.status, err.toBody())
+      if (!res.headersSent) send(res, err.status, guard.scrub(err.toBody()))
       else res.destroy()
     }
   })

@@ -7,8 +7,9 @@ import type { Frame } from 'playwright-core'
 import type { PerceiveResult } from './contract.ts'
 import { actionError } from './errors.ts'
 import type { PodSession } from './session.ts'
+import { MASK } from './echo-guard.ts'
 
-export const MASK = '••••••••'
+export { MASK }
 /** Below this length a value is only redacted where it stands as a textbox value;
  * scrubbing every occurrence of a 1–3 character string would shred the page text. */
 const GLOBAL_SCRUB_MIN = 4

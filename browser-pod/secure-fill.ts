@@ -35,7 +35,9 @@ export async function secureType(session: PodSession, input: SecureTypeInput): P
   let handle: ElementHandle | null = null
   try {
     handle = await findTarget(session, input.selector, input.timeoutMs)
-    return await fillElement(handle, input.allowlist, value)
+    // Fingerprinted (never kept) just before the page gets it: from then on the node
+    // API masks it wherever the page echoes it (echo-guard.ts).
+    return await fillElement(handle, input.allowlist, value, () => session.echoGuard.remember(value))
   } finally {
     // The JS string handed to the page cannot be wiped; the Buffer can, and is.
     value.fill(0)
@@ -61,8 +63,9 @@ async function findTarget(session: PodSession, selector: string, timeout?: numbe
 }
 
 /** Checks, then types `value` into the element the handle points at. Exported for tests
- * that hold a handle across a navigation. Does not zero `value` (the caller does). */
-export async function fillElement(handle: ElementHandle, allowlist: readonly string[], value: Buffer): Promise<SecureTypeResult> {
+ * that hold a handle across a navigation. Does not zero `value` (the caller does).
+ * `beforeType` runs once every check has passed, right before the page receives the value. */
+export async function fillElement(handle: ElementHandle, allowlist: readonly string[], value: Buffer, beforeType?: () => void): Promise<SecureTypeResult> {
   // 1. Where is the element, right now? Both views must be on the allowlist.
   const [frame, seen] = await Promise.all([handle.ownerFrame().catch(() => null), inspectTarget(handle)])
   if (!frame || frame.isDetached()) throw navigated()
@@ -78,6 +81,7 @@ export async function fillElement(handle: ElementHandle, allowlist: readonly str
 
   // 3. Type, atomically with a re-check of the origin inside the same document.
   let outcome: string
+  beforeType?.()
   try {
     outcome = await handle.evaluate(fillInPage, [seen.origin, value.toString('utf8')] as [string, string])
   } catch {

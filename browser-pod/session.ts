@@ -4,6 +4,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { ApiError, conflict } from '../api-server/lib/errors.ts'
 import type { ConfigureInput, ConsoleMessage, SessionStorageEntry } from './contract.ts'
 import type { EgressGateway, TunnelDialer } from './egress-gateway.ts'
+import { EchoGuard } from './echo-guard.ts'
 import { notConfigured } from './errors.ts'
 
 const CONSOLE_LIMIT = 1000
@@ -23,6 +24,9 @@ export class PodSession {
   private _page?: Page
   private configuring = false
   readonly consoleMessages: ConsoleMessage[] = []
+  /** Fingerprints of the secrets filled in this session; the node API masks them in
+   * every string it sends (echo-guard.ts). Its key is random per pod, i.e. per session. */
+  readonly echoGuard = new EchoGuard()
 
   constructor(
     readonly browser: Browser,

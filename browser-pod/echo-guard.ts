@@ -1,0 +1,282 @@
+// The echo guard: after a secure fill, the page itself may move the secret somewhere
+// Nightjar reads back — a GET form puts it in the URL, a script copies it into
+// document.title or console.log, history.pushState writes it into the path, an alert
+// shows it. The spec's first fill invariant is that the secret is never returned in a
+// result, so every string that leaves the pod is scanned for it and masked.
+//
+// What is kept: at fill time (remember) the secret's encoded variants are derived and
+// only keyed fingerprints of them are stored — for each variant its length, a keyed
+// rolling hash (Rabin–Karp prefilter) and a truncated HMAC-SHA256 under a random key
+// made for this session. No plaintext and no variant string is kept; the caller zeroes
+// the secret's Buffer right after the fill, as before.
+//
+// What is matched: each variant is one encoding of the whole secret (raw, JSON,
+// percent-encodings as encodeURIComponent / a GET form / the URL parser write them,
+// HTML escapes, base64), each also as Nightjar renders page text (whitespace collapsed,
+// the aria snapshot's YAML quoting) — the list is variants() below. A value the page
+// transforms in any other way (reversed, split across two strings, hashed, encoded
+// twice, in a non-UTF-8 charset, case-changed) is not caught. Secrets shorter than
+// MIN_GUARDED_LENGTH characters are not guarded: masking every occurrence of a 1–3
+// character string would shred page text.
+//
+// Scan cost: one pass computing prefix hashes (mod 2^32, random odd base), then per
+// distinct variant length one multiply-subtract and a bit test per position; the Map
+// and an HMAC only where the bit test hits. Measured in test/browser-pod/echo-guard.test.ts
+// (a few ms for 200 KB).
+//
+// The prefilter hash is not collision-resistant and need not be: every hit is
+// confirmed by the HMAC, so a collision costs one HMAC, never a wrong mask.
+import { createHmac, randomBytes } from 'node:crypto'
+
+/** What every masked value reads as (the same mask perception uses for password fields). */
+export const MASK = '••••••••'
+/** Variants shorter than this are not fingerprinted. */
+export const MIN_GUARDED_LENGTH = 4
+const TAG_BYTES = 16
+
+interface Bucket {
+  /** window length, in UTF-16 code units */
+  length: number
+  /** B^length mod 2^32: the hash of s[i, i+L) is P[i+L] - P[i]·B^L over the prefix hashes P */
+  pow: number
+  /** rolling hash → truncated HMAC tags (base64) of the variants with that hash */
+  tags: Map<number, string[]>
+  /** one bit per value of the hash's top 16 bits: the per-position test, before any Map lookup */
+  filter: Uint8Array
+}
+
+export class EchoGuard {
+  // Private fields: not shown by util.inspect, never serialised.
+  readonly #key = randomBytes(32)
+  /** rolling hash base: random and odd, so the prefilter is keyed too */
+  readonly #base = (randomBytes(4).readUInt32LE(0) | 1) >>> 0
+  readonly #buckets = new Map<number, Bucket>()
+  #count = 0
+  #minLength = Infinity
+
+  /** Number of fingerprints held. */
+  get size(): number {
+    return this.#count
+  }
+
+  /** True once something was remembered (the response boundary skips the walk otherwise). */
+  get active(): boolean {
+    return this.#count > 0
+  }
+
+  /**
+   * Fingerprints a secret that is about to be typed. Reads `secret` and keeps nothing
+   * of it but keyed fingerprints; the caller still owns (and zeroes) the Buffer.
+   * Returns how many new fingerprints were added.
+   */
+  remember(secret: Buffer): number {
+    // A JS string cannot be wiped; this one (and the variants) go out of scope here.
+    const raw = secret.toString('utf8')
+    if (raw.length < MIN_GUARDED_LENGTH) return 0
+    let added = 0
+    for (const v of variants(raw, secret)) {
+      if (v.length < MIN_GUARDED_LENGTH) continue
+      let bucket = this.#buckets.get(v.length)
+      if (!bucket) {
+        bucket = { length: v.length, pow: powMod32(this.#base, v.length), tags: new Map(), filter: new Uint8Array(8192) }
+        this.#buckets.set(v.length, bucket)
+      }
+      const h = rollInit(v, 0, v.length, this.#base)
+      const tag = this.#tag(v)
+      const list = bucket.tags.get(h)
+      if (list?.includes(tag)) continue
+      if (list) list.push(tag)
+      else bucket.tags.set(h, [tag])
+      bucket.filter[h >>> 19] |= 1 << ((h >>> 16) & 7)
+      this.#count++
+      added++
+      if (v.length < this.#minLength) this.#minLength = v.length
+    }
+    return added
+  }
+
+  /** `s` with every span that is a remembered variant replaced by MASK (one MASK per run of overlapping or touching spans). */
+  redact(s: string): string {
+    if (this.#count === 0 || s.length < this.#minLength) return s
+    let spans: Array<[number, number]> | undefined
+    // prefix hashes, once per string; each length is then one multiply-subtract per position
+    const prefix = prefixHashes(s, this.#base)
+    for (const bucket of this.#buckets.values()) {
+      if (s.length < bucket.length) continue
+      const at = candidates(prefix, bucket)
+      if (!at) continue
+      for (const i of at) {
+        const span = s.slice(i, i + bucket.length)
+        if (bucket.tags.get(prefix[i + bucket.length] - Math.imul(prefix[i], bucket.pow) | 0)?.includes(this.#tag(span))) {
+          (spans ??= []).push([i, i + bucket.length])
+        }
+      }
+    }
+    if (!spans) return s
+    spans.sort((a, b) => a[0] - b[0] || b[1] - a[1])
+    let out = ''
+    let at = 0
+    let i = 0
+    while (i < spans.length) {
+      const start = spans[i][0]
+      let end = spans[i][1]
+      i++
+      while (i < spans.length && spans[i][0] <= end) end = Math.max(end, spans[i++][1])
+      out += s.slice(at, start) + MASK
+      at = end
+    }
+    return out + s.slice(at)
+  }
+
+  /**
+   * A copy of a JSON-like value with every string (object keys included) redacted.
+   * `opaque` names top-level fields left as they are (binary payloads such as a
+   * screenshot's base64 PNG: pixels, not text).
+   */
+  scrub<T>(value: T, opaque: readonly string[] = []): T {
+    if (this.#count === 0) return value
+    return this.#walk(value, opaque) as T
+  }
+
+  #walk(v: unknown, opaque: readonly string[]): unknown {
+    if (typeof v === 'string') return this.redact(v)
+    if (v === null || typeof v !== 'object') return v
+    if (Array.isArray(v)) return v.map((x) => this.#walk(x, []))
+    if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return this.#walk((v as { toJSON(): unknown }).toJSON(), opaque)
+    const out: Record<string, unknown> = {}
+    for (const [k, x] of Object.entries(v)) out[this.redact(k)] = opaque.includes(k) ? x : this.#walk(x, [])
+    return out
+  }
+
+  #tag(s: string): string {
+    return createHmac('sha256', this.#key).update(s, 'utf8').digest().subarray(0, TAG_BYTES).toString('base64')
+  }
+}
+
+/** P[k] = hash of s[0, k), for k = 0..n (mod 2^32). */
+function prefixHashes(s: string, B: number): Int32Array {
+  const n = s.length
+  const p = new Int32Array(n + 1)
+  let h = 0
+  for (let k = 0; k < n; k++) p[k + 1] = h = (Math.imul(h, B) + s.charCodeAt(k)) | 0
+  return p
+}
+
+/**
+ * Start positions whose window of the bucket's length has a rolling hash the bucket
+ * holds (the prefilter: a typed-array bit test per position, the Map only on a hit).
+ * A plain function on plain values, so the engine keeps the loop tight.
+ */
+function candidates(p: Int32Array, bucket: Bucket): number[] | undefined {
+  const { tags, pow, filter, length: L } = bucket
+  const last = p.length - 1 - L
+  let out: number[] | undefined
+  for (let i = 0; i <= last; i++) {
+    const h = (p[i + L] - Math.imul(p[i], pow)) | 0
+    if (filter[h >>> 19] & (1 << ((h >>> 16) & 7)) && tags.has(h)) (out ??= []).push(i)
+  }
+  return out
+}
+
+function rollInit(s: string, from: number, length: number, base: number): number {
+  let h = 0
+  for (let k = from; k < from + length; k++) h = (Math.imul(h, base) + s.charCodeAt(k)) | 0
+  return h
+}
+
+function powMod32(base: number, e: number): number {
+  let r = 1
+  for (let k = 0; k < e; k++) r = Math.imul(r, base)
+  return r
+}
+
+// --- the variants ----------------------------------------------------------------------
+
+/**
+ * The forms in which the secret can come back: each encoding a page, the browser or a
+ * common server library writes (measured against Chromium where the browser encodes:
+ * URL parser, form submission, serialisation), each then as Nightjar itself renders
+ * page text (as is; whitespace collapsed as document.title and innerText do; as the
+ * aria snapshot normalises and YAML-quotes it). Each encoding is one encoder over the
+ * whole value; compositions beyond encoding-then-rendering are not derived.
+ */
+export function variants(raw: string, bytes: Buffer = Buffer.from(raw, 'utf8')): Set<string> {
+  const encoded = new Set<string>([raw])
+  const add = (v: string) => encoded.add(v)
+  // JSON string bodies: as JSON.stringify writes them, and ASCII-only (\uXXXX)
+  const json = JSON.stringify(raw).slice(1, -1)
+  add(json)
+  add(json.replace(/[\u007f-\uffff]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')))
+  // percent-encodings, upper- and lower-case hex
+  const percent = [
+    encodeURIComponent(safeWellFormed(raw)), // encodeURIComponent
+    new URLSearchParams([['', raw]]).toString().slice(1), // application/x-www-form-urlencoded (spaces as +), as a GET form submits it
+    percentEncode(bytes, PATH_SET).replace(/\\/g, '/'), // history.pushState / location into the path (Chromium: \ becomes /)
+    percentEncode(bytes, SPEC_PATH_SET).replace(/\\/g, '/'), // the same as the WHATWG URL standard (and Node's URL) writes it
+    percentEncode(bytes, QUERY_SET), // into the query of a special URL
+    percentEncode(bytes, FRAGMENT_SET), // location.hash
+  ]
+  for (const p of percent) {
+    add(p)
+    add(p.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()))
+  }
+  // HTML: a server's escaping (&#39; and its other spellings for '), and how the
+  // browser serialises text nodes and attribute values (innerHTML / outerHTML)
+  const amp = raw.replace(/&/g, '&amp;')
+  const full = amp.replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
+  for (const apos of ['&#39;', '&#x27;', '&#039;', '&apos;']) add(full.replace(/'/g, apos))
+  add(amp.replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\u00a0/g, '&nbsp;'))
+  add(amp.replace(/"/g, '&quot;').replace(/\u00a0/g, '&nbsp;'))
+  add(amp.replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\u00a0/g, '&nbsp;'))
+  // base64 / base64url of the UTF-8 bytes (btoa of the value alone), without padding
+  add(bytes.toString('base64').replace(/=+$/, ''))
+  add(bytes.toString('base64url'))
+
+  const out = new Set<string>()
+  for (const e of encoded) {
+    out.add(e)
+    // document.title and innerText: ASCII whitespace runs collapsed, ends stripped
+    out.add(e.replace(/[\t\n\f\r ]+/g, ' ').trim())
+    // the aria snapshot: Playwright's own whitespace normalisation, then YAML quoting
+    const snap = e.replace(/[\u200b\u00ad]/g, '').replace(/[\r\n\s\t]+/g, ' ').trim()
+    out.add(snap)
+    out.add(yamlQuoted(snap))
+  }
+  out.delete('')
+  return out
+}
+
+/** Percent-encode sets (Chromium's measured, and the URL standard's path set): each also holds C0 controls, DEL and non-ASCII. */
+const PATH_SET = new Set(' "#<>?`{}|^'.split('').map((c) => c.charCodeAt(0)))
+const SPEC_PATH_SET = new Set(' "#<>?`{}'.split('').map((c) => c.charCodeAt(0)))
+const QUERY_SET = new Set(' "#<>\''.split('').map((c) => c.charCodeAt(0)))
+const FRAGMENT_SET = new Set(' "<>`'.split('').map((c) => c.charCodeAt(0)))
+
+function percentEncode(bytes: Buffer, set: Set<number>): string {
+  let s = ''
+  for (const b of bytes) {
+    s += b < 0x20 || b > 0x7e || set.has(b) ? '%' + b.toString(16).toUpperCase().padStart(2, '0') : String.fromCharCode(b)
+  }
+  return s
+}
+
+/** encodeURIComponent throws on lone surrogates; the bytes were UTF-8 anyway. */
+function safeWellFormed(s: string): string {
+  return s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd')
+}
+
+/** Playwright's YAML quoting of a snapshot value (mirrors perception.ts). */
+function yamlQuoted(s: string): string {
+  return s.replace(/[\\"\x00-\x1f\x7f-\x9f]/g, (c) => {
+    switch (c) {
+      case '\\': return '\\\\'
+      case '"': return '\\"'
+      case '\b': return '\\b'
+      case '\f': return '\\f'
+      case '\n': return '\\n'
+      case '\r': return '\\r'
+      case '\t': return '\\t'
+      default: return '\\x' + c.charCodeAt(0).toString(16).padStart(2, '0')
+    }
+  })
+}
