@@ -3,6 +3,7 @@
 import { availableParallelism, totalmem } from 'node:os'
 import { resolve } from 'node:path'
 import { z } from 'zod'
+import { LIMIT_DEFAULTS, type LimitSettings } from './limits/defaults.ts'
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')
 const port = z.coerce.number().int().min(0).max(65535)
@@ -24,6 +25,9 @@ const schema = z.object({
   NIGHTJAR_KMS_ENDPOINT: z.url().optional(),
   NIGHTJAR_OAUTH_DCR_ENABLED: bool.default(true),
   NIGHTJAR_WARM_POOL_SIZE: z.coerce.number().int().min(0).max(64).default(2),
+  NIGHTJAR_WARM_POOL_MAX: z.coerce.number().int().min(0).max(256).optional(),
+  NIGHTJAR_WARM_POOL_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(120),
+  NIGHTJAR_WARM_POOL_LAUNCH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   NIGHTJAR_CHROMIUM_PATH: z.string().default('/usr/bin/chromium'),
   NIGHTJAR_HOST_ALIASES: z
     .string()
@@ -39,6 +43,35 @@ const schema = z.object({
   NIGHTJAR_DENY_CIDRS: z.string().optional(),
   NIGHTJAR_RUNTIME: z.enum(['embedded', 'kubernetes']).default('embedded'),
   NIGHTJAR_WATCH_NAMESPACE: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a Kubernetes namespace name').optional(),
+  // extra Origins (and their hosts) that /mcp accepts besides the base URL's (mcp/origin.ts)
+  NIGHTJAR_MCP_ALLOWED_ORIGINS: z
+    .string()
+    .transform((s, ctx) => {
+      const list = s.split(',').map((x) => x.trim()).filter(Boolean)
+      for (const o of list) {
+        let ok = false
+        try { const u = new URL(o); ok = (u.protocol === 'http:' || u.protocol === 'https:') && u.origin === o.replace(/\/+$/, '') } catch {}
+        if (!ok) { ctx.addIssue({ code: 'custom', message: 'must be comma-separated http(s) origins (scheme://host[:port])' }); return z.NEVER }
+      }
+      return list
+    })
+    .optional(),
+  // abuse limits of the console, OAuth and daemon control surfaces (limits/, README "Abuse limits")
+  NIGHTJAR_LOGIN_LOCKOUT_THRESHOLD: z.coerce.number().int().min(1).max(1000).default(LIMIT_DEFAULTS.loginLockoutThreshold),
+  NIGHTJAR_LOGIN_LOCKOUT_BASE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(LIMIT_DEFAULTS.loginLockoutBaseSecs),
+  NIGHTJAR_LOGIN_LOCKOUT_MAX_SECONDS: z.coerce.number().int().min(1).max(86_400).default(LIMIT_DEFAULTS.loginLockoutMaxSecs),
+  NIGHTJAR_LOGIN_IP_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(LIMIT_DEFAULTS.loginIpLimit),
+  NIGHTJAR_LOGIN_IP_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(LIMIT_DEFAULTS.loginIpWindowSecs),
+  NIGHTJAR_DEVICE_RATE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(LIMIT_DEFAULTS.deviceLimit),
+  NIGHTJAR_DEVICE_RATE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(LIMIT_DEFAULTS.deviceWindowSecs),
+  NIGHTJAR_USER_CODE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(LIMIT_DEFAULTS.userCodeLimit),
+  NIGHTJAR_USER_CODE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(LIMIT_DEFAULTS.userCodeWindowSecs),
+  NIGHTJAR_JOIN_FAILURE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(LIMIT_DEFAULTS.joinFailureLimit),
+  NIGHTJAR_JOIN_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(LIMIT_DEFAULTS.joinFailureWindowSecs),
+  // /metrics: a required Bearer token, and/or a listener of its own (http/health.ts)
+  NIGHTJAR_METRICS_TOKEN: z.string().regex(/^[\x21-\x7e]{16,512}$/, 'must be 16-512 printable characters without spaces').optional(),
+  NIGHTJAR_METRICS_PORT: port.optional(),
+  NIGHTJAR_METRICS_HOST: z.string().min(1).optional(),
   // capacity: admission of session starts (sessions/admission.ts)
   NIGHTJAR_START_CONCURRENCY: z.coerce.number().int().min(1).max(256).optional(),
   NIGHTJAR_START_QUEUE: z.coerce.number().int().min(0).max(10_000).optional(),
@@ -66,12 +99,22 @@ export type Config = {
   kms: { provider: 'local' | 'aws' | 'none'; keyFile: string; keyId?: string; region?: string; endpoint?: string }
   oauthDcrEnabled: boolean
   warmPoolSize: number
+  /** the pool grows toward recent demand up to this many (a memory bound) */
+  warmPoolMax: number
+  warmPoolWindowMs: number
+  warmPoolLaunchConcurrency: number
   chromiumPath: string
   hostAliases: Record<string, string>
   denyCidrs: string[]
   /** embedded: operator and browser pods in this process; kubernetes: resources and Pods in a cluster */
   runtime: 'embedded' | 'kubernetes'
   watchNamespace?: string
+  /** extra Origins (and their hosts) /mcp accepts besides the base URL's */
+  mcpAllowedOrigins: string[]
+  /** abuse limits (defaults in limits/defaults.ts) */
+  limits: LimitSettings
+  /** /metrics: the Bearer token it requires (none: open), and a separate listener (then not on the main port) */
+  metrics: { token?: string; port?: number; host: string }
   capacity: {
     /** session starts in flight at once (a cold Chromium launch is CPU-bound) */
     startConcurrency: number
@@ -122,11 +165,31 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     oauthDcrEnabled: e.NIGHTJAR_OAUTH_DCR_ENABLED,
     warmPoolSize: e.NIGHTJAR_WARM_POOL_SIZE,
+    // an idle Chromium costs about 250 MiB: by default the pool may grow to a GiB's worth per
+    // GiB of memory, 16 at most, never below its minimum
+    warmPoolMax: e.NIGHTJAR_WARM_POOL_MAX ?? Math.max(e.NIGHTJAR_WARM_POOL_SIZE, Math.min(16, Math.floor(totalmem() / 2 ** 30))),
+    warmPoolWindowMs: e.NIGHTJAR_WARM_POOL_WINDOW_SECONDS * 1000,
+    warmPoolLaunchConcurrency: e.NIGHTJAR_WARM_POOL_LAUNCH_CONCURRENCY,
     chromiumPath: e.NIGHTJAR_CHROMIUM_PATH,
     hostAliases: e.NIGHTJAR_HOST_ALIASES ?? {},
     denyCidrs: (e.NIGHTJAR_DENY_CIDRS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     runtime: e.NIGHTJAR_RUNTIME,
     watchNamespace: e.NIGHTJAR_WATCH_NAMESPACE,
+    mcpAllowedOrigins: e.NIGHTJAR_MCP_ALLOWED_ORIGINS ?? [],
+    limits: {
+      loginLockoutThreshold: e.NIGHTJAR_LOGIN_LOCKOUT_THRESHOLD,
+      loginLockoutBaseSecs: e.NIGHTJAR_LOGIN_LOCKOUT_BASE_SECONDS,
+      loginLockoutMaxSecs: e.NIGHTJAR_LOGIN_LOCKOUT_MAX_SECONDS,
+      loginIpLimit: e.NIGHTJAR_LOGIN_IP_LIMIT,
+      loginIpWindowSecs: e.NIGHTJAR_LOGIN_IP_WINDOW_SECONDS,
+      deviceLimit: e.NIGHTJAR_DEVICE_RATE_LIMIT,
+      deviceWindowSecs: e.NIGHTJAR_DEVICE_RATE_WINDOW_SECONDS,
+      userCodeLimit: e.NIGHTJAR_USER_CODE_LIMIT,
+      userCodeWindowSecs: e.NIGHTJAR_USER_CODE_WINDOW_SECONDS,
+      joinFailureLimit: e.NIGHTJAR_JOIN_FAILURE_LIMIT,
+      joinFailureWindowSecs: e.NIGHTJAR_JOIN_FAILURE_WINDOW_SECONDS,
+    },
+    metrics: { token: e.NIGHTJAR_METRICS_TOKEN, port: e.NIGHTJAR_METRICS_PORT, host: e.NIGHTJAR_METRICS_HOST ?? e.NIGHTJAR_HOST },
     capacity: capacityDefaults(e),
     lifetimes: { idleTimeoutSecs: e.NIGHTJAR_SESSION_IDLE_TIMEOUT_SECONDS, maxDurationSecs: e.NIGHTJAR_SESSION_MAX_DURATION_SECONDS },
     db: { queryTimeoutMs: e.NIGHTJAR_DB_QUERY_TIMEOUT_MS, connectTimeoutMs: e.NIGHTJAR_DB_CONNECT_TIMEOUT_MS },

@@ -1,6 +1,8 @@
 // The REST door: one Fastify route per operation with a REST binding. Path
 // parameters, then the query (GET/DELETE) or the JSON body, form the input that
-// the operation's zod schema validates (unknown fields are rejected).
+// the operation's zod schema validates (unknown fields are rejected). Before that,
+// every string in the path, the query and the body must be well formed (no NUL, no
+// lone surrogate): such input is refused with 400 before any work.
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import type { AnyOperation } from '../operations/types.ts'
@@ -8,7 +10,7 @@ import type { Services } from '../services.ts'
 import { missingScope, badRequest } from '../lib/errors.ts'
 import { hasScopes } from '../auth/scopes.ts'
 import { requireAuth } from './auth-hook.ts'
-import { parseInput } from './validate.ts'
+import { assertWellFormed, parseInput } from './validate.ts'
 
 export function pathParams(path: string): string[] {
   return [...path.matchAll(/:([A-Za-z]+)/g)].map((m) => m[1])
@@ -36,6 +38,8 @@ export function registerOperationRoutes(app: FastifyInstance, services: Services
         if (!hasScopes(auth.scopes, op.scopes)) throw missingScope(op.scopes.filter((s) => !auth.scopes.has(s)))
         const source = hasBody ? req.body ?? {} : req.query ?? {}
         if (typeof source !== 'object' || Array.isArray(source)) throw badRequest('invalid request: body must be a JSON object')
+        assertWellFormed(req.params, 'path')
+        assertWellFormed(source, hasBody ? 'body' : 'query')
         const input = parseInput(op.input, { ...(source as object), ...(req.params as object) })
         const result = await op.handler({ auth, services, log: req.log, via: 'rest', ip: req.ip }, input)
         if (result === undefined) return reply.code(status ?? 204).send()
