@@ -1,6 +1,6 @@
 // The app factory: builds the Fastify instance with every plugin, without
 // listening. `cli/start.ts` listens; tests call build() with their own database.
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify'
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
 import cors from '@fastify/cors'
@@ -55,7 +55,11 @@ export const REDACT = [
 
 export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance; services: Services }> {
   const logger = pino({ level: opts.config.logLevel, redact: { paths: REDACT, censor: '[redacted]' } }, opts.logStream ?? process.stdout)
-  const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, trustProxy: false, bodyLimit: 1024 * 1024, forceCloseConnections: true }) as unknown as FastifyInstance
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger, trustProxy: false, bodyLimit: 1024 * 1024, forceCloseConnections: true,
+    // a path that is not valid percent-encoded UTF-8 gets the one error shape, never the URL back
+    frameworkErrors: (_err, _req, reply) => void (reply as unknown as FastifyReply).code(400).send({ error: { code: 'bad_request', message: 'invalid request: path is not valid percent-encoded UTF-8' } }),
+  }) as unknown as FastifyInstance
   const bearer = new BearerAuth()
   // provider 'none' gives a null provider: the Sealer then fails closed before touching the store
   const kms = createKmsProvider(opts.config.kms)
@@ -114,7 +118,9 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     const nodeClients = new NodeClients(plane.nodes)
     services.plane = plane
     services.nodeClients = nodeClients
-    const activity = new SessionActivity(opts.db, app.log)
+    // a session may ask for an idle timeout down to 10 s: marks must come well within that
+    const shortestIdleMs = Math.min(10, opts.config.lifetimes.idleTimeoutSecs) * 1000
+    const activity = new SessionActivity(opts.db, app.log, Math.min(5000, shortestIdleMs / 4))
     services.activity = activity
     let watcher: SessionWatcher | undefined
     let reaper: Reaper | undefined

@@ -22,6 +22,9 @@ export async function startEmbeddedPlane(opts: {
   const daemonCounts = new DaemonCountsHub()
   const pods = new EmbeddedPodRuntime({
     poolSize: config.warmPoolSize,
+    poolMax: config.warmPoolMax,
+    poolWindowMs: config.warmPoolWindowMs,
+    poolLaunchConcurrency: config.warmPoolLaunchConcurrency,
     env: {
       ...process.env,
       NIGHTJAR_CHROMIUM_PATH: config.chromiumPath,

@@ -4,8 +4,9 @@
 // values, or shorter ones the caller asked for).
 //
 // - Activity: every driving call marks the session active. The mark reaches Postgres at
-//   most once per TOUCH_EVERY_MS per session from this process, so a busy agent costs one
-//   small write every few seconds, and every replica's reaper sees the same clock.
+//   most once per touchEveryMs per session from this process (a quarter of the shortest idle
+//   timeout, 5 s at most), so a busy agent costs one small write every few seconds, and
+//   every replica's reaper sees the same clock.
 // - The reaper: every few seconds, live sessions past either limit end like session_end
 //   does (the resource is told to end, the row reads ended with end_reason, the journal
 //   says why, the lease goes back). Ending is conditional on the row still being live, so
@@ -17,17 +18,16 @@ import type { SessionPlane } from './plane.ts'
 import type { NodeClients } from './nodes.ts'
 import { expiredSessions, expireSession, findSessionAnyOrg, journal, touchSession } from './store.ts'
 
-const TOUCH_EVERY_MS = 5000
-
 export class SessionActivity {
   private readonly lastWrite = new Map<string, number>()
 
-  constructor(private readonly db: Db, private readonly log: FastifyBaseLogger, private readonly now: () => number = Date.now) {}
+  /** `touchEveryMs` must stay well below the shortest idle timeout a session can have */
+  constructor(private readonly db: Db, private readonly log: FastifyBaseLogger, private readonly touchEveryMs: number, private readonly now: () => number = Date.now) {}
 
   /** a driving call on this session; never delays the call */
   touch(sessionId: string): void {
     const t = this.now()
-    if (t - (this.lastWrite.get(sessionId) ?? 0) < TOUCH_EVERY_MS) return
+    if (t - (this.lastWrite.get(sessionId) ?? 0) < this.touchEveryMs) return
     this.lastWrite.set(sessionId, t)
     if (this.lastWrite.size > 10_000) this.lastWrite.delete(this.lastWrite.keys().next().value!)
     touchSession(this.db, sessionId).catch((err) => this.log.warn({ err, session: sessionId }, 'could not record session activity'))

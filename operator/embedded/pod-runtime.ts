@@ -24,14 +24,29 @@ export function defaultPodCommand(): PodCommand {
   return { command: process.execPath, args: ['--import', 'tsx', `${REPO_ROOT}browser-pod/main.ts`], cwd: REPO_ROOT }
 }
 
+/** the pool's demand: the most claims within any window this long */
+const DEMAND_BUCKET_MS = 10_000
+/** a pool above its target retires one idle pod this often */
+const SHRINK_STEP_MS = 1000
+
 /** environment the pod may inherit; everything else (database URLs, KMS keys) stays out */
 const PASS_THROUGH = ['NIGHTJAR_CHROMIUM_PATH', 'NIGHTJAR_HOST_ALIASES', 'NIGHTJAR_DENY_CIDRS', 'NIGHTJAR_TUNNEL_URL']
 const BASE_ENV = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'LC_ALL', 'TZ', 'XDG_RUNTIME_DIR', 'XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'FONTCONFIG_PATH']
 
 export interface EmbeddedPodRuntimeOptions {
   command?: PodCommand
-  /** started, unclaimed chromium pods kept ready (default 2; 0 = start on demand) */
+  /** started, unclaimed chromium pods kept ready at the least (default 2; 0 = start on demand) */
   poolSize?: number
+  /**
+   * The pool grows toward recent demand up to this many (default: poolSize, i.e. a fixed
+   * pool). Demand is the most claims seen in any DEMAND_BUCKET_MS within poolWindowMs;
+   * when it passes out of the window the pool shrinks back, one pod per refill.
+   */
+  poolMax?: number
+  /** how long a burst of claims keeps the pool large (default 120 s) */
+  poolWindowMs?: number
+  /** pool pods launching at once (default 2): a refill never thrashes the CPU */
+  poolLaunchConcurrency?: number
   /** source of pass-through variables (default process.env) */
   env?: NodeJS.ProcessEnv
   /** extra variables for every pod (tests use it to steer the fake pod) */
@@ -69,6 +84,11 @@ export interface PodProcessInfo {
 export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
   private readonly command: PodCommand
   private readonly poolSize: number
+  private readonly poolMax: number
+  private readonly poolWindowMs: number
+  private readonly poolLaunchConcurrency: number
+  /** when recent claims happened, for the pool's demand */
+  private claims: number[] = []
   private readonly readyTimeoutMs: number
   private readonly configureTimeoutMs: number
   private readonly killGraceMs: number
@@ -82,11 +102,15 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
   private seq = 0
   private poolFailures = 0
   private refillTimer?: NodeJS.Timeout
+  private shrinkTimer?: NodeJS.Timeout
   private closed = false
 
   constructor(opts: EmbeddedPodRuntimeOptions = {}) {
     this.command = opts.command ?? defaultPodCommand()
     this.poolSize = opts.poolSize ?? 2
+    this.poolMax = Math.max(this.poolSize, opts.poolMax ?? this.poolSize)
+    this.poolWindowMs = opts.poolWindowMs ?? 120_000
+    this.poolLaunchConcurrency = Math.max(1, opts.poolLaunchConcurrency ?? 2)
     this.readyTimeoutMs = opts.readyTimeoutMs ?? 60_000
     this.configureTimeoutMs = opts.configureTimeoutMs ?? 30_000
     this.killGraceMs = opts.killGraceMs ?? 5_000
@@ -116,6 +140,7 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
     rec.launch = config
     this.bySession.set(config.sessionId, rec)
     this.log.info({ pod: rec.name, session: config.sessionId, warm }, 'pod claimed')
+    if (config.browserKind === 'chromium') this.claims.push(Date.now())
     this.refillPool()
 
     const configured = this.configure(rec)
@@ -163,6 +188,7 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
   async shutdown(): Promise<void> {
     this.closed = true
     if (this.refillTimer) clearTimeout(this.refillTimer)
+    if (this.shrinkTimer) clearTimeout(this.shrinkTimer)
     this.listeners.clear()
     const all = [...this.pods.values()]
     for (const rec of all) rec.state = 'terminating'
@@ -178,10 +204,23 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
     return free.find((r) => r.state === 'running') ?? free[0]
   }
 
+  /** how many pool pods recent demand asks for, between poolSize and poolMax */
+  poolTarget(now = Date.now()): number {
+    this.claims = this.claims.filter((t) => now - t < this.poolWindowMs)
+    let peak = 0
+    for (let i = 0, j = 0; i < this.claims.length; i++) {
+      while (this.claims[i] - this.claims[j] > DEMAND_BUCKET_MS) j++
+      peak = Math.max(peak, i - j + 1)
+    }
+    return Math.min(this.poolMax, Math.max(this.poolSize, peak))
+  }
+
   /**
-   * Top the pool up to poolSize unclaimed chromium pods. Only chromium is pooled: cloak
-   * is rare and governed, so it starts on demand. Pool pods that keep dying before they
-   * are claimed are replaced with backoff, not in a hot loop.
+   * Top the pool up to its target of unclaimed chromium pods, launching at most
+   * poolLaunchConcurrency at once (each launch that comes up, or dies, refills again);
+   * above the target, retire one idle pod per pass. Only chromium is pooled: cloak is rare
+   * and governed, so it starts on demand. Pool pods that keep dying before they are
+   * claimed are replaced with backoff, not in a hot loop.
    */
   private refillPool(): void {
     if (this.closed || this.refillTimer) return
@@ -189,8 +228,29 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
     const run = () => {
       this.refillTimer = undefined
       if (this.closed) return
-      const unclaimed = [...this.pods.values()].filter((r) => !r.sessionId && r.browserKind === 'chromium' && (r.state === 'starting' || r.state === 'running')).length
-      for (let i = unclaimed; i < this.poolSize; i++) this.spawn('chromium')
+      const target = this.poolTarget()
+      const pool = [...this.pods.values()].filter((r) => !r.sessionId && r.browserKind === 'chromium' && (r.state === 'starting' || r.state === 'running'))
+      const launching = [...this.pods.values()].filter((r) => r.state === 'starting').length
+      for (let i = pool.length, slots = this.poolLaunchConcurrency - launching; i < target && slots > 0; i++, slots--) this.spawn('chromium')
+      let again: number | undefined
+      if (pool.length > target) {
+        const idle = pool.find((r) => r.state === 'running')
+        if (idle) {
+          idle.state = 'terminating'
+          this.log.debug({ pod: idle.name, target }, 'pool shrinks to recent demand')
+          void idle.proc.kill(this.killGraceMs)
+        }
+        if (pool.length - 1 > target) again = SHRINK_STEP_MS // one pod per pass, gently
+      }
+      // demand leaves the window without any event: look again then
+      if (again === undefined && this.claims.length) again = Math.max(SHRINK_STEP_MS, this.claims[0] + this.poolWindowMs - Date.now())
+      if (again !== undefined && !this.shrinkTimer) {
+        this.shrinkTimer = setTimeout(() => {
+          this.shrinkTimer = undefined
+          this.refillPool()
+        }, again)
+        this.shrinkTimer.unref()
+      }
     }
     if (delay === 0) return run()
     this.refillTimer = setTimeout(run, delay)
@@ -229,6 +289,7 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
         rec.state = 'running'
         // a healthy pool pod ends any crash backoff; a claimed one is configure()'s business
         if (!rec.sessionId) this.poolFailures = 0
+        this.refillPool() // a launch slot is free
       },
       () => {},
     )

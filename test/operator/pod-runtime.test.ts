@@ -179,3 +179,20 @@ t.test('pods do not outlive a parent that dies without cleaning up', async (t) =
   await waitFor(() => pids.every((p) => !alive(p)), { what: 'orphaned pods to exit', timeoutMs: 10_000 })
   t.pass('both pods exited on stdin EOF')
 })
+
+t.test('the warm pool grows toward a burst of claims, launching a bounded number at once, and shrinks back when the burst ages out', async (t) => {
+  const { rt } = runtime(t, { poolSize: 1, poolMax: 4, poolWindowMs: 10_000, poolLaunchConcurrency: 2 })
+  rt.start()
+  await waitFor(() => running(rt).length === 1, { what: 'the minimum pool', timeoutMs: POD_TIMEOUT })
+  let mostStarting = 0
+  const watch = setInterval(() => {
+    mostStarting = Math.max(mostStarting, rt.processes().filter((p) => p.state === 'starting').length)
+  }, 5)
+  t.teardown(() => clearInterval(watch))
+  for (const id of ['nsess_b1', 'nsess_b2', 'nsess_b3']) await rt.ensure(launch(id), owner)
+  t.equal(rt.poolTarget(), 3, 'three claims within ten seconds ask for three warm pods')
+  await waitFor(() => running(rt).length === 3, { what: 'the pool grown to the burst', timeoutMs: POD_TIMEOUT })
+  t.ok(mostStarting <= 2, `never more than two launches at once (saw ${mostStarting})`)
+  await waitFor(() => running(rt).length === 1 && rt.poolTarget() === 1, { what: 'the pool back to its minimum once the burst aged out', timeoutMs: POD_TIMEOUT })
+  t.pass('shrunk back to the minimum')
+})

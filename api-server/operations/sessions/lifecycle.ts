@@ -13,8 +13,6 @@ const startFields = {
   egress: egress.optional().describe('local, split or platform; omitted uses the agent default'),
   network: networkRef.optional().describe('network name, slug or id, for local or split egress'),
   viewport: viewport.optional(),
-  idleTimeoutSecs: z.number().int().min(10).max(7 * 86400).optional().describe('end the session after this long without a driving call (server default and maximum apply)'),
-  maxDurationSecs: z.number().int().min(10).max(7 * 86400).optional().describe('end the session this long after it went live (server default and maximum apply)'),
 }
 
 export const sessionStart = defineOperation({
@@ -28,8 +26,11 @@ export const sessionStart = defineOperation({
     warmResume: z.boolean().optional(),
     fromVersion: z.string().regex(/^niver_[0-9A-Za-z]{1,40}$/, 'must be a version id (niver_…)').optional(),
     agent: z.string().max(200).optional().describe('REST/SDK only: empty or the credential’s own agent'),
+    // the spec fixes session_start's tool inputs; lifetimes are a REST/SDK extension
+    idleTimeoutSecs: z.number().int().min(10).max(7 * 86400).optional().describe('REST/SDK only: end the session after this long without a driving call (at most the server’s value)'),
+    maxDurationSecs: z.number().int().min(10).max(7 * 86400).optional().describe('REST/SDK only: end the session this long after it went live (at most the server’s value)'),
   }),
-  restOnlyFields: ['agent'],
+  restOnlyFields: ['agent', 'idleTimeoutSecs', 'maxDurationSecs'],
   rest: { method: 'POST', path: '/v1/sessions', status: 201 },
   handler: async ({ auth, services }, { agent, ...input }) => {
     // the SDK's optional agent defaults to the credential's agent; an empty string means the same
