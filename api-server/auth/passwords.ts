@@ -11,6 +11,13 @@ export async function hashPassword(password: string): Promise<string> {
   return `scrypt$${N}$${R}$${P}$${salt.toString('base64')}$${key.toString('base64')}`
 }
 
+/**
+ * A stored-form hash of a random password nobody knows, with the same parameters as a
+ * real one: sign-in verifies an unknown account's attempt against it, so an unknown
+ * e-mail costs the same scrypt work as a known one with a wrong password.
+ */
+export const DUMMY_PASSWORD_HASH = `scrypt$${N}$${R}$${P}$${randomBytes(16).toString('base64')}$${randomBytes(LEN).toString('base64')}`
+
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
   const [alg, n, r, p, salt, key] = stored.split('$')
   if (alg !== 'scrypt' || !key) return false

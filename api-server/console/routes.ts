@@ -4,17 +4,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Services } from '../services.ts'
 import { ALL_SCOPES } from '../auth/scopes.ts'
-import { verifyPassword } from '../auth/passwords.ts'
+import { checkPassword, normaliseEmail } from '../auth/login.ts'
 import { listKeys, mintKey } from '../auth/keys.ts'
 import { isApiError } from '../lib/errors.ts'
 import { recordAudit } from '../audit/audit.ts'
 import { Html, html, page } from './html.ts'
 import { checkCsrf, consoleUser, csrfToken, endConsoleSession, startConsoleSession, type ConsoleUser } from './session.ts'
+import { accountKey, addressKey, limitsFor, strictest } from '../limits/index.ts'
+import { checkLoginCsrf, issueLoginCsrf, knownBrowser, rememberBrowser, safeNext, sameOriginRequest, sendTooMany } from './guard.ts'
 
-/** Only same-site relative paths may be a post-login destination (no open redirect). */
-export function safeNext(next: unknown, fallback: string): string {
-  return typeof next === 'string' && /^\/(?![/\\])/.test(next) ? next : fallback
-}
+export { safeNext } from './guard.ts'
 
 export function registerConsole(app: FastifyInstance, services: Services) {
   const base = services.config.consolePath
@@ -24,11 +23,12 @@ export function registerConsole(app: FastifyInstance, services: Services) {
       .header('x-frame-options', 'DENY').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http: https:; frame-ancestors 'none'").send(body)
   const chrome = (u: ConsoleUser) => ({ user: { email: u.email, orgName: u.orgName }, logoutAction: `${base}/logout`, csrf: csrfToken(services, u) })
 
-  const loginPage = (next: string, error?: string) => page('Sign in', html`
+  const loginPage = (csrf: string, next: string, error?: string) => page('Sign in', html`
     <div class="card" style="max-width:420px;margin:40px auto">
       <h1>Sign in to Nightjar</h1>
       ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
       <form method="post" action="${base}/login">
+        <input type="hidden" name="csrf" value="${csrf}">
         <input type="hidden" name="next" value="${next}">
         <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required>
         <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
@@ -39,17 +39,41 @@ export function registerConsole(app: FastifyInstance, services: Services) {
   app.get(base, async (req, reply) => reply.redirect(`${base}/keys`))
   app.get(`${base}/login`, async (req, reply) => {
     const next = safeNext((req.query as Record<string, unknown>).next, `${base}/keys`)
-    return send(reply, 200, loginPage(next))
+    return send(reply, 200, loginPage(issueLoginCsrf(services, req, reply), next))
   })
+  // Sign-in. Order: same-origin and CSRF checks (login CSRF), then the limits (the
+  // client address, then the account — or the account on this known browser), then
+  // exactly one password verification whether or not the account exists. Unknown
+  // e-mails are counted and locked like known ones, so neither the answer, the lockout
+  // nor the work done tells them apart.
+  const limits = limitsFor(services)
   app.post(`${base}/login`, async (req, reply) => {
     const body = (req.body ?? {}) as Record<string, unknown>
     const next = safeNext(body.next, `${base}/keys`)
-    const email = typeof body.email === 'string' ? body.email.trim().toLowerCase() : ''
+    const again = (status: number, error: string) => send(reply, status, loginPage(issueLoginCsrf(services, req, reply), next, error))
+    if (!sameOriginRequest(services, req) || !checkLoginCsrf(services, req, body.csrf)) {
+      return again(403, 'The sign-in form expired or did not come from this site. Sign in again.')
+    }
+    const email = normaliseEmail(body.email)
     const password = typeof body.password === 'string' ? body.password : ''
-    const r = await services.db.query('select id, password_hash from users where email = $1', [email])
-    const ok = r.rows[0] ? await verifyPassword(password, r.rows[0].password_hash) : false
-    if (!ok) return send(reply, 401, loginPage(next, 'Email or password is wrong.'))
-    await startConsoleSession(services, reply, r.rows[0].id)
+    const address = addressKey(req.ip)
+    const account = accountKey(email)
+    const browser = await knownBrowser(services, req, account)
+    const lockKey = browser ? `${account}:${browser}` : account
+    const verdict = strictest(await limits.loginAddress.check(address), await limits.loginAccount.check(lockKey))
+    if (!verdict.allowed) {
+      return sendTooMany(req, reply, verdict.retryAfterSecs, 'too many sign-in attempts',
+        () => again(429, `Too many sign-in attempts. Try again in ${verdict.retryAfterSecs} seconds.`))
+    }
+    const userId = await checkPassword(services.db, email, password)
+    if (!userId) {
+      await limits.loginAddress.hit(address)
+      await limits.loginAccount.fail(lockKey)
+      return again(401, 'Email or password is wrong.')
+    }
+    await limits.loginAccount.reset(lockKey)
+    await rememberBrowser(services, reply, account, browser)
+    await startConsoleSession(services, reply, userId)
     return reply.redirect(next, 303)
   })
   app.post(`${base}/logout`, async (req, reply) => {

@@ -46,6 +46,17 @@ export interface DaemonEntry {
   reachable: boolean
 }
 
+/**
+ * Throttles join attempts per peer (limits/ builds it from the configuration). check()
+ * runs first, before any token lookup: a refused peer gets 429 with Retry-After, so a
+ * correct token from a throttled address is refused too until the window ends (the
+ * daemon retries with backoff). rejected() counts each join refused as unauthorized.
+ */
+export interface JoinGate {
+  check(peerAddress: string): Promise<{ allowed: true } | { allowed: false; retryAfterSecs: number }>
+  rejected(peerAddress: string): Promise<void>
+}
+
 export interface BrokerOptions {
   /** Checks the join token for the network named in ?network=. null → 401. Never log the token. */
   authenticate(networkNameOrSlug: string, token: string): Promise<NetworkAuth | null>
@@ -60,6 +71,7 @@ export interface BrokerOptions {
   helloTimeoutMs?: number // time allowed between upgrade and HELLO (default 5 s)
   dialTimeoutMs?: number // time allowed for OPEN_OK (default 10 s)
   window?: number // per-stream receive window (default 256 KiB)
+  joinGate?: JoinGate
 }
 
 interface Daemon {
@@ -83,15 +95,22 @@ export class TunnelBroker {
   private readonly heartbeatMs: number
   private readonly heartbeatTimeoutMs: number
   private closed = false
+  private joinGate?: JoinGate
 
   constructor(opts: BrokerOptions) {
     this.opts = opts
+    this.joinGate = opts.joinGate
     this.heartbeatMs = opts.heartbeatMs ?? 10_000
     this.heartbeatTimeoutMs = opts.heartbeatTimeoutMs ?? this.heartbeatMs * 3
     // noServer: the api-server's http server hands us its 'upgrade' events.
     // No compression: tunnel bytes are mostly already compressed or tiny, and
     // compression of attacker-influenced data next to secrets invites oracles.
     this.wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: MAX_FRAME })
+  }
+
+  /** Installs (or replaces) the join throttle. */
+  setJoinGate(gate: JoinGate | undefined): void {
+    this.joinGate = gate
   }
 
   /**
@@ -108,6 +127,21 @@ export class TunnelBroker {
 
   private async admit(req: IncomingMessage, socket: Duplex, head: Buffer, network: string): Promise<void> {
     if (this.closed) return refuseUpgrade(socket, 503, 'unavailable')
+    const peer = req.socket.remoteAddress ?? ''
+    const gate = this.joinGate
+    if (gate) {
+      let verdict: Awaited<ReturnType<JoinGate['check']>> = { allowed: true }
+      try {
+        verdict = await gate.check(peer)
+      } catch (e) {
+        // the throttle's store failing must not take local reach down: fail open, loudly
+        this.log('warn', 'daemon join: throttle unavailable', { error: (e as Error).message })
+      }
+      if (!verdict.allowed) {
+        this.log('info', 'daemon join refused: too many failed joins from this address', { network: network.slice(0, 200) })
+        return refuseUpgrade(socket, 429, 'too many failed joins; retry later', { 'Retry-After': String(verdict.retryAfterSecs) })
+      }
+    }
     if (!network || network.length > 200) return refuseUpgrade(socket, 400, 'missing network')
     const m = /^Bearer +(\S+)$/i.exec(req.headers.authorization ?? '')
     const token = m?.[1]
@@ -121,6 +155,7 @@ export class TunnelBroker {
       }
     }
     if (!auth) {
+      await gate?.rejected(peer).catch(() => {})
       this.log('info', 'daemon join rejected: unauthorized', { network })
       return refuseUpgrade(socket, 401, 'unauthorized')
     }
@@ -284,12 +319,13 @@ export class TunnelBroker {
   }
 }
 
-function refuseUpgrade(socket: Duplex, status: 400 | 401 | 503, body: string): void {
+function refuseUpgrade(socket: Duplex, status: 400 | 401 | 429 | 503, body: string, headers: Record<string, string> = {}): void {
   if (socket.destroyed) return
-  const text = { 400: 'Bad Request', 401: 'Unauthorized', 503: 'Service Unavailable' }[status]
+  const text = { 400: 'Bad Request', 401: 'Unauthorized', 429: 'Too Many Requests', 503: 'Service Unavailable' }[status]
   socket.end(
     `HTTP/1.1 ${status} ${text}\r\n` +
       (status === 401 ? 'WWW-Authenticate: Bearer\r\n' : '') +
+      Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('') +
       `Content-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   )
 }

@@ -1,7 +1,28 @@
 // Liveness, readiness (the database answers) and Prometheus metrics.
+//
+// /metrics is open on the main port unless configured otherwise:
+//  - NIGHTJAR_METRICS_TOKEN: every scrape must send `Authorization: Bearer <token>`
+//    (scheme case-insensitive); anything else is 401.
+//  - NIGHTJAR_METRICS_PORT (and NIGHTJAR_METRICS_HOST, default NIGHTJAR_HOST): /metrics
+//    is served by a listener of its own there and is no longer a route of the main port
+//    (404). The token, when set, applies there too.
+import { createServer, type IncomingMessage, type Server } from 'node:http'
+import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import client from 'prom-client'
 import type { Services } from '../services.ts'
+
+const UNAUTHORIZED = JSON.stringify({ error: { code: 'unauthorized', message: 'unauthorized' } })
+const NOT_FOUND = JSON.stringify({ error: { code: 'not_found', message: 'no such route' } })
+
+/** Constant-time check of a scrape's Bearer token (compared as SHA-256 digests, so lengths never leak). */
+export function metricsAuthorized(expected: string | undefined, header: string | undefined): boolean {
+  if (!expected) return true
+  const m = /^bearer +(\S+)$/i.exec((header ?? '').trim())
+  if (!m) return false
+  const digest = (v: string) => createHash('sha256').update(v).digest()
+  return timingSafeEqual(digest(m[1]), digest(expected))
+}
 
 export function registerHealth(app: FastifyInstance, services: Services) {
   const registry = new client.Registry()
@@ -27,6 +48,48 @@ export function registerHealth(app: FastifyInstance, services: Services) {
       return reply.code(503).send({ error: { code: 'unavailable', message: 'database unavailable' } })
     }
   })
-  app.get('/metrics', async (_req, reply) => reply.type(registry.contentType).send(await registry.metrics()))
+
+  const metrics = services.config.metrics ?? { host: services.config.host }
+  const token = metrics.token
+  if (metrics.port === undefined) {
+    app.get('/metrics', async (req, reply) => {
+      if (!metricsAuthorized(token, req.headers.authorization)) {
+        return reply.code(401).header('www-authenticate', 'Bearer realm="metrics"').type('application/json').send(UNAUTHORIZED)
+      }
+      return reply.type(registry.contentType).send(await registry.metrics())
+    })
+    return registry
+  }
+
+  // a listener of its own: started with the app (onReady, so a port clash fails start-up) and closed with it
+  let server: Server | undefined
+  const serve = async (req: IncomingMessage) => {
+    const path = (req.url ?? '/').split('?')[0]
+    if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) return { status: 404, type: 'application/json', body: NOT_FOUND }
+    if (!metricsAuthorized(token, req.headers.authorization)) return { status: 401, type: 'application/json', body: UNAUTHORIZED, auth: true }
+    return { status: 200, type: registry.contentType, body: await registry.metrics() }
+  }
+  app.addHook('onReady', async () => {
+    server = createServer((req, res) => {
+      serve(req).then((r) => {
+        const headers: Record<string, string> = { 'content-type': r.type, 'cache-control': 'no-store' }
+        if ('auth' in r) headers['www-authenticate'] = 'Bearer realm="metrics"'
+        res.writeHead(r.status, headers).end(req.method === 'HEAD' ? undefined : r.body)
+      }, () => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'internal', message: 'internal error' } })))
+    })
+    await new Promise<void>((resolve, reject) => {
+      server!.once('error', reject)
+      server!.listen(metrics.port, metrics.host, () => {
+        server!.off('error', reject)
+        resolve()
+      })
+    })
+    app.log.info({ host: metrics.host, port: metrics.port }, 'metrics listener started')
+  })
+  app.addHook('onClose', async () => {
+    if (!server) return
+    server.closeAllConnections()
+    await new Promise<void>((resolve) => server!.close(() => resolve()))
+  })
   return registry
 }

@@ -4,15 +4,17 @@
 // polls /oauth/token (device-store.ts has the state machine).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Services } from '../services.ts'
-import { checkCsrf, consoleUser } from '../console/session.ts'
+import { checkCsrf, consoleUser, type ConsoleUser } from '../console/session.ts'
 import { recordAudit } from '../audit/audit.ts'
 import { requireClient } from './clients.ts'
 import { clampScopes, DEFAULT_WORKSPACE, GRANT_DEVICE_CODE, WORKSPACE_PATTERN } from './constants.ts'
-import { noStore, oauthErrorHandler, OAuthError, param } from './errors.ts'
+import { noStore, oauthErrorHandler, OAuthError, param, sendOAuthError } from './errors.ts'
 import { checkResource } from './resource.ts'
 import { createDeviceAuthorization, decideDevice, findPendingDevice, formatUserCode, normaliseUserCode } from './device-store.ts'
 import { upsertGrant } from './grants.ts'
 import { deviceConsentPage, deviceEntryPage, outcomePage, sendPage } from './pages.ts'
+import { addressKey, limitsFor, strictest } from '../limits/index.ts'
+import { sendTooMany } from '../console/guard.ts'
 
 export function verificationUri(services: Services): string {
   return `${services.config.baseUrl}/oauth/authorize`
@@ -25,14 +27,41 @@ export function isDeviceVerification(source: Record<string, unknown>): boolean {
 
 const INVALID_CODE = 'That code is not valid, has expired or was already used. Check it, or start again in the application.'
 
+/**
+ * User codes have 40 bits and live 15 minutes, so guessing is throttled: wrong codes
+ * are counted per signed-in account and per client address, and past the limit every
+ * entry (right or wrong) is refused with 429 until the window ends, without a lookup.
+ */
+async function userCodeGate(services: Services, req: FastifyRequest, u: ConsoleUser) {
+  const limits = limitsFor(services)
+  const address = addressKey(req.ip)
+  return {
+    verdict: strictest(await limits.userCodeAccount.check(u.userId), await limits.userCodeAddress.check(address)),
+    failed: async () => {
+      await limits.userCodeAccount.hit(u.userId)
+      await limits.userCodeAddress.hit(address)
+    },
+  }
+}
+
+function tooManyCodes(services: Services, req: FastifyRequest, reply: FastifyReply, u: ConsoleUser, retryAfterSecs: number) {
+  return sendTooMany(req, reply, retryAfterSecs, 'too many wrong codes',
+    () => sendPage(reply, 429, deviceEntryPage(services, u, `Too many wrong codes. Try again in ${retryAfterSecs} seconds.`)))
+}
+
 export async function deviceVerificationGet(services: Services, req: FastifyRequest, reply: FastifyReply) {
   const u = await consoleUser(services, req)
   if (!u) return reply.redirect(`${services.config.consolePath}/login?next=${encodeURIComponent(req.url)}`, 302)
   const raw = (req.query as Record<string, unknown>).user_code
   if (raw === undefined) return sendPage(reply, 200, deviceEntryPage(services, u))
+  const gate = await userCodeGate(services, req, u)
+  if (!gate.verdict.allowed) return tooManyCodes(services, req, reply, u, gate.verdict.retryAfterSecs)
   const userCode = normaliseUserCode(raw)
   const pending = userCode ? await findPendingDevice(services.db, userCode, services.now()) : null
-  if (!pending) return sendPage(reply, 400, deviceEntryPage(services, u, INVALID_CODE))
+  if (!pending) {
+    await gate.failed()
+    return sendPage(reply, 400, deviceEntryPage(services, u, INVALID_CODE))
+  }
   return sendPage(reply, 200, deviceConsentPage(services, u, {
     userCode: pending.userCode, clientName: pending.clientName, builtin: pending.builtin,
     scopes: pending.scopes.filter((s) => u.scopes.has(s)), workspace: pending.workspace,
@@ -45,9 +74,14 @@ export async function deviceVerificationPost(services: Services, req: FastifyReq
   const u = await consoleUser(services, req)
   if (!u) return reply.redirect(`${services.config.consolePath}/login?next=${encodeURIComponent(`/oauth/authorize?user_code=${userCode ?? ''}`)}`, 302)
   if (!checkCsrf(services, u, body.csrf)) return sendPage(reply, 403, deviceEntryPage(services, u, 'The form expired or did not come from this site; enter the code again.'))
+  const gate = await userCodeGate(services, req, u)
+  if (!gate.verdict.allowed) return tooManyCodes(services, req, reply, u, gate.verdict.retryAfterSecs)
   const now = services.now()
   const pending = userCode ? await findPendingDevice(services.db, userCode, now) : null
-  if (!pending || !userCode) return sendPage(reply, 400, deviceEntryPage(services, u, INVALID_CODE))
+  if (!pending || !userCode) {
+    await gate.failed()
+    return sendPage(reply, 400, deviceEntryPage(services, u, INVALID_CODE))
+  }
 
   if (body.decision !== 'approve') {
     await decideDevice(services.db, userCode, { approve: false }, now)
@@ -64,7 +98,19 @@ export async function deviceVerificationPost(services: Services, req: FastifyReq
 }
 
 export function registerDevice(app: FastifyInstance, services: Services) {
-  app.post('/oauth/device', { errorHandler: oauthErrorHandler() }, async (req, reply) => {
+  const limits = limitsFor(services)
+  app.post('/oauth/device', {
+    errorHandler: oauthErrorHandler(),
+    // every request counts (each success is a database row), before the body is read
+    onRequest: async (req, reply) => {
+      const verdict = await limits.device.hit(addressKey(req.ip))
+      if (!verdict.allowed) {
+        return sendOAuthError(reply, new OAuthError('too_many_requests', `too many device authorizations from this address; retry in ${verdict.retryAfterSecs} s`, 429, {
+          'retry-after': String(verdict.retryAfterSecs),
+        }))
+      }
+    },
+  }, async (req, reply) => {
     const body = req.body ?? {}
     const client = await requireClient(services.db, param(body, 'client_id'))
     if (!client.grantTypes.includes(GRANT_DEVICE_CODE)) throw new OAuthError('unauthorized_client', 'this client is not registered for the device_code grant')

@@ -6,16 +6,17 @@ import type { Services } from '../services.ts'
 import { registerClient } from './clients.ts'
 import { DCR_RATE_LIMIT, DCR_RATE_WINDOW_MS } from './constants.ts'
 import { noStore, oauthErrorHandler, OAuthError, sendOAuthError } from './errors.ts'
-import { FixedWindowLimiter } from './rate-limit.ts'
+import { addressKey, limitsFor, WindowLimit } from '../limits/index.ts'
 
 export function registerRegistration(app: FastifyInstance, services: Services) {
   if (!services.config.oauthDcrEnabled) return
-  const limiter = new FixedWindowLimiter(DCR_RATE_LIMIT, DCR_RATE_WINDOW_MS, services.now)
+  // counted in the app's limit store with the other abuse limits (limits/)
+  const limiter = new WindowLimit(limitsFor(services).store, 'register-address', { limit: DCR_RATE_LIMIT, windowMs: DCR_RATE_WINDOW_MS }, services.now)
   app.post('/oauth/register', {
     errorHandler: oauthErrorHandler('invalid_client_metadata'),
     // counted before the body is read: malformed attempts cost the same as good ones
     onRequest: async (req, reply) => {
-      const verdict = limiter.hit(req.ip)
+      const verdict = await limiter.hit(addressKey(req.ip))
       if (!verdict.allowed) {
         return sendOAuthError(reply, new OAuthError('too_many_requests', `too many registrations from this address; retry in ${verdict.retryAfterSecs} s`, 429, {
           'retry-after': String(verdict.retryAfterSecs),

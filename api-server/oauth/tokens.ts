@@ -82,6 +82,14 @@ export async function resolveAccessToken(services: Services, token: string): Pro
 }
 
 /**
+ * The one answer to every refresh token that does not work — unknown, spent, revoked,
+ * expired, another client's or another resource's — so the endpoint is no oracle for
+ * which tokens exist or what became of them.
+ */
+export const BAD_REFRESH_TOKEN_DESCRIPTION = 'the refresh token is invalid, expired or revoked'
+const badRefreshToken = () => new OAuthError('invalid_grant', BAD_REFRESH_TOKEN_DESCRIPTION)
+
+/**
  * Refresh-token rotation: a refresh token is spent by its first use and a new pair is
  * issued in the same family. Presenting a spent one means it leaked (or a client
  * raced itself): the whole grant is revoked (OAuth 2.1 §4.3.1, RFC 9700 §4.14.2).
@@ -99,24 +107,24 @@ export async function rotateRefreshToken(
       [hash],
     )
     const row = r.rows[0]
-    if (!row) throw new OAuthError('invalid_grant', 'unknown refresh token')
+    if (!row) throw badRefreshToken()
     if (row.used_at) {
       spent.reused = true
       spent.grantId = row.grant_id
       return null
     }
-    if (row.revoked_at) throw new OAuthError('invalid_grant', 'the refresh token was revoked')
-    if (new Date(row.expires_at).getTime() <= input.now) throw new OAuthError('invalid_grant', 'the refresh token expired')
-    if (row.client_id !== input.clientId) throw new OAuthError('invalid_grant', 'the refresh token was issued to another client')
+    if (row.revoked_at) throw badRefreshToken()
+    if (new Date(row.expires_at).getTime() <= input.now) throw badRefreshToken()
+    if (row.client_id !== input.clientId) throw badRefreshToken()
     // the resource parameter was already checked against this deployment; a token
     // minted for another deployment's resource is simply not valid here
-    if (row.audience !== input.resource) throw new OAuthError('invalid_grant', 'the refresh token was issued for another resource')
+    if (row.audience !== input.resource) throw badRefreshToken()
     await c.query('update oauth_tokens set used_at = $2 where token_hash = $1', [hash, new Date(input.now)])
     return issueTokenPair(c, { grantId: row.grant_id, clientId: row.client_id, familyId: row.family_id, audience: row.audience, scopes: row.scopes, now: input.now })
   })
   if (spent.reused) {
     await tx(db, (c) => revokeGrants(c, [spent.grantId], new Date(input.now)))
-    throw new OAuthError('invalid_grant', 'the refresh token was already used; the grant is revoked')
+    throw badRefreshToken()
   }
   return out!
 }

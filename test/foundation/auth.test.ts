@@ -1,5 +1,7 @@
 import t from 'tap'
-import { startTestServer } from '../helpers/server.ts'
+import { randomBytes } from 'node:crypto'
+import { freePort, startTestServer } from '../helpers/server.ts'
+import { loginTokens } from '../oauth/helpers.ts'
 
 t.test('foundation auth over real HTTP', async (t) => {
   const s = await startTestServer(t)
@@ -108,4 +110,63 @@ t.test('foundation auth over real HTTP', async (t) => {
     t.equal(nf.status, 404)
     t.same(nf.body, { error: { code: 'not_found', message: 'no such route' } })
   })
+
+  t.test('[AUTH-01] [AUTH-02] the Bearer scheme is case-insensitive (RFC 7235): bearer, BEARER, Bearer with extra spaces', async (t) => {
+    const oauthTokens = await loginTokens(s, acme, { workspace: 'scheme-case' })
+    for (const token of [acme.apiKey, oauthTokens.access_token]) {
+      const kind = token.slice(0, 4)
+      for (const scheme of ['Bearer', 'bearer', 'BEARER', 'bEaReR']) {
+        const r = await fetch(s.url + '/v1/me', { headers: { authorization: `${scheme} ${token}` } })
+        t.equal(r.status, 200, `${scheme} ${kind}…`)
+      }
+      const spaced = await fetch(s.url + '/v1/me', { headers: { authorization: `bearer   ${token}` } })
+      t.equal(spaced.status, 200, `several spaces after the scheme (${kind}…)`)
+      const glued = await fetch(s.url + '/v1/me', { headers: { authorization: `bearer${token}` } })
+      t.equal(glued.status, 401, `no space: not a Bearer credential (${kind}…)`)
+    }
+    const mcp = await fetch(s.url + '/mcp', {
+      method: 'POST',
+      headers: { authorization: `bearer ${oauthTokens.access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+    })
+    t.equal(mcp.status, 200, 'MCP accepts the lower-case scheme too')
+  })
+})
+
+t.test('/metrics behind a token', async (t) => {
+  const token = randomBytes(24).toString('base64url')
+  const s = await startTestServer(t, { env: { NIGHTJAR_METRICS_TOKEN: token } })
+  const get = (authorization?: string) => fetch(s.url + '/metrics', { headers: authorization ? { authorization } : {} })
+  const none = await get()
+  t.equal(none.status, 401, 'no token: 401')
+  t.match(none.headers.get('www-authenticate'), /^Bearer realm="metrics"$/)
+  t.equal((await get('Bearer wrong-token-wrong-token')).status, 401, 'a wrong token: 401')
+  t.equal((await get(`Basic ${token}`)).status, 401, 'another scheme: 401')
+  const ok = await get(`Bearer ${token}`)
+  t.equal(ok.status, 200, 'the token: 200')
+  t.match(await ok.text(), /nightjar_http_requests_total/)
+  t.equal((await get(`bearer ${token}`)).status, 200, 'scheme case-insensitive')
+  t.notOk(s.logs().includes(token), 'the metrics token is never logged')
+})
+
+t.test('/metrics on a separate port', async (t) => {
+  const token = randomBytes(24).toString('base64url')
+  const metricsPort = await freePort()
+  const s = await startTestServer(t, { env: { NIGHTJAR_METRICS_PORT: String(metricsPort), NIGHTJAR_METRICS_HOST: '127.0.0.1' } })
+  t.equal((await s.request('GET', '/healthz')).status, 200)
+  const main = await fetch(s.url + '/metrics')
+  t.equal(main.status, 404, 'not served on the main port')
+  const there = await fetch(`http://127.0.0.1:${metricsPort}/metrics`)
+  t.equal(there.status, 200, 'served on the metrics port')
+  t.match(await there.text(), /nightjar_http_requests_total\{method="GET",route="\/healthz",status="200"\}/, 'the main port\'s traffic is counted')
+  t.equal((await fetch(`http://127.0.0.1:${metricsPort}/v1/me`)).status, 404, 'nothing else is served there')
+  await s.close()
+  t.ok(await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then(() => false, () => true), 'closed with the app')
+
+  // both: a separate port and a token
+  const port2 = await freePort()
+  const s2 = await startTestServer(t, { env: { NIGHTJAR_METRICS_PORT: String(port2), NIGHTJAR_METRICS_TOKEN: token } })
+  t.equal((await fetch(`http://127.0.0.1:${port2}/metrics`)).status, 401, 'the token applies on the metrics port')
+  t.equal((await fetch(`http://127.0.0.1:${port2}/metrics`, { headers: { authorization: `Bearer ${token}` } })).status, 200)
+  t.equal((await fetch(s2.url + '/metrics', { headers: { authorization: `Bearer ${token}` } })).status, 404)
 })

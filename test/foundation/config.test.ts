@@ -1,6 +1,7 @@
 import t from 'tap'
 import { spawnSync } from 'node:child_process'
-import { loadConfig, ConfigError } from '../../api-server/config.ts'
+import { readFileSync } from 'node:fs'
+import { CONFIG_KEYS, loadConfig, ConfigError } from '../../api-server/config.ts'
 
 t.test('config is validated with one clear line naming the variable', async (t) => {
   t.throws(() => loadConfig({ NIGHTJAR_PORT: 'eighty' }), new ConfigError('invalid configuration: NIGHTJAR_PORT: Invalid input: expected number, received NaN'))
@@ -20,4 +21,10 @@ t.test('a bad value stops start-up with one line naming the variable', async (t)
   t.equal(r.status, 1)
   t.equal(r.stderr.trim().split('\n').length, 1, 'one line')
   t.match(r.stderr, /^nightjar: invalid configuration: NIGHTJAR_PORT: /)
+})
+
+t.test('every configuration variable is in the README table', async (t) => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+  const undocumented = CONFIG_KEYS.filter((k) => !readme.includes(`| \`${k}\` |`))
+  t.same(undocumented, [], 'a knob nobody can find is a knob nobody can use')
 })

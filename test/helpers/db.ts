@@ -27,7 +27,7 @@ export async function createTestDb(t: { teardown(fn: () => unknown): void }): Pr
   u.pathname = '/' + name
   const url = u.toString()
   await migrate(url)
-  const db = createPool(url, 5)
+  const db = createPool(url, 10)
   let dropped = false
   const drop = async () => {
     if (dropped) return

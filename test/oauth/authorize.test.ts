@@ -1,7 +1,7 @@
 import t from 'tap'
 import { startTestServer } from '../helpers/server.ts'
 import {
-  authorizeUrl, BUILTIN, consent, consoleLogin, DEFAULT_SCOPES, getPage, hiddenFields, pkce, postForm, testClock,
+  authorizeUrl, BUILTIN, consent, consoleLogin, DEFAULT_SCOPES, getPage, hiddenFields, pkce, postForm, postLogin, testClock,
 } from './helpers.ts'
 
 t.test('the authorization endpoint and consent', async (t) => {
@@ -113,7 +113,7 @@ t.test('the authorization endpoint and consent', async (t) => {
     t.equal(r.status, 302)
     const loc = r.headers.get('location')!
     t.equal(loc, `/console/login?next=${encodeURIComponent(url)}`)
-    const login = await postForm(s, '/console/login', { email: org.email, password: 'correct horse battery', next: new URL(loc, s.url).searchParams.get('next')! })
+    const login = await postLogin(s, { email: org.email, password: 'correct horse battery', next: new URL(loc, s.url).searchParams.get('next')! })
     t.equal(login.status, 303)
     t.equal(login.headers.get('location'), url, 'the console sends the human back to the authorization request')
   })

@@ -7,7 +7,8 @@ const USER_CODE = /^[2-9A-HJ-NP-Z]{4}-[2-9A-HJ-NP-Z]{4}$/
 
 t.test('device flow (RFC 8628)', async (t) => {
   const clock = testClock()
-  const s = await startTestServer(t, { now: clock.now })
+  // this file starts many device authorizations in a burst; the limit has its own test (abuse-limits.test.ts)
+  const s = await startTestServer(t, { now: clock.now, env: { NIGHTJAR_DEVICE_RATE_LIMIT: '1000' } })
   const org = await s.bootstrap()
   const insecure = { [oauth.allowInsecureRequests]: true }
   const issuer = new URL(s.url)

@@ -3,7 +3,7 @@
 // is driven over plain HTTP (parse the form, post it back) where a test is about the
 // server's rules, and in real Chromium where the browser is the point.
 import { createHash, randomBytes } from 'node:crypto'
-import { createServer, type Server } from 'node:http'
+import { createServer, request as httpRequest, type Server } from 'node:http'
 import { launchTestBrowser } from '../helpers/chromium.ts'
 import type { Bootstrapped } from '../../api-server/auth/orgs.ts'
 import type { Reply, TestServer } from '../helpers/server.ts'
@@ -40,9 +40,28 @@ export async function getPage(s: TestServer, pathOrUrl: string, cookie?: string)
   return parse(await fetch(url, { headers: cookie ? { cookie } : {}, redirect: 'manual' }))
 }
 
+/** Opens the sign-in page as a browser would: its login-CSRF cookie and form token. */
+export async function loginForm(s: TestServer, next = '/console/keys', headers: Record<string, string> = {}): Promise<{ cookie: string; csrf: string; page: Reply }> {
+  const page = await parse(await fetch(`${s.url}${s.config.consolePath}/login?next=${encodeURIComponent(next)}`, { headers, redirect: 'manual' }))
+  const set = page.headers.getSetCookie().find((c) => c.startsWith('nj_login_csrf='))
+  if (!set) throw new Error('no login csrf cookie')
+  return { cookie: set.split(';')[0], csrf: hiddenFields(page.text).csrf ?? '', page }
+}
+
+/** Posts the sign-in form (after opening it, unless a form is given); the raw reply. */
+export async function postLogin(
+  s: TestServer,
+  fields: { email: string; password: string; next?: string },
+  o: { form?: { cookie: string; csrf: string }; headers?: Record<string, string> } = {},
+): Promise<Reply> {
+  const form = o.form ?? await loginForm(s)
+  const cookies = [form.cookie, o.headers?.cookie].filter(Boolean).join('; ')
+  return postForm(s, `${s.config.consolePath}/login`, { csrf: form.csrf, next: '/console/keys', ...fields }, { ...o.headers, cookie: cookies })
+}
+
 /** Signs in to the console over HTTP; returns the Cookie header value. */
 export async function consoleLogin(s: TestServer, who: { email: string; password?: string }): Promise<string> {
-  const r = await postForm(s, `${s.config.consolePath}/login`, { email: who.email, password: who.password ?? 'correct horse battery', next: '/console/keys' })
+  const r = await postLogin(s, { email: who.email, password: who.password ?? 'correct horse battery' })
   if (r.status !== 303) throw new Error(`console login failed with ${r.status}`)
   const set = r.headers.getSetCookie().find((c) => c.startsWith('nj_console='))
   if (!set) throw new Error('no console cookie')
@@ -146,4 +165,33 @@ export const launchBrowser = launchTestBrowser
 /** Count of log lines (or any text) containing the secret, without ever printing it. */
 export function leaks(text: string, ...secrets: string[]): boolean {
   return secrets.some((x) => x && text.includes(x))
+}
+
+/**
+ * One HTTP request from another loopback source address (127.0.0.2, …): another client
+ * address as the server sees it, for per-address limits.
+ */
+export function requestFrom(s: TestServer, localAddress: string, method: string, path: string, o: { form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<Reply> {
+  const body = o.form ? new URLSearchParams(o.form).toString() : undefined
+  const headers: Record<string, string | number> = { ...o.headers }
+  if (body !== undefined) {
+    headers['content-type'] = 'application/x-www-form-urlencoded'
+    headers['content-length'] = Buffer.byteLength(body)
+  }
+  return new Promise((resolve, reject) => {
+    const u = new URL(s.url + path)
+    const req = httpRequest({ host: u.hostname, port: u.port, path: u.pathname + u.search, method, localAddress, headers }, (res) => {
+      let text = ''
+      res.on('data', (d) => (text += d))
+      res.on('end', () => {
+        let parsed: any
+        try { parsed = text ? JSON.parse(text) : undefined } catch { parsed = undefined }
+        const h = new Headers()
+        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) for (const x of ([] as string[]).concat(v)) h.append(k, x)
+        resolve({ status: res.statusCode ?? 0, headers: h, text, body: parsed })
+      })
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
 }

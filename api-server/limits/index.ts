@@ -1,0 +1,104 @@
+// The abuse limits of the console and OAuth surface and of the daemon control
+// channel, built once per app from the configuration and the service clock.
+//
+// Counting happens in a LimitStore (store.ts). Today that is in-process memory, so
+// with several api-server replicas each replica enforces the limits on its own (an
+// attacker spread over N replicas gets up to N times the budget). The replicas work
+// has not landed; when it does, a Postgres-backed LimitStore replaces the memory one
+// here and nothing else changes.
+//
+// Client addresses: the server runs with trustProxy false and has no trusted-proxy
+// setting, so X-Forwarded-For is never read; the key is the socket's peer address
+// (behind a reverse proxy, the proxy's). IPv6 peers are keyed by their /64, since one
+// host usually holds a whole /64.
+import { isIPv6 } from 'node:net'
+import { createHash } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
+import type { Services } from '../services.ts'
+import type { JoinGate } from '../control/broker.ts'
+import type { Config } from '../config.ts'
+import { MemoryLimitStore, type LimitStore } from './store.ts'
+import { BackoffLock, WindowLimit } from './policies.ts'
+import { LIMIT_DEFAULTS, type LimitSettings } from './defaults.ts'
+
+export { LIMIT_DEFAULTS, type LimitSettings } from './defaults.ts'
+export { BackoffLock, WindowLimit, strictest, type Verdict } from './policies.ts'
+export { MemoryLimitStore, type LimitStore, type LimitRecord } from './store.ts'
+
+/** The limiter key of a peer address: IPv4 as is (IPv4-mapped IPv6 unwrapped), IPv6 by its /64. */
+export function addressKey(ip: string | undefined): string {
+  if (!ip) return 'unknown'
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)
+  if (mapped) return mapped[1]
+  if (!isIPv6(ip)) return ip
+  const [head, tail = ''] = ip.split('%')[0].split('::')
+  const h = head ? head.split(':') : []
+  const tl = tail ? tail.split(':') : []
+  const groups = ip.includes('::') ? [...h, ...Array(8 - h.length - tl.length).fill('0'), ...tl] : h
+  return groups.slice(0, 4).map((g) => parseInt(g || '0', 16).toString(16)).join(':') + '::/64'
+}
+
+/** The limiter key of an account: a hash of the normalised e-mail (keys never hold personal data in clear). */
+export function accountKey(email: string): string {
+  return createHash('sha256').update(email.trim().toLowerCase()).digest('base64url').slice(0, 22)
+}
+
+export class Limits {
+  readonly loginAccount: BackoffLock
+  readonly loginAddress: WindowLimit
+  readonly device: WindowLimit
+  readonly userCodeAccount: WindowLimit
+  readonly userCodeAddress: WindowLimit
+  readonly joinAddress: WindowLimit
+
+  constructor(readonly settings: LimitSettings, now: () => number, readonly store: LimitStore = new MemoryLimitStore()) {
+    const s = settings
+    this.loginAccount = new BackoffLock(store, 'login-account', {
+      freeFailures: s.loginLockoutThreshold, baseMs: s.loginLockoutBaseSecs * 1000, maxMs: s.loginLockoutMaxSecs * 1000,
+      // a streak is forgotten after a quiet hour (or at least one full maximum lock)
+      memoryMs: Math.max(3_600_000, s.loginLockoutMaxSecs * 1000),
+    }, now)
+    this.loginAddress = new WindowLimit(store, 'login-address', { limit: s.loginIpLimit, windowMs: s.loginIpWindowSecs * 1000 }, now)
+    this.device = new WindowLimit(store, 'device-address', { limit: s.deviceLimit, windowMs: s.deviceWindowSecs * 1000 }, now)
+    this.userCodeAccount = new WindowLimit(store, 'user-code-account', { limit: s.userCodeLimit, windowMs: s.userCodeWindowSecs * 1000 }, now)
+    this.userCodeAddress = new WindowLimit(store, 'user-code-address', { limit: s.userCodeLimit, windowMs: s.userCodeWindowSecs * 1000 }, now)
+    this.joinAddress = new WindowLimit(store, 'join-address', { limit: s.joinFailureLimit, windowMs: s.joinFailureWindowSecs * 1000 }, now)
+  }
+}
+
+export function limitSettings(config: Config): LimitSettings {
+  return { ...LIMIT_DEFAULTS, ...(config as { limits?: Partial<LimitSettings> }).limits }
+}
+
+const perServices = new WeakMap<Services, Limits>()
+
+/** The one Limits of an app (one store shared by every limit). */
+export function limitsFor(services: Services): Limits {
+  let l = perServices.get(services)
+  if (!l) {
+    l = new Limits(limitSettings(services.config), services.now)
+    perServices.set(services, l)
+  }
+  return l
+}
+
+/** The /ws/control join throttle: rejected join tokens per client address. */
+export function joinGate(limits: Limits): JoinGate {
+  return {
+    check: (peer) => limits.joinAddress.check(addressKey(peer)),
+    rejected: async (peer) => {
+      await limits.joinAddress.hit(addressKey(peer))
+    },
+  }
+}
+
+/**
+ * Installs the join throttle on the app's tunnel broker once the app is assembled
+ * (app.ts creates the broker after the OAuth routes; the first join can only arrive
+ * after listen, which runs the onReady hooks first).
+ */
+export function registerJoinLimits(app: FastifyInstance, services: Services): void {
+  app.addHook('onReady', async () => {
+    services.localReach?.broker?.setJoinGate(joinGate(limitsFor(services)))
+  })
+}
