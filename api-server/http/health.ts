@@ -24,6 +24,8 @@ export function metricsAuthorized(expected: string | undefined, header: string |
   return timingSafeEqual(digest(m[1]), digest(expected))
 }
 
+const READY_TIMEOUT_MS = 1000
+
 export function registerHealth(app: FastifyInstance, services: Services) {
   const registry = new client.Registry()
   client.collectDefaultMetrics({ register: registry })
@@ -40,12 +42,20 @@ export function registerHealth(app: FastifyInstance, services: Services) {
     latency.observe({ method: req.method, route }, reply.elapsedTime / 1000)
   })
   app.get('/healthz', async () => ({ ok: true }))
+  // readiness answers within a second whatever the database does: a load balancer must
+  // learn of a stalled database before its own probe times out
   app.get('/readyz', async (_req, reply) => {
+    let timer: NodeJS.Timeout | undefined
     try {
-      await services.db.query('select 1')
+      await Promise.race([
+        services.db.query('select 1'),
+        new Promise((_, reject) => { timer = setTimeout(() => reject(new Error('readiness probe timed out')), READY_TIMEOUT_MS) }),
+      ])
       return { ok: true }
     } catch {
-      return reply.code(503).send({ error: { code: 'unavailable', message: 'database unavailable' } })
+      return reply.code(503).header('retry-after', '2').send({ error: { code: 'unavailable', message: 'database unavailable' } })
+    } finally {
+      clearTimeout(timer)
     }
   })
 
