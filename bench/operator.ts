@@ -137,7 +137,7 @@ interface OperatorChild {
 }
 
 async function startOperator(info: ClusterInfo, work: string): Promise<OperatorChild> {
-  const concurrency = process.env.NIGHTJAR_OPERATOR_CONCURRENCY ?? '4'
+  const concurrency = process.env.NIGHTJAR_OPERATOR_CONCURRENCY ?? '16' // the chart's default
   const pool = process.env.NIGHTJAR_WARM_POOL_SIZE ?? '0'
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,

@@ -298,14 +298,15 @@ t.test('a lagging cache neither deletes a live pod nor starts one for a finished
   t.equal((await pods.observe('nsess_done')).phase, 'Gone')
 })
 
-t.test('events say what happened to a session: assigned, live, ended; a lost pod is a Warning with its cause', async (t) => {
+t.test('events say what happened to a session: live (naming its pod), ended; a lost pod is a Warning with its cause', async (t) => {
   const { store, pods, phase, events } = await setup(t, { poolSize: 1 })
   await store.create(newSession('nsess_ev'))
   await phase('nsess_ev', 'Live')
   await store.patch('nsess_ev', { spec: { desiredState: 'Ended' } })
   await phase('nsess_ev', 'Ended')
   await waitFor(() => events.some((e) => e.reason === 'Ended'), { what: 'the Ended event' })
-  t.same(events.filter((e) => e.name === 'nsess_ev').map((e) => `${e.type} ${e.reason}`), ['Normal PodAssigned', 'Normal Live', 'Normal Ended'])
+  t.same(events.filter((e) => e.name === 'nsess_ev').map((e) => `${e.type} ${e.reason}`), ['Normal Live', 'Normal Ended'])
+  t.match(events.find((e) => e.reason === 'Live')!.message, /^browser pod \S+ ready at http:/)
 
   await store.create(newSession('nsess_ev2'))
   await phase('nsess_ev2', 'Live')

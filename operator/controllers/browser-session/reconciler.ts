@@ -125,10 +125,12 @@ export class BrowserSessionReconciler implements Reconciler {
     }
   }
 
+  /**
+   * One Normal event on the happy path (Live, naming the pod), so a burst of starts costs the
+   * api-server one event write per session, not one per step; the steps are in status.
+   */
   private transitionEvents(session: BrowserSession, podName: string | undefined, phase: string | undefined, pod: PodObservation): void {
-    const before = session.status
-    if (podName && before?.podName !== podName) this.event(session, 'Normal', REASONS.PodAssigned, `browser pod ${podName} assigned`)
-    if (phase === 'Live' && before?.phase !== 'Live') this.event(session, 'Normal', 'Live', `browser ready at ${pod.endpoint ?? podName}`)
+    if (phase === 'Live' && session.status?.phase !== 'Live') this.event(session, 'Normal', 'Live', `browser pod ${podName} ready at ${pod.endpoint}`)
   }
 
   private event(session: BrowserSession, type: EventType, reason: string, message: string): void {
