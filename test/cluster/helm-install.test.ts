@@ -17,6 +17,7 @@ import { freePort } from '../helpers/server.ts'
 import { waitFor } from '../helpers/wait.ts'
 import { restrictedViolations } from '../kube/pod-security.ts'
 import { bridgeWeb, cluster, createTestDb, installNightjar, kubectl, kubectlJson, podDatabaseUrl, ROOT, tokenKubeConfig } from './helpers.ts'
+import { fnv1a } from '../helpers/fnv.ts'
 
 const DEV_APP = String.raw`
 require('node:http').createServer((req, res) => {
@@ -43,14 +44,6 @@ async function statusOf(call: () => Promise<unknown>): Promise<number> {
 
 const CANARY = 'Cnry-' + Math.random().toString(36).slice(2, 12) + '-k8s'
 
-function fnv1a(s: string): string {
-  let h = 0x811c9dc5
-  for (const c of new TextEncoder().encode(s)) {
-    h ^= c
-    h = Math.imul(h, 0x01000193) >>> 0
-  }
-  return h.toString(16).padStart(8, '0')
-}
 
 /** `nightjar admin bootstrap` against the release's database, as its NOTES say (here without kubectl exec: the test node has none) */
 function bootstrap(databaseUrl: string): { apiKey: string; agentId: string } {

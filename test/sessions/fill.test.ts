@@ -5,18 +5,11 @@ import { startTestServer, type Reply } from '../helpers/server.ts'
 import { startPublicWeb } from '../helpers/netns.ts'
 import { createPersona } from '../helpers/personas.ts'
 import { mcpClient } from '../helpers/mcp.ts'
+import { fnv1a } from '../helpers/fnv.ts'
 
 const CANARY = 'Cnry-' + Math.random().toString(36).slice(2, 12) + '-pw'
 const CANARY_B = 'Cnry-' + Math.random().toString(36).slice(2, 12) + '-pw'
 
-function fnv1a(s: string): string {
-  let h = 0x811c9dc5
-  for (const c of new TextEncoder().encode(s)) {
-    h ^= c
-    h = Math.imul(h, 0x01000193) >>> 0
-  }
-  return h.toString(16).padStart(8, '0')
-}
 
 t.test('secure fill', async (t) => {
   const web = await startPublicWeb(t)
