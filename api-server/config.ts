@@ -197,12 +197,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /**
- * Sized to the machine unless set: as many concurrent starts as cores (at least 2), a queue
- * four times that, and as many live sessions as fit in memory at about 384 MiB each (a
- * Chromium with a few tabs), between 2 and 64.
+ * Sized to the machine unless set: four concurrent starts per core (a start from the warm
+ * pool costs milliseconds; a cold launch about a core-second, and the pool's own refills
+ * are bounded separately), a queue four times that, and as many live sessions as fit in
+ * memory at about 384 MiB each (a Chromium with a few tabs), between 2 and 64.
  */
 function capacityDefaults(e: z.infer<typeof schema>): Config['capacity'] {
-  const startConcurrency = e.NIGHTJAR_START_CONCURRENCY ?? Math.max(2, availableParallelism())
+  const startConcurrency = e.NIGHTJAR_START_CONCURRENCY ?? 4 * availableParallelism()
   return {
     startConcurrency,
     startQueue: e.NIGHTJAR_START_QUEUE ?? startConcurrency * 4,
