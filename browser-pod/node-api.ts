@@ -28,7 +28,7 @@ interface Route<S extends z.ZodType = z.ZodType> {
   handle: (session: PodSession, input: z.infer<S>) => Promise<unknown> | unknown
   /** Routes carrying secrets never log error details. */
   secret?: boolean
-  /** Top-level result fields the echo guard leaves alone: base64 pixels or PDF bytes, not text. */
+  /** Top-level result fields the echo guard leaves alone: base64 pixels or PDF bytes, or a sealed-at-once auth-state. */
   opaque?: readonly string[]
 }
 
@@ -51,7 +51,9 @@ export const ROUTES: Record<string, Route> = {
   '/v1/wait_for': route(C.WaitForInput, waitFor),
   '/v1/select_option': route(C.SelectOptionInput, selectOption),
   '/v1/hover': route(C.HoverInput, hover),
-  '/v1/storage_state': route(C.Empty, (s) => storageState(s), true),
+  // credential-equivalent, and never shown to anyone: the api-server seals it at once (a
+  // warm resume must restore a cookie that holds the secret exactly, not its mask)
+  '/v1/storage_state': route(C.Empty, (s) => storageState(s), true, ['cookies', 'origins', 'sessionStorage']),
   '/v1/secure_type': route(C.SecureTypeInput, secureType, true),
 }
 
