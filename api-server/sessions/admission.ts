@@ -69,20 +69,36 @@ export class Admission {
   }
 
   /**
-   * Quotas, then the session's row (`insert`, inside the same transaction: pending, so a
-   * queued start shows its place in line), then a launch slot. A refusal leaves no row.
+   * Refuses at once, before any database work, a start that could only wait for a full
+   * queue: in a burst, the refusals must not queue behind the starts being admitted.
+   */
+  precheck(): void {
+    if (this.inFlight >= this.limits.startConcurrency && this.queue.length >= this.limits.startQueue) throw this.queueFull()
+  }
+
+  /**
+   * A launch slot or a place in line is reserved first, synchronously — so a burst is
+   * sorted by the event loop and every start beyond the queue is refused without touching
+   * the database — then the quotas are checked and the session's row written (`insert`,
+   * inside the same transaction: pending, so a queued start shows its place in line). Any
+   * refusal gives the reservation back and leaves no row.
    */
   async admit(db: Db, orgId: string, sessionId: string, insert: (tx: Queryable) => Promise<void>): Promise<Admitted> {
-    // a start that is over quota without the lock is refused without waiting for it: in a
-    // burst, most refusals cost one read and never queue behind the starts being admitted
-    await this.checkQuotas(db, orgId)
-    await tx(db, async (c) => {
-      await c.query('select pg_advisory_xact_lock($1)', [ADMISSION_LOCK])
-      await this.checkQuotas(c, orgId)
-      await insert(c)
-    })
+    const ticket = this.reserve(sessionId)
     try {
-      return await this.slot(sessionId)
+      // over quota without the lock: refused without waiting for it (one read)
+      await this.checkQuotas(db, orgId)
+      await tx(db, async (c) => {
+        await c.query('select pg_advisory_xact_lock($1)', [ADMISSION_LOCK])
+        await this.checkQuotas(c, orgId)
+        await insert(c)
+      })
+    } catch (e) {
+      ticket.cancel()
+      throw e
+    }
+    try {
+      return await ticket.granted
     } catch (e) {
       await db.query('delete from sessions where id = $1', [sessionId])
       throw e
@@ -104,7 +120,14 @@ export class Admission {
     }
   }
 
-  private slot(sessionId: string): Promise<Admitted> {
+  private queueFull(): ApiError {
+    // the expected wait for a place in line, so the caller knows when to come back
+    const expectedMs = Math.ceil((this.queue.length + 1) / this.limits.startConcurrency) * this.avgStartMs
+    return this.refuse('START_QUEUE_FULL', 'too many session starts are waiting; retry shortly', expectedMs / 1000)
+  }
+
+  /** a slot now, or a place in line (granted when a slot frees), or START_QUEUE_FULL; synchronous */
+  private reserve(sessionId: string): { granted: Promise<Admitted>; cancel(): void } {
     const started = Date.now()
     const admitted: Admitted = {
       release: once(() => {
@@ -115,20 +138,18 @@ export class Admission {
     }
     if (this.inFlight < this.limits.startConcurrency && this.queue.length === 0) {
       this.inFlight++
-      return Promise.resolve(admitted)
+      return { granted: Promise.resolve(admitted), cancel: () => admitted.release() }
     }
-    // the expected wait for this place in line; past the bound, refuse now rather than later
-    const ahead = this.queue.length + 1
-    const expectedMs = Math.ceil(ahead / this.limits.startConcurrency) * this.avgStartMs
-    if (this.queue.length >= this.limits.startQueue) {
-      throw this.refuse('START_QUEUE_FULL', 'too many session starts are waiting; retry shortly', expectedMs / 1000)
-    }
-    return new Promise<Admitted>((resolve, reject) => {
-      const waiter: Waiter = {
+    if (this.queue.length >= this.limits.startQueue) throw this.queueFull()
+    let waiter!: Waiter
+    let granted = false
+    const promise = new Promise<Admitted>((resolve, reject) => {
+      waiter = {
         sessionId,
         grant: () => {
           clearTimeout(waiter.timer)
           this.inFlight++
+          granted = true
           resolve(admitted)
         },
         timer: setTimeout(() => {
@@ -139,6 +160,16 @@ export class Admission {
       }
       this.queue.push(waiter)
     })
+    promise.catch(() => {}) // a cancelled or timed-out place in line is the caller's to report
+    return {
+      granted: promise,
+      cancel: () => {
+        if (granted) return admitted.release()
+        clearTimeout(waiter.timer)
+        const i = this.queue.indexOf(waiter)
+        if (i >= 0) this.queue.splice(i, 1)
+      },
+    }
   }
 
   private next(): void {

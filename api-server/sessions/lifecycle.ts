@@ -91,6 +91,7 @@ export async function startSession(
   actingAgentId: string = auth.agentId,
 ): Promise<SessionView> {
   const plane = requirePlane(services)
+  services.admission?.precheck()
   // the checks and the agent's default egress are independent reads: one round trip, not two
   const [{ network }, egress] = await Promise.all([
     precheck(services, auth, input),
