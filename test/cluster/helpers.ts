@@ -4,7 +4,7 @@
 // of the chart with images the test node maps to this working tree.
 import { execFile, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { createServer as createHttpServer, type Server } from 'node:http'
 import { createServer as createTcpServer, connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -193,7 +193,11 @@ export async function installNightjar(
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   writeFileSync(join(dir, 'kms.key'), randomBytes(32), { mode: 0o600 })
   await kubectl(['-n', namespace, 'create', 'secret', 'generic', 'nightjar-kms', `--from-file=kms.key=${join(dir, 'kms.key')}`])
-  writeFileSync(join(dir, 'values.json'), JSON.stringify(opts.values ?? {}))
+  // CRDs are cluster-wide and owned by the first release that installed them (and kept after
+  // it is gone): a second release installs without them, as a platform team's would
+  const crdsPresent = (await kubectl(['get', 'crd', '-o', 'name'])).includes('browsersessions.nightjar.dev')
+  const values = { ...opts.values, ...(crdsPresent ? { crds: { install: false } } : {}) }
+  writeFileSync(join(dir, 'values.json'), JSON.stringify(values))
   await helm(['install', release, CHART, '--namespace', namespace, '-f', join(dir, 'values.json')])
   t.teardown(() => helm(['uninstall', release, '--namespace', namespace, '--wait=false']).catch(() => {}))
   const fullname = `${release}-nightjar`
@@ -204,6 +208,24 @@ export async function installNightjar(
 
 /** every Deployment available with all replicas updated and ready */
 export async function rolledOut(namespace: string, deployments: string[], timeoutMs = 180_000): Promise<void> {
+  try {
+    await waitForRollout(namespace, deployments, timeoutMs)
+  } catch (err) {
+    // say why: each pod's phase, waiting reasons and the tail of its containers' logs
+    const pods = (await kubectlJson(['-n', namespace, 'get', 'pods']).catch(() => ({ items: [] }))).items
+    const info = cluster()
+    const lines = pods.map((p: any) => {
+      const states = [...(p.status.initContainerStatuses ?? []), ...(p.status.containerStatuses ?? [])]
+        .map((c: any) => `${c.name}: ${JSON.stringify(c.state)} restarts=${c.restartCount}`).join('; ')
+      const logs = readdirSync(info.node.logDir).filter((f) => f.startsWith(`${namespace}_${p.metadata.name}_`))
+        .map((f) => `${f}: ${readFileSync(join(info.node.logDir, f), 'utf8').trim().split('\n').slice(-5).join(' | ')}`)
+      return `${p.metadata.name} ${p.status.phase} ${states}\n  ${logs.join('\n  ')}`
+    })
+    throw new Error(`${(err as Error).message}\n${lines.join('\n')}`)
+  }
+}
+
+async function waitForRollout(namespace: string, deployments: string[], timeoutMs: number): Promise<void> {
   await waitFor(async () => {
     for (const name of deployments) {
       const d = await kubectlJson(['-n', namespace, 'get', 'deployment', name]).catch(() => undefined)

@@ -67,6 +67,9 @@ exec env -u SHLVL -u _ -u OLDPWD PATH="$cpath" "${'$'}{priv[@]}" "$@"
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
 
+/** where an image's /app (this working tree) appears inside a container: under no volume a pod mounts */
+const APP_DIR = '/run/nightjar-test-node/app'
+
 /** the node's tools by absolute path: a container's PATH must not decide which `ip` runs */
 const which = (name: string) => DEFAULT_PATH.split(':').map((d) => join(d, name)).find((p) => existsSync(p)) ?? name
 const BIN = { ip: which('ip'), unshare: which('unshare'), nsenter: which('nsenter'), setpriv: which('setpriv'), bash: which('bash') }
@@ -474,9 +477,14 @@ export class PodWorker {
       ...env,
     }
     const wdRaw: string = c.spec.workingDir || image.workdir
-    const wd = wdRaw === '/app' || wdRaw.startsWith('/app/') ? join(this.ctx.repoRoot, wdRaw.slice(4)) : wdRaw
+    const inApp = wdRaw === '/app' || wdRaw.startsWith('/app/')
+    const wd = inApp ? join(APP_DIR, wdRaw.slice(4)) : wdRaw
     if (!existsSync(wd)) mkdirSync(wd, { recursive: true })
-    return { image, argv, env: full, priv, wd, ro: sc.readOnlyRootFilesystem === true, mounts: this.mounts(c, env) }
+    // The working tree is every image's /app. It is bound at APP_DIR inside the container,
+    // not used where it lies: a clone under /tmp would vanish beneath a /tmp emptyDir. It
+    // is mounted last, so no volume can hide it.
+    const app = inApp ? [{ src: this.ctx.repoRoot, dst: APP_DIR, ro: true }] : []
+    return { image, argv, env: full, priv, wd, ro: sc.readOnlyRootFilesystem === true, mounts: [...this.mounts(c, env), ...app] }
   }
 
   private mounts(c: Ctr, env: Record<string, string>): { src: string; dst: string; ro: boolean }[] {
