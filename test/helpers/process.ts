@@ -1,14 +1,7 @@
 // Process facts tests check: is a pid alive, and what runs below a set of pids.
 import { execFileSync } from 'node:child_process'
 
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM' // exists, owned by someone else
-  }
-}
+export { alive } from '../../api-server/lib/process.ts'
 
 /** every process below the given roots (a pod's Chromium and its helpers), roots included */
 export function descendants(roots: number[]): number[] {
