@@ -155,6 +155,8 @@ export class TunnelBroker {
       }
     }
     if (!auth) {
+      // counting a failure must never turn a refusal into something else: the 401 goes out
+      // whatever the limit store says (at worst one failure is not counted)
       await gate?.rejected(peer).catch(() => {})
       this.log('info', 'daemon join rejected: unauthorized', { network })
       return refuseUpgrade(socket, 401, 'unauthorized')

@@ -181,6 +181,7 @@ export function registerMcp(app: FastifyInstance, services: Services, ops: reado
       if (isJSONRPCRequest(message)) {
         const problem = paramsProblem(message)
         if (problem) {
+          // a client that hung up cannot receive its error; nothing ran, so nothing is lost
           transport.send({ jsonrpc: '2.0', id: message.id, error: invalidParams(problem) }).catch(() => {})
           return
         }
