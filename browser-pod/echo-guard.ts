@@ -212,7 +212,8 @@ export function variants(raw: string, bytes: Buffer = Buffer.from(raw, 'utf8')):
     encodeURIComponent(safeWellFormed(raw)), // encodeURIComponent
     new URLSearchParams([['', raw]]).toString().slice(1), // application/x-www-form-urlencoded (spaces as +), as a GET form submits it
     percentEncode(bytes, PATH_SET).replace(/\\/g, '/'), // history.pushState / location into the path (Chromium: \ becomes /)
-    percentEncode(bytes, SPEC_PATH_SET).replace(/\\/g, '/'), // the same as the WHATWG URL standard (and Node's URL) writes it
+    percentEncode(bytes, SPEC_PATH_SET).replace(/\\/g, '/'), // the same as the WHATWG URL standard (and Node 20's URL) writes it
+    percentEncode(bytes, SPEC_PATH_SET_NEW).replace(/\\/g, '/'), // the standard since it added ^ to the path set (Node 24's URL)
     percentEncode(bytes, QUERY_SET), // into the query of a special URL
     percentEncode(bytes, FRAGMENT_SET), // location.hash
   ]
@@ -249,6 +250,7 @@ export function variants(raw: string, bytes: Buffer = Buffer.from(raw, 'utf8')):
 /** Percent-encode sets (Chromium's measured, and the URL standard's path set): each also holds C0 controls, DEL and non-ASCII. */
 const PATH_SET = new Set(' "#<>?`{}|^'.split('').map((c) => c.charCodeAt(0)))
 const SPEC_PATH_SET = new Set(' "#<>?`{}'.split('').map((c) => c.charCodeAt(0)))
+const SPEC_PATH_SET_NEW = new Set(' "#<>?`{}^'.split('').map((c) => c.charCodeAt(0)))
 const QUERY_SET = new Set(' "#<>\''.split('').map((c) => c.charCodeAt(0)))
 const FRAGMENT_SET = new Set(' "<>`'.split('').map((c) => c.charCodeAt(0)))
 
