@@ -41,6 +41,13 @@ interface Waiter {
   timer: NodeJS.Timeout
 }
 
+/** a reserved slot or place in line: granted resolves once the start may launch */
+export interface Ticket {
+  granted: Promise<Admitted>
+  /** gives the slot or the place in line back (a start refused or failed before launching); idempotent */
+  cancel(): void
+}
+
 /** one admitted start; release() exactly once when the start settled (live or failed) */
 export interface Admitted {
   release(): void
@@ -69,22 +76,13 @@ export class Admission {
   }
 
   /**
-   * Refuses at once, before any database work, a start that could only wait for a full
-   * queue: in a burst, the refusals must not queue behind the starts being admitted.
+   * With a ticket reserved first (reserve(), synchronously — so a burst is sorted by the
+   * event loop and every start beyond the queue is refused without touching the database):
+   * the quotas are checked and the session's row written (`insert`, inside the same
+   * transaction: pending, so a queued start shows its place in line), then the slot is
+   * awaited. Any refusal gives the reservation back and leaves no row.
    */
-  precheck(): void {
-    if (this.inFlight >= this.limits.startConcurrency && this.queue.length >= this.limits.startQueue) throw this.queueFull()
-  }
-
-  /**
-   * A launch slot or a place in line is reserved first, synchronously — so a burst is
-   * sorted by the event loop and every start beyond the queue is refused without touching
-   * the database — then the quotas are checked and the session's row written (`insert`,
-   * inside the same transaction: pending, so a queued start shows its place in line). Any
-   * refusal gives the reservation back and leaves no row.
-   */
-  async admit(db: Db, orgId: string, sessionId: string, insert: (tx: Queryable) => Promise<void>): Promise<Admitted> {
-    const ticket = this.reserve(sessionId)
+  async admit(db: Db, orgId: string, sessionId: string, ticket: Ticket, insert: (tx: Queryable) => Promise<void>): Promise<Admitted> {
     try {
       // over quota without the lock: refused without waiting for it (one read)
       await this.checkQuotas(db, orgId)
@@ -127,7 +125,7 @@ export class Admission {
   }
 
   /** a slot now, or a place in line (granted when a slot frees), or START_QUEUE_FULL; synchronous */
-  private reserve(sessionId: string): { granted: Promise<Admitted>; cancel(): void } {
+  reserve(sessionId: string): Ticket {
     const started = Date.now()
     const admitted: Admitted = {
       release: once(() => {
@@ -140,6 +138,7 @@ export class Admission {
       this.inFlight++
       return { granted: Promise.resolve(admitted), cancel: () => admitted.release() }
     }
+    // (cancel may be called twice — by admit() and by its caller — and is idempotent)
     if (this.queue.length >= this.limits.startQueue) throw this.queueFull()
     let waiter!: Waiter
     let granted = false
@@ -164,7 +163,7 @@ export class Admission {
     return {
       granted: promise,
       cancel: () => {
-        if (granted) return admitted.release()
+        if (granted) return admitted.release() // once(): a second call does nothing
         clearTimeout(waiter.timer)
         const i = this.queue.indexOf(waiter)
         if (i >= 0) this.queue.splice(i, 1)

@@ -91,20 +91,23 @@ export async function startSession(
   actingAgentId: string = auth.agentId,
 ): Promise<SessionView> {
   const plane = requirePlane(services)
-  services.admission?.precheck()
+  const life = lifetimes(services, input)
+  const id = newId('nsess_')
+  // A launch slot or a place in line first, synchronously and before any database work: in
+  // a burst, every start beyond the queue is refused at once (429). Given back on any failure.
+  const ticket = services.admission?.reserve(id)
+  const orCancel = <T>(p: Promise<T>): Promise<T> => p.catch((e) => { ticket?.cancel(); throw e })
   // the checks and the agent's default egress are independent reads: one round trip, not two
-  const [{ network }, egress] = await Promise.all([
+  const [{ network }, egress] = await orCancel(Promise.all([
     precheck(services, auth, input),
     input.egress ?? agentDefaultEgress(services, actingAgentId),
-  ])
+  ]))
   // local and split without a network are not rejected: nothing is declared, so nothing is tunnelled
   const declaredHosts = egress !== 'platform' && network ? network.declaredHosts : []
-  const id = newId('nsess_')
   const openedBy = { principalId: actingAgentId, credentialId: auth.principal.credentialId, name: auth.principal.name }
 
   const browserKind = input.browserKind ?? 'chromium'
   const createdAt = new Date().toISOString()
-  const life = lifetimes(services, input)
   // The row exists before the lease is taken, so the lease reaper always sees a live holder,
   // and before a launch slot, so a queued start shows its place in line. Admission writes it
   // under its lock (quotas are exact under bursts); a refused start leaves no row.
@@ -112,8 +115,8 @@ export async function startSession(
     id, orgId: auth.orgId, agentId: actingAgentId, openedBy, admission, identityId: null, grantId: null,
     egress, networkId: network?.id ?? null, browserKind, url: input.url ?? null, viewport: input.viewport ?? null, createdAt, ...life,
   }
-  const admitted: Admitted | undefined = services.admission
-    ? await services.admission.admit(services.db, auth.orgId, id, (c) => insertSession(c, row))
+  const admitted: Admitted | undefined = ticket
+    ? await services.admission!.admit(services.db, auth.orgId, id, ticket, (c) => insertSession(c, row))
     : await insertSession(services.db, row).then(() => undefined)
   try {
     return await launch()
