@@ -11,13 +11,13 @@
 // No scheduler and no kubelet: the test node (test-node.ts) binds and runs Pods.
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { createWriteStream, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { createWriteStream, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { request } from 'node:https'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { alive } from '../helpers/process.ts'
+import { sweepDeadRuns } from './stale.ts'
 
 const run = promisify(execFile)
 
@@ -170,28 +170,13 @@ function tail(file: string, lines = 15): string {
   }
 }
 
-/** Control-plane directories of earlier runs whose process died: kill what they left. */
-function sweepStale(root: string): void {
-  if (!existsSync(root)) return
-  for (const d of readdirSync(root)) {
-    const m = /^cp-(\d+)-/.exec(d)
-    if (!m || alive(Number(m[1]))) continue
-    const pidFile = join(root, d, 'pids')
-    if (existsSync(pidFile)) {
-      for (const pid of readFileSync(pidFile, 'utf8').split('\n').filter(Boolean).map(Number)) {
-        try { process.kill(pid, 'SIGKILL') } catch { /* already gone */ }
-      }
-    }
-    rmSync(join(root, d), { recursive: true, force: true })
-  }
-}
 
 export async function startControlPlane(opts: { binDir: string; network: ClusterNetwork; log?: (msg: string) => void }): Promise<ControlPlane> {
   const log = opts.log ?? (() => {})
   const net = opts.network
   const root = join(tmpdir(), 'nightjar-cluster')
   mkdirSync(root, { recursive: true })
-  sweepStale(root)
+  sweepDeadRuns(root, 'cp') // control planes of runs that died
   const dir = join(root, `cp-${process.pid}-${randomBytes(3).toString('hex')}`)
   mkdirSync(dir, { recursive: true })
   const pids: number[] = []

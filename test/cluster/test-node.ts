@@ -59,6 +59,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { alive } from '../helpers/process.ts'
+import { sweepDeadRuns } from './stale.ts'
 import type { ClusterNetwork } from './control-plane.ts'
 import { ApiError, Informer, KubeClient, TaskQueue, type ApiAccess, type Obj } from './kube-client.ts'
 import { NODE_CAPACITY } from './node-env.ts'
@@ -105,19 +106,7 @@ const STATE_ROOT = join(tmpdir(), 'nightjar-cluster')
 
 /** the state of nodes whose process died: their containers, /etc/netns entries, directories */
 function sweepStale(): void {
-  if (existsSync(STATE_ROOT)) {
-    for (const d of readdirSync(STATE_ROOT)) {
-      const m = /^node-(\d+)-/.exec(d)
-      if (!m || alive(Number(m[1]))) continue
-      const pids = join(STATE_ROOT, d, 'pids')
-      if (existsSync(pids)) {
-        for (const pid of readFileSync(pids, 'utf8').split('\n').filter(Boolean).map(Number)) {
-          try { process.kill(-pid, 'SIGKILL') } catch { /* gone */ }
-        }
-      }
-      rmSync(join(STATE_ROOT, d), { recursive: true, force: true })
-    }
-  }
+  sweepDeadRuns(STATE_ROOT, 'node', { groups: true })
   if (existsSync('/etc/netns')) {
     for (const d of readdirSync('/etc/netns')) {
       const m = /^njp-(\d+)-/.exec(d)
