@@ -1,5 +1,6 @@
 // Every knob is a NIGHTJAR_* environment variable, validated once at start.
 // A bad value stops start-up with one line naming the variable.
+import { ConfigError } from '../contracts/config-error.ts'
 import { availableParallelism, totalmem } from 'node:os'
 import { resolve } from 'node:path'
 import { z } from 'zod'
@@ -130,7 +131,6 @@ export type Config = {
   db: { queryTimeoutMs: number; connectTimeoutMs: number }
 }
 
-export class ConfigError extends Error {}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = schema.safeParse(env)
@@ -215,3 +215,5 @@ function capacityDefaults(e: z.infer<typeof schema>): Config['capacity'] {
 
 /** What /docs and the README's configuration table list; kept beside the schema so they cannot drift. */
 export const CONFIG_KEYS = Object.keys(schema.shape)
+
+export { ConfigError }

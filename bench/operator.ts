@@ -32,7 +32,7 @@ import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, Watch, typ
 import { parse as parseYaml } from 'yaml'
 import { BROWSER_SESSION, GROUP, LABELS, VERSION, type BrowserSession } from '../crds/types.ts'
 import { kubeName, kubeResources } from '../operator/kube/index.ts'
-import { newId } from '../api-server/lib/ids.ts'
+import { newId } from '../contracts/ids.ts'
 import { percentile, progress } from './harness.ts'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))

@@ -17,8 +17,8 @@ import type { Duplex } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { TunnelBroker } from '../api-server/control/broker.ts'
 import { runDaemon } from '../cli/daemon.ts'
-import { newToken } from '../api-server/lib/ids.ts'
-import { isEntryPoint } from '../api-server/lib/entry-point.ts'
+import { newToken } from '../contracts/ids.ts'
+import { isEntryPoint } from '../contracts/entry-point.ts'
 
 type Row = Record<string, string | number>
 const PATHS = ['direct', 'relay', 'tunnel'] as const

@@ -3,7 +3,7 @@
 // node's status/code/reason, and NodeApiError.details for the fill refusals' audit
 // fields (host, field_kind).
 import http from 'node:http'
-import { ApiError } from '../api-server/lib/errors.ts'
+import { ApiError } from '../contracts/errors.ts'
 import type * as C from './contract.ts'
 import { NodeError, type ErrorDetails } from './errors.ts'
 

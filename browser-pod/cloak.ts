@@ -16,9 +16,9 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core'
-import { ApiError } from '../api-server/lib/errors.ts'
+import { ApiError } from '../contracts/errors.ts'
 import { browserEnv, cloakArgs, CLOAK_DROPPED_DEFAULT_ARGS, DEFAULT_CHROMIUM_PATH } from './chromium.ts'
-import { alive } from '../api-server/lib/process.ts'
+import { alive } from '../contracts/process.ts'
 
 /** The virtual screen: a common desktop size, larger than the window, as on a real desk. */
 export const CLOAK_SCREEN = { width: 1920, height: 1080 }

@@ -4,7 +4,7 @@
 // between the check and the connect.
 import { BlockList, isIP } from 'node:net'
 import type { Duplex } from 'node:stream'
-import { hostAllowed } from '../api-server/lib/hosts.ts'
+import { hostAllowed } from '../contracts/hosts.ts'
 
 export type EgressMode = 'platform' | 'local' | 'split'
 

@@ -1,6 +1,6 @@
 // Node-side errors. Same body shape as everywhere ({"error":{code,message,reason?}}),
 // plus the value-free audit fields the fill refusals carry (host, field_kind).
-import { ApiError, type ErrorBody } from '../api-server/lib/errors.ts'
+import { ApiError, type ErrorBody } from '../contracts/errors.ts'
 
 export type ErrorDetails = { host?: string; field_kind?: string }
 

@@ -11,7 +11,7 @@
 import http from 'node:http'
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { z } from 'zod'
-import { ApiError, badRequest, notFound, unauthorized } from '../api-server/lib/errors.ts'
+import { ApiError, badRequest, notFound, unauthorized } from '../contracts/errors.ts'
 import * as C from './contract.ts'
 import { act, hover, selectOption, waitFor } from './actions/act.ts'
 import { consoleMessages, pdf, screenshot } from './actions/capture.ts'

@@ -14,8 +14,8 @@
 // re-checks `location.origin` before typing. Nothing is typed through page-wide
 // keyboard events, which would land in whatever has focus after a navigation.
 import type { ElementHandle } from 'playwright-core'
-import { hostAllowed } from '../api-server/lib/hosts.ts'
-import { ApiError } from '../api-server/lib/errors.ts'
+import { hostAllowed } from '../contracts/hosts.ts'
+import { ApiError } from '../contracts/errors.ts'
 import type { EditableKind, SecureTypeInput, SecureTypeResult } from './contract.ts'
 import { NodeError, isTimeout } from './errors.ts'
 import type { PodSession } from './session.ts'

@@ -1,7 +1,7 @@
 // One pod, one session. A warm pod has Chromium running and waits for configure,
 // which sets the egress policy and opens the browser context and its page.
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { ApiError, conflict } from '../api-server/lib/errors.ts'
+import { ApiError, conflict } from '../contracts/errors.ts'
 import type { ConfigureInput, ConsoleMessage, SessionStorageEntry } from './contract.ts'
 import type { EgressGateway, TunnelDialer } from './egress-gateway.ts'
 import { EchoGuard } from './echo-guard.ts'

@@ -3,7 +3,7 @@
 import { loadConfig } from '../api-server/config.ts'
 import { openDatabase } from '../api-server/runtime.ts'
 import { bootstrapOrg } from '../api-server/auth/orgs.ts'
-import { isApiError } from '../api-server/lib/errors.ts'
+import { isApiError } from '../contracts/errors.ts'
 import { parseFlags } from './flags.ts'
 import { isOAuthAdminCommand, oauthAdmin, OAUTH_ADMIN_USAGE } from './oauth-admin.ts'
 

@@ -10,11 +10,11 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs'
 import net from 'node:net'
 import WebSocket from 'ws'
-import { hostAllowed } from '../api-server/lib/hosts.ts'
+import { hostAllowed } from '../contracts/hosts.ts'
 import { DAEMON_ID, MAX_DATA, MAX_FRAME, allocWithHeadroom, type OpenFailReason } from '../tunnel/frames.ts'
 import { TunnelSession, type OpenRequest } from '../tunnel/session.ts'
 import type { TunnelStream } from '../tunnel/stream.ts'
-import { isEntryPoint } from '../api-server/lib/entry-point.ts'
+import { isEntryPoint } from '../contracts/entry-point.ts'
 
 export interface DaemonOptions {
   network: string

@@ -1,5 +1,5 @@
 // The `nightjar` command.
-import { ConfigError } from '../api-server/config.ts'
+import { ConfigError } from '../contracts/config-error.ts'
 
 const HELP = `nightjar — browser sessions for AI agents
 

@@ -1,7 +1,7 @@
 // The TypeScript shape of the custom resources in crds/*.yaml (nightjar.dev/v1alpha1).
 // Keep the two in step: test/operator/crds.test.ts checks that objects of these types
 // validate against the YAML schemas and that no field would be pruned by a real api-server.
-import type { Condition, Resource } from '../operator/ports.ts'
+import type { Condition, Resource } from './meta.ts'
 
 export const GROUP = 'nightjar.dev'
 export const VERSION = 'v1alpha1'

@@ -1,7 +1,7 @@
 // Writes sdk/routes.ts from the operation registry: the SDK's method → REST route
 // table. Run `node --import tsx scripts/gen-sdk-routes.ts`; a test fails when stale.
 import { writeFileSync } from 'node:fs'
-import { isEntryPoint } from '../api-server/lib/entry-point.ts'
+import { isEntryPoint } from '../contracts/entry-point.ts'
 import { operations } from '../api-server/operations/registry.ts'
 
 export function renderRoutes(): string {

@@ -1,7 +1,7 @@
 // Bearer routing by prefix: each prefix is checked only against its own kind
 // of record. Anything that does not resolve fails closed with one identical 401.
 import type { AuthContext } from './context.ts'
-import { isApiError } from '../lib/errors.ts'
+import { isApiError } from '../../contracts/errors.ts'
 
 export type BearerResolver = (token: string) => Promise<AuthContext | null>
 

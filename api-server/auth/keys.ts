@@ -1,7 +1,7 @@
 // API keys: njk_ tokens stored only as SHA-256. Minting obeys no-escalation.
 import type { Db, Queryable } from '../store/db.ts'
-import { newId, newToken, sha256 } from '../lib/ids.ts'
-import { ApiError, badRequest, forbidden } from '../lib/errors.ts'
+import { newId, newToken, sha256 } from '../../contracts/ids.ts'
+import { ApiError, badRequest, forbidden } from '../../contracts/errors.ts'
 import { isScope } from './scopes.ts'
 import type { AuthContext } from './context.ts'
 

@@ -1,8 +1,8 @@
 // Orgs, their owner and default agent: how a new user (and every test) gets in.
 import type { Db, Queryable } from '../store/db.ts'
 import { tx } from '../store/db.ts'
-import { newId } from '../lib/ids.ts'
-import { badRequest, conflict } from '../lib/errors.ts'
+import { newId } from '../../contracts/ids.ts'
+import { badRequest, conflict } from '../../contracts/errors.ts'
 import { hashPassword } from './passwords.ts'
 import { mintKey, type MintedKey } from './keys.ts'
 import { ROLE_SCOPES, type Role } from './scopes.ts'

@@ -4,8 +4,8 @@
 // nothing else in the service calls this.
 import type { OpContext } from '../operations/types.ts'
 import { recordAudit } from '../audit/audit.ts'
-import { newId } from '../lib/ids.ts'
-import { badRequest } from '../lib/errors.ts'
+import { newId } from '../../contracts/ids.ts'
+import { badRequest } from '../../contracts/errors.ts'
 import { noKmsError } from '../kms/index.ts'
 import { drive } from '../sessions/drive.ts'
 import { coveredOrigins, sealAuthState } from './seal.ts'

@@ -7,7 +7,7 @@ import { createHmac, randomBytes } from 'node:crypto'
 import { SignJWT, jwtVerify } from 'jose'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Services } from '../services.ts'
-import { safeEqual } from '../lib/ids.ts'
+import { safeEqual } from '../../contracts/ids.ts'
 
 /**
  * Only a same-origin path may be a post-login destination. The value is parsed as a

@@ -5,7 +5,7 @@ import { SignJWT, jwtVerify } from 'jose'
 import { createHmac } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Services } from '../services.ts'
-import { newId, safeEqual } from '../lib/ids.ts'
+import { newId, safeEqual } from '../../contracts/ids.ts'
 import { ROLE_SCOPES, type Role } from '../auth/scopes.ts'
 import type { AuthContext } from '../auth/context.ts'
 

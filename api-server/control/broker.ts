@@ -11,7 +11,7 @@
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { WebSocketServer, type WebSocket } from 'ws'
-import { newId } from '../lib/ids.ts'
+import { newId } from '../../contracts/ids.ts'
 import { MAX_FRAME, type HelloInfo } from '../../tunnel/frames.ts'
 import { TunnelSession } from '../../tunnel/session.ts'
 import { TunnelError } from '../../tunnel/errors.ts'

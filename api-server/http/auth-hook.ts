@@ -1,7 +1,7 @@
 // Resolves the Bearer credential of a request, or throws the one 401.
 import type { FastifyRequest } from 'fastify'
 import type { AuthContext } from '../auth/context.ts'
-import { ApiError } from '../lib/errors.ts'
+import { ApiError } from '../../contracts/errors.ts'
 import type { Services } from '../services.ts'
 
 export function resourceMetadataUrl(services: Services): string {

@@ -1,6 +1,6 @@
 // One error body everywhere. Unknown routes and framework errors use the same shape.
 import type { FastifyInstance } from 'fastify'
-import { isApiError } from '../lib/errors.ts'
+import { isApiError } from '../../contracts/errors.ts'
 
 export function registerErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((err, req, reply) => {

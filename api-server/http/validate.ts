@@ -9,7 +9,7 @@
 //     before any work.
 //  2. the operation's zod schema (unknown fields are rejected).
 import type { z } from 'zod'
-import { badRequest } from '../lib/errors.ts'
+import { badRequest } from '../../contracts/errors.ts'
 
 /** An unpaired high surrogate, or a low surrogate without its high half. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/

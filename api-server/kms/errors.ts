@@ -1,6 +1,6 @@
 // Errors of the KMS / sealing layer. Every message here is value-free: it may reach a
 // response body or a log, so it names what failed, never a key, a secret or plaintext.
-import { ApiError } from '../lib/errors.ts'
+import { ApiError } from '../../contracts/errors.ts'
 
 /** The spec's fail-closed error (ERR-20): no provider means nothing is sealed or opened. */
 export const NO_KMS_MESSAGE = 'credential decryption unavailable: no KMS object store configured'

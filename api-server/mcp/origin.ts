@@ -11,7 +11,7 @@
 // loopback deployment (its base URL names a loopback host) also accepts any loopback
 // origin (http(s)://localhost|127.x.y.z|[::1] on any port), e.g. a local MCP inspector.
 import { isIP } from 'node:net'
-import { ApiError } from '../lib/errors.ts'
+import { ApiError } from '../../contracts/errors.ts'
 
 const stripDot = (h: string) => (h.endsWith('.') ? h.slice(0, -1) : h)
 const bare = (h: string) => (h.startsWith('[') && h.endsWith(']') ? h.slice(1, -1) : h)

@@ -24,7 +24,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import type { AnyOperation, McpContent } from '../operations/types.ts'
 import type { Services } from '../services.ts'
 import type { AuthContext } from '../auth/context.ts'
-import { ApiError, isApiError, missingScope } from '../lib/errors.ts'
+import { ApiError, isApiError, missingScope } from '../../contracts/errors.ts'
 import { hasScopes } from '../auth/scopes.ts'
 import { requireAuth, resourceMetadataUrl } from '../http/auth-hook.ts'
 import { describeIssues, findBadString, parseInput } from '../http/validate.ts'

@@ -1,9 +1,9 @@
 // Networks and join tokens. Every lookup is org-scoped except the daemon join,
 // which is authenticated by the token itself (hash lookup, constant work).
 import type { Queryable } from '../store/db.ts'
-import { newId, newToken, sha256 } from '../lib/ids.ts'
-import { badRequest, conflict, notFound } from '../lib/errors.ts'
-import { normalizeHostEntry } from '../lib/hosts.ts'
+import { newId, newToken, sha256 } from '../../contracts/ids.ts'
+import { badRequest, conflict, notFound } from '../../contracts/errors.ts'
+import { normalizeHostEntry } from '../../contracts/hosts.ts'
 
 export interface NetworkRow {
   id: string

@@ -3,7 +3,7 @@
 // loopback or out-of-band, so registering one confers no authority by itself: a
 // token still needs a signed-in human's consent.
 import type { Queryable } from '../store/db.ts'
-import { newId } from '../lib/ids.ts'
+import { newId } from '../../contracts/ids.ts'
 import {
   DEFAULT_SCOPE_STRING, GRANT_AUTHORIZATION_CODE, OOB_REDIRECT_URI, SUPPORTED_GRANT_TYPES,
 } from './constants.ts'

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Db } from '../store/db.ts'
 import { tx } from '../store/db.ts'
-import { sha256 } from '../lib/ids.ts'
+import { sha256 } from '../../contracts/ids.ts'
 import { CODE_TTL_SECS } from './constants.ts'
 import { OAuthError } from './errors.ts'
 import { verifyS256 } from './pkce.ts'

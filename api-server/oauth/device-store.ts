@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Db } from '../store/db.ts'
 import { tx } from '../store/db.ts'
-import { sha256 } from '../lib/ids.ts'
+import { sha256 } from '../../contracts/ids.ts'
 import {
   DEVICE_CODE_TTL_SECS, DEVICE_POLL_INTERVAL_SECS, DEVICE_SLOW_DOWN_STEP_SECS, USER_CODE_ALPHABET,
 } from './constants.ts'

@@ -6,7 +6,7 @@
 import type pg from 'pg'
 import type { Db, Queryable } from '../store/db.ts'
 import { tx } from '../store/db.ts'
-import { newId } from '../lib/ids.ts'
+import { newId } from '../../contracts/ids.ts'
 import { recordAudit } from '../audit/audit.ts'
 
 export interface GrantRef {

@@ -1,7 +1,7 @@
 // PKCE (RFC 7636), S256 only: plain would let whoever sees the authorization request
 // redeem the code.
 import { createHash } from 'node:crypto'
-import { safeEqual } from '../lib/ids.ts'
+import { safeEqual } from '../../contracts/ids.ts'
 
 /** an S256 challenge is base64url(SHA-256(verifier)): always 43 characters */
 export const CHALLENGE_PATTERN = /^[A-Za-z0-9_-]{43}$/

@@ -4,7 +4,7 @@
 import type pg from 'pg'
 import type { Db } from '../store/db.ts'
 import { tx } from '../store/db.ts'
-import { newToken, sha256 } from '../lib/ids.ts'
+import { newToken, sha256 } from '../../contracts/ids.ts'
 import type { AuthContext } from '../auth/context.ts'
 import type { Services } from '../services.ts'
 import { OAUTH_DEFAULT_SCOPES } from '../auth/scopes.ts'

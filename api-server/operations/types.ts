@@ -1,12 +1,14 @@
-// An operation is one object: its name, the scopes it needs, its input schema,
-// an optional REST binding and its handler. REST routes, MCP tools, the OpenAPI
-// document and the SDK are all generated from the registry of operations.
+// An operation is a contract (contracts/operations/: name, scopes, input and output
+// schemas, REST binding) plus the server's handler. REST routes, MCP tools and the
+// OpenAPI document are all generated from the registry of operations; the SDK from
+// the contracts alone.
 import type { z } from 'zod'
 import type { AuthContext } from '../auth/context.ts'
 import type { Services } from '../services.ts'
 import type { FastifyBaseLogger } from 'fastify'
+import type { AnyContract, OperationContract } from '../../contracts/operations/types.ts'
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+export type { HttpMethod } from '../../contracts/operations/types.ts'
 
 export interface OpContext {
   auth: AuthContext
@@ -22,26 +24,25 @@ export interface McpContent {
   structuredContent?: Record<string, unknown>
 }
 
-export interface Operation<S extends z.ZodObject = z.ZodObject, O = unknown, N extends string = string> {
-  /** the MCP tool name; also the SDK method and OpenAPI operationId */
-  name: N
-  description: string
-  /** every scope listed is required */
-  scopes: readonly string[]
-  input: S
-  rest?: { method: HttpMethod; path: string; status?: number }
-  /** false for REST-only operations (not counted among the MCP tools) */
-  mcp?: boolean
-  /** input fields only the REST door accepts (e.g. the SDK's optional agent); the MCP tool never has them */
-  restOnlyFields?: readonly string[]
-  handler: (ctx: OpContext, input: z.infer<S>) => Promise<O>
-  /** how the result reads as an MCP tool result; JSON text by default */
-  toMcp?: (result: O) => McpContent
+export interface Implementation<C extends AnyContract> {
+  handler: (ctx: OpContext, input: z.output<C['input']>) => Promise<z.input<C['output']>>
+  /** how the result reads as an MCP tool result; JSON text (and the result as structuredContent) by default */
+  toMcp?: (result: z.output<C['output']>) => McpContent
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyOperation = Operation<any, any, string>
+export type Operation<C extends AnyContract = AnyContract> = C & Implementation<C>
 
-export function defineOperation<S extends z.ZodObject, O, const N extends string>(op: Operation<S, O, N>): Operation<S, O, N> {
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyOperation = Operation<any>
+
+/** Binds a contract to its handler. The contract stays the single statement of the wire. */
+export function implement<C extends AnyContract>(contract: C, impl: Implementation<C>): Operation<C> {
+  return { ...contract, ...impl }
+}
+
+/** Contract and handler in one literal (tests' ad hoc operations). */
+export function defineOperation<S extends z.ZodObject, O extends z.ZodType, const N extends string>(
+  op: OperationContract<S, O, N> & Implementation<OperationContract<S, O, N>>,
+): Operation<OperationContract<S, O, N>> {
   return op
 }

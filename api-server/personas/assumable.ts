@@ -1,7 +1,7 @@
 // The assumable listing (FLD-21..26): identities the calling agent could bind now.
 // It shows names, slots and a lease state, never a holder, a value or a mask.
 import type { Queryable } from '../store/db.ts'
-import { intersectAllowlists } from '../lib/hosts.ts'
+import { intersectAllowlists } from '../../contracts/hosts.ts'
 import { toGrant, grantState, type Grant } from './grants.ts'
 import { compareRestrictiveness } from './grant-selection.ts'
 import { grantPrincipalFor } from './principal.ts'

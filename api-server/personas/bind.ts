@@ -3,7 +3,7 @@
 // step never runs when an earlier one refused, so e.g. a revoked grant on a leased
 // identity reports the grant, not the lease.
 import type { Queryable } from '../store/db.ts'
-import { forbidden, missingScope } from '../lib/errors.ts'
+import { forbidden, missingScope } from '../../contracts/errors.ts'
 import { recordAudit } from '../audit/audit.ts'
 import { findIdentity, identityNotFound, type Identity } from './identities.ts'
 import { grantsFor, type Grant } from './grants.ts'

@@ -2,8 +2,8 @@
 // except to be opened by fill preparation; every result carries only the mask.
 import type { Queryable } from '../store/db.ts'
 import type { Sealer } from '../kms/index.ts'
-import { newId } from '../lib/ids.ts'
-import { conflict, notFound } from '../lib/errors.ts'
+import { newId } from '../../contracts/ids.ts'
+import { conflict, notFound } from '../../contracts/errors.ts'
 import { maskValue } from './mask.ts'
 import { sealCredentialValue } from './seal.ts'
 

@@ -4,8 +4,8 @@
 // field, typing, wiping) belongs to the session layer, which owns the Buffer next.
 import type { Queryable } from '../store/db.ts'
 import type { Sealer } from '../kms/index.ts'
-import { ApiError, forbidden } from '../lib/errors.ts'
-import { intersectAllowlists } from '../lib/hosts.ts'
+import { ApiError, forbidden } from '../../contracts/errors.ts'
+import { intersectAllowlists } from '../../contracts/hosts.ts'
 import { findSealedCredential, type SealedCredential } from './credentials.ts'
 import { grantsFor } from './grants.ts'
 import { pickWinningGrant } from './grant-selection.ts'

@@ -2,7 +2,7 @@
 // {{credential:<name>}}. Off by default; while off it is refused (403) and audited
 // before any decrypt or node dial.
 import type { Queryable } from '../store/db.ts'
-import { badRequest, forbidden } from '../lib/errors.ts'
+import { badRequest, forbidden } from '../../contracts/errors.ts'
 import { freetextFillEnabled } from './governance.ts'
 import { auditFreetextDenied } from './audit.ts'
 import { findSealedCredential } from './credentials.ts'

@@ -1,6 +1,6 @@
 // Which grant wins when an agent holds several on one identity. Bind, lease TTL and
 // fill narrowing all use the same winner, so they can never disagree.
-import { forbidden } from '../lib/errors.ts'
+import { forbidden } from '../../contracts/errors.ts'
 import { grantState, type Grant } from './grants.ts'
 import { DEFAULT_LEASE_TTL_SECS } from './lease-ttl.ts'
 

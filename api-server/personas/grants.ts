@@ -1,8 +1,8 @@
 // Grant records: which agent may assume or manage an identity, until when, and how
 // narrowly. Soft revoke keeps the row (and its audit trail); hard delete removes both.
 import type { Queryable } from '../store/db.ts'
-import { newId } from '../lib/ids.ts'
-import { notFound } from '../lib/errors.ts'
+import { newId } from '../../contracts/ids.ts'
+import { notFound } from '../../contracts/errors.ts'
 import type { GrantRole, Propagation } from './validation.ts'
 
 export interface Grant {

@@ -1,8 +1,8 @@
 // Identity (persona) records. Every query is scoped to the caller's org; a foreign
 // id and an unknown id both come back as null, which callers turn into one 404.
 import type { Queryable } from '../store/db.ts'
-import { newId } from '../lib/ids.ts'
-import { conflict, notFound } from '../lib/errors.ts'
+import { newId } from '../../contracts/ids.ts'
+import { conflict, notFound } from '../../contracts/errors.ts'
 import type { OpenMode } from './validation.ts'
 
 export interface Identity {

@@ -4,7 +4,7 @@
 // session bind while the first is still live. Only the holder ending (release) or
 // the reaper finding the holder dead frees it.
 import type { Queryable } from '../store/db.ts'
-import { conflict, notFound } from '../lib/errors.ts'
+import { conflict, notFound } from '../../contracts/errors.ts'
 
 export interface Lease {
   identityId: string

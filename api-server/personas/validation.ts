@@ -1,7 +1,7 @@
 // Input rules shared by the persona operations. Every message names the field and
 // the rule, never the value: a value sent here may be a secret pasted by mistake.
 import { z } from 'zod'
-import { normalizeHostEntry } from '../lib/hosts.ts'
+import { normalizeHostEntry } from '../../contracts/hosts.ts'
 
 export const OPEN_MODES = ['exclusive', 'fork', 'readonly'] as const
 export type OpenMode = (typeof OPEN_MODES)[number]

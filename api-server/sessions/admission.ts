@@ -13,7 +13,7 @@
 //    after a minute.
 // Slots are per process: with several replicas the cluster-wide figure is replicas ×
 // startConcurrency, which is what a per-replica CPU budget wants anyway.
-import { ApiError } from '../lib/errors.ts'
+import { ApiError } from '../../contracts/errors.ts'
 import { tx, type Db, type Queryable } from '../store/db.ts'
 
 /** the advisory lock key of admission (any fixed 64-bit number; 'njadmit' in ASCII) */

@@ -1,7 +1,7 @@
 // Spawned children: a distinct agent per (parent, child name), with a provenance
 // edge to its parent. Reused when the same parent spawns the same name again.
 import type { Queryable } from '../store/db.ts'
-import { newId } from '../lib/ids.ts'
+import { newId } from '../../contracts/ids.ts'
 
 export async function childAgent(db: Queryable, orgId: string, parentAgentId: string, childName: string): Promise<string> {
   const name = `${parentAgentId}/${childName}`

@@ -2,7 +2,7 @@
 // unknown and foreign ids), reach its node, run one action, journal it value-free.
 import type { OpContext } from '../operations/types.ts'
 import type { NodeClient } from '../../browser-pod/client.ts'
-import { ApiError, isApiError } from '../lib/errors.ts'
+import { ApiError, isApiError } from '../../contracts/errors.ts'
 import { getSession, journalLater, type SessionRow } from './store.ts'
 
 const logJournalError = (ctx: OpContext) => (err: unknown) => ctx.log.error({ err }, 'journal write failed')

@@ -2,7 +2,7 @@
 // origins, decrypt just in time), forward a type action with requireEditableField
 // to the node, then zero the plaintext. Refusals at the node are audited value-free.
 import type { OpContext } from '../operations/types.ts'
-import { badRequest } from '../lib/errors.ts'
+import { badRequest } from '../../contracts/errors.ts'
 import { prepareFill, prepareFreetextFill, checkFreetextAllowed, auditFill, auditOriginDenied, auditFieldDenied, type PreparedFill } from '../personas/index.ts'
 import { NodeApiError, type NodeClient } from '../../browser-pod/client.ts'
 import type { SessionRow } from './store.ts'

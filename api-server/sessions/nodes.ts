@@ -2,7 +2,7 @@
 // token; one keep-alive NodeClient per session is kept until the session ends.
 import { NodeClient } from '../../browser-pod/client.ts'
 import type { NodeDirectory } from '../../operator/ports.ts'
-import { ApiError } from '../lib/errors.ts'
+import { ApiError } from '../../contracts/errors.ts'
 
 export class NodeClients {
   readonly #clients = new Map<string, NodeClient>()

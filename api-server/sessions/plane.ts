@@ -3,7 +3,7 @@
 // Embedded and Kubernetes runtimes each provide one; the session code is the same.
 import type { NodeDirectory, ResourceClient } from '../../operator/ports.ts'
 import type { BrowserSession, Network, SessionPhase } from '../../crds/types.ts'
-import { ApiError } from '../lib/errors.ts'
+import { ApiError } from '../../contracts/errors.ts'
 import type { DaemonCountsHub } from '../networks/counts.ts'
 
 export interface SessionPlane {

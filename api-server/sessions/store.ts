@@ -1,7 +1,7 @@
 // Session rows and the journal. Every read takes the caller's org: a session of
 // another org is indistinguishable from one that does not exist.
 import type { Queryable } from '../store/db.ts'
-import { notFound } from '../lib/errors.ts'
+import { notFound } from '../../contracts/errors.ts'
 
 export type SessionStatus = 'pending' | 'live' | 'ended' | 'failed'
 

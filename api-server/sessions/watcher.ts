@@ -4,7 +4,7 @@
 // leaves an identity locked by a session nobody runs.
 import type { FastifyBaseLogger } from 'fastify'
 import type { BrowserSession, SessionPhase } from '../../crds/types.ts'
-import { ApiError } from '../lib/errors.ts'
+import { ApiError } from '../../contracts/errors.ts'
 import { Informer } from '../../operator/runtime/informer.ts'
 import type { Db } from '../store/db.ts'
 import { release, reapDeadLeases } from '../personas/index.ts'

@@ -3,7 +3,7 @@
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { runner } from 'node-pg-migrate'
-import { ApiError } from '../lib/errors.ts'
+import { ApiError } from '../../contracts/errors.ts'
 
 export type Db = pg.Pool
 /** a pool or a client inside a transaction */

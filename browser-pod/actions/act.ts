@@ -1,6 +1,6 @@
 // One page action per call: act (click/type/press/goto/scroll), hover, select_option,
 // wait_for. Plain text only — secrets go through secure-fill.ts, never through here.
-import { badRequest } from '../../api-server/lib/errors.ts'
+import { badRequest } from '../../contracts/errors.ts'
 import type { ActInput, ActResult, HoverInput, OkResult, SelectOptionInput, SelectOptionResult, WaitForInput } from '../contract.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'

@@ -3,7 +3,7 @@
 // (net::ERR_TUNNEL_CONNECTION_FAILED for CONNECT, or the gateway's own response for
 // plain HTTP); the gateway's per-host record says why.
 import type { Page, Response } from 'playwright-core'
-import { ApiError, badRequest } from '../../api-server/lib/errors.ts'
+import { ApiError, badRequest } from '../../contracts/errors.ts'
 import type { HistoryInput, NavigateInput, NavigateResult } from '../contract.ts'
 import { EGRESS_HEADER, type EgressGateway, type EgressRecord } from '../egress-gateway.ts'
 import { isTimeout } from '../errors.ts'

@@ -5,7 +5,7 @@ import { hostname } from 'node:os'
 import { randomBytes } from 'node:crypto'
 import { isIP } from 'node:net'
 import { z } from 'zod'
-import { ConfigError } from '../../api-server/config.ts'
+import { ConfigError } from '../../contracts/config-error.ts'
 import type { BrowserPodOptions } from './pod-spec.ts'
 
 const port = z.coerce.number().int().min(1).max(65535)

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net'
 import { EchoGuard, MASK, MIN_GUARDED_LENGTH, variants } from '../../browser-pod/echo-guard.ts'
 import { createNodeApi } from '../../browser-pod/node-api.ts'
 import { NodeClient } from '../../browser-pod/client.ts'
-import { ApiError } from '../../api-server/lib/errors.ts'
+import { ApiError } from '../../contracts/errors.ts'
 import type { PodSession } from '../../browser-pod/session.ts'
 
 // Every character class the encoders treat differently: & < > " ' space runs, +, /,

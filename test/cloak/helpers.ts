@@ -6,7 +6,7 @@ import { startTestServer, type Reply, type TestServer } from '../helpers/server.
 import { startPublicWeb, type PublicWeb } from '../helpers/netns.ts'
 import type { Bootstrapped } from '../../api-server/auth/orgs.ts'
 import { mintKey } from '../../api-server/auth/keys.ts'
-import { newId } from '../../api-server/lib/ids.ts'
+import { newId } from '../../contracts/ids.ts'
 
 export const APP = 'http://app.example.com'
 

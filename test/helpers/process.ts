@@ -1,7 +1,7 @@
 // Process facts tests check: is a pid alive, and what runs below a set of pids.
 import { execFileSync } from 'node:child_process'
 
-export { alive } from '../../api-server/lib/process.ts'
+export { alive } from '../../contracts/process.ts'
 
 /** every process below the given roots (a pod's Chromium and its helpers), roots included */
 export function descendants(roots: number[]): number[] {

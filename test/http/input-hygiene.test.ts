@@ -8,7 +8,7 @@ import t from 'tap'
 import { startTestServer, type TestServer } from '../helpers/server.ts'
 import { operations } from '../../api-server/operations/registry.ts'
 import { pathParams } from '../../api-server/http/operations.ts'
-import { newId } from '../../api-server/lib/ids.ts'
+import { newId } from '../../contracts/ids.ts'
 
 const PAGE = 'data:text/html,' + encodeURIComponent(`<title>Shop</title>
 <button id="go" onclick="document.getElementById('out').textContent='clicked'">Go</button>

@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { ApiError } from '../../api-server/lib/errors.ts'
+import { ApiError } from '../../contracts/errors.ts'
 import { createKmsProvider } from '../../api-server/kms/index.ts'
 import { LocalKmsProvider } from '../../api-server/kms/local.ts'
 import { Sealer, type SealContext } from '../../api-server/kms/sealer.ts'

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { loadConfig } from '../../api-server/config.ts'
 import { build } from '../../api-server/app.ts'
-import { sha256 } from '../../api-server/lib/ids.ts'
+import { sha256 } from '../../contracts/ids.ts'
 import { freePort, startTestServer, type TestServer } from '../helpers/server.ts'
 import { loginTokens, me, refresh } from './helpers.ts'
 

@@ -2,7 +2,7 @@
 // validation, scopes and tenancy. Secret values are compared only with t.ok(...).
 import t from 'tap'
 import { startTestServer } from '../helpers/server.ts'
-import { newId } from '../../api-server/lib/ids.ts'
+import { newId } from '../../contracts/ids.ts'
 import { bindIdentity } from '../../api-server/personas/bind.ts'
 import { release } from '../../api-server/personas/leases.ts'
 import { prepareFill } from '../../api-server/personas/fill.ts'

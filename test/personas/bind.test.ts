@@ -3,7 +3,7 @@
 // and database, with a controllable clock instead of sleeps.
 import t from 'tap'
 import { startTestServer } from '../helpers/server.ts'
-import { newId } from '../../api-server/lib/ids.ts'
+import { newId } from '../../contracts/ids.ts'
 import { BIND_CHECKS, bindIdentity, type BindInput } from '../../api-server/personas/bind.ts'
 import { acquire, isLeased, leaseOf, reapDeadLeases, release } from '../../api-server/personas/leases.ts'
 import { leaseTtlSecs } from '../../api-server/personas/lease-ttl.ts'

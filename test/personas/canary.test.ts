@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { startTestServer, type TestServer } from '../helpers/server.ts'
-import { newId } from '../../api-server/lib/ids.ts'
+import { newId } from '../../contracts/ids.ts'
 import { prepareFill } from '../../api-server/personas/fill.ts'
 import { createGrant, createIdentity, errShape, grantBody, HOUR, mintKey, rejection } from './helpers.ts'
 

@@ -3,7 +3,7 @@
 // value-free audit rows. The node side is a later task; these call the functions.
 import t from 'tap'
 import { startTestServer } from '../helpers/server.ts'
-import { newId } from '../../api-server/lib/ids.ts'
+import { newId } from '../../contracts/ids.ts'
 import { prepareFill } from '../../api-server/personas/fill.ts'
 import { checkFreetextAllowed, findFreetextMarker, prepareFreetextFill } from '../../api-server/personas/freetext.ts'
 import { auditFieldDenied, auditFill, auditOriginDenied } from '../../api-server/personas/audit.ts'

@@ -2,7 +2,7 @@
 // Nothing here ever puts a secret value into an assertion message.
 import { randomBytes } from 'node:crypto'
 import type { TestServer } from '../helpers/server.ts'
-import { newId } from '../../api-server/lib/ids.ts'
+import { newId } from '../../contracts/ids.ts'
 
 export const HOUR = 3600_000
 

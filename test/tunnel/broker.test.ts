@@ -7,7 +7,7 @@ import { waitFor } from '../helpers/wait.ts'
 import { FrameType, decodeFrame, encodeFrame, DEFAULT_WINDOW, MAX_DATA } from '../../tunnel/frames.ts'
 import { isTunnelError, TunnelError } from '../../tunnel/errors.ts'
 import { DaemonAuthError, UNAUTHORIZED_MESSAGE } from '../../cli/daemon.ts'
-import { newToken } from '../../api-server/lib/ids.ts'
+import { newToken } from '../../contracts/ids.ts'
 import {
   daemonOnline,
   pattern,

@@ -1,7 +1,7 @@
 // Local-reach networks: the network_* tools and local_reach_ensure.
 import { z } from 'zod'
 import { defineOperation, type OpContext } from '../types.ts'
-import { ApiError } from '../../lib/errors.ts'
+import { ApiError } from '../../../contracts/errors.ts'
 import type { LocalReach } from '../../networks/service.ts'
 
 const networkId = z.string().regex(/^nnet_[0-9A-Za-z]{1,40}$/, 'must be a network id (nnet_…)')

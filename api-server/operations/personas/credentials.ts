@@ -2,7 +2,7 @@
 // Values are write-only: every result is a CredentialView (mask, no value field).
 import { z } from 'zod'
 import { defineOperation } from '../types.ts'
-import { badRequest } from '../../lib/errors.ts'
+import { badRequest } from '../../../contracts/errors.ts'
 import { recordAudit } from '../../audit/audit.ts'
 import { requireIdentityById } from '../../personas/identities.ts'
 import { createCredential, deleteCredential, listCredentials, rotateCredential } from '../../personas/credentials.ts'

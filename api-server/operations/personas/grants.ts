@@ -2,7 +2,7 @@
 // removing the grant's audit trail too — RULE-35).
 import { z } from 'zod'
 import { defineOperation } from '../types.ts'
-import { badRequest, notFound } from '../../lib/errors.ts'
+import { badRequest, notFound } from '../../../contracts/errors.ts'
 import { tx } from '../../store/db.ts'
 import { recordAudit } from '../../audit/audit.ts'
 import { requireIdentityById } from '../../personas/identities.ts'

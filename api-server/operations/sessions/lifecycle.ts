@@ -1,7 +1,7 @@
 // Opening, reading, listing and ending sessions.
 import { z } from 'zod'
 import { defineOperation } from '../types.ts'
-import { forbidden } from '../../lib/errors.ts'
+import { forbidden } from '../../../contracts/errors.ts'
 import { endSession, startSession } from '../../sessions/lifecycle.ts'
 import { getSession, listSessions, readJournal } from '../../sessions/store.ts'
 import { sessionView } from '../../sessions/view.ts'

@@ -1,0 +1,22 @@
+// Input fields several operation contracts share.
+import { z } from 'zod'
+
+export const sessionId = z.string().regex(/^nsess_[0-9A-Za-z]{1,40}$/, 'must be a session id (nsess_…)')
+export const egressMode = z.enum(['local', 'split', 'platform'])
+export const browserKind = z.enum(['chromium', 'cloak'])
+export const viewport = z.strictObject({ width: z.number().int().min(100).max(7680), height: z.number().int().min(100).max(4320) })
+
+function hasScheme(u: string, schemes: readonly string[]): boolean {
+  try {
+    return schemes.includes(new URL(u).protocol)
+  } catch {
+    return false
+  }
+}
+export const httpUrl = z.string().max(8192).refine((u) => hasScheme(u, ['http:', 'https:']), 'must be an http(s) URL')
+export const navigableUrl = z.string().max(8192).refine((u) => hasScheme(u, ['http:', 'https:', 'data:', 'about:']), 'must be an http(s), data: or about: URL')
+export const selector = z.string().min(1).max(4096)
+export const identityRef = z.string().min(1).max(200)
+export const networkRef = z.string().min(1).max(200)
+export const timeoutMs = z.number().int().min(0).max(120_000)
+export const waitUntil = z.enum(['load', 'domcontentloaded', 'networkidle', 'commit'])

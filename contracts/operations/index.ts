@@ -1,0 +1,22 @@
+// Every operation contract, in the order MCP tools are listed. The api-server
+// implements each (api-server/operations/registry.ts); the SDK and the OpenAPI
+// document are derived from this list alone.
+import { foundationContracts } from './foundation.ts'
+import { personaContracts } from './personas.ts'
+import { authstateContracts } from './authstate.ts'
+import { sessionLifecycleContracts } from './sessions.ts'
+import { sessionDriveContracts } from './drive.ts'
+import { networkContracts } from './networks.ts'
+
+export const contracts = [
+  ...foundationContracts,
+  ...personaContracts,
+  ...authstateContracts,
+  ...sessionLifecycleContracts,
+  ...sessionDriveContracts,
+  ...networkContracts,
+] as const
+
+export type Contract = (typeof contracts)[number]
+export type OperationName = Contract['name']
+export type ContractOf<N extends OperationName> = Extract<Contract, { name: N }>

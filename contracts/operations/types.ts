@@ -1,0 +1,43 @@
+// An operation's contract: what both sides of the REST/MCP boundary agree on — its
+// name, the scopes it needs, its input and output schemas and its REST binding. The
+// api-server implements a contract (api-server/operations/), the SDK and the OpenAPI
+// document are derived from it, the MCP tool list is generated from it. Nothing here
+// knows about the server: this folder imports only zod.
+import type { z } from 'zod'
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+
+/** MCP tool annotations (hints to the client; see the MCP specification's ToolAnnotations). */
+export interface ToolAnnotations {
+  readOnlyHint?: boolean
+  destructiveHint?: boolean
+  idempotentHint?: boolean
+  openWorldHint?: boolean
+}
+
+export interface OperationContract<S extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType, N extends string = string> {
+  /** the MCP tool name; also the SDK method and OpenAPI operationId */
+  name: N
+  description: string
+  /** every scope listed is required */
+  scopes: readonly string[]
+  input: S
+  /** the success body; z.void() for a 204 (no content) */
+  output: O
+  rest?: { method: HttpMethod; path: string; status?: number }
+  /** false for REST-only operations (not counted among the MCP tools) */
+  mcp?: boolean
+  /** input fields only the REST door accepts (e.g. the SDK's optional agent); the MCP tool never has them */
+  restOnlyFields?: readonly string[]
+  annotations?: ToolAnnotations
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyContract = OperationContract<any, any, string>
+
+export function defineContract<S extends z.ZodObject, O extends z.ZodType, const N extends string>(c: OperationContract<S, O, N>): OperationContract<S, O, N> {
+  return c
+}
+
+export type InputOfContract<C extends AnyContract> = z.input<C['input']>
+export type OutputOfContract<C extends AnyContract> = z.output<C['output']>
