@@ -14,25 +14,27 @@ import { resolveApiKey } from './auth/keys.ts'
 import { operations as defaultOperations } from './operations/registry.ts'
 import type { AnyOperation } from './operations/types.ts'
 import { registerErrorHandling } from './http/errors.ts'
+import { errors } from '../contracts/errors.ts'
 import { registerHealth } from './http/health.ts'
 import { registerOperationRoutes } from './http/operations.ts'
 import { registerOpenApi } from './http/openapi.ts'
 import { registerMcp } from './mcp/server.ts'
 import { registerConsole } from './console/routes.ts'
 import type { SessionPlane } from './sessions/plane.ts'
-import { LocalReach } from './networks/service.ts'
+import { LiveSessions, NO_SESSIONS, type PlaneFactory } from './sessions/runtime.ts'
+import { LocalReach, daemonRegistry } from './networks/service.ts'
+import { DaemonChanges, daemonCounts } from './networks/counts.ts'
+import { ClusterNetworkResources, NO_NETWORK_RESOURCES } from './networks/resources.ts'
 import { EgressRelay } from './networks/egress-relay.ts'
 import { TunnelBroker } from './control/broker.ts'
-import { NodeClients } from './sessions/nodes.ts'
-import { watchSessions, type SessionWatcher } from './sessions/watcher.ts'
 import { Admission } from './sessions/admission.ts'
 import { registerSessionMetrics } from './sessions/metrics.ts'
-import { SessionActivity, startReaper, type Reaper } from './sessions/expiry.ts'
+import { SessionActivity } from './sessions/expiry.ts'
 import { corsOptions, registerOAuth, resolveAccessToken } from './oauth/index.ts'
 import { createKmsProvider, PgDataKeyStore, Sealer } from './kms/index.ts'
 import { PgAuthStateDirectory } from './authstate/index.ts'
 
-export interface BuildOptions {
+export interface BuildOptions<P extends SessionPlane = SessionPlane> {
   config: Config
   db: Db
   cookieKey: Uint8Array
@@ -41,8 +43,14 @@ export interface BuildOptions {
   operations?: readonly AnyOperation[]
   /** a controllable clock for tests (token expiry, device-flow intervals, leases) */
   now?: () => number
-  /** the operator side; without it the session operations answer 503 */
-  plane?: SessionPlane
+  /**
+   * Starts the operator side, given the ports the app provides (daemon counts). The app
+   * owns what it returns and stops it on close. Without it the process runs no sessions:
+   * the session operations answer 503 (NO_SESSIONS) and networks are rows only.
+   */
+  plane?: PlaneFactory<P>
+  /** check every REST and MCP result against its output schema (tests): a mismatch answers 500 */
+  checkOutput?: boolean
 }
 
 export const REDACT = [
@@ -53,89 +61,121 @@ export const REDACT = [
   'headers.cookie',
 ]
 
-export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance; services: Services }> {
+export interface Built<P> {
+  app: FastifyInstance
+  services: Services
+  /** what opts.plane started (the app stops it on close) */
+  plane: P
+}
+
+/**
+ * The composition root. Builds every service whole, in dependency order — clock and
+ * secrets; the daemon registry, the tunnel broker and the daemon counts; the session plane
+ * (which needs those counts); Network resources and local reach; the session runtime — then
+ * the routes over the finished Services. It either returns a complete app or refuses with
+ * the reason (and stops whatever it had started).
+ */
+export async function build<P extends SessionPlane>(opts: BuildOptions<P> & { plane: PlaneFactory<P> }): Promise<Built<P>>
+export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOptions<P>): Promise<Built<P | undefined>>
+export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOptions<P>): Promise<Built<P | undefined>> {
   const logger = pino({ level: opts.config.logLevel, redact: { paths: REDACT, censor: '[redacted]' } }, opts.logStream ?? process.stdout)
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger, trustProxy: false, bodyLimit: 1024 * 1024, forceCloseConnections: true,
     // a path that is not valid percent-encoded UTF-8 gets the one error shape, never the URL back
-    frameworkErrors: (_err, _req, reply) => void (reply as unknown as FastifyReply).code(400).send({ error: { code: 'bad_request', message: 'invalid request: path is not valid percent-encoded UTF-8' } }),
+    frameworkErrors: (_err, _req, reply) => {
+      const e = errors.invalidRequest('path is not valid percent-encoded UTF-8')
+      void (reply as unknown as FastifyReply).code(e.status).send(e.toBody())
+    },
   }) as unknown as FastifyInstance
+  const { config, db } = opts
+  const log = app.log
+  const now = opts.now ?? Date.now
   const bearer = new BearerAuth()
   // provider 'none' gives a null provider: the Sealer then fails closed before touching the store
-  const kms = createKmsProvider(opts.config.kms)
-  const sealer = new Sealer(kms, new PgDataKeyStore(opts.db, kms?.name ?? 'local'))
-  const services: Services = { config: opts.config, db: opts.db, log: app.log, bearer, cookieKey: opts.cookieKey, now: opts.now ?? Date.now, sealer }
-  services.authStates = new PgAuthStateDirectory(opts.db) // warm resume: which captured version to restore
-  services.admission = new Admission(opts.config.capacity)
-  bearer.register('njk_', (token) => resolveApiKey(opts.db, token))
-  // njo_ tokens are checked only against OAuth records (audience, expiry, grant)
-  bearer.register('njo_', (token) => resolveAccessToken(services, token))
+  const kms = createKmsProvider(config.kms)
+  const sealer = new Sealer(kms, new PgDataKeyStore(db, kms?.name ?? 'local'))
 
-  const ops = opts.operations ?? defaultOperations
-  // an empty JSON body (a DELETE sent with a content-type, say) reads as no body
-  const jsonParser = app.getDefaultJsonParser('error', 'error')
-  app.removeContentTypeParser('application/json')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined)
-    jsonParser(req, body as string, done)
-  })
-  await app.register(cookie)
-  await app.register(formbody)
-  // CORS for discovery, the OAuth endpoints and /mcp only (oauth/cors.ts)
-  await app.register(cors, corsOptions())
-  registerErrorHandling(app)
-  registerSessionMetrics(registerHealth(app, services), services)
-  registerOperationRoutes(app, services, ops)
-  registerMcp(app, services, ops)
-  registerOpenApi(app, ops, opts.config.baseUrl)
-  registerConsole(app, services)
-  registerOAuth(app, services)
-  // local reach: networks, the daemon control channel and (with sessions) the pods' egress relay
-  const localReach = new LocalReach({ db: opts.db, plane: opts.plane, hub: opts.plane?.daemonCounts })
-  const broker = new TunnelBroker({
-    authenticate: localReach.authenticate,
-    onRegister: localReach.onRegister,
-    onDisconnect: localReach.onDisconnect,
-    loadDeclaredHosts: localReach.loadDeclaredHosts,
-    log: (level, msg, fields) => app.log[level](fields ?? {}, msg),
-  })
-  localReach.broker = broker
-  services.localReach = localReach
-  services.networks = localReach
-  if (opts.plane?.daemonCounts) opts.plane.daemonCounts.source = (id) => localReach.counts(id)
-  const relay = opts.plane ? new EgressRelay({ plane: opts.plane, broker }) : undefined
-  app.server.on('upgrade', (req, socket, head) => {
-    if (broker.handleUpgrade(req, socket, head)) return
-    if (relay?.handleUpgrade(req, socket, head)) return
-    socket.destroy()
-  })
-  app.addHook('onClose', async () => {
-    relay?.close()
+  // local reach, part one: the registry hooks need only the database, the broker only its hooks
+  const changes = new DaemonChanges()
+  const broker = new TunnelBroker({ ...daemonRegistry({ db, changes }), log: (level, msg, fields) => log[level](fields ?? {}, msg) })
+
+  // the operator side, started with the daemon counts it reads (the broker exists by now)
+  const plane = opts.plane
+    ? await opts.plane({ daemonCounts: daemonCounts({ db, broker, changes }) }).catch(async (e: Error) => {
+      await broker.close()
+      throw new Error(`the session plane did not start: ${e.message}`, { cause: e })
+    })
+    : undefined
+  try {
+    return { app, services: await assemble(plane), plane }
+  } catch (e) {
+    // refuse to start whole: nothing this build started keeps running
     await broker.close()
-  })
-  if (opts.plane) {
-    const plane = opts.plane
-    const nodeClients = new NodeClients(plane.nodes)
-    services.plane = plane
-    services.nodeClients = nodeClients
+    await plane?.stop()
+    throw e
+  }
+
+  async function assemble(plane: SessionPlane | undefined): Promise<Services> {
+    // local reach, part two: the operator's copy of each network, then the service itself
+    const networkResources = plane ? new ClusterNetworkResources({ db, networks: plane.networks, log }) : NO_NETWORK_RESOURCES
+    const localReach = new LocalReach({ db, broker, resources: networkResources })
     // a session may ask for an idle timeout down to 10 s: marks must come well within that
-    const shortestIdleMs = Math.min(10, opts.config.lifetimes.idleTimeoutSecs) * 1000
-    const activity = new SessionActivity(opts.db, app.log, Math.min(5000, shortestIdleMs / 4))
-    services.activity = activity
-    let watcher: SessionWatcher | undefined
-    let reaper: Reaper | undefined
+    const shortestIdleMs = Math.min(10, config.lifetimes.idleTimeoutSecs) * 1000
+    const activity = new SessionActivity(db, log, Math.min(5000, shortestIdleMs / 4), now)
+    // the reaper passes at a quarter of the shortest timeout, every 5 s at most
+    const reaperIntervalMs = Math.min(5000, Math.max(250, (config.lifetimes.idleTimeoutSecs * 1000) / 4))
+    const live = plane ? new LiveSessions({ db, plane, activity, log, reaperIntervalMs }) : undefined
+    const services: Services = {
+      config, db, log, bearer, cookieKey: opts.cookieKey, now, sealer,
+      sessions: live ?? NO_SESSIONS,
+      localReach,
+      networks: localReach,
+      authStates: new PgAuthStateDirectory(db), // warm resume: which captured version to restore
+      admission: new Admission(config.capacity),
+      activity,
+    }
+    bearer.register('njk_', (token) => resolveApiKey(db, token))
+    // njo_ tokens are checked only against OAuth records (audience, expiry, grant)
+    bearer.register('njo_', (token) => resolveAccessToken(services, token))
+
+    const ops = opts.operations ?? defaultOperations
+    // an empty JSON body (a DELETE sent with a content-type, say) reads as no body
+    const jsonParser = app.getDefaultJsonParser('error', 'error')
+    app.removeContentTypeParser('application/json')
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+      if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined)
+      jsonParser(req, body as string, done)
+    })
+    await app.register(cookie)
+    await app.register(formbody)
+    // CORS for discovery, the OAuth endpoints and /mcp only (oauth/cors.ts)
+    await app.register(cors, corsOptions())
+    registerErrorHandling(app)
+    registerSessionMetrics(registerHealth(app, services), services)
+    registerOperationRoutes(app, services, ops, opts)
+    registerMcp(app, services, ops, opts)
+    registerOpenApi(app, ops, config.baseUrl)
+    registerConsole(app, services)
+    registerOAuth(app, services)
+
+    // the daemons' control channel, and (with sessions) the pods' egress relay
+    const relay = plane ? new EgressRelay({ plane, broker }) : undefined
+    app.server.on('upgrade', (req, socket, head) => {
+      if (broker.handleUpgrade(req, socket, head)) return
+      if (relay?.handleUpgrade(req, socket, head)) return
+      socket.destroy()
+    })
     app.addHook('onReady', async () => {
-      watcher = await watchSessions({ db: opts.db, plane, nodeClients, log: app.log })
-      services.sessionWatcher = watcher
-      // a pass at a quarter of the shortest timeout, every 5 s at most
-      const intervalMs = Math.min(5000, Math.max(250, (opts.config.lifetimes.idleTimeoutSecs * 1000) / 4))
-      reaper = startReaper({ db: opts.db, plane, nodeClients, activity, log: app.log, intervalMs })
+      await live?.start()
+      // the operator's copy of the networks catches up with the table (never throws: repaired later)
+      await networkResources.start()
     })
     app.addHook('onClose', async () => {
-      reaper?.stop()
-      watcher?.stop()
-      nodeClients.closeAll()
+      relay?.close()
+      await broker.close()
+      networkResources.stop()
+      await live?.stop()
     })
+    return services
   }
-  return { app, services }
 }

@@ -37,8 +37,8 @@ export async function startBench(opts: { warmPool?: number } = {}): Promise<Benc
     NIGHTJAR_HOST: '127.0.0.1', NIGHTJAR_PORT: String(port), NIGHTJAR_DATA_DIR: join(dir, 'data'), NIGHTJAR_LOG_LEVEL: 'warn',
     NIGHTJAR_WARM_POOL_SIZE: String(opts.warmPool ?? 2),
   })
-  const plane = await startEmbeddedPlane({ config, authState: authStateSource(config, db) })
-  const { app } = await build({ config, db, cookieKey: randomBytes(32), plane, logStream: new PassThrough().resume() })
+  // the app starts the plane (handing it the daemon counts) and stops it on close
+  const { app, plane } = await build({ config, db, cookieKey: randomBytes(32), plane: (ports) => startEmbeddedPlane({ config, authState: authStateSource(config, db), ...ports }), logStream: new PassThrough().resume() })
   await app.listen({ host: '127.0.0.1', port })
   const org = await bootstrapOrg(db, { org: 'bench', email: 'bench@bench.test', password: 'bench password' })
   return {
@@ -47,7 +47,6 @@ export async function startBench(opts: { warmPool?: number } = {}): Promise<Benc
     plane,
     stop: async () => {
       await app.close()
-      await plane.stop()
       await db.end()
       await pg.stop()
       rmSync(dir, { recursive: true, force: true })

@@ -1,19 +1,19 @@
-// NodeClient: the api-server's typed client for one pod's node API. Keep-alive
-// node:http (cheaper per call than fetch); errors come back as ApiError carrying the
-// node's status/code/reason, and NodeApiError.details for the fill refusals' audit
-// fields (host, field_kind).
+// NodeClient: the api-server's client for one pod's node API, typed from the route
+// table in contracts/node-api.ts (one private call for every route; driving actions go
+// through drive(name, input)). Keep-alive node:http (cheaper per call than fetch). The
+// node's errors come back as the ApiError it sent (status, code, reason, and the fill
+// refusals' audit fields host / field_kind in .details).
 import http from 'node:http'
-import { ApiError } from '../contracts/errors.ts'
-import type * as C from './contract.ts'
-import { NodeError, type ErrorDetails } from './errors.ts'
-
-export { NodeError as NodeApiError }
-export type { ErrorDetails }
+import { ApiError, errors, fromBody } from '../contracts/errors.ts'
+import { nodeRoutes, type DriveName, type NodeInput, type NodeOutput, type NodeRouteName } from '../contracts/node-api.ts'
 
 export interface NodeClientOptions {
   /** Per-call ceiling; the node's own action timeouts are shorter. */
   timeoutMs?: number
 }
+
+/** secure_type's input as the caller holds it: the secret as a Buffer, never a string. */
+export type SecureTypeRequest = Omit<NodeInput<'secure_type'>, 'value' | 'requireEditableField'> & { value: Buffer }
 
 export class NodeClient {
   readonly endpoint: string
@@ -27,65 +27,35 @@ export class NodeClient {
     this.#timeoutMs = opts.timeoutMs ?? 150_000
   }
 
-  health(): Promise<C.HealthResult> {
-    return this.#call('GET', '/healthz')
+  health(): Promise<NodeOutput<'health'>> {
+    return this.#call('health')
   }
-  configure(input: C.ConfigureInput): Promise<C.ConfigureResult> {
-    return this.#call('POST', '/v1/configure', input)
+  configure(input: NodeInput<'configure'>): Promise<NodeOutput<'configure'>> {
+    return this.#call('configure', input)
   }
-  navigate(input: C.NavigateInput): Promise<C.NavigateResult> {
-    return this.#call('POST', '/v1/navigate', input)
-  }
-  perceive(): Promise<C.PerceiveResult> {
-    return this.#call('POST', '/v1/perceive', {})
-  }
-  act(input: C.ActInput): Promise<C.ActResult> {
-    return this.#call('POST', '/v1/act', input)
-  }
-  screenshot(input: C.ScreenshotInput = {}): Promise<C.ScreenshotResult> {
-    return this.#call('POST', '/v1/screenshot', input)
-  }
-  pdf(): Promise<C.PdfResult> {
-    return this.#call('POST', '/v1/pdf', {})
-  }
-  console(): Promise<C.ConsoleResult> {
-    return this.#call('POST', '/v1/console', {})
-  }
-  goBack(input: C.HistoryInput = {}): Promise<C.NavigateResult> {
-    return this.#call('POST', '/v1/go_back', input)
-  }
-  reload(input: C.HistoryInput = {}): Promise<C.NavigateResult> {
-    return this.#call('POST', '/v1/reload', input)
-  }
-  waitFor(input: C.WaitForInput): Promise<C.OkResult> {
-    return this.#call('POST', '/v1/wait_for', input)
-  }
-  selectOption(input: C.SelectOptionInput): Promise<C.SelectOptionResult> {
-    return this.#call('POST', '/v1/select_option', input)
-  }
-  hover(input: C.HoverInput): Promise<C.OkResult> {
-    return this.#call('POST', '/v1/hover', input)
+  /** One driving action (contracts/operations/drive.ts), by its operation name. */
+  drive<N extends DriveName>(name: N, input: NodeInput<N>): Promise<NodeOutput<N>> {
+    return this.#call(name, input)
   }
   /** Credential-equivalent: seal it, never log it. */
-  storageState(): Promise<C.StorageStateResult> {
-    return this.#call('POST', '/v1/storage_state', {})
+  storageState(): Promise<NodeOutput<'storage_state'>> {
+    return this.#call('storage_state', {})
   }
 
   /**
    * The secure fill. `value` stays the caller's Buffer (zero it once this resolves or
    * rejects); the request bytes built from it are zeroed here after the reply.
    */
-  secureType(input: { selector: string; value: Buffer; allowlist: readonly string[]; timeoutMs?: number }): Promise<C.SecureTypeResult> {
-    const body = Buffer.from(
-      JSON.stringify({
-        selector: input.selector,
-        value: input.value.toString('base64'),
-        allowlist: input.allowlist,
-        requireEditableField: true,
-        timeoutMs: input.timeoutMs,
-      }),
-    )
-    return this.#call<C.SecureTypeResult>('POST', '/v1/secure_type', body).finally(() => body.fill(0))
+  secureType(input: SecureTypeRequest): Promise<NodeOutput<'secure_type'>> {
+    const body: NodeInput<'secure_type'> = {
+      selector: input.selector,
+      value: input.value.toString('base64'),
+      allowlist: input.allowlist,
+      requireEditableField: true,
+      timeoutMs: input.timeoutMs,
+    }
+    const bytes = Buffer.from(JSON.stringify(body))
+    return this.#call('secure_type', bytes).finally(() => bytes.fill(0))
   }
 
   /** Drops idle keep-alive sockets (call when the session ends). */
@@ -93,9 +63,11 @@ export class NodeClient {
     this.#agent.destroy()
   }
 
-  #call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-    const payload = body === undefined ? undefined : Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body))
-    return new Promise<T>((resolve, reject) => {
+  /** One route of the contract; `body` is its input, or that input already serialized (to be zeroed by the caller). */
+  #call<N extends NodeRouteName>(name: N, body?: NodeInput<N> | Buffer): Promise<NodeOutput<N>> {
+    const { method, path } = nodeRoutes[name]
+    const payload = method === 'GET' || body === undefined ? undefined : Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body))
+    return new Promise<NodeOutput<N>>((resolve, reject) => {
       const req = http.request(
         this.endpoint + path,
         {
@@ -109,36 +81,23 @@ export class NodeClient {
         (res) => {
           const chunks: Buffer[] = []
           res.on('data', (c: Buffer) => chunks.push(c))
-          res.on('error', () => reject(unreachable()))
+          res.on('error', () => reject(errors.nodeUnreachable()))
           res.on('end', () => {
             let parsed: unknown
             try {
               parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'))
             } catch {
-              return reject(new ApiError(502, 'E_UPSTREAM', 'browser node sent an unreadable reply', 'NODE_PROTOCOL'))
+              return reject(errors.nodeProtocol())
             }
             const status = res.statusCode ?? 502
-            if (status >= 200 && status < 300) return resolve(parsed as T)
-            reject(toError(status, parsed))
+            if (status >= 200 && status < 300) return resolve(parsed as NodeOutput<N>)
+            reject(fromBody(status, parsed))
           })
         },
       )
-      req.setTimeout(this.#timeoutMs, () => req.destroy(new ApiError(504, 'E_UPSTREAM', 'browser node timed out', 'NODE_TIMEOUT')))
-      req.on('error', (e) => reject(e instanceof ApiError ? e : unreachable()))
+      req.setTimeout(this.#timeoutMs, () => req.destroy(errors.nodeTimeout()))
+      req.on('error', (e) => reject(e instanceof ApiError ? e : errors.nodeUnreachable()))
       req.end(payload)
     })
   }
-}
-
-function unreachable(): ApiError {
-  return new ApiError(502, 'E_UPSTREAM', 'browser node unreachable', 'NODE_UNREACHABLE')
-}
-
-function toError(status: number, body: unknown): NodeError {
-  const e = (body as { error?: Record<string, unknown> } | null)?.error ?? {}
-  const str = (v: unknown) => (typeof v === 'string' ? v : undefined)
-  const details: ErrorDetails = {}
-  if (str(e.host) !== undefined) details.host = str(e.host)
-  if (str(e.field_kind) !== undefined) details.field_kind = str(e.field_kind)
-  return new NodeError(status, str(e.code) ?? 'E_UPSTREAM', str(e.message) ?? `browser node error ${status}`, str(e.reason), details)
 }

@@ -16,7 +16,7 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core'
-import { ApiError } from '../contracts/errors.ts'
+import { errors } from '../contracts/errors.ts'
 import { browserEnv, cloakArgs, CLOAK_DROPPED_DEFAULT_ARGS, DEFAULT_CHROMIUM_PATH } from './chromium.ts'
 import { alive } from '../contracts/process.ts'
 
@@ -90,7 +90,7 @@ function cloakBrowser(browser: Browser, context: BrowserContext, cleanup: () => 
     if (handedOut) throw new Error('cloak: the browser has one context and it is taken')
     handedOut = true
     // the real user agent is what UA-CH, navigator.platform and the UA string agree on
-    if (options.userAgent) throw new ApiError(400, 'bad_request', 'a cloak browser keeps its own user agent', 'cloak_user_agent')
+    if (options.userAgent) throw errors.cloakUserAgent()
     // restored before the session's page exists, so before the first navigation
     if (options.storageState) await context.setStorageState(options.storageState as Parameters<BrowserContext['setStorageState']>[0])
     return sessionContext(context, options.viewport ?? null)

@@ -5,8 +5,9 @@
 import { BlockList, isIP } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { hostAllowed } from '../contracts/hosts.ts'
+import type { EgressMode } from '../crds/types.ts'
 
-export type EgressMode = 'platform' | 'local' | 'split'
+export type { EgressMode }
 
 /** The local-reach tunnel (daemon stream) plugs in here. */
 export interface TunnelDialer {

@@ -1,23 +1,6 @@
-// Node-side errors. Same body shape as everywhere ({"error":{code,message,reason?}}),
-// plus the value-free audit fields the fill refusals carry (host, field_kind).
-import { ApiError, type ErrorBody } from '../contracts/errors.ts'
-
-export type ErrorDetails = { host?: string; field_kind?: string }
-
-export class NodeError extends ApiError {
-  readonly details: ErrorDetails
-  constructor(status: number, code: string, message: string, reason?: string, details: ErrorDetails = {}) {
-    super(status, code, message, reason)
-    this.details = details
-  }
-  override toBody(): ErrorBody {
-    const body = super.toBody()
-    Object.assign(body.error, this.details)
-    return body
-  }
-}
-
-export const notConfigured = () => new ApiError(409, 'conflict', 'session is not configured', 'not_configured')
+// Node-side errors: the catalogue's (contracts/errors/catalogue-node.ts), and the one
+// place a Playwright failure of an ordinary action becomes one of them.
+import { ApiError, errors } from '../contracts/errors.ts'
 
 export function isTimeout(e: unknown): boolean {
   return e instanceof Error && e.name === 'TimeoutError'
@@ -34,18 +17,18 @@ function headline(e: Error): string {
  */
 export function actionError(e: unknown, what: string): ApiError {
   if (e instanceof ApiError) return e
-  if (!(e instanceof Error)) return new ApiError(500, 'internal', 'internal error')
+  if (!(e instanceof Error)) return errors.internal()
   const msg = e.message
   if (isTimeout(e)) {
     const waiting = /waiting for (.*)/.exec(msg)?.[1]
-    return new ApiError(504, 'E_UPSTREAM', `${what} timed out${waiting ? ` waiting for ${waiting.slice(0, 300)}` : ''}`, 'TIMEOUT')
+    return errors.actionTimeout(what, waiting ? waiting.slice(0, 300) : '')
   }
-  if (/strict mode violation/.test(msg)) return new ApiError(400, 'bad_request', headline(e), 'AMBIGUOUS_SELECTOR')
+  if (/strict mode violation/.test(msg)) return errors.ambiguousSelector(headline(e))
   if (/Unexpected token|is not a valid selector|Unknown engine|Failed to parse selector|Malformed/i.test(msg)) {
-    return new ApiError(400, 'bad_request', headline(e), 'INVALID_SELECTOR')
+    return errors.invalidSelector(headline(e))
   }
   if (/Target page, context or browser has been closed|Browser has been closed/.test(msg)) {
-    return new ApiError(503, 'unavailable', 'browser is closed', 'BROWSER_CLOSED')
+    return errors.browserClosed()
   }
-  return new ApiError(502, 'E_UPSTREAM', `${what} failed: ${headline(e)}`, 'ACTION_FAILED')
+  return errors.actionFailed(what, headline(e))
 }

@@ -5,6 +5,7 @@
 // an orphan Chromium. Under Kubernetes stdin is /dev/null and is not watched.
 import { fstatSync } from 'node:fs'
 import { isIP } from 'node:net'
+import { BROWSER_KINDS, type BrowserKind } from '../crds/types.ts'
 import { parseCidr } from './egress-policy.ts'
 import type { Pod } from './pod.ts'
 
@@ -40,12 +41,12 @@ function config() {
     }
   }
   const browserKind = process.env.NIGHTJAR_BROWSER_KIND || 'chromium'
-  if (browserKind !== 'chromium' && browserKind !== 'cloak') fail('NIGHTJAR_BROWSER_KIND must be chromium or cloak')
+  if (!(BROWSER_KINDS as readonly string[]).includes(browserKind)) fail(`NIGHTJAR_BROWSER_KIND must be ${BROWSER_KINDS.join(' or ')}`)
   const port = Number(process.env.NIGHTJAR_NODE_PORT ?? '0')
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail('NIGHTJAR_NODE_PORT must be a port number')
   return {
     token,
-    browserKind: browserKind as 'chromium' | 'cloak',
+    browserKind: browserKind as BrowserKind,
     host: process.env.NIGHTJAR_NODE_HOST || '127.0.0.1',
     port,
     chromiumPath: process.env.NIGHTJAR_CHROMIUM_PATH || undefined,

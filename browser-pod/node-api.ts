@@ -1,5 +1,7 @@
 // The node API: the api-server's only way into the pod. Plain node:http (one hop less
-// than a framework; the route table is tiny). JSON in and out, errors as
+// than a framework; the route table is tiny). The routes — paths, schemas, which carry
+// secrets, which result fields are opaque — are the contract's (contracts/node-api.ts);
+// this file adds one handler per route and the transport. JSON in and out, errors as
 // {"error":{code,message,reason?}}. Every route except GET /healthz needs
 // `Authorization: Bearer <node token>`, compared in constant time.
 //
@@ -10,52 +12,40 @@
 // a route names as opaque (binary payloads) are left as they are.
 import http from 'node:http'
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { z } from 'zod'
-import { ApiError, badRequest, notFound, unauthorized } from '../contracts/errors.ts'
-import * as C from './contract.ts'
-import { act, hover, selectOption, waitFor } from './actions/act.ts'
-import { consoleMessages, pdf, screenshot } from './actions/capture.ts'
-import { goBack, navigate, reload } from './actions/navigation.ts'
+import { ApiError, errors } from '../contracts/errors.ts'
+import { nodeRoutes, type NodeInput, type NodeOutput, type NodeRoute, type NodeRouteName } from '../contracts/node-api.ts'
+import { actions } from './actions/index.ts'
 import { storageState } from './actions/storage.ts'
-import { perceive } from './perception.ts'
 import { secureType } from './secure-fill.ts'
 import type { PodSession } from './session.ts'
 
 const MAX_BODY = 16 * 1024 * 1024 // a storageState can be large
 
-interface Route<S extends z.ZodType = z.ZodType> {
-  schema: S
-  handle: (session: PodSession, input: z.infer<S>) => Promise<unknown> | unknown
-  /** Routes carrying secrets never log error details. */
-  secret?: boolean
-  /** Top-level result fields the echo guard leaves alone: base64 pixels or PDF bytes, or a sealed-at-once auth-state. */
-  opaque?: readonly string[]
-}
+type Handler<N extends NodeRouteName> = (session: PodSession, input: NodeInput<N>) => Promise<NodeOutput<N>> | NodeOutput<N>
 
-const route = <S extends z.ZodType>(schema: S, handle: Route<S>['handle'], secret = false, opaque?: readonly string[]): Route =>
-  ({ schema, handle, secret, opaque } as Route)
-
-export const ROUTES: Record<string, Route> = {
-  '/v1/configure': route(C.ConfigureInput, async (s, i) => {
+/** One handler per route of the contract (contracts/node-api.ts); a route without one does not compile. */
+const handlers: { [N in NodeRouteName]: Handler<N> } = {
+  health: (s) => ({ ok: true, configured: s.configured }),
+  configure: async (s, i) => {
     await s.configure(i)
     return { ok: true, sessionId: i.sessionId }
-  }, true),
-  '/v1/navigate': route(C.NavigateInput, navigate),
-  '/v1/perceive': route(C.Empty, (s) => perceive(s)),
-  '/v1/act': route(C.ActInput, act),
-  '/v1/screenshot': route(C.ScreenshotInput, screenshot, false, ['png']),
-  '/v1/pdf': route(C.Empty, (s) => pdf(s), false, ['pdf']),
-  '/v1/console': route(C.Empty, (s) => consoleMessages(s)),
-  '/v1/go_back': route(C.HistoryInput, goBack),
-  '/v1/reload': route(C.HistoryInput, reload),
-  '/v1/wait_for': route(C.WaitForInput, waitFor),
-  '/v1/select_option': route(C.SelectOptionInput, selectOption),
-  '/v1/hover': route(C.HoverInput, hover),
-  // credential-equivalent, and never shown to anyone: the api-server seals it at once (a
-  // warm resume must restore a cookie that holds the secret exactly, not its mask)
-  '/v1/storage_state': route(C.Empty, (s) => storageState(s), true, ['cookies', 'origins', 'sessionStorage']),
-  '/v1/secure_type': route(C.SecureTypeInput, secureType, true),
+  },
+  secure_type: secureType,
+  storage_state: storageState,
+  ...actions,
 }
+
+interface Route extends NodeRoute {
+  handle: (session: PodSession, input: unknown) => Promise<unknown> | unknown
+}
+
+/** The contract's routes by path, each with its handler. */
+export const ROUTES: ReadonlyMap<string, Route> = new Map(
+  (Object.keys(nodeRoutes) as NodeRouteName[]).map((name) => {
+    const r: NodeRoute = nodeRoutes[name]
+    return [r.path, { ...r, handle: handlers[name] as Route['handle'] }] as const
+  }),
+)
 
 export interface NodeApiOptions {
   token: string
@@ -74,25 +64,22 @@ export function createNodeApi(opts: NodeApiOptions): http.Server {
     let path = '?'
     try {
       path = (req.url ?? '').split('?')[0]
-      if (path === '/healthz') {
-        if (req.method !== 'GET') throw new ApiError(405, 'bad_request', 'method not allowed')
-        return send(res, 200, { ok: true, configured: opts.session.configured })
-      }
-      if (!authorized(req.headers.authorization, digest)) throw unauthorized()
-      const r = ROUTES[path]
-      if (!r) throw notFound('route')
-      if (req.method !== 'POST') throw new ApiError(405, 'bad_request', 'method not allowed')
-      const input = parse(r, await readBody(req))
+      const r = ROUTES.get(path)
+      // the health probe answers before the token check (and nobody else does)
+      if (r?.auth !== false && !authorized(req.headers.authorization, digest)) throw errors.unauthorized()
+      if (!r) throw errors.noSuchRoute()
+      if (req.method !== r.method) throw errors.methodNotAllowed(r.method).withHeaders({ allow: r.method })
+      const input = parse(r, r.method === 'POST' ? await readBody(req) : Buffer.alloc(0))
       send(res, 200, guard.scrub(await r.handle(opts.session, input), r.opaque))
     } catch (e) {
-      const err = e instanceof ApiError ? e : new ApiError(500, 'internal', 'internal error')
+      const err = e instanceof ApiError ? e : errors.internal()
       if (!(e instanceof ApiError)) {
         // Unexpected only (typed errors are the caller's answer). Routes that carry
         // secrets log the error's name alone: a message might quote a value.
-        const detail = !(e instanceof Error) ? '' : ROUTES[path]?.secret ? ` ${e.name}` : ` ${e.name}: ${e.message.split('\n')[0]}`
+        const detail = !(e instanceof Error) ? '' : ROUTES.get(path)?.secret ? ` ${e.name}` : ` ${e.name}: ${e.message.split('\n')[0]}`
         log(`node-api ${path} 500${detail}`)
       }
-      if (!res.headersSent) send(res, err.status, guard.scrub(err.toBody()))
+      if (!res.headersSent) send(res, err.status, guard.scrub(err.toBody()), err.headers)
       else res.destroy()
     }
   })
@@ -118,15 +105,15 @@ function parse(r: Route, raw: Buffer): unknown {
   try {
     body = raw.length ? JSON.parse(raw.toString('utf8')) : {}
   } catch {
-    throw badRequest('body is not JSON')
+    throw errors.invalidRequest('body: not JSON')
   } finally {
     raw.fill(0) // the request bytes may hold a secret (secure_type, storageState)
   }
-  const parsed = r.schema.safeParse(body)
+  const parsed = r.input.safeParse(body)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]
     // issue path + message only: zod messages name types and options, never values
-    throw badRequest(`invalid request: ${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}`)
+    throw errors.invalidRequest(`${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}`)
   }
   return parsed.data
 }
@@ -138,7 +125,7 @@ function readBody(req: http.IncomingMessage): Promise<Buffer> {
     req.on('data', (c: Buffer) => {
       size += c.length
       if (size > MAX_BODY) {
-        reject(new ApiError(413, 'bad_request', 'body too large'))
+        reject(errors.payloadTooLarge())
         req.destroy()
         return
       }
@@ -153,8 +140,8 @@ function readBody(req: http.IncomingMessage): Promise<Buffer> {
   })
 }
 
-function send(res: http.ServerResponse, status: number, body: unknown): void {
+function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const json = JSON.stringify(body)
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json) })
+  res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json) })
   res.end(json)
 }

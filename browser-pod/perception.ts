@@ -4,7 +4,7 @@
 // accessible name (`- checkbox "remember S3cret"`), so we collect every password
 // field's live value in the same round trip and scrub each rendering of it.
 import type { Frame } from 'playwright-core'
-import type { PerceiveResult } from './contract.ts'
+import type { NodeOutput } from '../contracts/node-api.ts'
 import { actionError } from './errors.ts'
 import type { PodSession } from './session.ts'
 import { MASK, yamlQuoted } from './echo-guard.ts'
@@ -20,7 +20,7 @@ interface PageInfo {
   secrets: string[]
 }
 
-export async function perceive(session: PodSession): Promise<PerceiveResult> {
+export async function perceive(session: PodSession): Promise<NodeOutput<'perceive'>> {
   const page = session.page
   const children = page.frames().filter((f) => f !== page.mainFrame())
   try {

@@ -2,6 +2,7 @@
 // main.ts runs it as a process; tests may run it in-process.
 import type { AddressInfo } from 'node:net'
 import type { Browser } from 'playwright-core'
+import type { BrowserKind } from '../crds/types.ts'
 import { launchChromium } from './chromium.ts'
 import { launchCloak } from './cloak.ts'
 import { EgressGateway, type TunnelDialer } from './egress-gateway.ts'
@@ -11,7 +12,7 @@ import { PodSession } from './session.ts'
 export interface PodOptions {
   token: string
   /** chromium (headless, pooled) or cloak (headful on a virtual display, cloak.ts) */
-  browserKind?: 'chromium' | 'cloak'
+  browserKind?: BrowserKind
   host?: string
   port?: number
   chromiumPath?: string

@@ -15,13 +15,10 @@
 // keyboard events, which would land in whatever has focus after a navigation.
 import type { ElementHandle } from 'playwright-core'
 import { hostAllowed } from '../contracts/hosts.ts'
-import { ApiError } from '../contracts/errors.ts'
-import type { EditableKind, SecureTypeInput, SecureTypeResult } from './contract.ts'
-import { NodeError, isTimeout } from './errors.ts'
+import { ApiError, errors } from '../contracts/errors.ts'
+import type { EditableKind, SecureTypeInput, SecureTypeResult } from '../contracts/node-api.ts'
+import { isTimeout } from './errors.ts'
 import type { PodSession } from './session.ts'
-
-export const ORIGIN_DENIED = 'origin not on the credential allowlist'
-export const FIELD_DENIED = 'target is not an editable field'
 
 interface Inspection {
   href: string
@@ -52,13 +49,13 @@ async function findTarget(session: PodSession, selector: string, timeout?: numbe
     handle = await session.page.locator(selector).elementHandle({ timeout })
   } catch (e) {
     if (e instanceof ApiError) throw e
-    if (isTimeout(e)) throw new ApiError(504, 'E_UPSTREAM', 'fill target not found', 'TIMEOUT')
+    if (isTimeout(e)) throw errors.fillTargetNotFound()
     if (e instanceof Error && /strict mode violation/.test(e.message)) {
-      throw new ApiError(400, 'bad_request', 'selector matches more than one element', 'AMBIGUOUS_SELECTOR')
+      throw errors.ambiguousSelector('')
     }
-    throw new ApiError(400, 'bad_request', 'fill target could not be resolved', 'INVALID_SELECTOR')
+    throw errors.invalidSelector('')
   }
-  if (!handle) throw new ApiError(504, 'E_UPSTREAM', 'fill target not found', 'TIMEOUT')
+  if (!handle) throw errors.fillTargetNotFound()
   return handle
 }
 
@@ -73,11 +70,11 @@ export async function fillElement(handle: ElementHandle, allowlist: readonly str
   const inPage = liveHost(seen.href)
   for (const where of [live, inPage]) {
     if (!where || !hostAllowed(where.host, where.port, allowlist)) {
-      throw new NodeError(403, 'forbidden', ORIGIN_DENIED, 'credential.origin_denied', { host: where?.host ?? '' })
+      throw errors.credentialOriginDenied(where?.host ?? '')
     }
   }
   // 2. Is it a field a secret belongs in?
-  if (!seen.editable) throw new NodeError(403, 'forbidden', FIELD_DENIED, 'credential.field_denied', { field_kind: seen.kind })
+  if (!seen.editable) throw errors.credentialFieldDenied(seen.kind)
 
   // 3. Type, atomically with a re-check of the origin inside the same document.
   let outcome: string
@@ -88,12 +85,12 @@ export async function fillElement(handle: ElementHandle, allowlist: readonly str
     outcome = 'navigated'
   }
   if (outcome === 'navigated') throw navigated()
-  if (outcome !== 'ok') throw new NodeError(403, 'forbidden', FIELD_DENIED, 'credential.field_denied', { field_kind: outcome })
+  if (outcome !== 'ok') throw errors.credentialFieldDenied(outcome)
   return { ok: true, fieldKind: seen.kind as EditableKind, host: live!.host }
 }
 
 function navigated(): ApiError {
-  return new ApiError(409, 'conflict', 'the page navigated during the fill; nothing was typed', 'credential.navigated')
+  return errors.fillNavigated()
 }
 
 async function inspectTarget(handle: ElementHandle): Promise<Inspection> {

@@ -1,11 +1,10 @@
 // One pod, one session. A warm pod has Chromium running and waits for configure,
 // which sets the egress policy and opens the browser context and its page.
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { ApiError, conflict } from '../contracts/errors.ts'
-import type { ConfigureInput, ConsoleMessage, SessionStorageEntry } from './contract.ts'
+import { errors } from '../contracts/errors.ts'
+import type { ConfigureInput, ConsoleMessage, SessionStorageEntry } from '../contracts/node-api.ts'
 import type { EgressGateway, TunnelDialer } from './egress-gateway.ts'
 import { EchoGuard } from './echo-guard.ts'
-import { notConfigured } from './errors.ts'
 
 const CONSOLE_LIMIT = 1000
 export const ACTION_TIMEOUT_MS = 10_000
@@ -40,7 +39,7 @@ export class PodSession {
 
   /** The session's page; 409 before configure. */
   get page(): Page {
-    if (!this._page) throw notConfigured()
+    if (!this._page) throw errors.notConfigured()
     return this._page
   }
 
@@ -66,7 +65,7 @@ export class PodSession {
   }
 
   async configure(input: ConfigureInput): Promise<void> {
-    if (this.configuring || this._page) throw conflict('session already configured', 'already_configured')
+    if (this.configuring || this._page) throw errors.alreadyConfigured()
     this.configuring = true
     try {
       try {
@@ -78,7 +77,7 @@ export class PodSession {
           tunnel: this.defaults.tunnel,
         })
       } catch (e) {
-        throw new ApiError(500, 'internal', `egress policy rejected: ${(e as Error).message}`)
+        throw errors.egressPolicyRejected((e as Error).message)
       }
       const { sessionStorage, ...playwrightState } = (input.storageState ?? {}) as { sessionStorage?: SessionStorageEntry[] }
       // A warm pod has a context open already; a plain session takes it (a viewport is a
@@ -98,7 +97,7 @@ export class PodSession {
           }, sessionStorage)
         } catch (e) {
           // Never echo the state: it is credential-equivalent.
-          if (input.storageState) throw new ApiError(400, 'bad_request', 'invalid storageState', 'invalid_storage_state')
+          if (input.storageState) throw errors.invalidStorageState()
           throw e
         }
       }

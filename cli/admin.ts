@@ -3,7 +3,7 @@
 import { loadConfig } from '../api-server/config.ts'
 import { openDatabase } from '../api-server/runtime.ts'
 import { bootstrapOrg } from '../api-server/auth/orgs.ts'
-import { isApiError } from '../contracts/errors.ts'
+import { describeError, isApiError } from '../contracts/errors.ts'
 import { parseFlags } from './flags.ts'
 import { isOAuthAdminCommand, oauthAdmin, OAUTH_ADMIN_USAGE } from './oauth-admin.ts'
 
@@ -38,7 +38,7 @@ export async function admin(argv: string[]): Promise<number> {
     return 0
   } catch (e) {
     if (isApiError(e)) {
-      process.stderr.write(`nightjar: ${e.message}\n`)
+      process.stderr.write(`nightjar: ${describeError(e)}\n`)
       return 1
     }
     throw e

@@ -15,6 +15,7 @@ import { DAEMON_ID, MAX_DATA, MAX_FRAME, allocWithHeadroom, type OpenFailReason 
 import { TunnelSession, type OpenRequest } from '../tunnel/session.ts'
 import type { TunnelStream } from '../tunnel/stream.ts'
 import { isEntryPoint } from '../contracts/entry-point.ts'
+import { UPGRADE_ERRORS, upgradeErrors } from '../contracts/errors.ts'
 
 export interface DaemonOptions {
   network: string
@@ -43,7 +44,15 @@ export class DaemonUsageError extends Error {
   }
 }
 
-export const UNAUTHORIZED_MESSAGE = 'join rejected: unauthorized — the join token is wrong, stale, rotated or revoked'
+/** the daemon's line for the service's join 401 (the catalogue's joinUnauthorized: ERR-02) */
+export const UNAUTHORIZED_MESSAGE = `join rejected: ${UPGRADE_ERRORS.joinUnauthorized.message} — ${UPGRADE_ERRORS.joinUnauthorized.when}`
+
+/** What a refused join means, in the catalogue's words: "join refused with HTTP 429 (too many failed joins; retry later)". */
+export function joinRefusal(status: number | undefined): string {
+  const joinRefusals = [upgradeErrors.joinUnauthorized(), upgradeErrors.joinThrottled(0), upgradeErrors.joinNetworkMissing(), upgradeErrors.controlUnavailable()]
+  const known = joinRefusals.find((e) => e.status === status)
+  return `join refused with HTTP ${status ?? '?'}${known ? ` (${known.message})` : ''}`
+}
 
 export class DaemonAuthError extends Error {
   constructor() {
@@ -268,7 +277,7 @@ function connectOnce(
 
     ws.on('unexpected-response', (req, res) => {
       res.resume()
-      settle({ unauthorized: res.statusCode === 401, reason: `join refused with HTTP ${res.statusCode}` })
+      settle({ unauthorized: res.statusCode === UPGRADE_ERRORS.joinUnauthorized.status, reason: joinRefusal(res.statusCode) })
       req.destroy()
       ws.terminate()
     })

@@ -32,7 +32,7 @@ export async function oauthAdmin(sub: string, argv: string[]): Promise<number> {
 
   const database = await openDatabase(loadConfig(), (l) => process.stderr.write(`nightjar: ${l}\n`))
   try {
-    const now = new Date()
+    const now = Date.now()
     if (sub === 'list-oauth-clients') {
       const clients = await listOAuthClients(database.db)
       if (flags.values.json) {

@@ -16,6 +16,7 @@ import client from 'prom-client'
 import { startOperator, type RunningOperator } from '../operator/manager.ts'
 import type { AuthStateSource, DaemonCounts, Logger } from '../operator/ports.ts'
 import { existsSync } from 'node:fs'
+import { errors, type ApiError } from '../contracts/errors.ts'
 import { loadOperatorConfig, type OperatorConfig } from '../operator/kube/operator-config.ts'
 import { checkCrdsServed, KubeEventRecorder, kubeResources, KubePodRuntime, LeaderElector, loadKubeConfig, podNamespace, PromOperatorMetrics } from '../operator/kube/index.ts'
 
@@ -170,7 +171,11 @@ export async function runOperator(opts: OperatorProcessOptions = {}): Promise<Op
       res.writeHead(status, { 'content-type': type })
       res.end(typeof body === 'string' ? body : JSON.stringify(body))
     }
-    if (req.method !== 'GET') return send(405, { error: { code: 'method_not_allowed', message: 'GET only' } })
+    const refuse = (e: ApiError) => {
+      for (const [k, v] of Object.entries(e.headers)) res.setHeader(k, v)
+      send(e.status, e.toBody())
+    }
+    if (req.method !== 'GET') return refuse(errors.methodNotAllowed('GET').withHeaders({ allow: 'GET' }))
     if (path === '/healthz') return send(200, { ok: true })
     if (path === '/readyz') {
       if (isReady()) return send(200, { ok: true, leader: elector.isLeader })
@@ -179,11 +184,11 @@ export async function runOperator(opts: OperatorProcessOptions = {}): Promise<Op
     if (path === '/metrics') {
       metrics.registry.metrics().then(
         (text) => send(200, text, metrics.registry.contentType),
-        () => send(500, { error: { code: 'internal', message: 'metrics failed' } }),
+        () => refuse(errors.internal()),
       )
       return
     }
-    send(404, { error: { code: 'not_found', message: 'not found' } })
+    refuse(errors.noSuchRoute())
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)

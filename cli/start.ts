@@ -5,33 +5,40 @@ import { loadConfig } from '../api-server/config.ts'
 import { build } from '../api-server/app.ts'
 import { loadCookieKey, openDatabase } from '../api-server/runtime.ts'
 import { startEmbeddedPlane } from '../api-server/sessions/embedded.ts'
-import type { SessionPlane } from '../api-server/sessions/plane.ts'
+import type { PlaneFactory } from '../api-server/sessions/runtime.ts'
 import { authStateSource } from '../api-server/authstate/index.ts'
 
 export async function start(): Promise<void> {
   const config = loadConfig()
   const say = (line: string) => process.stderr.write(`nightjar: ${line}\n`)
   const database = await openDatabase(config, say, { supervise: true })
-  let plane: SessionPlane
+  let plane: PlaneFactory
   if (config.runtime === 'kubernetes') {
     const { loadKubeConfig, podNamespace } = await import('../operator/kube/kube-config.ts')
     const { kubeSessionPlane } = await import('../operator/kube/index.ts')
     const namespace = config.watchNamespace ?? podNamespace() ?? 'default'
     say(`kubernetes runtime: sessions are BrowserSession resources in namespace ${namespace}`)
-    plane = kubeSessionPlane(loadKubeConfig(), namespace)
+    // the operator is its own process (`nightjar operator`): it needs none of the app's ports
+    plane = async () => kubeSessionPlane(loadKubeConfig(), namespace)
   } else {
     say(`starting the operator and a warm pool of ${config.warmPoolSize} browser pod(s)`)
-    plane = await startEmbeddedPlane({ config, authState: authStateSource(config, database.db) })
+    plane = (ports) => startEmbeddedPlane({ config, authState: authStateSource(config, database.db), ...ports })
   }
-  const { app } = await build({ config, db: database.db, cookieKey: loadCookieKey(config), plane })
+  // build() starts the plane in its place in the dependency order, and stops it on close
+  const built = await build({ config, db: database.db, cookieKey: loadCookieKey(config), plane }).catch(async (e: Error) => {
+    say(`cannot start: ${e.message}`)
+    await database.close().catch((err: Error) => say(`closing the database: ${err.message}`))
+    process.exit(1)
+  })
+  const { app } = built
   let stopping = false
   const stop = async (signal: string) => {
     if (stopping) return
     stopping = true
     say(`${signal}: shutting down`)
-    await app.close().catch(() => {})
-    await plane.stop().catch(() => {})
-    await database.close().catch(() => {})
+    // shutting down: a step that fails is reported and the next one still runs (the process exits either way)
+    await app.close().catch((err: Error) => say(`closing the server: ${err.message}`))
+    await database.close().catch((err: Error) => say(`closing the database: ${err.message}`))
     process.exit(0)
   }
   process.on('SIGINT', () => void stop('SIGINT'))

@@ -1,54 +1,40 @@
-// One error type for every door (REST, MCP, OAuth pages). The body shape is
-// {"error": {"code", "message", "reason"?}} and it never carries a secret value.
+// One error catalogue for every door (REST, MCP, the node API, OAuth, the console, the
+// CLI): contracts/errors/catalogue*.ts declares each error once — key, HTTP status,
+// code, reason, a value-free message or message builder, and the checklist rows it
+// serves — and contracts/errors/make.ts derives the constructors:
+//
+//   throw errors.sessionNotLive(row.status)
+//   throw oauthErrors.authorizationPending()
+//
+// The rule for codes and reasons is in contracts/errors/rule.ts. Bodies are
+// {"error": {"code", "message", "reason"?}} (OAuth: {error, error_description}) and
+// never carry a secret value.
+import { ApiError } from './errors/classes.ts'
+import { errors } from './errors/make.ts'
 
-export type ErrorCode =
-  | 'bad_request'
-  | 'unauthorized'
-  | 'forbidden'
-  | 'not_found'
-  | 'conflict'
-  | 'rate_limited'
-  | 'internal'
-  | 'unavailable'
-  | 'E_REACHABILITY_DENIED'
-  | 'E_UPSTREAM'
+export { ApiError, OAuthError, isApiError, isOAuthError, type ErrorBody, type ErrorDetails, type ErrorReply, type OAuthErrorBody, type RpcErrorObject } from './errors/classes.ts'
+export { errors, oauthErrors, pageErrors, upgradeErrors, rpcErrors, rpcStatus, upgradeRefusal, isError, keyOf, fromBody, describeError } from './errors/make.ts'
+export {
+  API_ERRORS, OAUTH_ERRORS, PAGE_ERRORS, UPGRADE_ERRORS, RPC_ERRORS, CATALOGUE, FAMILIES,
+  type ApiErrorKey, type OAuthErrorKey, type PageErrorKey, type UpgradeErrorKey, type RpcErrorKey, type Family, type Listed,
+} from './errors/catalogue.ts'
+export { CODE_STATUS, OAUTH_STATUS, SPEC_FIXED_REASONS, REASON_PATTERN, type ErrorCode, type OAuthErrorCode, type SpecRow } from './errors/rule.ts'
 
-export interface ErrorBody {
-  error: { code: string; message: string; reason?: string }
-}
+// --- the generic constructors of before the catalogue -----------------------------------
+// Kept only so files not yet converted still build; test/contracts/errors.test.ts lists
+// every call outside contracts/ as an undeclared error. Use `errors.<key>(…)` instead.
 
-export class ApiError extends Error {
-  readonly status: number
-  readonly code: string
-  readonly reason?: string
-  readonly headers: Record<string, string>
-
-  constructor(status: number, code: string, message: string, reason?: string, headers: Record<string, string> = {}) {
-    super(message)
-    this.name = 'ApiError'
-    this.status = status
-    this.code = code
-    this.reason = reason
-    this.headers = headers
-  }
-
-  toBody(): ErrorBody {
-    const error: ErrorBody['error'] = { code: this.code, message: this.message }
-    if (this.reason !== undefined) error.reason = this.reason
-    return { error }
-  }
-}
-
+/** @deprecated use errors.invalidRequest(…) or a specific catalogue entry */
 export const badRequest = (message: string, reason?: string) => new ApiError(400, 'bad_request', message, reason)
-export const unauthorized = () => new ApiError(401, 'unauthorized', 'unauthorized')
+/** @deprecated use errors.unauthorized() */
+export const unauthorized = () => errors.unauthorized()
+/** @deprecated use a specific catalogue entry */
 export const forbidden = (message: string, reason?: string) => new ApiError(403, 'forbidden', message, reason)
-export const missingScope = (scopes: readonly string[]) =>
-  new ApiError(403, 'forbidden', `missing required scope: ${scopes.join(' ')}`, 'missing_scope')
-/** The one 404 for "unknown" and "someone else's": byte-identical by construction. */
-export const notFound = (kind: string) => new ApiError(404, 'not_found', `unknown ${kind}`)
+/** @deprecated use errors.missingScope(scopes.join(' ')) */
+export const missingScope = (scopes: readonly string[]) => errors.missingScope(scopes.join(' '))
+/** @deprecated use errors.notFound(kind) */
+export const notFound = (kind: string) => errors.notFound(kind)
+/** @deprecated use a specific catalogue entry */
 export const conflict = (message: string, reason?: string) => new ApiError(409, 'conflict', message, reason)
+/** @deprecated use errors.internal() */
 export const internal = (message = 'internal error') => new ApiError(500, 'internal', message)
-
-export function isApiError(e: unknown): e is ApiError {
-  return e instanceof ApiError
-}

@@ -18,8 +18,12 @@ export const LABELS = {
   session: 'nightjar.dev/session',
 } as const
 
-export type BrowserKind = 'chromium' | 'cloak'
-export type EgressMode = 'local' | 'split' | 'platform'
+/** The browsers a session can run: chromium (headless, pooled) or cloak (headful, its own profile). */
+export const BROWSER_KINDS = ['chromium', 'cloak'] as const
+export type BrowserKind = (typeof BROWSER_KINDS)[number]
+/** Where a session's traffic goes out: the platform, the developer's network (local), or both (split). */
+export const EGRESS_MODES = ['local', 'split', 'platform'] as const
+export type EgressMode = (typeof EGRESS_MODES)[number]
 export type DesiredState = 'Live' | 'Ended'
 export type SessionPhase = 'Pending' | 'Live' | 'Ended' | 'Failed'
 

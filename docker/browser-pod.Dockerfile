@@ -27,9 +27,12 @@ RUN apt-get update \
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
+# what browser-pod/main.ts imports: the pod, the contracts it serves (node API, errors,
+# hosts) and the CRD enums; nothing of the api-server or the operator
+# (test/kube/dockerfiles.test.ts checks this list against the imports)
 COPY browser-pod ./browser-pod
-# the shared error/id/host helpers are the only code the pod takes from the api-server
-COPY api-server/lib ./api-server/lib
+COPY contracts ./contracts
+COPY crds ./crds
 ENV NODE_ENV=production \
     NIGHTJAR_CHROMIUM_PATH=/usr/bin/chromium \
     HOME=/home/nightjar \

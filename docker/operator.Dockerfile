@@ -19,12 +19,24 @@ RUN apt-get update \
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
+# what `nightjar operator` imports (test/kube/dockerfiles.test.ts checks this list
+# against the imports): the CLI's dispatcher and its operator command, the operator, the
+# contracts and CRD types it shares with the other images
 COPY bin ./bin
-COPY cli ./cli
-# the operator reuses the api-server's config error type and the shared ports/CRD types
-COPY api-server ./api-server
+COPY cli/main.ts ./cli/main.ts
+COPY cli/operator.ts ./cli/operator.ts
 COPY operator ./operator
+COPY contracts ./contracts
 COPY crds ./crds
+# ...and, for warm resume only (with DATABASE_URL and KMS settings), the api-server's
+# auth-state decryption: its config, database pool, KMS and auth-state store
+COPY api-server/config.ts ./api-server/config.ts
+COPY api-server/audit ./api-server/audit
+COPY api-server/authstate ./api-server/authstate
+COPY api-server/kms ./api-server/kms
+COPY api-server/limits ./api-server/limits
+COPY api-server/sessions ./api-server/sessions
+COPY api-server/store ./api-server/store
 ENV NODE_ENV=production
 USER 10001:10001
 EXPOSE 8081

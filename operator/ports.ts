@@ -100,7 +100,8 @@ export interface ObjectReader<T> {
 // ---------------------------------------------------------------------------
 
 /** Playwright's storage state (cookies + localStorage). Credential-equivalent: never logged, never in a resource. */
-export interface StorageState {
+// (a type, not an interface: it is handed on as the node API's configure body, a JSON record)
+export type StorageState = {
   cookies: unknown[]
   origins: unknown[]
 }

@@ -1,17 +1,16 @@
-// The typed TypeScript client. Method names, inputs and outputs come from the
-// operation registry (types only: the SDK pulls in no server code at run time);
-// the route table is generated (sdk/routes.ts).
+// The typed TypeScript client, derived from the operation contracts alone
+// (contracts/operations/; types only, so the SDK pulls in no server code and no zod
+// at run time). Every operation has a method, grouped by domain (nj.sessions,
+// nj.identities, nj.credentials, …): its route table and methods are generated
+// (sdk/generated.ts, by scripts/gen-sdk.ts); nj.call(name, input) calls any by name.
 //
 //   const nj = new Nightjar({ baseUrl: 'http://127.0.0.1:8080', token: process.env.NIGHTJAR_KEY })
 //   const s = await nj.sessions.create({ identity: 'shopper' })   // agent defaults to the key's agent
 //   await nj.sessions.navigate(s.id, 'https://example.com/')
-import type { z } from 'zod'
-import type { RegistryOperation } from '../api-server/operations/registry.ts'
-import { routes, type OperationName } from './routes.ts'
+import { methods, routes } from './generated.ts'
+import type { Call, InputOf, OperationName, OutputOf } from './types.ts'
 
-type Op<N extends OperationName> = Extract<RegistryOperation, { name: N }>
-export type InputOf<N extends OperationName> = Op<N> extends { input: infer S extends z.ZodType } ? z.input<S> : never
-export type OutputOf<N extends OperationName> = Op<N> extends { handler: (...a: never[]) => Promise<infer O> } ? O : never
+export type { InputOf, OperationName, OutputOf } from './types.ts'
 
 export class NightjarError extends Error {
   constructor(readonly status: number, readonly code: string, message: string, readonly reason?: string) {
@@ -27,6 +26,13 @@ export interface NightjarOptions {
   fetch?: typeof fetch
 }
 
+type Methods = ReturnType<typeof methods>
+
+// the generated method groups (nj.sessions, nj.identities, …) are the instance's own fields
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+export interface Nightjar extends Methods {}
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class Nightjar {
   readonly #base: string
   readonly #token: string
@@ -36,6 +42,8 @@ export class Nightjar {
     this.#base = opts.baseUrl.replace(/\/+$/, '')
     this.#token = opts.token
     this.#fetch = opts.fetch ?? fetch
+    const call: Call = (name, input) => this.call(name, input)
+    Object.assign(this, methods(call))
   }
 
   /** Calls any operation by its name (the MCP tool name). */
@@ -67,26 +75,5 @@ export class Nightjar {
       throw new NightjarError(res.status, e.code ?? 'error', e.message ?? res.statusText, e.reason)
     }
     return body as OutputOf<N>
-  }
-
-  readonly sessions = {
-    /** identity and agent are optional; an absent or empty agent means the credential's own agent */
-    create: (input: InputOf<'session_start'> = {}) => this.call('session_start', input),
-    spawn: (input: InputOf<'spawn_and_start_session'>) => this.call('spawn_and_start_session', input),
-    get: (sessionId: string) => this.call('session_get', { sessionId }),
-    list: (input: InputOf<'session_list'> = {}) => this.call('session_list', input),
-    end: (sessionId: string) => this.call('session_end', { sessionId }),
-    journal: (sessionId: string) => this.call('session_journal', { sessionId }),
-    navigate: (sessionId: string, url: string) => this.call('navigate', { sessionId, url }),
-    perceive: (sessionId: string) => this.call('perceive', { sessionId }),
-    act: (sessionId: string, action: Omit<InputOf<'act'>, 'sessionId'>) => this.call('act', { sessionId, ...action } as InputOf<'act'>),
-    fillCredential: (sessionId: string, credentialName: string, selector: string) => this.call('credential_fill', { sessionId, credentialName, selector }),
-    screenshot: (sessionId: string) => this.call('screenshot', { sessionId }),
-  }
-
-  readonly identities = {
-    create: (input: InputOf<'identity_create'>) => this.call('identity_create', input),
-    list: () => this.call('identity_list', {} as InputOf<'identity_list'>),
-    assumable: () => this.call('identity_list_assumable', {} as InputOf<'identity_list_assumable'>),
   }
 }

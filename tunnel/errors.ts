@@ -2,6 +2,7 @@
 // not_declared or unreachable distinctly) so the egress gateway can map it to the spec's
 // net::ERR_CONNECTION_REFUSED / E_REACHABILITY_DENIED without parsing messages.
 import type { OpenFailReason } from './frames.ts'
+import type { ApiErrorKey } from '../contracts/errors.ts'
 
 export type TunnelErrorCode =
   | OpenFailReason
@@ -19,6 +20,23 @@ const MESSAGES: Record<TunnelErrorCode, string> = {
   closed: 'tunnel connection closed',
   reset: 'stream reset by peer',
 }
+
+/**
+ * The catalogue error (contracts/errors.ts) a caller sees when a navigation meets this
+ * tunnel failure: an undeclared host is E_REACHABILITY_DENIED (reason host_not_declared,
+ * ERR-28); every other failure is E_UPSTREAM NAVIGATION_FAILED with
+ * net::ERR_CONNECTION_REFUSED or kin (ERR-29). TunnelErrors themselves never reach a caller.
+ */
+export const SURFACES_AS = {
+  refused: 'navigationFailed',
+  timeout: 'navigationFailed',
+  not_declared: 'reachabilityDenied',
+  unreachable: 'navigationFailed',
+  error: 'navigationFailed',
+  no_daemon: 'navigationFailed',
+  closed: 'navigationFailed',
+  reset: 'navigationFailed',
+} as const satisfies Record<TunnelErrorCode, ApiErrorKey>
 
 export class TunnelError extends Error {
   readonly code: TunnelErrorCode

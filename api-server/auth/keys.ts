@@ -1,7 +1,7 @@
 // API keys: njk_ tokens stored only as SHA-256. Minting obeys no-escalation.
 import type { Db, Queryable } from '../store/db.ts'
 import { newId, newToken, sha256 } from '../../contracts/ids.ts'
-import { ApiError, badRequest, forbidden } from '../../contracts/errors.ts'
+import { errors } from '../../contracts/errors.ts'
 import { isScope } from './scopes.ts'
 import type { AuthContext } from './context.ts'
 
@@ -25,17 +25,17 @@ export interface MintedKey {
 
 export async function mintKey(db: Queryable, input: MintKeyInput): Promise<MintedKey> {
   const name = input.name.trim()
-  if (!/^[\w .:@()/-]{1,80}$/.test(name)) throw badRequest('key name must be 1-80 letters, digits, spaces or . _ : @ ( ) / -')
+  if (!/^[\w .:@()/-]{1,80}$/.test(name)) throw errors.invalidRequest('name: 1-80 letters, digits, spaces or . _ : @ ( ) / -')
   const scopes = [...new Set(input.scopes)].sort()
-  if (scopes.length === 0) throw badRequest('a key needs at least one scope')
+  if (scopes.length === 0) throw errors.invalidRequest('scopes: at least one scope')
   const unknown = scopes.filter((s) => !isScope(s))
-  if (unknown.length) throw badRequest(`unknown scope: ${unknown.join(', ')}`)
+  if (unknown.length) throw errors.unknownScope(unknown.join(', '))
   const escalated = scopes.filter((s) => !input.minterScopes.has(s))
-  if (escalated.length) throw forbidden(`cannot mint a key with a scope you do not hold: ${escalated.join(', ')}`, 'no_escalation')
+  if (escalated.length) throw errors.noEscalation(escalated.join(', '))
   let agentId: string | null = null
   if (input.agentId) {
     const a = await db.query('select id from agents where id = $1 and org_id = $2', [input.agentId, input.orgId])
-    if (!a.rowCount) throw new ApiError(404, 'not_found', 'unknown agent')
+    if (!a.rowCount) throw errors.notFound('agent')
     agentId = input.agentId
   }
   const id = newId('nkey_')

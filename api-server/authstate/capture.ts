@@ -5,7 +5,7 @@
 import type { OpContext } from '../operations/types.ts'
 import { recordAudit } from '../audit/audit.ts'
 import { newId } from '../../contracts/ids.ts'
-import { badRequest } from '../../contracts/errors.ts'
+import { errors } from '../../contracts/errors.ts'
 import { noKmsError } from '../kms/index.ts'
 import { drive } from '../sessions/drive.ts'
 import { coveredOrigins, sealAuthState } from './seal.ts'
@@ -17,7 +17,7 @@ export async function captureAuthState(ctx: OpContext, sessionId: string): Promi
   const { db, sealer } = ctx.services
   // unknown and foreign sessions: the one 404 (drive → getSession); not live: 409
   return drive(ctx, sessionId, 'authstate_capture', {}, async (node, row) => {
-    if (!row.identityId) throw badRequest('session has no bound identity; cannot capture auth-state', 'no_identity')
+    if (!row.identityId) throw errors.noIdentityToCapture()
     // fail closed before the state is even read
     if (!sealer.enabled) throw noKmsError()
     const doc = await node.storageState()

@@ -8,6 +8,7 @@ import { SignJWT, jwtVerify } from 'jose'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Services } from '../services.ts'
 import { safeEqual } from '../../contracts/ids.ts'
+import type { ApiError } from '../../contracts/errors.ts'
 
 /**
  * Only a same-origin path may be a post-login destination. The value is parsed as a
@@ -123,11 +124,11 @@ export function wantsHtml(req: FastifyRequest): boolean {
 }
 
 /**
- * 429 with Retry-After: the given page for a browser, else the service's JSON error
- * body ({"error": {"code": "rate_limited", …}}).
+ * 429 with Retry-After: the given page for a browser, else the catalogue's JSON error
+ * (errors.signInThrottled / errors.userCodeThrottled: {"error": {"code": "rate_limited", …}}).
  */
-export function sendTooMany(req: FastifyRequest, reply: FastifyReply, retryAfterSecs: number, message: string, page: () => FastifyReply): FastifyReply {
-  reply.header('retry-after', String(retryAfterSecs))
+export function sendTooMany(req: FastifyRequest, reply: FastifyReply, json: ApiError, page: () => FastifyReply): FastifyReply {
+  reply.headers(json.headers)
   if (wantsHtml(req)) return page()
-  return reply.code(429).header('cache-control', 'no-store').send({ error: { code: 'rate_limited', message: `${message}; retry in ${retryAfterSecs} s` } })
+  return reply.code(json.status).header('cache-control', 'no-store').send(json.toBody())
 }

@@ -6,7 +6,7 @@ import type { Services } from '../services.ts'
 import { ALL_SCOPES } from '../auth/scopes.ts'
 import { checkPassword, normaliseEmail } from '../auth/login.ts'
 import { listKeys, mintKey } from '../auth/keys.ts'
-import { isApiError } from '../../contracts/errors.ts'
+import { errors, isApiError, pageErrors, type ErrorReply } from '../../contracts/errors.ts'
 import { recordAudit } from '../audit/audit.ts'
 import { Html, html, page } from './html.ts'
 import { checkCsrf, consoleUser, csrfToken, endConsoleSession, startConsoleSession, type ConsoleUser } from './session.ts'
@@ -22,6 +22,10 @@ export function registerConsole(app: FastifyInstance, services: Services) {
     reply.code(status).header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store')
       .header('x-frame-options', 'DENY').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http: https:; frame-ancestors 'none'").send(body)
   const chrome = (u: ConsoleUser) => ({ user: { email: u.email, orgName: u.orgName }, logoutAction: `${base}/logout`, csrf: csrfToken(services, u) })
+  const formTokenInvalid = (reply: FastifyReply, u?: ConsoleUser) => {
+    const e = pageErrors.formTokenInvalid()
+    return send(reply, e.status, page('Forbidden', html`<p class="error">${e.message}</p>`, u && chrome(u)))
+  }
 
   const loginPage = (csrf: string, next: string, error?: string) => page('Sign in', html`
     <div class="card" style="max-width:420px;margin:40px auto">
@@ -50,9 +54,9 @@ export function registerConsole(app: FastifyInstance, services: Services) {
   app.post(`${base}/login`, async (req, reply) => {
     const body = (req.body ?? {}) as Record<string, unknown>
     const next = safeNext(body.next, `${base}/keys`)
-    const again = (status: number, error: string) => send(reply, status, loginPage(issueLoginCsrf(services, req, reply), next, error))
+    const again = (e: ErrorReply) => send(reply.headers(e.headers), e.status, loginPage(issueLoginCsrf(services, req, reply), next, e.message))
     if (!sameOriginRequest(services, req) || !checkLoginCsrf(services, req, body.csrf)) {
-      return again(403, 'The sign-in form expired or did not come from this site. Sign in again.')
+      return again(pageErrors.signInFormExpired())
     }
     const email = normaliseEmail(body.email)
     const password = typeof body.password === 'string' ? body.password : ''
@@ -62,14 +66,13 @@ export function registerConsole(app: FastifyInstance, services: Services) {
     const lockKey = browser ? `${account}:${browser}` : account
     const verdict = strictest(await limits.loginAddress.check(address), await limits.loginAccount.check(lockKey))
     if (!verdict.allowed) {
-      return sendTooMany(req, reply, verdict.retryAfterSecs, 'too many sign-in attempts',
-        () => again(429, `Too many sign-in attempts. Try again in ${verdict.retryAfterSecs} seconds.`))
+      return sendTooMany(req, reply, errors.signInThrottled(verdict.retryAfterSecs), () => again(pageErrors.signInThrottledPage(verdict.retryAfterSecs)))
     }
     const userId = await checkPassword(services.db, email, password)
     if (!userId) {
       await limits.loginAddress.hit(address)
       await limits.loginAccount.fail(lockKey)
-      return again(401, 'Email or password is wrong.')
+      return again(pageErrors.signInFailed())
     }
     await limits.loginAccount.reset(lockKey)
     await rememberBrowser(services, reply, account, browser)
@@ -78,7 +81,7 @@ export function registerConsole(app: FastifyInstance, services: Services) {
   })
   app.post(`${base}/logout`, async (req, reply) => {
     const u = await consoleUser(services, req)
-    if (u && !checkCsrf(services, u, (req.body as Record<string, unknown> | undefined)?.csrf)) return send(reply, 403, page('Forbidden', html`<p class="error">Invalid form token.</p>`))
+    if (u && !checkCsrf(services, u, (req.body as Record<string, unknown> | undefined)?.csrf)) return formTokenInvalid(reply)
     await endConsoleSession(services, reply, u)
     return reply.redirect(`${base}/login`, 303)
   })
@@ -139,7 +142,7 @@ export function registerConsole(app: FastifyInstance, services: Services) {
     const u = await requireUser(req, reply)
     if (!u) return reply
     const body = (req.body ?? {}) as Record<string, unknown>
-    if (!checkCsrf(services, u, body.csrf)) return send(reply, 403, page('Forbidden', html`<p class="error">Invalid form token; reload the page.</p>`, chrome(u)))
+    if (!checkCsrf(services, u, body.csrf)) return formTokenInvalid(reply, u)
     const scopes = ([] as unknown[]).concat(body.scopes ?? []).filter((s): s is string => typeof s === 'string')
     const name = typeof body.name === 'string' ? body.name : ''
     const agent = typeof body.agent === 'string' && body.agent ? body.agent : null

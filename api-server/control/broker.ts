@@ -15,6 +15,7 @@ import { newId } from '../../contracts/ids.ts'
 import { MAX_FRAME, type HelloInfo } from '../../tunnel/frames.ts'
 import { TunnelSession } from '../../tunnel/session.ts'
 import { TunnelError } from '../../tunnel/errors.ts'
+import { upgradeErrors, upgradeRefusal, type ErrorReply } from '../../contracts/errors.ts'
 import type { TunnelStream } from '../../tunnel/stream.ts'
 
 export const CONTROL_PATH = '/ws/control'
@@ -126,7 +127,7 @@ export class TunnelBroker {
   }
 
   private async admit(req: IncomingMessage, socket: Duplex, head: Buffer, network: string): Promise<void> {
-    if (this.closed) return refuseUpgrade(socket, 503, 'unavailable')
+    if (this.closed) return refuseUpgrade(socket, upgradeErrors.controlUnavailable())
     const peer = req.socket.remoteAddress ?? ''
     const gate = this.joinGate
     if (gate) {
@@ -139,10 +140,10 @@ export class TunnelBroker {
       }
       if (!verdict.allowed) {
         this.log('info', 'daemon join refused: too many failed joins from this address', { network: network.slice(0, 200) })
-        return refuseUpgrade(socket, 429, 'too many failed joins; retry later', { 'Retry-After': String(verdict.retryAfterSecs) })
+        return refuseUpgrade(socket, upgradeErrors.joinThrottled(verdict.retryAfterSecs))
       }
     }
-    if (!network || network.length > 200) return refuseUpgrade(socket, 400, 'missing network')
+    if (!network || network.length > 200) return refuseUpgrade(socket, upgradeErrors.joinNetworkMissing())
     const m = /^Bearer +(\S+)$/i.exec(req.headers.authorization ?? '')
     const token = m?.[1]
     let auth: NetworkAuth | null = null
@@ -151,7 +152,7 @@ export class TunnelBroker {
         auth = await this.opts.authenticate(network, token)
       } catch (e) {
         this.log('warn', 'daemon join: authenticate failed', { error: (e as Error).message })
-        return refuseUpgrade(socket, 503, 'unavailable')
+        return refuseUpgrade(socket, upgradeErrors.controlUnavailable())
       }
     }
     if (!auth) {
@@ -159,7 +160,7 @@ export class TunnelBroker {
       // whatever the limit store says (at worst one failure is not counted)
       await gate?.rejected(peer).catch(() => {})
       this.log('info', 'daemon join rejected: unauthorized', { network })
-      return refuseUpgrade(socket, 401, 'unauthorized')
+      return refuseUpgrade(socket, upgradeErrors.joinUnauthorized())
     }
     if (socket.destroyed || this.closed) {
       socket.destroy()
@@ -321,13 +322,8 @@ export class TunnelBroker {
   }
 }
 
-function refuseUpgrade(socket: Duplex, status: 400 | 401 | 429 | 503, body: string, headers: Record<string, string> = {}): void {
+/** A plain HTTP refusal before any WebSocket exists (the catalogue's upgrade errors). */
+function refuseUpgrade(socket: Duplex, e: ErrorReply): void {
   if (socket.destroyed) return
-  const text = { 400: 'Bad Request', 401: 'Unauthorized', 429: 'Too Many Requests', 503: 'Service Unavailable' }[status]
-  socket.end(
-    `HTTP/1.1 ${status} ${text}\r\n` +
-      (status === 401 ? 'WWW-Authenticate: Bearer\r\n' : '') +
-      Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('') +
-      `Content-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  )
+  socket.end(upgradeRefusal(e))
 }

@@ -1,7 +1,7 @@
 // Resolves the Bearer credential of a request, or throws the one 401.
 import type { FastifyRequest } from 'fastify'
 import type { AuthContext } from '../auth/context.ts'
-import { ApiError } from '../../contracts/errors.ts'
+import { errors, type ApiError } from '../../contracts/errors.ts'
 import type { Services } from '../services.ts'
 
 export function resourceMetadataUrl(services: Services): string {
@@ -9,9 +9,7 @@ export function resourceMetadataUrl(services: Services): string {
 }
 
 export function unauthorizedFor(services: Services): ApiError {
-  return new ApiError(401, 'unauthorized', 'unauthorized', undefined, {
-    'www-authenticate': `Bearer resource_metadata="${resourceMetadataUrl(services)}"`,
-  })
+  return errors.unauthorized().withHeaders({ 'www-authenticate': `Bearer resource_metadata="${resourceMetadataUrl(services)}"` })
 }
 
 export async function requireAuth(services: Services, req: FastifyRequest): Promise<AuthContext> {

@@ -1,26 +1,28 @@
-// One error body everywhere. Unknown routes and framework errors use the same shape.
-import type { FastifyInstance } from 'fastify'
-import { isApiError } from '../../contracts/errors.ts'
+// One error body everywhere. Unknown routes and framework errors use the same shape,
+// and come from the catalogue like every other error (contracts/errors.ts).
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import { errors, isApiError, type ApiError } from '../../contracts/errors.ts'
+
+function send(reply: FastifyReply, e: ApiError) {
+  return reply.code(e.status).headers(e.headers).send(e.toBody())
+}
+
+/** A framework error (body parsing and the like) as its catalogue entry; the message names the problem, never the content. */
+function frameworkError(e: { statusCode?: number; code?: string }): ApiError {
+  if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || e.statusCode === 415) return errors.unsupportedMediaType()
+  if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || e.statusCode === 413) return errors.payloadTooLarge()
+  if (e.statusCode === 429) return errors.tooManyRequests()
+  if (e.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return errors.invalidRequest('body: empty JSON body')
+  return errors.invalidRequest('body: not valid JSON')
+}
 
 export function registerErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((err, req, reply) => {
-    if (isApiError(err)) {
-      for (const [k, v] of Object.entries(err.headers)) reply.header(k, v)
-      return reply.code(err.status).send(err.toBody())
-    }
-    const e = err as { statusCode?: number; code?: string; message?: string }
-    if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) {
-      // body parse errors and the like; the message names the problem, never the content
-      const message = e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'unsupported content type'
-        : e.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'invalid request: body: empty JSON body'
-        : e.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'request body too large'
-        : e.statusCode === 429 ? 'too many requests'
-        : 'invalid request: body is not valid JSON'
-      const code = e.statusCode === 429 ? 'rate_limited' : e.statusCode === 415 ? 'unsupported_media_type' : 'bad_request'
-      return reply.code(e.statusCode).send({ error: { code, message } })
-    }
+    if (isApiError(err)) return send(reply, err)
+    const e = err as { statusCode?: number; code?: string }
+    if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return send(reply, frameworkError(e))
     req.log.error({ err }, 'unhandled error')
-    return reply.code(500).send({ error: { code: 'internal', message: 'internal error' } })
+    return send(reply, errors.internal())
   })
-  app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: { code: 'not_found', message: 'no such route' } }))
+  app.setNotFoundHandler((req, reply) => send(reply, errors.noSuchRoute()))
 }

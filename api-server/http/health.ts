@@ -11,9 +11,10 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import client from 'prom-client'
 import type { Services } from '../services.ts'
+import { errors, type ApiError } from '../../contracts/errors.ts'
 
-const UNAUTHORIZED = JSON.stringify({ error: { code: 'unauthorized', message: 'unauthorized' } })
-const NOT_FOUND = JSON.stringify({ error: { code: 'not_found', message: 'no such route' } })
+const METRICS_CHALLENGE = { 'www-authenticate': 'Bearer realm="metrics"' }
+const json = (e: ApiError) => JSON.stringify(e.toBody())
 
 /** Constant-time check of a scrape's Bearer token (compared as SHA-256 digests, so lengths never leak). */
 export function metricsAuthorized(expected: string | undefined, header: string | undefined): boolean {
@@ -53,7 +54,8 @@ export function registerHealth(app: FastifyInstance, services: Services) {
       ])
       return { ok: true }
     } catch {
-      return reply.code(503).header('retry-after', '2').send({ error: { code: 'unavailable', message: 'database unavailable' } })
+      const e = errors.databaseUnavailable()
+      return reply.code(e.status).headers(e.headers).send(e.toBody())
     } finally {
       clearTimeout(timer)
     }
@@ -64,7 +66,8 @@ export function registerHealth(app: FastifyInstance, services: Services) {
   if (metrics.port === undefined) {
     app.get('/metrics', async (req, reply) => {
       if (!metricsAuthorized(token, req.headers.authorization)) {
-        return reply.code(401).header('www-authenticate', 'Bearer realm="metrics"').type('application/json').send(UNAUTHORIZED)
+        const e = errors.unauthorized().withHeaders(METRICS_CHALLENGE)
+        return reply.code(e.status).headers(e.headers).type('application/json').send(json(e))
       }
       return reply.type(registry.contentType).send(await registry.metrics())
     })
@@ -75,17 +78,21 @@ export function registerHealth(app: FastifyInstance, services: Services) {
   let server: Server | undefined
   const serve = async (req: IncomingMessage) => {
     const path = (req.url ?? '/').split('?')[0]
-    if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) return { status: 404, type: 'application/json', body: NOT_FOUND }
-    if (!metricsAuthorized(token, req.headers.authorization)) return { status: 401, type: 'application/json', body: UNAUTHORIZED, auth: true }
+    const refuse = (e: ApiError) => ({ status: e.status, type: 'application/json', body: json(e), headers: e.headers })
+    if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) return refuse(errors.noSuchRoute())
+    if (!metricsAuthorized(token, req.headers.authorization)) return refuse(errors.unauthorized().withHeaders(METRICS_CHALLENGE))
     return { status: 200, type: registry.contentType, body: await registry.metrics() }
   }
   app.addHook('onReady', async () => {
     server = createServer((req, res) => {
       serve(req).then((r) => {
         const headers: Record<string, string> = { 'content-type': r.type, 'cache-control': 'no-store' }
-        if ('auth' in r) headers['www-authenticate'] = 'Bearer realm="metrics"'
+        if ('headers' in r) Object.assign(headers, r.headers)
         res.writeHead(r.status, headers).end(req.method === 'HEAD' ? undefined : r.body)
-      }, () => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'internal', message: 'internal error' } })))
+      }, () => {
+        const e = errors.internal()
+        res.writeHead(e.status, { 'content-type': 'application/json' }).end(json(e))
+      })
     })
     await new Promise<void>((resolve, reject) => {
       server!.once('error', reject)

@@ -9,7 +9,7 @@
 //     before any work.
 //  2. the operation's zod schema (unknown fields are rejected).
 import type { z } from 'zod'
-import { badRequest } from '../../contracts/errors.ts'
+import { errors } from '../../contracts/errors.ts'
 
 /** An unpaired high surrogate, or a low surrogate without its high half. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
@@ -57,7 +57,7 @@ export function findBadString(value: unknown): InputProblem | null {
 /** Throws the REST 400 when `value` holds a NUL or a lone surrogate; `root` names the whole value. */
 export function assertWellFormed(value: unknown, root = 'body'): void {
   const p = findBadString(value)
-  if (p) throw badRequest(`invalid request: ${p.path || root}: ${p.message}`)
+  if (p) throw errors.invalidRequest(`${p.path || root}: ${p.message}`)
 }
 
 /** The first zod issue as "<field>: <rule>", value-free. */
@@ -73,5 +73,5 @@ export function describeIssues(error: z.ZodError, root = 'body'): string {
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.infer<S> {
   const r = schema.safeParse(input)
   if (r.success) return r.data
-  throw badRequest(`invalid request: ${describeIssues(r.error)}`)
+  throw errors.invalidRequest(describeIssues(r.error))
 }

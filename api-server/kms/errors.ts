@@ -1,10 +1,10 @@
 // Errors of the KMS / sealing layer. Every message here is value-free: it may reach a
 // response body or a log, so it names what failed, never a key, a secret or plaintext.
-import { ApiError } from '../../contracts/errors.ts'
+import { API_ERRORS, ApiError, errors } from '../../contracts/errors.ts'
 
 /** The spec's fail-closed error (ERR-20): no provider means nothing is sealed or opened. */
-export const NO_KMS_MESSAGE = 'credential decryption unavailable: no KMS object store configured'
-export const noKmsError = () => new ApiError(500, 'internal', NO_KMS_MESSAGE)
+export const NO_KMS_MESSAGE = API_ERRORS.noKms.message
+export const noKmsError = () => errors.noKms()
 
 export type SealFailure =
   | 'open_failed' // GCM authentication failed: tampered, or moved to another row/org/kind
@@ -14,13 +14,14 @@ export type SealFailure =
   | 'provider_mismatch' // the stored data key was wrapped by another provider
   | 'kms_unavailable' // the provider could not be reached or refused the call
 
-const MESSAGES: Record<SealFailure, string> = {
-  open_failed: 'sealed value could not be opened',
-  bad_envelope: 'sealed value could not be opened',
-  no_data_key: 'sealed value could not be opened',
-  key_unwrap_failed: 'org data key could not be unwrapped',
-  provider_mismatch: 'org data key could not be unwrapped',
-  kms_unavailable: 'KMS provider unavailable',
+/** the catalogue error each failure answers with (the body never says which failure) */
+const ENTRY: Record<SealFailure, () => ApiError> = {
+  open_failed: () => errors.sealedValueUnopenable(),
+  bad_envelope: () => errors.sealedValueUnopenable(),
+  no_data_key: () => errors.sealedValueUnopenable(),
+  key_unwrap_failed: () => errors.dataKeyUnwrapFailed(),
+  provider_mismatch: () => errors.dataKeyUnwrapFailed(),
+  kms_unavailable: () => errors.kmsUnavailable(),
 }
 
 /**
@@ -31,7 +32,9 @@ const MESSAGES: Record<SealFailure, string> = {
 export class SealError extends ApiError {
   readonly failure: SealFailure
   constructor(failure: SealFailure, options?: { cause?: unknown }) {
-    super(500, 'internal', MESSAGES[failure])
+    const e = ENTRY[failure]()
+    super(e.status, e.code, e.message)
+    this.key = e.key
     this.name = 'SealError'
     this.failure = failure
     if (options?.cause !== undefined) (this as { cause?: unknown }).cause = options.cause

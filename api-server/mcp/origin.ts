@@ -11,7 +11,7 @@
 // loopback deployment (its base URL names a loopback host) also accepts any loopback
 // origin (http(s)://localhost|127.x.y.z|[::1] on any port), e.g. a local MCP inspector.
 import { isIP } from 'node:net'
-import { ApiError } from '../../contracts/errors.ts'
+import { errors, type ApiError } from '../../contracts/errors.ts'
 
 const stripDot = (h: string) => (h.endsWith('.') ? h.slice(0, -1) : h)
 const bare = (h: string) => (h.startsWith('[') && h.endsWith(']') ? h.slice(1, -1) : h)
@@ -49,8 +49,8 @@ export interface RebindingGuard {
   readonly loopback: boolean
 }
 
-export const hostNotAllowed = () => new ApiError(403, 'forbidden', 'host not allowed', 'host_not_allowed')
-export const originNotAllowed = () => new ApiError(403, 'forbidden', 'origin not allowed', 'origin_not_allowed')
+export const hostNotAllowed = () => errors.hostNotAllowed()
+export const originNotAllowed = () => errors.originNotAllowed()
 
 export function rebindingGuard(baseUrl: string, extraOrigins: readonly string[] = []): RebindingGuard {
   const base = originOf(baseUrl)

@@ -12,6 +12,11 @@
 // readable, value-free message, before the method runs. A tool's own input rules are
 // checked by its zod schema and answer a tool error (isError, status 400) instead, so
 // a model can read it and correct itself (MCP 2025-11-25, SEP-1303).
+//
+// Every tool lists the contract's annotations and an outputSchema (toolOutput): the
+// contract's output (its mcpOutput when it has one), {ok: true} for a 204, {result}
+// around a non-object; a result's structuredContent is that. With checkOutput (tests)
+// it is checked before it leaves: a mismatch answers a 500 tool error.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
@@ -24,10 +29,12 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import type { AnyOperation, McpContent } from '../operations/types.ts'
 import type { Services } from '../services.ts'
 import type { AuthContext } from '../auth/context.ts'
-import { ApiError, isApiError, missingScope } from '../../contracts/errors.ts'
+import { errors, isApiError, rpcErrors, rpcStatus, type ApiError } from '../../contracts/errors.ts'
 import { hasScopes } from '../auth/scopes.ts'
 import { requireAuth, resourceMetadataUrl } from '../http/auth-hook.ts'
 import { describeIssues, findBadString, parseInput } from '../http/validate.ts'
+import { outputIssues, outputMismatch, type DoorOptions } from '../http/operations.ts'
+import { isNoContent } from '../../contracts/operations/types.ts'
 import { rebindingGuard } from './origin.ts'
 
 /** The most JSON-RPC messages one POST may carry; a longer batch is refused whole. */
@@ -46,7 +53,7 @@ class RpcError extends Error {
 
 /** -32602 with the service's error body as data, like a tool error's structuredContent. */
 function invalidParams(message: string) {
-  return { code: ErrorCode.InvalidParams, message, data: { status: 400, error: { code: 'bad_request', message } } }
+  return rpcErrors.mcpInvalidParams(message)
 }
 
 // the requests this server answers; a message whose params break its schema is refused
@@ -87,13 +94,78 @@ export function mcpTools(ops: readonly AnyOperation[]): AnyOperation[] {
 /** The input an operation accepts through MCP: its schema without REST-only fields. */
 export function mcpInput(op: AnyOperation): z.ZodObject {
   if (!op.restOnlyFields?.length) return op.input
-  return op.input.omit(Object.fromEntries(op.restOnlyFields.map((f) => [f, true])))
+  return op.input.omit(Object.fromEntries(op.restOnlyFields.map((f: string) => [f, true])))
 }
 
-export function toolDescriptor(op: AnyOperation) {
-  const inputSchema = z.toJSONSchema(mcpInput(op), { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>
-  delete inputSchema.$schema
-  return { name: op.name, description: `${op.description} (scope: ${op.scopes.join(' ') || 'none'})`, inputSchema }
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+  const json = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>
+  // the dialect is MCP's default (2020-12); the SDK's Ajv would look the URI up and fail
+  delete json.$schema
+  return json
+}
+
+/** Whether every value a JSON Schema admits is a JSON object. */
+function objectOnly(json: Record<string, unknown>): boolean {
+  if (json.type === 'object') return true
+  const branches = (json.anyOf ?? json.oneOf) as Record<string, unknown>[] | undefined
+  if (branches?.length && !json.type) return branches.every(objectOnly)
+  return false
+}
+
+const OK = z.strictObject({ ok: z.literal(true) })
+
+/** A tool error's structuredContent (errorResult): the REST error body with its status. */
+const TOOL_ERROR = {
+  type: 'object',
+  description: 'a tool error (isError: true): the REST error body with its HTTP status',
+  properties: {
+    status: { type: 'integer' },
+    error: {
+      type: 'object',
+      properties: { code: { type: 'string' }, message: { type: 'string' }, reason: { type: 'string' } },
+      required: ['code', 'message'],
+    },
+  },
+  required: ['status', 'error'],
+}
+
+/**
+ * A tool's structuredContent: its schema (an object at the root, as MCP requires) and
+ * how a result becomes it when the operation has no toMcp — as is when the output is
+ * an object (or a union of objects), {ok: true} for a 204 (no content), {result} else.
+ */
+export interface ToolOutput {
+  /** what a successful call's structuredContent is (checkOutput holds results to it) */
+  schema: z.ZodType
+  shape: 'as-is' | 'ok' | 'wrapped'
+}
+
+export function toolOutput(op: AnyOperation): ToolOutput {
+  if (op.mcpOutput) return { schema: op.mcpOutput, shape: 'as-is' }
+  if (isNoContent(op)) return { schema: OK, shape: 'ok' }
+  if (objectOnly(jsonSchema(op.output, 'output'))) return { schema: op.output, shape: 'as-is' }
+  return { schema: z.strictObject({ result: op.output }), shape: 'wrapped' }
+}
+
+/**
+ * The outputSchema a tool lists: its success, or the tool error. The error is named
+ * because MCP SDK clients (TypeScript 1.x) check an error's structuredContent against
+ * the outputSchema too, and would throw on every tool error otherwise.
+ */
+export function outputSchema(output: ToolOutput): Record<string, unknown> {
+  const { $defs, ...success } = jsonSchema(output.schema, 'output')
+  const branches = success.anyOf && Object.keys(success).length === 1 ? (success.anyOf as unknown[]) : [success]
+  return { type: 'object', anyOf: [...branches, TOOL_ERROR], ...($defs ? { $defs } : {}) }
+}
+
+export function toolDescriptor(op: AnyOperation, output = toolOutput(op)) {
+  return {
+    name: op.name,
+    description: `${op.description} (scope: ${op.scopes.join(' ') || 'none'})`,
+    inputSchema: jsonSchema(mcpInput(op), 'input'),
+    outputSchema: outputSchema(output),
+    ...(op.annotations ? { annotations: op.annotations } : {}),
+  }
 }
 
 function errorResult(e: ApiError): McpContent & { isError: true } {
@@ -101,19 +173,29 @@ function errorResult(e: ApiError): McpContent & { isError: true } {
   return { isError: true, content: [{ type: 'text', text: JSON.stringify({ status: e.status, ...body }) }], structuredContent: { status: e.status, ...body } }
 }
 
-function defaultContent(result: unknown): McpContent {
-  if (result === undefined) return { content: [{ type: 'text', text: '{"ok":true}' }], structuredContent: { ok: true } }
-  const structured = result !== null && typeof result === 'object' && !Array.isArray(result) ? (result as Record<string, unknown>) : { result }
-  return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: structured }
+/** A result as a tool result: the operation's toMcp, else its JSON as text and as structuredContent. */
+function toolResult({ op, output }: Tool, result: unknown): McpContent {
+  const structured = output.shape === 'ok' ? { ok: true } : output.shape === 'wrapped' ? { result } : (result as Record<string, unknown>)
+  if (op.toMcp) {
+    const content = op.toMcp(result)
+    return content.structuredContent ? content : { ...content, structuredContent: structured }
+  }
+  return { content: [{ type: 'text', text: JSON.stringify(output.shape === 'ok' ? structured : result) }], structuredContent: structured }
+}
+
+interface Tool {
+  op: AnyOperation
+  output: ToolOutput
 }
 
 /** What every per-request server shares: built once, because the set of tools is closed. */
 interface Door {
-  byName: Map<string, AnyOperation>
+  byName: Map<string, Tool>
   /** tools/list answer; JSON Schema generation costs ~1 ms per request if redone */
   descriptors: ReturnType<typeof toolDescriptor>[]
   /** the SDK builds a fresh Ajv (with its formats) per Server unless handed one */
   validator: AjvJsonSchemaValidator
+  checkOutput: boolean
 }
 
 function buildServer(services: Services, door: Door, auth: AuthContext, req: FastifyRequest) {
@@ -121,40 +203,58 @@ function buildServer(services: Services, door: Door, auth: AuthContext, req: Fas
   const server = new Server({ name: 'nightjar', version: '0.1.0' }, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: door.validator })
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: descriptors }))
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const op = byName.get(request.params.name)
+    const tool = byName.get(request.params.name)
     try {
       // an unknown tool is a protocol error (MCP tools: "Unknown tools" → -32602)
-      if (!op) throw new RpcError(ErrorCode.InvalidParams, 'unknown tool', { status: 404, error: { code: 'not_found', message: 'unknown tool' } })
-      if (!hasScopes(auth.scopes, op.scopes)) throw missingScope(op.scopes.filter((s) => !auth.scopes.has(s)))
+      if (!tool) {
+        const e = rpcErrors.mcpUnknownTool()
+        throw new RpcError(e.code, e.message, e.data)
+      }
+      const { op } = tool
+      if (!hasScopes(auth.scopes, op.scopes)) throw errors.missingScope(op.scopes.filter((s: string) => !auth.scopes.has(s)).join(' '))
       const input = parseInput(mcpInput(op), request.params.arguments ?? {})
       const result = await op.handler({ auth, services, log: req.log, via: 'mcp', ip: req.ip }, input)
-      return (op.toMcp ? op.toMcp(result) : defaultContent(result)) as never
+      const content = toolResult(tool, result)
+      if (door.checkOutput) {
+        const issues = outputIssues(tool.output.schema, content.structuredContent)
+        if (issues) throw outputMismatch(req.log, op.name, issues)
+      }
+      return content as never
     } catch (e) {
       if (e instanceof RpcError) throw e
       if (isApiError(e)) return errorResult(e) as never
       req.log.error({ err: e, tool: request.params.name }, 'tool failed')
-      return errorResult(new ApiError(500, 'internal', 'internal error')) as never
+      return errorResult(errors.internal()) as never
     }
   })
   return server
 }
 
 /** A tools/call for a tool the credential's scopes do not cover is refused at the HTTP layer (MCP step-up). */
-function scopeChallenge(services: Services, byName: Map<string, AnyOperation>, auth: AuthContext, body: unknown): ApiError | null {
+function scopeChallenge(services: Services, byName: Map<string, Tool>, auth: AuthContext, body: unknown): ApiError | null {
   const msg = body as { method?: string; params?: { name?: string } } | undefined
   if (!msg || Array.isArray(msg) || msg.method !== 'tools/call') return null
-  const op = msg.params?.name ? byName.get(msg.params.name) : undefined
+  const op = msg.params?.name ? byName.get(msg.params.name)?.op : undefined
   if (!op || hasScopes(auth.scopes, op.scopes)) return null
-  const err = missingScope(op.scopes.filter((s) => !auth.scopes.has(s)))
+  const err = errors.missingScope(op.scopes.filter((s: string) => !auth.scopes.has(s)).join(' '))
   err.headers['www-authenticate'] =
     `Bearer error="insufficient_scope", scope="${op.scopes.join(' ')}", resource_metadata="${resourceMetadataUrl(services)}"`
   return err
 }
 
-export function registerMcp(app: FastifyInstance, services: Services, ops: readonly AnyOperation[]) {
-  const tools = mcpTools(ops)
-  const byName = new Map(tools.map((op) => [op.name, op]))
-  const door: Door = { byName, descriptors: tools.map(toolDescriptor), validator: new AjvJsonSchemaValidator() }
+export function registerMcp(app: FastifyInstance, services: Services, ops: readonly AnyOperation[], opts: DoorOptions = {}) {
+  const tools: Tool[] = mcpTools(ops).map((op) => {
+    // the default content cannot be an mcpOutput: the operation must say how its result reads
+    if (op.mcpOutput && !op.toMcp) throw new Error(`${op.name}: an mcpOutput needs a toMcp that returns it`)
+    return { op, output: toolOutput(op) }
+  })
+  const byName = new Map(tools.map((tool) => [tool.op.name, tool]))
+  const door: Door = {
+    byName,
+    descriptors: tools.map((tool) => toolDescriptor(tool.op, tool.output)),
+    validator: new AjvJsonSchemaValidator(),
+    checkOutput: opts.checkOutput ?? false,
+  }
   const guard = rebindingGuard(services.config.baseUrl, services.config.mcpAllowedOrigins ?? [])
   const handle = async (req: FastifyRequest, reply: import('fastify').FastifyReply) => {
     const rebinding = guard.check(req.headers.host, req.headers.origin)
@@ -162,10 +262,10 @@ export function registerMcp(app: FastifyInstance, services: Services, ops: reado
     const auth = await requireAuth(services, req)
     if (req.method !== 'POST') {
       // stateless server: no standalone SSE stream and no sessions to delete
-      return reply.code(405).header('allow', 'POST').send({ error: { code: 'method_not_allowed', message: 'use POST' } })
+      throw errors.methodNotAllowed('POST').withHeaders({ allow: 'POST' })
     }
     if (Array.isArray(req.body) && req.body.length > MAX_BATCH) {
-      return reply.code(400).send({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: `batch too large: at most ${MAX_BATCH} messages in one request` } })
+      return reply.code(rpcStatus('mcpBatchTooLarge')).send({ jsonrpc: '2.0', id: null, error: rpcErrors.mcpBatchTooLarge(MAX_BATCH) })
     }
     const challenge = scopeChallenge(services, byName, auth, req.body)
     if (challenge) throw challenge

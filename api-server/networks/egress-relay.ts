@@ -15,6 +15,7 @@ import type { TunnelBroker } from '../control/broker.ts'
 import { hostAllowed } from '../../contracts/hosts.ts'
 import { safeEqual } from '../../contracts/ids.ts'
 import { isTunnelError } from '../../tunnel/errors.ts'
+import { upgradeErrors, upgradeRefusal } from '../../contracts/errors.ts'
 
 export const EGRESS_PATH = '/ws/egress'
 
@@ -47,12 +48,16 @@ export class EgressRelay {
     const host = (url.searchParams.get('host') ?? '').toLowerCase()
     const port = Number(url.searchParams.get('port'))
     const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1] ?? ''
+    // a lookup that fails reads as no pod: the pod gets the same 401 and its gateway retries
     const access = sessionId ? await this.deps.plane.nodes.lookup(sessionId).catch(() => undefined) : undefined
     if (!access || !token || !safeEqual(access.token, token) || !host || !Number.isInteger(port) || port < 1 || port > 65535) {
-      socket.end('HTTP/1.1 401 Unauthorized\r\nConnection: close\r\nContent-Length: 12\r\n\r\nunauthorized')
+      socket.end(upgradeRefusal(upgradeErrors.egressUnauthorized()))
       return
     }
-    this.wss.handleUpgrade(req, socket, head, (ws) => void this.relay(ws, sessionId, host, port))
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      // the session lookup failing (the cluster API, say) closes this one stream with an error code: never an unhandled rejection
+      this.relay(ws, sessionId, host, port).catch(() => ws.close(EGRESS_CLOSE.error, 'error'))
+    })
   }
 
   private async relay(ws: WebSocket, sessionId: string, host: string, port: number) {

@@ -2,14 +2,13 @@
 // by the tunnel broker, and the lookups session_start and the broker need.
 import type { Db } from '../store/db.ts'
 import { tx } from '../store/db.ts'
-import type { TunnelBroker } from '../control/broker.ts'
-import type { SessionPlane } from '../sessions/plane.ts'
-import type { Network } from '../../crds/types.ts'
-import { LABELS } from '../../crds/types.ts'
+import type { BrokerOptions, TunnelBroker } from '../control/broker.ts'
 import { recordAudit } from '../audit/audit.ts'
-import { badRequest } from '../../contracts/errors.ts'
+import { errors } from '../../contracts/errors.ts'
 import { parseHostPattern, formatHostPattern } from '../../contracts/hosts.ts'
-import type { DaemonCountsHub } from './counts.ts'
+import type { NetworkDirectory } from '../sessions/lifecycle.ts'
+import { countDaemons, type DaemonChanges } from './counts.ts'
+import type { NetworkResources } from './resources.ts'
 import * as store from './store.ts'
 
 export interface NetworkView {
@@ -20,15 +19,48 @@ export interface NetworkView {
   declaredHosts: string[]
 }
 
-export class LocalReach {
-  broker?: TunnelBroker
+/**
+ * The broker's hooks: the join check, the registry rows and the declared hosts. They need
+ * only the database (and the change feed), so they exist before the broker, which exists
+ * before LocalReach: no cycle, nothing plugged in later.
+ */
+export function daemonRegistry(deps: { db: Db; changes: DaemonChanges }): Pick<BrokerOptions, 'authenticate' | 'onRegister' | 'onDisconnect' | 'loadDeclaredHosts'> {
+  const { db, changes } = deps
+  return {
+    authenticate: (ref, token) => store.authenticateJoin(db, ref, token),
+    loadDeclaredHosts: async (networkId) => {
+      const r = await db.query('select declared_hosts from networks where id = $1', [networkId])
+      return (r.rows[0]?.declared_hosts as string[] | undefined) ?? []
+    },
+    onRegister: async (reg) => {
+      await store.upsertDaemon(db, reg)
+      changes.notify(reg.networkId)
+    },
+    onDisconnect: async (d) => {
+      await store.markDaemonOffline(db, d.networkId, d.daemonId)
+      changes.notify(d.networkId)
+    },
+  }
+}
 
-  constructor(private readonly deps: { db: Db; plane?: SessionPlane; hub?: DaemonCountsHub }) {}
+export interface LocalReachDeps {
+  db: Db
+  /** the control channel daemons joined (built with daemonRegistry's hooks) */
+  broker: TunnelBroker
+  /** the operator's copy of each network (NO_NETWORK_RESOURCES without a session plane) */
+  resources: NetworkResources
+}
 
-  async counts(networkId: string) {
-    const rows = await store.daemonRows(this.deps.db, networkId)
-    const online = this.broker ? this.broker.listDaemons(networkId).filter((d) => d.reachable).length : 0
-    return { daemonCount: rows.length, onlineDaemonCount: online }
+export class LocalReach implements NetworkDirectory {
+  constructor(private readonly deps: LocalReachDeps) {}
+
+  /** the tunnel broker, for what installs its join throttle (limits/) */
+  get broker(): TunnelBroker {
+    return this.deps.broker
+  }
+
+  counts(networkId: string) {
+    return countDaemons(this.deps, { networkId })
   }
 
   async view(n: store.NetworkRow): Promise<NetworkView> {
@@ -37,10 +69,8 @@ export class LocalReach {
 
   async create(orgId: string, actor: string, name: string) {
     const { network, token } = await tx(this.deps.db, async (c) => store.insertNetwork(c, orgId, store.validateNetworkName(name)))
-    await this.deps.plane?.networks.create({
-      metadata: { name: network.id, labels: { [LABELS.org]: orgId } },
-      spec: { orgId, name: network.name, declaredHosts: [] },
-    } as unknown as Network).catch(() => {})
+    // the operator's copy: retried, and a write that still fails is logged and repaired
+    await this.deps.resources.sync(network.id)
     await recordAudit(this.deps.db, { orgId, actor, action: 'network.create', targetType: 'network', targetId: network.id })
     return { network: { id: network.id, name: network.name, daemonCount: 0, onlineDaemonCount: 0 }, token }
   }
@@ -55,9 +85,9 @@ export class LocalReach {
 
   async setDeclaredHosts(orgId: string, actor: string, id: string, hosts: string[]) {
     const n = await store.setDeclaredHosts(this.deps.db, orgId, id, store.validateDeclaredHosts(hosts))
-    await this.deps.plane?.networks.patch(n.id, { spec: { declaredHosts: n.declaredHosts } }).catch(() => {})
+    await this.deps.resources.sync(n.id)
     // live sessions keep their launch-time list; daemons re-check against the new one
-    this.broker?.pushDeclaredHosts(n.id, n.declaredHosts)
+    this.deps.broker.pushDeclaredHosts(n.id, n.declaredHosts)
     await recordAudit(this.deps.db, { orgId, actor, action: 'network.update', targetType: 'network', targetId: n.id })
     return this.view(n)
   }
@@ -69,21 +99,21 @@ export class LocalReach {
       return store.insertToken(c, n.id)
     })
     // daemons joined with the old token must rejoin, and fail with 401
-    this.broker?.disconnectNetwork(n.id, 'join token rotated')
+    this.deps.broker.disconnectNetwork(n.id, 'join token rotated')
     await recordAudit(this.deps.db, { orgId, actor, action: 'network.rotate_token', targetType: 'network', targetId: n.id })
     return { network: await this.view(n), token }
   }
 
   async delete(orgId: string, actor: string, id: string) {
     const n = await store.deleteNetworkRow(this.deps.db, orgId, id)
-    this.broker?.disconnectNetwork(n.id, 'network deleted')
-    await this.deps.plane?.networks.delete(n.id).catch(() => {})
+    this.deps.broker.disconnectNetwork(n.id, 'network deleted')
+    await this.deps.resources.sync(n.id)
     await recordAudit(this.deps.db, { orgId, actor, action: 'network.delete', targetType: 'network', targetId: n.id })
   }
 
   async daemons(orgId: string, id: string) {
     const n = await store.getNetwork(this.deps.db, orgId, id)
-    const live = new Map((this.broker?.listDaemons(n.id) ?? []).map((d) => [d.id, d]))
+    const live = new Map(this.deps.broker.listDaemons(n.id).map((d) => [d.id, d]))
     return (await store.daemonRows(this.deps.db, n.id)).map((d) => ({
       id: d.id, host: d.host, version: d.version, connectedSince: live.get(d.id)?.connectedSince ?? d.connectedSince, reachable: live.get(d.id)?.reachable ?? false,
     }))
@@ -112,21 +142,6 @@ export class LocalReach {
     const n = await store.resolveNetwork(this.deps.db, orgId, ref)
     return n ? { id: n.id, declaredHosts: n.declaredHosts } : null
   }
-
-  // --- broker hooks --------------------------------------------------------------
-  authenticate = (ref: string, token: string) => store.authenticateJoin(this.deps.db, ref, token)
-  loadDeclaredHosts = async (networkId: string) => {
-    const r = await this.deps.db.query('select declared_hosts from networks where id = $1', [networkId])
-    return (r.rows[0]?.declared_hosts as string[] | undefined) ?? []
-  }
-  onRegister = async (reg: { networkId: string; orgId: string; daemonId: string; host: string; version: string; connectedSince: string }) => {
-    await store.upsertDaemon(this.deps.db, reg)
-    this.deps.hub?.notify(reg.networkId)
-  }
-  onDisconnect = async (d: { networkId: string; daemonId: string }) => {
-    await store.markDaemonOffline(this.deps.db, d.networkId, d.daemonId)
-    this.deps.hub?.notify(d.networkId)
-  }
 }
 
 /** A target for local reach: a host[:port] or an http(s) URL; returns the canonical host entry. */
@@ -137,10 +152,10 @@ export function targetHost(target: string): string {
       const u = new URL(candidate)
       candidate = u.port ? `${u.hostname}:${u.port}` : u.hostname
     } catch {
-      throw badRequest('invalid request: target: not a valid URL')
+      throw errors.invalidRequest('target: not a valid URL')
     }
   }
   const p = parseHostPattern(candidate)
-  if (!p) throw badRequest('invalid request: target: must be a host[:port] or an http(s) URL')
+  if (!p) throw errors.invalidRequest('target: must be a host[:port] or an http(s) URL')
   return formatHostPattern(p)
 }

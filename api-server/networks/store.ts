@@ -2,7 +2,7 @@
 // which is authenticated by the token itself (hash lookup, constant work).
 import type { Queryable } from '../store/db.ts'
 import { newId, newToken, sha256 } from '../../contracts/ids.ts'
-import { badRequest, conflict, notFound } from '../../contracts/errors.ts'
+import { errors } from '../../contracts/errors.ts'
 import { normalizeHostEntry } from '../../contracts/hosts.ts'
 
 export interface NetworkRow {
@@ -14,7 +14,7 @@ export interface NetworkRow {
   createdAt: string
 }
 
-export const unknownNetwork = () => notFound('network')
+export const unknownNetwork = () => errors.notFound('network')
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,62}$/
 
@@ -24,8 +24,8 @@ export function slugify(name: string): string {
 
 export function validateNetworkName(name: string): string {
   const n = name.trim()
-  if (!NAME.test(n)) throw badRequest('invalid request: name: 1-63 letters, digits, spaces or . _ - (starting with a letter or digit)')
-  if (n.startsWith('nnet_')) throw badRequest('invalid request: name: must not look like a network id')
+  if (!NAME.test(n)) throw errors.invalidRequest('name: 1-63 letters, digits, spaces or . _ - (starting with a letter or digit)')
+  if (n.startsWith('nnet_')) throw errors.invalidRequest('name: must not look like a network id')
   return n
 }
 
@@ -34,7 +34,7 @@ export function validateDeclaredHosts(hosts: readonly string[]): string[] {
   const out: string[] = []
   hosts.forEach((h, i) => {
     const n = typeof h === 'string' ? normalizeHostEntry(h) : null
-    if (!n) throw badRequest(`invalid request: declaredHosts.${i}: must be a host, IPv4 or [IPv6] address, optionally with :port (no scheme, path or wildcard)`)
+    if (!n) throw errors.invalidRequest(`declaredHosts.${i}: must be a host, IPv4 or [IPv6] address, optionally with :port (no scheme, path or wildcard)`)
     if (!out.includes(n)) out.push(n)
   })
   return out
@@ -51,7 +51,7 @@ export async function insertNetwork(db: Queryable, orgId: string, name: string):
     const token = await insertToken(db, id)
     return { network: toRow(r.rows[0]), token }
   } catch (e: any) {
-    if (e.code === '23505' && /networks_org_id/.test(e.constraint ?? '')) throw conflict('a network with that name exists')
+    if (e.code === '23505' && /networks_org_id/.test(e.constraint ?? '')) throw errors.networkNameTaken()
     throw e
   }
 }

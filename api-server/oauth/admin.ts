@@ -29,13 +29,13 @@ export async function listOAuthClients(db: Db): Promise<ClientSummary[]> {
 
 export type RevokeClientResult = { ok: true; grantsRevoked: number; alreadyRevoked: boolean } | { ok: false; reason: 'not_found' | 'builtin' }
 
-export async function revokeOAuthClient(db: Db, clientId: string, now: Date, actor = 'operator-cli'): Promise<RevokeClientResult> {
+export async function revokeOAuthClient(db: Db, clientId: string, now: number, actor = 'operator-cli'): Promise<RevokeClientResult> {
   const r = await db.query('select builtin, revoked_at from oauth_clients where id = $1', [clientId])
   const c = r.rows[0]
   if (!c) return { ok: false, reason: 'not_found' }
   if (c.builtin) return { ok: false, reason: 'builtin' }
   const grants = await tx(db, async (q) => {
-    await q.query('update oauth_clients set revoked_at = coalesce(revoked_at, $2) where id = $1', [clientId, now])
+    await q.query('update oauth_clients set revoked_at = coalesce(revoked_at, $2) where id = $1', [clientId, new Date(now)])
     const g = await q.query('select id, org_id from oauth_grants where client_id = $1 and revoked_at is null', [clientId])
     await revokeGrants(q, g.rows.map((x) => x.id), now)
     return g.rows as Array<{ id: string; org_id: string }>
@@ -44,6 +44,6 @@ export async function revokeOAuthClient(db: Db, clientId: string, now: Date, act
   return { ok: true, grantsRevoked: grants.length, alreadyRevoked: c.revoked_at !== null }
 }
 
-export async function revokeOAuthGrant(db: Db, grantId: string, now: Date, actor = 'operator-cli'): Promise<boolean> {
+export async function revokeOAuthGrant(db: Db, grantId: string, now: number, actor = 'operator-cli'): Promise<boolean> {
   return revokeGrantById(db, grantId, actor, now)
 }

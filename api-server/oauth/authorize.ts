@@ -12,6 +12,7 @@ import {
   clampScopes, DEFAULT_WORKSPACE, GRANT_AUTHORIZATION_CODE, OOB_REDIRECT_URI, WORKSPACE_PATTERN,
 } from './constants.ts'
 import { isOAuthError, OAuthError, param } from './errors.ts'
+import { oauthErrors, pageErrors, type ErrorReply } from '../../contracts/errors.ts'
 import { CHALLENGE_PATTERN } from './pkce.ts'
 import { checkResource, issuer } from './resource.ts'
 import { createCode } from './codes.ts'
@@ -32,7 +33,7 @@ interface AuthzRequest {
 type Parsed =
   | { kind: 'ok'; req: AuthzRequest }
   /** client or redirect_uri is not trustworthy: show a page, redirect nowhere */
-  | { kind: 'page'; message: string }
+  | { kind: 'page'; error: ErrorReply }
   /** the redirect_uri is trusted: report the error to the client there */
   | { kind: 'redirect'; client: OAuthClient; redirectUri: string; state?: string; error: OAuthError }
 
@@ -41,14 +42,14 @@ async function parseRequest(services: Services, source: unknown): Promise<Parsed
   let redirectUri: string | undefined
   try {
     const clientId = param(source, 'client_id')
-    if (!clientId) return { kind: 'page', message: 'The request names no client_id.' }
+    if (!clientId) return { kind: 'page', error: pageErrors.authorizeNoClientId() }
     client = await findClient(services.db, clientId)
-    if (!client) return { kind: 'page', message: 'The application is not registered here (unknown or revoked client_id).' }
+    if (!client) return { kind: 'page', error: pageErrors.authorizeUnknownClient() }
     redirectUri = param(source, 'redirect_uri')
-    if (!redirectUri) return { kind: 'page', message: 'The request names no redirect_uri.' }
-    if (!redirectUriMatches(client, redirectUri)) return { kind: 'page', message: 'The redirect_uri is not registered for this application.' }
+    if (!redirectUri) return { kind: 'page', error: pageErrors.authorizeNoRedirectUri() }
+    if (!redirectUriMatches(client, redirectUri)) return { kind: 'page', error: pageErrors.authorizeRedirectMismatch() }
   } catch (e) {
-    if (isOAuthError(e)) return { kind: 'page', message: e.message }
+    if (isOAuthError(e)) return { kind: 'page', error: pageErrors.authorizeRequestInvalid(e.message) }
     throw e
   }
   let state: string | undefined
@@ -56,16 +57,16 @@ async function parseRequest(services: Services, source: unknown): Promise<Parsed
     state = param(source, 'state')
     if (state !== undefined && state.length > 1024) {
       state = undefined
-      throw new OAuthError('invalid_request', 'state is longer than 1024 characters')
+      throw oauthErrors.oauthStateTooLong()
     }
-    if (param(source, 'response_type') !== 'code') throw new OAuthError('unsupported_response_type', 'response_type must be code')
-    if (!client.grantTypes.includes(GRANT_AUTHORIZATION_CODE)) throw new OAuthError('unauthorized_client', 'this client is not registered for the authorization_code grant')
+    if (param(source, 'response_type') !== 'code') throw oauthErrors.oauthResponseType()
+    if (!client.grantTypes.includes(GRANT_AUTHORIZATION_CODE)) throw oauthErrors.clientNoCodeGrant()
     const codeChallenge = param(source, 'code_challenge')
-    if (!codeChallenge || !CHALLENGE_PATTERN.test(codeChallenge)) throw new OAuthError('invalid_request', 'a PKCE code_challenge (S256, 43 characters) is required')
-    if (param(source, 'code_challenge_method') !== 'S256') throw new OAuthError('invalid_request', 'code_challenge_method must be S256')
+    if (!codeChallenge || !CHALLENGE_PATTERN.test(codeChallenge)) throw oauthErrors.oauthPkceRequired()
+    if (param(source, 'code_challenge_method') !== 'S256') throw oauthErrors.oauthPkceMethod()
     const resource = checkResource(services.config, param(source, 'resource'))
     const workspace = param(source, 'workspace') ?? DEFAULT_WORKSPACE
-    if (!WORKSPACE_PATTERN.test(workspace)) throw new OAuthError('invalid_request', 'workspace must be 1-100 letters, digits, spaces or . _ : @ / -')
+    if (!WORKSPACE_PATTERN.test(workspace)) throw oauthErrors.oauthWorkspaceInvalid()
     return { kind: 'ok', req: { client, redirectUri, state, codeChallenge, resource, workspace } }
   } catch (e) {
     if (isOAuthError(e)) return { kind: 'redirect', client, redirectUri, state, error: e }
@@ -81,8 +82,13 @@ function redirectTo(services: Services, redirectUri: string, params: Record<stri
   return u.toString()
 }
 
+/** An error shown on the authorization page (no redirect is safe, or the client is out-of-band). */
+function showError(services: Services, reply: FastifyReply, e: ErrorReply, u?: ConsoleUser) {
+  return sendPage(reply.headers(e.headers), e.status, errorPage(services, e.message, u))
+}
+
 function sendRedirectError(services: Services, reply: FastifyReply, p: Extract<Parsed, { kind: 'redirect' }>, u?: ConsoleUser) {
-  if (p.redirectUri === OOB_REDIRECT_URI) return sendPage(reply, 400, errorPage(services, p.error.message, u))
+  if (p.redirectUri === OOB_REDIRECT_URI) return showError(services, reply, pageErrors.authorizeRequestInvalid(p.error.message), u)
   return reply.redirect(redirectTo(services, p.redirectUri, { error: p.error.error, error_description: p.error.message, state: p.state }), 302)
 }
 
@@ -107,7 +113,7 @@ export function registerAuthorize(app: FastifyInstance, services: Services) {
     const q = req.query as Record<string, unknown>
     if (isDeviceVerification(q)) return deviceVerificationGet(services, req, reply)
     const p = await parseRequest(services, q)
-    if (p.kind === 'page') return sendPage(reply, 400, errorPage(services, p.message))
+    if (p.kind === 'page') return showError(services, reply, p.error)
     if (p.kind === 'redirect') return sendRedirectError(services, reply, p)
     const u = await consoleUser(services, req)
     if (!u) return loginRedirect(services, reply, req.url)
@@ -122,22 +128,22 @@ export function registerAuthorize(app: FastifyInstance, services: Services) {
     const body = (req.body ?? {}) as Record<string, unknown>
     if (isDeviceVerification(body)) return deviceVerificationPost(services, req, reply)
     const p = await parseRequest(services, body)
-    if (p.kind === 'page') return sendPage(reply, 400, errorPage(services, p.message))
+    if (p.kind === 'page') return showError(services, reply, p.error)
     if (p.kind === 'redirect') return sendRedirectError(services, reply, p)
     const r = p.req
     const u = await consoleUser(services, req)
     // signed out between showing and posting the form: sign in, then see the consent again
     if (!u) return loginRedirect(services, reply, `/oauth/authorize?${new URLSearchParams(hiddenFields(r))}`)
-    if (!checkCsrf(services, u, body.csrf)) return sendPage(reply, 403, errorPage(services, 'The form expired or did not come from this site; start again.', u))
+    if (!checkCsrf(services, u, body.csrf)) return showError(services, reply, pageErrors.authorizeFormExpired(), u)
 
     if (body.decision !== 'approve') {
       await recordAudit(services.db, { orgId: u.orgId, actor: u.userId, action: 'oauth.consent.deny', targetType: 'oauth_client', targetId: r.client.id })
-      return sendRedirectError(services, reply, { kind: 'redirect', client: r.client, redirectUri: r.redirectUri, state: r.state, error: new OAuthError('access_denied', 'the user denied the request') }, u)
+      return sendRedirectError(services, reply, { kind: 'redirect', client: r.client, redirectUri: r.redirectUri, state: r.state, error: oauthErrors.consentDenied() }, u)
     }
     const now = services.now()
     const scopes = clampScopes(body.scope).filter((s) => u.scopes.has(s))
     const grant = await upsertGrant(services.db, {
-      orgId: u.orgId, userId: u.userId, userEmail: u.email, clientId: r.client.id, clientName: r.client.name, workspace: r.workspace, scopes, now: new Date(now),
+      orgId: u.orgId, userId: u.userId, userEmail: u.email, clientId: r.client.id, clientName: r.client.name, workspace: r.workspace, scopes, now,
     })
     const code = await createCode(services.db, {
       grantId: grant.grantId, clientId: r.client.id, redirectUri: r.redirectUri, codeChallenge: r.codeChallenge, resource: r.resource, scopes, now,

@@ -7,7 +7,7 @@ import { newId } from '../../contracts/ids.ts'
 import {
   DEFAULT_SCOPE_STRING, GRANT_AUTHORIZATION_CODE, OOB_REDIRECT_URI, SUPPORTED_GRANT_TYPES,
 } from './constants.ts'
-import { OAuthError } from './errors.ts'
+import { oauthErrors } from '../../contracts/errors.ts'
 
 export interface OAuthClient {
   id: string
@@ -35,9 +35,9 @@ export async function findClient(db: Queryable, clientId: string | undefined): P
 
 /** The client of a public-client token request; unknown or revoked is invalid_client (401). */
 export async function requireClient(db: Queryable, clientId: string | undefined): Promise<OAuthClient> {
-  if (!clientId) throw new OAuthError('invalid_request', 'missing parameter: client_id')
+  if (!clientId) throw oauthErrors.oauthParamMissing('client_id')
   const c = await findClient(db, clientId)
-  if (!c) throw new OAuthError('invalid_client', 'unknown or revoked client')
+  if (!c) throw oauthErrors.oauthUnknownClient()
   return c
 }
 
@@ -97,33 +97,33 @@ const stringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((
  * (RFC 7591 §2); the requested scope is clamped to the default set.
  */
 export async function registerClient(db: Queryable, body: unknown, nowMs: number): Promise<RegisteredClient> {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new OAuthError('invalid_client_metadata', 'the body must be a JSON object of client metadata')
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw oauthErrors.clientMetadataNotObject()
   const m = body as Record<string, unknown>
 
   // Omitted means none: every Nightjar client is public, and a client that does not
   // say otherwise gets the only method there is (RFC 7591's client_secret_basic
   // default would simply fail).
   const authMethod = m.token_endpoint_auth_method ?? 'none'
-  if (authMethod !== 'none') throw new OAuthError('invalid_client_metadata', 'token_endpoint_auth_method must be none: clients are public and use PKCE')
+  if (authMethod !== 'none') throw oauthErrors.clientAuthMethod()
 
   const grantTypes = m.grant_types ?? [GRANT_AUTHORIZATION_CODE, 'refresh_token']
-  if (!stringArray(grantTypes) || grantTypes.length === 0 || grantTypes.length > 5) throw new OAuthError('invalid_client_metadata', 'grant_types must be a non-empty array of strings')
+  if (!stringArray(grantTypes) || grantTypes.length === 0 || grantTypes.length > 5) throw oauthErrors.clientGrantTypes()
   const unsupported = grantTypes.filter((g) => !(SUPPORTED_GRANT_TYPES as readonly string[]).includes(g))
-  if (unsupported.length) throw new OAuthError('invalid_client_metadata', `unsupported grant_types: ${unsupported.join(', ').slice(0, 200)}`)
+  if (unsupported.length) throw oauthErrors.clientGrantTypesUnsupported(unsupported.join(', ').slice(0, 200))
 
   const responseTypes = m.response_types ?? (grantTypes.includes(GRANT_AUTHORIZATION_CODE) ? ['code'] : [])
-  if (!stringArray(responseTypes) || responseTypes.some((r) => r !== 'code')) throw new OAuthError('invalid_client_metadata', 'response_types may only contain code')
+  if (!stringArray(responseTypes) || responseTypes.some((r) => r !== 'code')) throw oauthErrors.clientResponseTypes()
 
   const redirectUris = m.redirect_uris ?? []
-  if (!stringArray(redirectUris) || redirectUris.length > 10) throw new OAuthError('invalid_redirect_uri', 'redirect_uris must be an array of at most 10 strings')
-  if (redirectUris.length === 0 && grantTypes.includes(GRANT_AUTHORIZATION_CODE)) throw new OAuthError('invalid_redirect_uri', 'the authorization_code grant needs at least one redirect_uri')
+  if (!stringArray(redirectUris) || redirectUris.length > 10) throw oauthErrors.redirectUrisInvalid()
+  if (redirectUris.length === 0 && grantTypes.includes(GRANT_AUTHORIZATION_CODE)) throw oauthErrors.redirectUriRequired()
   if (!redirectUris.every(isAllowedRedirectUri)) {
-    throw new OAuthError('invalid_redirect_uri', `every redirect_uri must be http://127.0.0.1[:port]/…, http://localhost[:port]/… or ${OOB_REDIRECT_URI}`)
+    throw oauthErrors.redirectUriNotLoopback()
   }
 
   let clientName = 'Unnamed MCP client'
   if (m.client_name !== undefined) {
-    if (typeof m.client_name !== 'string' || !m.client_name.trim() || m.client_name.length > 200) throw new OAuthError('invalid_client_metadata', 'client_name must be a string of 1-200 characters')
+    if (typeof m.client_name !== 'string' || !m.client_name.trim() || m.client_name.length > 200) throw oauthErrors.clientName()
     clientName = m.client_name.trim()
   }
 

@@ -7,7 +7,7 @@ import type { Db } from '../store/db.ts'
 import { tx } from '../store/db.ts'
 import { sha256 } from '../../contracts/ids.ts'
 import { CODE_TTL_SECS } from './constants.ts'
-import { OAuthError } from './errors.ts'
+import { oauthErrors } from '../../contracts/errors.ts'
 import { verifyS256 } from './pkce.ts'
 import { issueTokenPair, type TokenResponse } from './tokens.ts'
 
@@ -46,7 +46,7 @@ export async function redeemCode(db: Db, x: Redemption): Promise<TokenResponse> 
   const out = await tx(db, async (c) => {
     const r = await c.query('select * from oauth_codes where code_hash = $1 for update', [hash])
     const row = r.rows[0]
-    if (!row) throw new OAuthError('invalid_grant', 'unknown authorization code')
+    if (!row) throw oauthErrors.codeUnknown()
     if (row.used_at) {
       replayedFamily = row.family_id
       return null
@@ -62,14 +62,14 @@ export async function redeemCode(db: Db, x: Redemption): Promise<TokenResponse> 
   })
   if (out === null) {
     if (replayedFamily) await db.query('update oauth_tokens set revoked_at = coalesce(revoked_at, $2) where family_id = $1', [replayedFamily, new Date(x.now)])
-    throw new OAuthError('invalid_grant', 'the authorization code was already used')
+    throw oauthErrors.codeUsed()
   }
   switch (out) {
-    case 'expired': throw new OAuthError('invalid_grant', 'the authorization code expired')
-    case 'client': throw new OAuthError('invalid_grant', 'the authorization code was issued to another client')
-    case 'redirect': throw new OAuthError('invalid_grant', 'redirect_uri does not match the authorization request')
-    case 'pkce': throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge')
-    case 'resource': throw new OAuthError('invalid_target', 'resource does not match the authorization request')
+    case 'expired': throw oauthErrors.codeExpired()
+    case 'client': throw oauthErrors.codeOtherClient()
+    case 'redirect': throw oauthErrors.codeRedirectMismatch()
+    case 'pkce': throw oauthErrors.codeVerifierMismatch()
+    case 'resource': throw oauthErrors.oauthResourceMismatch()
     default: return out
   }
 }

@@ -8,7 +8,7 @@ import { sha256 } from '../../contracts/ids.ts'
 import {
   DEVICE_CODE_TTL_SECS, DEVICE_POLL_INTERVAL_SECS, DEVICE_SLOW_DOWN_STEP_SECS, USER_CODE_ALPHABET,
 } from './constants.ts'
-import { OAuthError } from './errors.ts'
+import { OAuthError, oauthErrors } from '../../contracts/errors.ts'
 import { issueTokenPair, type TokenResponse } from './tokens.ts'
 
 /** 8 symbols of a 32-symbol alphabet: a byte's low 5 bits are uniform, so there is no bias. */
@@ -103,10 +103,10 @@ export async function pollDevice(db: Db, p: { deviceCode: string; clientId: stri
   const outcome = await tx(db, async (c) => {
     const r = await c.query('select * from oauth_device_codes where device_code_hash = $1 for update', [hash])
     const row = r.rows[0]
-    if (!row || row.client_id !== p.clientId) return new OAuthError('invalid_grant', 'unknown device code')
-    if (row.status === 'consumed') return new OAuthError('invalid_grant', 'the device code was already redeemed')
-    if (new Date(row.expires_at).getTime() <= p.now) return new OAuthError('expired_token', 'the device code expired; start again')
-    if (row.status === 'denied') return new OAuthError('access_denied', 'the request was denied')
+    if (!row || row.client_id !== p.clientId) return oauthErrors.deviceCodeUnknown()
+    if (row.status === 'consumed') return oauthErrors.deviceCodeRedeemed()
+    if (new Date(row.expires_at).getTime() <= p.now) return oauthErrors.deviceCodeExpired()
+    if (row.status === 'denied') return oauthErrors.deviceDenied()
     if (row.status === 'approved') {
       await c.query(`update oauth_device_codes set status = 'consumed', last_polled_at = $2 where device_code_hash = $1`, [hash, new Date(p.now)])
       const familyId = 'fam_' + randomBytes(12).toString('base64url')
@@ -116,10 +116,10 @@ export async function pollDevice(db: Db, p: { deviceCode: string; clientId: stri
     if (last !== null && p.now - last < row.interval_secs * 1000) {
       const interval = row.interval_secs + DEVICE_SLOW_DOWN_STEP_SECS
       await c.query('update oauth_device_codes set interval_secs = $2, last_polled_at = $3 where device_code_hash = $1', [hash, interval, new Date(p.now)])
-      return new OAuthError('slow_down', `polling too fast; wait at least ${interval} s between polls`)
+      return oauthErrors.slowDown(interval)
     }
     await c.query('update oauth_device_codes set last_polled_at = $2 where device_code_hash = $1', [hash, new Date(p.now)])
-    return new OAuthError('authorization_pending', 'the user has not yet approved this request')
+    return oauthErrors.authorizationPending()
   })
   // errors are returned, not thrown, so the poll bookkeeping above commits
   if (outcome instanceof OAuthError) throw outcome

@@ -8,7 +8,8 @@ import { checkCsrf, consoleUser, type ConsoleUser } from '../console/session.ts'
 import { recordAudit } from '../audit/audit.ts'
 import { requireClient } from './clients.ts'
 import { clampScopes, DEFAULT_WORKSPACE, GRANT_DEVICE_CODE, WORKSPACE_PATTERN } from './constants.ts'
-import { noStore, oauthErrorHandler, OAuthError, param, sendOAuthError } from './errors.ts'
+import { noStore, oauthErrorHandler, param, sendOAuthError } from './errors.ts'
+import { errors, oauthErrors, pageErrors, type ErrorReply } from '../../contracts/errors.ts'
 import { checkResource } from './resource.ts'
 import { createDeviceAuthorization, decideDevice, findPendingDevice, formatUserCode, normaliseUserCode } from './device-store.ts'
 import { upsertGrant } from './grants.ts'
@@ -25,7 +26,10 @@ export function isDeviceVerification(source: Record<string, unknown>): boolean {
   return source.user_code !== undefined || (source.client_id === undefined && source.response_type === undefined)
 }
 
-const INVALID_CODE = 'That code is not valid, has expired or was already used. Check it, or start again in the application.'
+/** the device entry page again, showing a catalogue page error */
+function entryError(services: Services, reply: FastifyReply, u: ConsoleUser, e: ErrorReply) {
+  return sendPage(reply.headers(e.headers), e.status, deviceEntryPage(services, u, e.message))
+}
 
 /**
  * User codes have 40 bits and live 15 minutes, so guessing is throttled: wrong codes
@@ -45,8 +49,7 @@ async function userCodeGate(services: Services, req: FastifyRequest, u: ConsoleU
 }
 
 function tooManyCodes(services: Services, req: FastifyRequest, reply: FastifyReply, u: ConsoleUser, retryAfterSecs: number) {
-  return sendTooMany(req, reply, retryAfterSecs, 'too many wrong codes',
-    () => sendPage(reply, 429, deviceEntryPage(services, u, `Too many wrong codes. Try again in ${retryAfterSecs} seconds.`)))
+  return sendTooMany(req, reply, errors.userCodeThrottled(retryAfterSecs), () => entryError(services, reply, u, pageErrors.userCodeThrottledPage(retryAfterSecs)))
 }
 
 export async function deviceVerificationGet(services: Services, req: FastifyRequest, reply: FastifyReply) {
@@ -60,7 +63,7 @@ export async function deviceVerificationGet(services: Services, req: FastifyRequ
   const pending = userCode ? await findPendingDevice(services.db, userCode, services.now()) : null
   if (!pending) {
     await gate.failed()
-    return sendPage(reply, 400, deviceEntryPage(services, u, INVALID_CODE))
+    return entryError(services, reply, u, pageErrors.invalidUserCode())
   }
   return sendPage(reply, 200, deviceConsentPage(services, u, {
     userCode: pending.userCode, clientName: pending.clientName, builtin: pending.builtin,
@@ -73,14 +76,14 @@ export async function deviceVerificationPost(services: Services, req: FastifyReq
   const userCode = normaliseUserCode(body.user_code)
   const u = await consoleUser(services, req)
   if (!u) return reply.redirect(`${services.config.consolePath}/login?next=${encodeURIComponent(`/oauth/authorize?user_code=${userCode ?? ''}`)}`, 302)
-  if (!checkCsrf(services, u, body.csrf)) return sendPage(reply, 403, deviceEntryPage(services, u, 'The form expired or did not come from this site; enter the code again.'))
+  if (!checkCsrf(services, u, body.csrf)) return entryError(services, reply, u, pageErrors.deviceFormExpired())
   const gate = await userCodeGate(services, req, u)
   if (!gate.verdict.allowed) return tooManyCodes(services, req, reply, u, gate.verdict.retryAfterSecs)
   const now = services.now()
   const pending = userCode ? await findPendingDevice(services.db, userCode, now) : null
   if (!pending || !userCode) {
     await gate.failed()
-    return sendPage(reply, 400, deviceEntryPage(services, u, INVALID_CODE))
+    return entryError(services, reply, u, pageErrors.invalidUserCode())
   }
 
   if (body.decision !== 'approve') {
@@ -90,10 +93,10 @@ export async function deviceVerificationPost(services: Services, req: FastifyReq
   }
   const scopes = pending.scopes.filter((s) => u.scopes.has(s))
   const grant = await upsertGrant(services.db, {
-    orgId: u.orgId, userId: u.userId, userEmail: u.email, clientId: pending.clientId, clientName: pending.clientName, workspace: pending.workspace, scopes, now: new Date(now),
+    orgId: u.orgId, userId: u.userId, userEmail: u.email, clientId: pending.clientId, clientName: pending.clientName, workspace: pending.workspace, scopes, now,
   })
   const ok = await decideDevice(services.db, userCode, { approve: true, grantId: grant.grantId }, now)
-  if (!ok) return sendPage(reply, 400, deviceEntryPage(services, u, INVALID_CODE))
+  if (!ok) return entryError(services, reply, u, pageErrors.invalidUserCode())
   return sendPage(reply, 200, outcomePage(services, u, 'Device connected', `${pending.clientName} is connected. Return to the application: it picks up its credentials by itself.`, true))
 }
 
@@ -105,17 +108,15 @@ export function registerDevice(app: FastifyInstance, services: Services) {
     onRequest: async (req, reply) => {
       const verdict = await limits.device.hit(addressKey(req.ip))
       if (!verdict.allowed) {
-        return sendOAuthError(reply, new OAuthError('too_many_requests', `too many device authorizations from this address; retry in ${verdict.retryAfterSecs} s`, 429, {
-          'retry-after': String(verdict.retryAfterSecs),
-        }))
+        return sendOAuthError(reply, oauthErrors.deviceThrottled(verdict.retryAfterSecs))
       }
     },
   }, async (req, reply) => {
     const body = req.body ?? {}
     const client = await requireClient(services.db, param(body, 'client_id'))
-    if (!client.grantTypes.includes(GRANT_DEVICE_CODE)) throw new OAuthError('unauthorized_client', 'this client is not registered for the device_code grant')
+    if (!client.grantTypes.includes(GRANT_DEVICE_CODE)) throw oauthErrors.clientNoDeviceGrant()
     const workspace = param(body, 'workspace') ?? DEFAULT_WORKSPACE
-    if (!WORKSPACE_PATTERN.test(workspace)) throw new OAuthError('invalid_request', 'workspace must be 1-100 letters, digits, spaces or . _ : @ / -')
+    if (!WORKSPACE_PATTERN.test(workspace)) throw oauthErrors.oauthWorkspaceInvalid()
     const resource = checkResource(services.config, param(body, 'resource'))
     const d = await createDeviceAuthorization(services.db, { clientId: client.id, workspace, resource, scopes: clampScopes(param(body, 'scope')), now: services.now() })
     const uri = verificationUri(services)

@@ -22,7 +22,8 @@ export interface UpsertGrantInput {
   clientName: string
   workspace: string
   scopes: string[]
-  now: Date
+  /** epoch ms (the app's clock) */
+  now: number
 }
 
 async function findOrCreate(c: pg.PoolClient, g: UpsertGrantInput): Promise<GrantRef & { created: boolean; reactivated: boolean }> {
@@ -43,7 +44,7 @@ async function findOrCreate(c: pg.PoolClient, g: UpsertGrantInput): Promise<Gran
   await c.query(`insert into agents (id, org_id, name, kind) values ($1, $2, $3, 'developer')`, [agentId, g.orgId, agentName])
   await c.query(
     `insert into oauth_grants (id, org_id, user_id, client_id, workspace, agent_id, scopes, created_at) values ($1,$2,$3,$4,$5,$6,$7,$8)`,
-    [grantId, g.orgId, g.userId, g.clientId, g.workspace, agentId, g.scopes, g.now],
+    [grantId, g.orgId, g.userId, g.clientId, g.workspace, agentId, g.scopes, new Date(g.now)],
   )
   return { grantId, agentId, created: true, reactivated: false }
 }
@@ -53,7 +54,7 @@ export async function upsertGrant(db: Db, g: UpsertGrantInput): Promise<GrantRef
   for (let attempt = 0; ; attempt++) {
     try {
       const out = await tx(db, (c) => findOrCreate(c, g))
-      await purgeExpired(db, g.now.getTime())
+      await purgeExpired(db, g.now)
       if (out.created || out.reactivated) {
         await recordAudit(db, { orgId: g.orgId, actor: g.userId, action: out.created ? 'oauth.grant.create' : 'oauth.grant.reactivate', targetType: 'oauth_grant', targetId: out.grantId, grantId: out.grantId })
       }
@@ -67,8 +68,9 @@ export async function upsertGrant(db: Db, g: UpsertGrantInput): Promise<GrantRef
 }
 
 /** Soft-revokes grants and everything derived from them. Idempotent. */
-export async function revokeGrants(c: Queryable, grantIds: string[], now: Date): Promise<void> {
+export async function revokeGrants(c: Queryable, grantIds: string[], nowMs: number): Promise<void> {
   if (grantIds.length === 0) return
+  const now = new Date(nowMs)
   await c.query('update oauth_grants set revoked_at = coalesce(revoked_at, $2) where id = any($1)', [grantIds, now])
   await c.query('update oauth_tokens set revoked_at = coalesce(revoked_at, $2) where grant_id = any($1)', [grantIds, now])
   await c.query('delete from oauth_codes where grant_id = any($1) and used_at is null', [grantIds])
@@ -76,7 +78,7 @@ export async function revokeGrants(c: Queryable, grantIds: string[], now: Date):
 }
 
 /** Revokes one grant by id, with an audit row. Returns false when no such grant exists. */
-export async function revokeGrantById(db: Db, grantId: string, actor: string, now: Date): Promise<boolean> {
+export async function revokeGrantById(db: Db, grantId: string, actor: string, now: number): Promise<boolean> {
   const r = await db.query('select org_id from oauth_grants where id = $1', [grantId])
   if (!r.rows[0]) return false
   await tx(db, (c) => revokeGrants(c, [grantId], now))

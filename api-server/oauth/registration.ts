@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify'
 import type { Services } from '../services.ts'
 import { registerClient } from './clients.ts'
 import { DCR_RATE_LIMIT, DCR_RATE_WINDOW_MS } from './constants.ts'
-import { noStore, oauthErrorHandler, OAuthError, sendOAuthError } from './errors.ts'
+import { noStore, oauthErrorHandler, sendOAuthError } from './errors.ts'
+import { oauthErrors } from '../../contracts/errors.ts'
 import { addressKey, limitsFor, WindowLimit } from '../limits/index.ts'
 
 export function registerRegistration(app: FastifyInstance, services: Services) {
@@ -13,14 +14,12 @@ export function registerRegistration(app: FastifyInstance, services: Services) {
   // counted in the app's limit store with the other abuse limits (limits/)
   const limiter = new WindowLimit(limitsFor(services).store, 'register-address', { limit: DCR_RATE_LIMIT, windowMs: DCR_RATE_WINDOW_MS }, services.now)
   app.post('/oauth/register', {
-    errorHandler: oauthErrorHandler('invalid_client_metadata'),
+    errorHandler: oauthErrorHandler('registration'),
     // counted before the body is read: malformed attempts cost the same as good ones
     onRequest: async (req, reply) => {
       const verdict = await limiter.hit(addressKey(req.ip))
       if (!verdict.allowed) {
-        return sendOAuthError(reply, new OAuthError('too_many_requests', `too many registrations from this address; retry in ${verdict.retryAfterSecs} s`, 429, {
-          'retry-after': String(verdict.retryAfterSecs),
-        }))
+        return sendOAuthError(reply, oauthErrors.registrationThrottled(verdict.retryAfterSecs))
       }
     },
   }, async (req, reply) => {

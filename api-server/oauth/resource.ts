@@ -3,7 +3,7 @@
 // in the RFC 8414 document is byte-identical to the PRM's authorization_servers entry,
 // and a token's audience names exactly this deployment's /mcp.
 import type { Config } from '../config.ts'
-import { OAuthError } from './errors.ts'
+import { oauthErrors } from '../../contracts/errors.ts'
 
 export function issuer(config: Config): string {
   return config.baseUrl
@@ -21,6 +21,6 @@ export function checkResource(config: Config, requested: string | undefined): st
   const canonical = canonicalResource(config)
   if (requested === undefined) return canonical
   const normalised = requested.endsWith('/') ? requested.slice(0, -1) : requested
-  if (normalised !== canonical) throw new OAuthError('invalid_target', `unknown resource; this server protects ${canonical}`)
+  if (normalised !== canonical) throw oauthErrors.oauthUnknownResource(canonical)
   return canonical
 }

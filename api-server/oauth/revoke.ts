@@ -4,7 +4,8 @@
 // it stops at once — the access token a client forgot about included.
 import type { FastifyInstance } from 'fastify'
 import type { Services } from '../services.ts'
-import { noStore } from './errors.ts'
+import { noStore, sendOAuthError } from './errors.ts'
+import { oauthErrors } from '../../contracts/errors.ts'
 import { grantOfToken } from './tokens.ts'
 import { revokeGrantById } from './grants.ts'
 
@@ -16,14 +17,14 @@ export function registerRevoke(app: FastifyInstance, services: Services) {
       const status = (err as { statusCode?: number }).statusCode
       if (status && status >= 400 && status < 500) return noStore(reply).code(200).send()
       req.log.error({ err }, 'oauth revocation failed')
-      return noStore(reply).code(503).send({ error: 'temporarily_unavailable', error_description: 'revocation failed; retry' })
+      return sendOAuthError(reply, oauthErrors.revocationFailed())
     },
   }, async (req, reply) => {
     const token = (req.body as Record<string, unknown> | undefined)?.token
     // routed by prefix like Bearer credentials: only OAuth tokens are looked up here
     if (typeof token === 'string' && /^nj[or]_[A-Za-z0-9]{1,100}$/.test(token)) {
       const g = await grantOfToken(services.db, token)
-      if (g) await revokeGrantById(services.db, g.grantId, 'oauth:revoke-endpoint', new Date(services.now()))
+      if (g) await revokeGrantById(services.db, g.grantId, 'oauth:revoke-endpoint', services.now())
     }
     return noStore(reply).code(200).send()
   })

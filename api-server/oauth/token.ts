@@ -6,7 +6,8 @@ import type { FastifyInstance } from 'fastify'
 import type { Services } from '../services.ts'
 import { requireClient } from './clients.ts'
 import { GRANT_AUTHORIZATION_CODE, GRANT_DEVICE_CODE, GRANT_REFRESH_TOKEN } from './constants.ts'
-import { noStore, oauthErrorHandler, OAuthError, param, requiredParam } from './errors.ts'
+import { noStore, oauthErrorHandler, param, requiredParam } from './errors.ts'
+import { oauthErrors } from '../../contracts/errors.ts'
 import { checkResource } from './resource.ts'
 import { redeemCode } from './codes.ts'
 import { rotateRefreshToken, type TokenResponse } from './tokens.ts'
@@ -16,9 +17,9 @@ export function registerToken(app: FastifyInstance, services: Services) {
   app.post('/oauth/token', { errorHandler: oauthErrorHandler() }, async (req, reply) => {
     const body = req.body ?? {}
     const grantType = param(body, 'grant_type')
-    if (!grantType) throw new OAuthError('invalid_request', 'missing parameter: grant_type')
+    if (!grantType) throw oauthErrors.oauthParamMissing('grant_type')
     if (grantType !== GRANT_AUTHORIZATION_CODE && grantType !== GRANT_REFRESH_TOKEN && grantType !== GRANT_DEVICE_CODE) {
-      throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code, refresh_token or urn:ietf:params:oauth:grant-type:device_code')
+      throw oauthErrors.unsupportedGrantType()
     }
     const client = await requireClient(services.db, param(body, 'client_id'))
     const now = services.now()

@@ -9,7 +9,7 @@ import type { AuthContext } from '../auth/context.ts'
 import type { Services } from '../services.ts'
 import { OAUTH_DEFAULT_SCOPES } from '../auth/scopes.ts'
 import { ACCESS_TOKEN_TTL_SECS, REFRESH_TOKEN_TTL_SECS } from './constants.ts'
-import { OAuthError } from './errors.ts'
+import { OAUTH_ERRORS, oauthErrors } from '../../contracts/errors.ts'
 import { canonicalResource } from './resource.ts'
 import { revokeGrants } from './grants.ts'
 
@@ -38,7 +38,7 @@ export interface IssueInput {
  */
 export async function issueTokenPair(c: pg.PoolClient, t: IssueInput): Promise<TokenResponse> {
   const g = await c.query('select revoked_at from oauth_grants where id = $1 for update', [t.grantId])
-  if (!g.rows[0] || g.rows[0].revoked_at) throw new OAuthError('invalid_grant', 'the grant was revoked')
+  if (!g.rows[0] || g.rows[0].revoked_at) throw oauthErrors.grantRevoked()
   const access = newToken('njo_')
   const refresh = newToken('njr_')
   const insert = `insert into oauth_tokens (token_hash, kind, grant_id, client_id, family_id, audience, scopes, expires_at, created_at) values ($1,$2,$3,$4,$5,$6,$7,$8,$9)`
@@ -86,8 +86,8 @@ export async function resolveAccessToken(services: Services, token: string): Pro
  * expired, another client's or another resource's — so the endpoint is no oracle for
  * which tokens exist or what became of them.
  */
-export const BAD_REFRESH_TOKEN_DESCRIPTION = 'the refresh token is invalid, expired or revoked'
-const badRefreshToken = () => new OAuthError('invalid_grant', BAD_REFRESH_TOKEN_DESCRIPTION)
+export const BAD_REFRESH_TOKEN_DESCRIPTION = OAUTH_ERRORS.refreshTokenInvalid.message
+const badRefreshToken = () => oauthErrors.refreshTokenInvalid()
 
 /**
  * Refresh-token rotation: a refresh token is spent by its first use and a new pair is
@@ -123,7 +123,7 @@ export async function rotateRefreshToken(
     return issueTokenPair(c, { grantId: row.grant_id, clientId: row.client_id, familyId: row.family_id, audience: row.audience, scopes: row.scopes, now: input.now })
   })
   if (spent.reused) {
-    await tx(db, (c) => revokeGrants(c, [spent.grantId], new Date(input.now)))
+    await tx(db, (c) => revokeGrants(c, [spent.grantId], input.now))
     throw badRefreshToken()
   }
   return out!

@@ -1,5 +1,6 @@
-// The single list of operations. REST routes, MCP tools, /openapi.json and the
-// SDK are generated from it; each domain contributes one array.
+// The single list of operations: each contract of contracts/operations/index.ts,
+// implemented, in the same order (a test holds them to it). REST routes, MCP tools
+// and /openapi.json are generated from it; each domain contributes one array.
 import type { AnyOperation } from './types.ts'
 import { foundationOperations } from './foundation/me.ts'
 import { personaOperations } from './personas/index.ts'
@@ -8,8 +9,7 @@ import { sessionDriveOperations } from './sessions/drive.ts'
 import { networkOperations } from './networks/index.ts'
 import { authstateOperations } from './authstate/index.ts'
 
-/** Every operation, with its literal types (the SDK derives its method types from these). */
-export const typedOperations = [
+export const operations: readonly AnyOperation[] = [
   ...foundationOperations,
   ...personaOperations,
   ...authstateOperations,
@@ -17,6 +17,3 @@ export const typedOperations = [
   ...sessionDriveOperations,
   ...networkOperations,
 ]
-
-export const operations: readonly AnyOperation[] = typedOperations
-export type RegistryOperation = (typeof typedOperations)[number]

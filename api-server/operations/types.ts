@@ -32,8 +32,7 @@ export interface Implementation<C extends AnyContract> {
 
 export type Operation<C extends AnyContract = AnyContract> = C & Implementation<C>
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyOperation = Operation<any>
+export type AnyOperation = Operation<AnyContract>
 
 /** Binds a contract to its handler. The contract stays the single statement of the wire. */
 export function implement<C extends AnyContract>(contract: C, impl: Implementation<C>): Operation<C> {

@@ -3,7 +3,7 @@
 // step never runs when an earlier one refused, so e.g. a revoked grant on a leased
 // identity reports the grant, not the lease.
 import type { Queryable } from '../store/db.ts'
-import { forbidden, missingScope } from '../../contracts/errors.ts'
+import { errors } from '../../contracts/errors.ts'
 import { recordAudit } from '../audit/audit.ts'
 import { findIdentity, identityNotFound, type Identity } from './identities.ts'
 import { grantsFor, type Grant } from './grants.ts'
@@ -53,7 +53,7 @@ type BindCheck = (s: BindState) => Promise<void>
 export const checkScope: BindCheck = async ({ input }) => {
   const held = input.scopes instanceof Set ? input.scopes : new Set(input.scopes as readonly string[])
   const missing = BIND_SCOPES.filter((s) => !held.has(s))
-  if (missing.length) throw missingScope(missing)
+  if (missing.length) throw errors.missingScope(missing.join(' '))
 }
 
 export const checkOrgOwnership: BindCheck = async (s) => {
@@ -71,7 +71,7 @@ export const checkLiveGrant: BindCheck = async (s) => {
 export const checkPropagation: BindCheck = async ({ input, grant }) => {
   // Only a spawned child is limited by propagation; the direct create path never is.
   if (input.admission === 'spawned_child' && grant!.propagation === 'none') {
-    throw forbidden("grant propagation='none' blocks a spawned-child bind", 'propagation_none')
+    throw errors.propagationNone()
   }
 }
 

@@ -3,7 +3,7 @@
 import type { Queryable } from '../store/db.ts'
 import type { Sealer } from '../kms/index.ts'
 import { newId } from '../../contracts/ids.ts'
-import { conflict, notFound } from '../../contracts/errors.ts'
+import { errors } from '../../contracts/errors.ts'
 import { maskValue } from './mask.ts'
 import { sealCredentialValue } from './seal.ts'
 
@@ -54,7 +54,7 @@ const toSealed = (r: any): SealedCredential => ({
 // Only the columns a view needs: the sealed value is never selected for a listing.
 const VIEW_COLUMNS = 'id, identity_id, name, placeholder, masked_value, origin_allowlist, created_at, rotated_at'
 
-export const credentialNotFound = () => notFound('credential')
+export const credentialNotFound = () => errors.notFound('credential')
 
 export interface CreateCredentialInput {
   orgId: string
@@ -76,9 +76,9 @@ export async function createCredential(db: Queryable, sealer: Sealer, input: Cre
     )
     return toView(r.rows[0])
   } catch (e: any) {
-    if (e?.code === '23505') throw conflict('a credential with that name exists on this identity', 'duplicate_name')
+    if (e?.code === '23505') throw errors.duplicateCredentialName()
     // the identity was deleted between the lookup and the insert
-    if (e?.code === '23503') throw notFound('identity')
+    if (e?.code === '23503') throw errors.notFound('identity')
     throw e
   }
 }

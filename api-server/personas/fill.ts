@@ -4,7 +4,7 @@
 // field, typing, wiping) belongs to the session layer, which owns the Buffer next.
 import type { Queryable } from '../store/db.ts'
 import type { Sealer } from '../kms/index.ts'
-import { ApiError, forbidden } from '../../contracts/errors.ts'
+import { errors, type ApiError } from '../../contracts/errors.ts'
 import { intersectAllowlists } from '../../contracts/hosts.ts'
 import { findSealedCredential, type SealedCredential } from './credentials.ts'
 import { grantsFor } from './grants.ts'
@@ -40,12 +40,12 @@ export interface PreparedFill {
   secret: Buffer
 }
 
-export const grantOriginDenied = () => forbidden('grant-origin denied', 'grant_intersection')
+export const grantOriginDenied = () => errors.grantOriginDenied()
 
 /** ERR-08. The name is echoed only when it has the shape of a name, never arbitrary text. */
 export function noCredentialNamed(name: string): ApiError {
   const shown = credentialNameRule.safeParse(name).success ? name : '(invalid name)'
-  return new ApiError(404, 'not_found', `no credential named ${shown}`)
+  return errors.noCredentialNamed(shown)
 }
 
 export async function prepareFill(deps: FillDeps, req: FillRequest): Promise<PreparedFill> {

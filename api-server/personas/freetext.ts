@@ -2,7 +2,7 @@
 // {{credential:<name>}}. Off by default; while off it is refused (403) and audited
 // before any decrypt or node dial.
 import type { Queryable } from '../store/db.ts'
-import { badRequest, forbidden } from '../../contracts/errors.ts'
+import { errors } from '../../contracts/errors.ts'
 import { freetextFillEnabled } from './governance.ts'
 import { auditFreetextDenied } from './audit.ts'
 import { findSealedCredential } from './credentials.ts'
@@ -26,7 +26,7 @@ export function findFreetextMarker(text: unknown): FreetextMarker | null {
   return m ? { placeholder: m[0], name: m[1] } : null
 }
 
-export const freetextDenied = () => forbidden('free-text fill denied', 'freetext_disabled')
+export const freetextDenied = () => errors.freetextDenied()
 
 export interface FreetextAuditContext {
   actor: string
@@ -57,6 +57,6 @@ export async function prepareFreetextFill(
   const credentialName = credentialNameRule.safeParse(marker.name).success ? marker.name : undefined
   await checkFreetextAllowed(deps, req.orgId, { actor: req.agentId, sessionId: req.sessionId, identityId: req.identityId, credentialName })
   const cred = await findSealedCredential(deps.db, { orgId: req.orgId, identityId: req.identityId, placeholder: marker.placeholder })
-  if (!cred) throw badRequest(`no credential ${credentialName ? marker.placeholder : '(invalid placeholder)'}`)
+  if (!cred) throw errors.noCredentialPlaceholder(credentialName ? marker.placeholder : '(invalid placeholder)')
   return narrowAndOpen(deps, cred, req)
 }

@@ -1,6 +1,6 @@
 // Which grant wins when an agent holds several on one identity. Bind, lease TTL and
 // fill narrowing all use the same winner, so they can never disagree.
-import { forbidden } from '../../contracts/errors.ts'
+import { errors } from '../../contracts/errors.ts'
 import { grantState, type Grant } from './grants.ts'
 import { DEFAULT_LEASE_TTL_SECS } from './lease-ttl.ts'
 
@@ -25,8 +25,8 @@ export function compareRestrictiveness(a: Grant, b: Grant): number {
   )
 }
 
-export const grantNotLive = (reason: 'grant_expired' | 'grant_revoked') => forbidden('identity grant not live', reason)
-export const noGrant = () => forbidden('no grant to assume this identity', 'no_grant')
+export const grantNotLive = (reason: 'grant_expired' | 'grant_revoked') => errors.grantNotLive(reason)
+export const noGrant = () => errors.noGrant()
 
 /**
  * The winning live grant, or the typed 403 that explains why there is none: expired

@@ -2,7 +2,7 @@
 // narrowly. Soft revoke keeps the row (and its audit trail); hard delete removes both.
 import type { Queryable } from '../store/db.ts'
 import { newId } from '../../contracts/ids.ts'
-import { notFound } from '../../contracts/errors.ts'
+import { errors } from '../../contracts/errors.ts'
 import type { GrantRole, Propagation } from './validation.ts'
 
 export interface Grant {
@@ -53,7 +53,7 @@ export function grantView(g: Grant, nowMs: number) {
   return { ...g, revoked_at: g.revokedAt, state: grantState(g, nowMs) }
 }
 
-export const grantNotFound = () => notFound('grant')
+export const grantNotFound = () => errors.notFound('grant')
 
 export interface CreateGrantInput {
   orgId: string

@@ -2,7 +2,7 @@
 // id and an unknown id both come back as null, which callers turn into one 404.
 import type { Queryable } from '../store/db.ts'
 import { newId } from '../../contracts/ids.ts'
-import { conflict, notFound } from '../../contracts/errors.ts'
+import { errors } from '../../contracts/errors.ts'
 import type { OpenMode } from './validation.ts'
 
 export interface Identity {
@@ -21,7 +21,7 @@ const toIdentity = (r: any): Identity => ({
   createdAt: new Date(r.created_at).toISOString(),
 })
 
-export const identityNotFound = () => notFound('identity')
+export const identityNotFound = () => errors.notFound('identity')
 
 export async function createIdentity(db: Queryable, input: { orgId: string; name: string; defaultOpenMode: OpenMode }): Promise<Identity> {
   try {
@@ -31,7 +31,7 @@ export async function createIdentity(db: Queryable, input: { orgId: string; name
     )
     return toIdentity(r.rows[0])
   } catch (e: any) {
-    if (e?.code === '23505') throw conflict('an identity with that name exists in this org', 'duplicate_name')
+    if (e?.code === '23505') throw errors.duplicateIdentityName()
     throw e
   }
 }
@@ -69,7 +69,7 @@ export async function deleteIdentity(db: Queryable, orgId: string, identityId: s
     if (!r.rows[0]) throw identityNotFound()
     return toIdentity(r.rows[0])
   } catch (e: any) {
-    if (e?.code === '23503') throw conflict('identity in use', 'identity_in_use')
+    if (e?.code === '23503') throw errors.identityLeased()
     throw e
   }
 }

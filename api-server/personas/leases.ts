@@ -4,7 +4,7 @@
 // session bind while the first is still live. Only the holder ending (release) or
 // the reaper finding the holder dead frees it.
 import type { Queryable } from '../store/db.ts'
-import { conflict, notFound } from '../../contracts/errors.ts'
+import { errors } from '../../contracts/errors.ts'
 
 export interface Lease {
   identityId: string
@@ -26,7 +26,7 @@ const toLease = (r: any): Lease => ({
   expiresAt: new Date(r.expires_at).toISOString(),
 })
 
-export const identityInUse = () => conflict('identity in use by another session', 'identity_in_use')
+export const identityInUse = () => errors.identityInUse()
 
 export interface AcquireInput {
   orgId: string
@@ -53,8 +53,8 @@ export async function acquire(db: Queryable, input: AcquireInput): Promise<Lease
     )
   } catch (e: any) {
     // unique session_id: this session already holds another identity's lease
-    if (e?.code === '23505') throw conflict('session already binds an identity', 'session_has_identity')
-    if (e?.code === '23503') throw notFound('identity')
+    if (e?.code === '23505') throw errors.sessionHasIdentity()
+    if (e?.code === '23503') throw errors.notFound('identity')
     throw e
   }
   if (r.rows[0]) return toLease(r.rows[0])

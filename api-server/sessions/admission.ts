@@ -13,7 +13,7 @@
 //    after a minute.
 // Slots are per process: with several replicas the cluster-wide figure is replicas ×
 // startConcurrency, which is what a per-replica CPU budget wants anyway.
-import { ApiError } from '../../contracts/errors.ts'
+import { errors, type ApiError } from '../../contracts/errors.ts'
 import { tx, type Db, type Queryable } from '../store/db.ts'
 
 /** the advisory lock key of admission (any fixed 64-bit number; 'njadmit' in ASCII) */
@@ -33,7 +33,8 @@ export interface AdmissionStats {
   refused: Record<RefusalReason, number>
 }
 
-export type RefusalReason = 'ORG_SESSION_QUOTA' | 'SESSION_CAPACITY' | 'START_QUEUE_FULL' | 'START_QUEUE_TIMEOUT'
+/** a refusal's reason, as the 429 body and the metric's label spell it */
+export type RefusalReason = 'org_session_quota' | 'session_capacity' | 'start_queue_full' | 'start_queue_timeout'
 
 interface Waiter {
   sessionId: string
@@ -53,13 +54,11 @@ export interface Admitted {
   release(): void
 }
 
-const tooMany = (reason: RefusalReason, message: string, retryAfterSecs: number) =>
-  new ApiError(429, 'rate_limited', message, reason, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSecs))) })
 
 export class Admission {
   private inFlight = 0
   private readonly queue: Waiter[] = []
-  private readonly refused: Record<RefusalReason, number> = { ORG_SESSION_QUOTA: 0, SESSION_CAPACITY: 0, START_QUEUE_FULL: 0, START_QUEUE_TIMEOUT: 0 }
+  private readonly refused: Record<RefusalReason, number> = { org_session_quota: 0, session_capacity: 0, start_queue_full: 0, start_queue_timeout: 0 }
   /** recent start durations, to tell a refused caller when a slot is likely free */
   private avgStartMs = 1000
 
@@ -111,20 +110,20 @@ export class Admission {
     )
     const { org, total } = r.rows[0] as { org: number; total: number }
     if (org >= this.limits.orgMaxLiveSessions) {
-      throw this.refuse('ORG_SESSION_QUOTA', `this org has ${this.limits.orgMaxLiveSessions} open sessions, its quota; end one first`, 30)
+      throw this.refuse(errors.orgSessionQuota(30, this.limits.orgMaxLiveSessions))
     }
     if (total >= this.limits.maxLiveSessions) {
-      throw this.refuse('SESSION_CAPACITY', 'the service is at its session capacity; retry later', 30)
+      throw this.refuse(errors.sessionCapacity(30))
     }
   }
 
   private queueFull(): ApiError {
     // the expected wait for a place in line, so the caller knows when to come back
     const expectedMs = Math.ceil((this.queue.length + 1) / this.limits.startConcurrency) * this.avgStartMs
-    return this.refuse('START_QUEUE_FULL', 'too many session starts are waiting; retry shortly', expectedMs / 1000)
+    return this.refuse(errors.startQueueFull(expectedMs / 1000))
   }
 
-  /** a slot now, or a place in line (granted when a slot frees), or START_QUEUE_FULL; synchronous */
+  /** a slot now, or a place in line (granted when a slot frees), or start_queue_full; synchronous */
   reserve(sessionId: string): Ticket {
     const started = Date.now()
     const admitted: Admitted = {
@@ -154,7 +153,7 @@ export class Admission {
         timer: setTimeout(() => {
           const i = this.queue.indexOf(waiter)
           if (i >= 0) this.queue.splice(i, 1)
-          reject(this.refuse('START_QUEUE_TIMEOUT', 'no browser could be started in time; retry shortly', this.avgStartMs / 1000))
+          reject(this.refuse(errors.startQueueTimeout(this.avgStartMs / 1000)))
         }, this.limits.startQueueWaitMs),
       }
       this.queue.push(waiter)
@@ -175,9 +174,10 @@ export class Admission {
     while (this.inFlight < this.limits.startConcurrency && this.queue.length) this.queue.shift()!.grant()
   }
 
-  private refuse(reason: RefusalReason, message: string, retryAfterSecs: number): ApiError {
-    this.refused[reason]++
-    return tooMany(reason, message, retryAfterSecs)
+  /** counts a 429 (one of the four refusals) by its reason */
+  private refuse(e: ApiError): ApiError {
+    this.refused[e.reason as RefusalReason]++
+    return e
   }
 }
 

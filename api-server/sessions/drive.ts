@@ -2,13 +2,13 @@
 // unknown and foreign ids), reach its node, run one action, journal it value-free.
 import type { OpContext } from '../operations/types.ts'
 import type { NodeClient } from '../../browser-pod/client.ts'
-import { ApiError, isApiError } from '../../contracts/errors.ts'
+import { errors, isApiError, type ApiError } from '../../contracts/errors.ts'
 import { getSession, journalLater, type SessionRow } from './store.ts'
 
 const logJournalError = (ctx: OpContext) => (err: unknown) => ctx.log.error({ err }, 'journal write failed')
 
 export function notLive(row: SessionRow): ApiError {
-  return new ApiError(409, 'conflict', `session is ${row.status}`, 'session_not_live')
+  return errors.sessionNotLive(row.status)
 }
 
 export async function liveSession(ctx: OpContext, sessionId: string): Promise<SessionRow> {
@@ -17,9 +17,9 @@ export async function liveSession(ctx: OpContext, sessionId: string): Promise<Se
   return row
 }
 
+/** the session's browser pod (a process without a session plane answers the one 503 here) */
 export async function nodeFor(ctx: OpContext, row: SessionRow): Promise<NodeClient> {
-  if (!ctx.services.nodeClients) throw new ApiError(503, 'unavailable', 'browser sessions are not available in this process', 'NO_SESSION_PLANE')
-  return ctx.services.nodeClients.get(row.id)
+  return ctx.services.sessions.nodes.get(row.id)
 }
 
 /**
@@ -34,7 +34,7 @@ export async function drive<T>(
   action: (node: NodeClient, row: SessionRow) => Promise<T>,
 ): Promise<T> {
   const row = await liveSession(ctx, sessionId)
-  ctx.services.activity?.touch(row.id)
+  ctx.services.activity.touch(row.id)
   const node = await nodeFor(ctx, row)
   const started = performance.now()
   try {

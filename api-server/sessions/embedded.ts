@@ -1,8 +1,7 @@
 // The embedded session plane: the operator on the in-process resource store, and
 // browser pods as child processes with a warm pool — `npm start` on one machine.
 import type { Config } from '../config.ts'
-import type { AuthStateSource, Logger } from '../../operator/ports.ts'
-import { DaemonCountsHub } from '../networks/counts.ts'
+import type { AuthStateSource, DaemonCounts, Logger } from '../../operator/ports.ts'
 import { createEmbeddedResources, EmbeddedPodRuntime, startEmbeddedOperator } from '../../operator/embedded/index.ts'
 import type { SessionPlane } from './plane.ts'
 
@@ -14,12 +13,13 @@ export async function startEmbeddedPlane(opts: {
   config: Config
   log?: Logger
   authState?: AuthStateSource
+  /** daemon counts for the Network reconciler: the app's (PlanePorts), given at start */
+  daemonCounts: DaemonCounts
   /** extra environment for every pod (tests) */
   podEnv?: Record<string, string>
 }): Promise<EmbeddedPlane> {
-  const { config } = opts
+  const { config, daemonCounts } = opts
   const resources = createEmbeddedResources()
-  const daemonCounts = new DaemonCountsHub()
   const pods = new EmbeddedPodRuntime({
     poolSize: config.warmPoolSize,
     poolMax: config.warmPoolMax,
@@ -36,20 +36,26 @@ export async function startEmbeddedPlane(opts: {
     log: opts.log,
   })
   pods.start()
-  const operator = await startEmbeddedOperator({
-    sessions: resources.sessions,
-    networks: resources.networks,
-    pods,
-    daemonCounts,
-    authState: opts.authState,
-    log: opts.log,
-  })
+  let operator: Awaited<ReturnType<typeof startEmbeddedOperator>>
+  try {
+    operator = await startEmbeddedOperator({
+      sessions: resources.sessions,
+      networks: resources.networks,
+      pods,
+      daemonCounts,
+      authState: opts.authState,
+      log: opts.log,
+    })
+  } catch (e) {
+    // a plane that did not start leaves no browser pod behind
+    await pods.shutdown()
+    throw e
+  }
   return {
     sessions: resources.sessions,
     networks: resources.networks,
     nodes: pods,
     pods,
-    daemonCounts,
     stop: async () => {
       await operator.stop()
       await pods.shutdown()

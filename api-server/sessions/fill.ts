@@ -2,12 +2,12 @@
 // origins, decrypt just in time), forward a type action with requireEditableField
 // to the node, then zero the plaintext. Refusals at the node are audited value-free.
 import type { OpContext } from '../operations/types.ts'
-import { badRequest } from '../../contracts/errors.ts'
+import { errors, isError } from '../../contracts/errors.ts'
 import { prepareFill, prepareFreetextFill, checkFreetextAllowed, auditFill, auditOriginDenied, auditFieldDenied, type PreparedFill } from '../personas/index.ts'
-import { NodeApiError, type NodeClient } from '../../browser-pod/client.ts'
+import type { NodeClient } from '../../browser-pod/client.ts'
 import type { SessionRow } from './store.ts'
 
-export const noBoundIdentity = () => badRequest('session has no bound identity; cannot fill a credential', 'no_bound_identity')
+export const noBoundIdentity = () => errors.noBoundIdentity()
 
 export interface FillOutcome {
   ok: true
@@ -27,10 +27,10 @@ export async function typePrepared(ctx: OpContext, node: NodeClient, row: Sessio
     await auditFill(ctx.services.db, { ...ref, host: r.host })
     return { ok: true, credentialName: prepared.credentialName, fieldKind: r.fieldKind, host: r.host }
   } catch (e) {
-    if (e instanceof NodeApiError && e.reason === 'credential.origin_denied') {
-      await auditOriginDenied(ctx.services.db, { ...ref, host: e.details.host ?? 'unknown' })
-    } else if (e instanceof NodeApiError && e.reason === 'credential.field_denied') {
-      await auditFieldDenied(ctx.services.db, { ...ref, fieldKind: e.details.field_kind ?? 'unknown' })
+    if (isError(e, 'credentialOriginDenied')) {
+      await auditOriginDenied(ctx.services.db, { ...ref, host: e.details?.host ?? 'unknown' })
+    } else if (isError(e, 'credentialFieldDenied')) {
+      await auditFieldDenied(ctx.services.db, { ...ref, fieldKind: e.details?.field_kind ?? 'unknown' })
     }
     throw e
   } finally {
@@ -67,7 +67,7 @@ export async function freetextFill(ctx: OpContext, row: SessionRow, text: string
   if (!prepared) return null
   if (!selector) {
     prepared.secret.fill(0)
-    throw badRequest('invalid request: selector: required for a credential fill')
+    throw errors.invalidRequest('selector: required for a credential fill')
   }
   return typePrepared(ctx, await node(), row, prepared, selector)
 }

@@ -3,13 +3,13 @@
 // taken gives it back, so a failed start never leaves an identity locked.
 import type { Services } from '../services.ts'
 import type { AuthContext } from '../auth/context.ts'
-import { LABELS, type BrowserSession, type EgressMode } from '../../crds/types.ts'
+import { LABELS, type BrowserKind, type BrowserSession, type EgressMode } from '../../crds/types.ts'
 import { newId } from '../../contracts/ids.ts'
-import { ApiError, badRequest, forbidden, isApiError } from '../../contracts/errors.ts'
+import { errors, isApiError } from '../../contracts/errors.ts'
 import { bindIdentity, release, getGovernance, urlIsAdvisorOrigin, type Admission } from '../personas/index.ts'
-import { waitForPhase, type SessionPlane } from './plane.ts'
 import { bindSessionIdentity, deleteSession, getSession, insertSession, journal, journalLater, setStatus, type SessionRow } from './store.ts'
 import { sessionView, type SessionView } from './view.ts'
+import { isNotFound } from '../../operator/errors.ts'
 import type { Admitted } from './admission.ts'
 
 export interface StartInput {
@@ -18,7 +18,7 @@ export interface StartInput {
   network?: string
   viewport?: { width: number; height: number }
   url?: string
-  browserKind?: 'chromium' | 'cloak'
+  browserKind?: BrowserKind
   warmResume?: boolean
   fromVersion?: string
   idleTimeoutSecs?: number
@@ -40,63 +40,62 @@ export interface AuthStateDirectory {
 
 const START_TIMEOUT_MS = 60_000
 
-function requirePlane(services: Services): SessionPlane {
-  if (!services.plane) throw new ApiError(503, 'unavailable', 'browser sessions are not available in this process', 'NO_SESSION_PLANE')
-  return services.plane
-}
+/** What opening and ending sessions use: a typed part of Services (callers pass Services). */
+export type SessionDeps = Pick<Services, 'config' | 'db' | 'log' | 'now' | 'sessions' | 'networks' | 'authStates' | 'admission'>
 
-async function agentDefaultEgress(services: Services, agentId: string): Promise<EgressMode> {
+async function agentDefaultEgress(services: SessionDeps, agentId: string): Promise<EgressMode> {
   const r = await services.db.query('select default_egress from agents where id = $1', [agentId])
   return (r.rows[0]?.default_egress as EgressMode | undefined) ?? 'platform'
 }
 
 /** a session's own lifetimes: the server's values unless it asks for shorter ones */
-function lifetimes(services: Services, input: StartInput): { idleTimeoutSecs: number; maxDurationSecs: number } {
+function lifetimes(services: SessionDeps, input: StartInput): { idleTimeoutSecs: number; maxDurationSecs: number } {
   const { idleTimeoutSecs: idleMax, maxDurationSecs: durationMax } = services.config.lifetimes
   if (input.idleTimeoutSecs !== undefined && input.idleTimeoutSecs > idleMax) {
-    throw badRequest(`invalid request: idleTimeoutSecs: at most ${idleMax} on this server`, 'idle_timeout_too_long')
+    throw errors.idleTimeoutTooLong(idleMax)
   }
   if (input.maxDurationSecs !== undefined && input.maxDurationSecs > durationMax) {
-    throw badRequest(`invalid request: maxDurationSecs: at most ${durationMax} on this server`, 'max_duration_too_long')
+    throw errors.maxDurationTooLong(durationMax)
   }
   return { idleTimeoutSecs: input.idleTimeoutSecs ?? idleMax, maxDurationSecs: input.maxDurationSecs ?? durationMax }
 }
 
 /** Checks that need no database writes, in a fixed order: input shape, cloak gate, network. */
-async function precheck(services: Services, auth: AuthContext, input: StartInput) {
+async function precheck(services: SessionDeps, auth: AuthContext, input: StartInput) {
   if ((input.warmResume || input.fromVersion) && !input.identity) {
-    throw badRequest('warmResume and fromVersion need an identity', 'identity_required')
+    throw errors.identityRequired()
   }
-  if (input.warmResume && input.browserKind !== 'cloak') throw badRequest('warmResume needs browserKind cloak', 'cloak_required')
+  if (input.warmResume && input.browserKind !== 'cloak') throw errors.cloakRequired()
   if (input.browserKind === 'cloak') {
     const gov = await getGovernance(services.db, auth.orgId)
-    if (!gov.cloakEnabled) throw forbidden('cloak browsers are not enabled for this org', 'cloak_disabled')
+    if (!gov.cloakEnabled) throw errors.cloakDisabled()
     if (!input.url || !urlIsAdvisorOrigin(input.url, gov.declaredAdvisorOrigins)) {
-      throw forbidden('the session url is not a declared advisor origin', 'origin_not_declared')
+      throw errors.originNotDeclared()
     }
   }
   let network: ResolvedNetwork | null = null
   if (input.network) {
-    network = (await services.networks?.resolve(auth.orgId, input.network)) ?? null
-    if (!network) throw forbidden('network not found', 'network_not_found')
+    network = await services.networks.resolve(auth.orgId, input.network)
+    if (!network) throw errors.networkNotFound()
   }
   return { network }
 }
 
 export async function startSession(
-  services: Services,
+  services: SessionDeps,
   auth: AuthContext,
   input: StartInput,
   admission: Admission,
   actingAgentId: string = auth.agentId,
 ): Promise<SessionView> {
-  const plane = requirePlane(services)
+  // a process without a session plane refuses here, before any work (NO_SESSIONS: the one 503)
+  const { resources, watcher } = services.sessions
   const life = lifetimes(services, input)
   const id = newId('nsess_')
   // A launch slot or a place in line first, synchronously and before any database work: in
   // a burst, every start beyond the queue is refused at once (429). Given back on any failure.
-  const ticket = services.admission?.reserve(id)
-  const orCancel = <T>(p: Promise<T>): Promise<T> => p.catch((e) => { ticket?.cancel(); throw e })
+  const ticket = services.admission.reserve(id)
+  const orCancel = <T>(p: Promise<T>): Promise<T> => p.catch((e) => { ticket.cancel(); throw e })
   // the checks and the agent's default egress are independent reads: one round trip, not two
   const [{ network }, egress] = await orCancel(Promise.all([
     precheck(services, auth, input),
@@ -107,7 +106,7 @@ export async function startSession(
   const openedBy = { principalId: actingAgentId, credentialId: auth.principal.credentialId, name: auth.principal.name }
 
   const browserKind = input.browserKind ?? 'chromium'
-  const createdAt = new Date().toISOString()
+  const createdAt = new Date(services.now()).toISOString()
   // The row exists before the lease is taken, so the lease reaper always sees a live holder,
   // and before a launch slot, so a queued start shows its place in line. Admission writes it
   // under its lock (quotas are exact under bursts); a refused start leaves no row.
@@ -115,13 +114,11 @@ export async function startSession(
     id, orgId: auth.orgId, agentId: actingAgentId, openedBy, admission, identityId: null, grantId: null,
     egress, networkId: network?.id ?? null, browserKind, url: input.url ?? null, viewport: input.viewport ?? null, createdAt, ...life,
   }
-  const admitted: Admitted | undefined = ticket
-    ? await services.admission!.admit(services.db, auth.orgId, id, ticket, (c) => insertSession(c, row))
-    : await insertSession(services.db, row).then(() => undefined)
+  const admitted: Admitted = await services.admission.admit(services.db, auth.orgId, id, ticket, (c) => insertSession(c, row))
   try {
     return await launch()
   } finally {
-    admitted?.release()
+    admitted.release()
   }
 
   async function launch(): Promise<SessionView> {
@@ -138,16 +135,19 @@ export async function startSession(
       }
       await bindSessionIdentity(services.db, id, bound.identityId, bound.grantId)
     }
+    // the operator's condition reason (PodFailed, StartTimeout …) when the pod failed: a
+    // field of the session view, not the error's reason
+    let podFailure: string | undefined
     try {
       let warmVersion: string | undefined
       if (input.warmResume || input.fromVersion) {
-        const v = await services.authStates?.pick(auth.orgId, bound!.identityId, input.fromVersion)
-        if (!v) throw new ApiError(404, 'not_found', 'no captured auth-state version for this identity')
+        const v = await services.authStates.pick(auth.orgId, bound!.identityId, input.fromVersion)
+        if (!v) throw errors.noAuthStateVersion()
         warmVersion = v.id
       }
       const labels: Record<string, string> = { [LABELS.org]: auth.orgId, [LABELS.agent]: actingAgentId }
       if (bound) labels[LABELS.identity] = bound.identityId
-      await plane.sessions.create({
+      await resources.create({
         metadata: { name: id, labels },
         spec: {
           orgId: auth.orgId, agentId: actingAgentId, openedBy, browserKind, egress, declaredHosts, desiredState: 'Live',
@@ -158,16 +158,14 @@ export async function startSession(
           ...(warmVersion ? { warmResume: { versionId: warmVersion } } : {}),
         },
       } as unknown as BrowserSession)
-      const obj = services.sessionWatcher
-        ? await services.sessionWatcher.waitForPhase(id, ['Live', 'Failed', 'Ended'], START_TIMEOUT_MS)
-        : await waitForPhase(plane.sessions, id, ['Live', 'Failed', 'Ended'], START_TIMEOUT_MS)
+      const obj = await watcher.waitForPhase(id, ['Live', 'Failed', 'Ended'], START_TIMEOUT_MS)
       if (obj.status?.phase !== 'Live') {
-        const reason = obj.status?.conditions?.find((c) => c.type === 'Ready')?.reason ?? 'PodFailed'
-        throw new ApiError(503, 'unavailable', 'the browser pod failed to start', reason)
+        podFailure = obj.status?.conditions?.find((c) => c.type === 'Ready')?.reason ?? 'PodFailed'
+        throw errors.sessionStartFailed()
       }
       // the status must be written before the caller drives the session; the journal row
       // queues in order behind it (readers wait for pending rows); the view is built, not read back
-      const liveAt = new Date().toISOString()
+      const liveAt = new Date(services.now()).toISOString()
       journalLater(services.db, { id, orgId: auth.orgId }, { op: admission === 'spawned_child' ? 'spawn_and_start_session' : 'session_start', outcome: 'ok', detail: { egress, browserKind } },
         (err) => services.log.error({ err }, 'journal write failed'))
       await setStatus(services.db, id, 'live', undefined, liveAt)
@@ -177,29 +175,41 @@ export async function startSession(
         status: 'live', failureReason: null, createdAt, liveAt, endedAt: null, ...life, endReason: null,
       })
     } catch (e) {
-      await abandon(services, id, isApiError(e) ? e.reason ?? e.code : 'start_failed')
+      await abandon(services, id, podFailure ?? (isApiError(e) ? e.reason ?? e.code : 'start_failed'))
       throw e
     }
   }
 }
 
 /** A start that failed: the row (if any) fails, the lease goes back, the resource is told to end. */
-async function abandon(services: Services, id: string, reason: string) {
-  await setStatus(services.db, id, 'failed', reason).catch(() => {})
-  await release(services.db, id).catch(() => {})
-  await services.plane?.sessions.patch(id, { spec: { desiredState: 'Ended' } }).catch(() => {})
+async function abandon(services: SessionDeps, id: string, reason: string) {
+  // the start's own error is what the caller gets: these are logged, never thrown over it.
+  // What a lost write leaves behind is repaired elsewhere (the watcher's start-up sweep fails
+  // open rows without a running resource; the lease reaper frees leases of closed rows).
+  const report = (what: string) => (err: unknown) => services.log.error({ err, session: id }, `abandoning a failed start: ${what}`)
+  await setStatus(services.db, id, 'failed', reason).catch(report('could not mark the session failed'))
+  await release(services.db, id).catch(report('could not release the lease'))
+  await services.sessions.resources.patch(id, { spec: { desiredState: 'Ended' } }).catch((err) => {
+    if (!isNotFound(err)) report('could not tell the operator to end the session')(err) // no resource (failed before it was written): nothing runs
+  })
 }
 
-export async function endSession(services: Services, auth: AuthContext, sessionId: string): Promise<SessionView> {
+export async function endSession(services: SessionDeps, auth: AuthContext, sessionId: string): Promise<SessionView> {
+  // a process without a session plane refuses here (NO_SESSIONS: the one 503)
+  const { resources, nodes } = services.sessions
   const row: SessionRow = await getSession(services.db, auth.orgId, sessionId)
   if (row.status === 'pending' || row.status === 'live') {
-    await services.plane?.sessions.patch(sessionId, { spec: { desiredState: 'Ended' } }).catch(() => {})
+    // the browser must really stop: a failed patch fails the call (the row stays open, so the
+    // caller's retry does it again); only a resource that is gone already is fine
+    await resources.patch(sessionId, { spec: { desiredState: 'Ended' } }).catch((err) => {
+      if (!isNotFound(err)) throw err
+    })
     if (await setStatus(services.db, sessionId, 'ended')) {
       await journal(services.db, row, { op: 'session_end', outcome: 'ok' })
     }
   }
   // idempotent: ending an ended (or failed) session releases nothing twice and answers the same
   await release(services.db, sessionId)
-  services.nodeClients?.drop(sessionId)
+  nodes.drop(sessionId)
   return sessionView(await getSession(services.db, auth.orgId, sessionId))
 }

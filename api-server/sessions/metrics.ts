@@ -15,17 +15,17 @@ export function registerSessionMetrics(registry: client.Registry, services: Serv
   })
   new client.Gauge({
     name: 'nightjar_session_starts_in_flight', help: 'Session starts holding a launch slot in this process', registers: [registry],
-    collect() { this.set(services.admission?.stats.inFlight ?? 0) },
+    collect() { this.set(services.admission.stats.inFlight) },
   })
   new client.Gauge({
     name: 'nightjar_session_starts_queued', help: 'Session starts waiting for a launch slot in this process', registers: [registry],
-    collect() { this.set(services.admission?.stats.queued ?? 0) },
+    collect() { this.set(services.admission.stats.queued) },
   })
   new client.Counter({
     name: 'nightjar_session_starts_refused_total', help: 'Session starts refused with 429, by reason', labelNames: ['reason'], registers: [registry],
     collect() {
       this.reset()
-      for (const [reason, n] of Object.entries(services.admission?.stats.refused ?? {})) this.inc({ reason }, n)
+      for (const [reason, n] of Object.entries(services.admission.stats.refused)) this.inc({ reason }, n)
     },
   })
 }

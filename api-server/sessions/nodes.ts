@@ -2,7 +2,7 @@
 // token; one keep-alive NodeClient per session is kept until the session ends.
 import { NodeClient } from '../../browser-pod/client.ts'
 import type { NodeDirectory } from '../../operator/ports.ts'
-import { ApiError } from '../../contracts/errors.ts'
+import { errors } from '../../contracts/errors.ts'
 
 export class NodeClients {
   readonly #clients = new Map<string, NodeClient>()
@@ -12,7 +12,7 @@ export class NodeClients {
     const cached = this.#clients.get(sessionId)
     if (cached) return cached
     const access = await this.directory.lookup(sessionId)
-    if (!access) throw new ApiError(409, 'conflict', 'session is not live', 'session_not_live')
+    if (!access) throw errors.sessionNotLive('not live')
     const client = new NodeClient(access.endpoint, access.token)
     this.#clients.set(sessionId, client)
     return client

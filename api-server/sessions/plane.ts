@@ -3,15 +3,12 @@
 // Embedded and Kubernetes runtimes each provide one; the session code is the same.
 import type { NodeDirectory, ResourceClient } from '../../operator/ports.ts'
 import type { BrowserSession, Network, SessionPhase } from '../../crds/types.ts'
-import { ApiError } from '../../contracts/errors.ts'
-import type { DaemonCountsHub } from '../networks/counts.ts'
+import { errors } from '../../contracts/errors.ts'
 
 export interface SessionPlane {
   sessions: ResourceClient<BrowserSession>
   networks: ResourceClient<Network>
   nodes: NodeDirectory
-  /** where the operator reads daemon counts; the local-reach service feeds it */
-  daemonCounts?: DaemonCountsHub
   stop(): Promise<void>
 }
 
@@ -26,7 +23,7 @@ export async function waitForPhase(
   timeoutMs: number,
 ): Promise<BrowserSession> {
   const first = await client.get(name)
-  if (!first) throw new ApiError(503, 'unavailable', 'browser session resource disappeared', 'RESOURCE_GONE')
+  if (!first) throw errors.sessionResourceGone()
   if (first.status?.phase && phases.includes(first.status.phase)) return first
   return new Promise((resolve, reject) => {
     let done = false
@@ -39,14 +36,14 @@ export async function waitForPhase(
       fn()
     }
     const timer = setTimeout(
-      () => finish(() => reject(new ApiError(504, 'unavailable', 'browser session did not become live in time', 'START_TIMEOUT'))),
+      () => finish(() => reject(errors.sessionStartTimeout())),
       timeoutMs,
     )
     const start = (from: string) => {
       handle = client.watch(from, {
         onEvent: (e) => {
           if (e.type === 'BOOKMARK' || e.object.metadata.name !== name) return
-          if (e.type === 'DELETED') return finish(() => reject(new ApiError(503, 'unavailable', 'browser session resource disappeared', 'RESOURCE_GONE')))
+          if (e.type === 'DELETED') return finish(() => reject(errors.sessionResourceGone()))
           const phase = e.object.status?.phase
           if (phase && phases.includes(phase)) finish(() => resolve(e.object))
         },
@@ -54,7 +51,7 @@ export async function waitForPhase(
         onClose: () => {
           if (done) return
           client.get(name).then((obj) => {
-            if (!obj) return finish(() => reject(new ApiError(503, 'unavailable', 'browser session resource disappeared', 'RESOURCE_GONE')))
+            if (!obj) return finish(() => reject(errors.sessionResourceGone()))
             const phase = obj.status?.phase
             if (phase && phases.includes(phase)) return finish(() => resolve(obj))
             start(obj.metadata.resourceVersion)

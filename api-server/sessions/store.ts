@@ -1,7 +1,8 @@
 // Session rows and the journal. Every read takes the caller's org: a session of
 // another org is indistinguishable from one that does not exist.
 import type { Queryable } from '../store/db.ts'
-import { notFound } from '../../contracts/errors.ts'
+import { errors } from '../../contracts/errors.ts'
+import type { BrowserKind, EgressMode } from '../../crds/types.ts'
 
 export type SessionStatus = 'pending' | 'live' | 'ended' | 'failed'
 
@@ -13,9 +14,9 @@ export interface SessionRow {
   admission: 'direct' | 'spawned_child'
   identityId: string | null
   grantId: string | null
-  egress: 'local' | 'split' | 'platform'
+  egress: EgressMode
   networkId: string | null
-  browserKind: 'chromium' | 'cloak'
+  browserKind: BrowserKind
   url: string | null
   viewport: { width: number; height: number } | null
   status: SessionStatus
@@ -43,7 +44,7 @@ function toRow(r: Record<string, any>): SessionRow {
   }
 }
 
-export const unknownSession = () => notFound('session')
+export const unknownSession = () => errors.notFound('session')
 
 export async function insertSession(db: Queryable, s: Omit<SessionRow, 'status' | 'failureReason' | 'liveAt' | 'endedAt' | 'endReason'>): Promise<void> {
   await db.query(
@@ -154,6 +155,7 @@ const pendingJournal = new Map<string, Promise<void>>()
 export function journal(db: Queryable, session: { id: string; orgId: string }, e: JournalEntry): Promise<void> {
   const prev = pendingJournal.get(session.id) ?? Promise.resolve()
   const write = prev.then(() => insertJournal(db, session, e))
+  // the chain only orders the next row: this write's error reaches the caller through `write`
   const tail = write.catch(() => {})
   pendingJournal.set(session.id, tail)
   void tail.then(() => {

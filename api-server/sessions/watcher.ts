@@ -4,7 +4,7 @@
 // leaves an identity locked by a session nobody runs.
 import type { FastifyBaseLogger } from 'fastify'
 import type { BrowserSession, SessionPhase } from '../../crds/types.ts'
-import { ApiError } from '../../contracts/errors.ts'
+import { errors } from '../../contracts/errors.ts'
 import { Informer } from '../../operator/runtime/informer.ts'
 import type { Db } from '../store/db.ts'
 import { release, reapDeadLeases } from '../personas/index.ts'
@@ -13,6 +13,8 @@ import { findSessionAnyOrg, journal, openSessionIds, setStatus } from './store.t
 import type { NodeClients } from './nodes.ts'
 
 export interface SessionWatcher {
+  /** starts the shared watch and the start-up sweeps (the app's onReady); resolves once the cache is current */
+  start(): Promise<void>
   /** resolves with the resource once it reaches one of `phases` (served from the shared watch) */
   waitForPhase(name: string, phases: readonly SessionPhase[], timeoutMs: number): Promise<BrowserSession>
   stop(): void
@@ -26,7 +28,8 @@ interface Waiter {
 
 const REAP_INTERVAL_MS = 30_000
 
-export async function watchSessions(deps: { db: Db; plane: SessionPlane; nodeClients: NodeClients; log: FastifyBaseLogger }): Promise<SessionWatcher> {
+/** Built whole with the app; nothing runs until start(). */
+export function sessionWatcher(deps: { db: Db; plane: SessionPlane; nodeClients: NodeClients; log: FastifyBaseLogger }): SessionWatcher {
   const { db, plane, nodeClients, log } = deps
 
   const fail = async (id: string, reason: string) => {
@@ -67,18 +70,11 @@ export async function watchSessions(deps: { db: Db; plane: SessionPlane; nodeCli
     onAdd: onObject,
     onUpdate: (_old, obj) => onObject(obj),
     onDelete: (obj) => {
-      for (const w of waiters.get(obj.metadata.name) ?? []) w.reject(new ApiError(503, 'unavailable', 'browser session resource disappeared', 'RESOURCE_GONE'))
+      for (const w of waiters.get(obj.metadata.name) ?? []) w.reject(errors.sessionResourceGone())
       waiters.delete(obj.metadata.name)
-      fail(obj.metadata.name, 'ResourceDeleted').catch(() => {})
+      fail(obj.metadata.name, 'ResourceDeleted').catch((err) => log.error({ err }, 'marking a session failed'))
     },
   })
-  await informer.start()
-
-  // rows open in the database with no resource behind them belong to a dead process
-  for (const id of await openSessionIds(db)) {
-    const obj = await plane.sessions.get(id)
-    if (!obj || obj.status?.phase === 'Failed' || obj.status?.phase === 'Ended') await fail(id, 'Orphaned')
-  }
 
   // backstop: a lease whose holder is no longer open is freed (a live holder never is)
   const isAlive = async (sessionId: string) => {
@@ -86,11 +82,20 @@ export async function watchSessions(deps: { db: Db; plane: SessionPlane; nodeCli
     return (r.rowCount ?? 0) > 0
   }
   const reap = () => reapDeadLeases(db, isAlive).catch((err) => log.error({ err }, 'lease reaper'))
-  await reap()
-  const timer = setInterval(reap, REAP_INTERVAL_MS)
-  timer.unref()
+  let timer: ReturnType<typeof setInterval> | undefined
 
   return {
+    async start() {
+      await informer.start()
+      // rows open in the database with no resource behind them belong to a dead process
+      for (const id of await openSessionIds(db)) {
+        const obj = await plane.sessions.get(id)
+        if (!obj || obj.status?.phase === 'Failed' || obj.status?.phase === 'Ended') await fail(id, 'Orphaned')
+      }
+      await reap()
+      timer = setInterval(reap, REAP_INTERVAL_MS)
+      timer.unref()
+    },
     waitForPhase(name, phases, timeoutMs) {
       return new Promise<BrowserSession>((resolve, reject) => {
         const w: Waiter = {
@@ -100,7 +105,7 @@ export async function watchSessions(deps: { db: Db; plane: SessionPlane; nodeCli
         }
         const t = setTimeout(() => {
           waiters.get(name)?.delete(w)
-          reject(new ApiError(504, 'unavailable', 'browser session did not become live in time', 'START_TIMEOUT'))
+          reject(errors.sessionStartTimeout())
         }, timeoutMs)
         if (!waiters.has(name)) waiters.set(name, new Set())
         waiters.get(name)!.add(w)
@@ -112,7 +117,7 @@ export async function watchSessions(deps: { db: Db; plane: SessionPlane; nodeCli
     stop() {
       clearInterval(timer)
       informer.stop()
-      for (const set of waiters.values()) for (const w of set) w.reject(new ApiError(503, 'unavailable', 'shutting down'))
+      for (const set of waiters.values()) for (const w of set) w.reject(errors.shuttingDown())
       waiters.clear()
     },
   }

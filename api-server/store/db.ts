@@ -3,7 +3,7 @@
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { runner } from 'node-pg-migrate'
-import { ApiError } from '../../contracts/errors.ts'
+import { errors } from '../../contracts/errors.ts'
 
 export type Db = pg.Pool
 /** a pool or a client inside a transaction */
@@ -18,8 +18,7 @@ export interface PoolTimeouts {
 }
 
 /** what a request gets when the database does not answer in time: 503, retry shortly */
-export const databaseUnavailable = () =>
-  new ApiError(503, 'unavailable', 'the database is not answering; retry shortly', 'DATABASE_UNAVAILABLE', { 'retry-after': '2' })
+export const databaseUnavailable = () => errors.databaseUnavailable()
 
 const STALLED = [/Query read timeout/, /timeout exceeded when trying to connect/, /Connection terminated due to connection timeout/, /ECONNREFUSED/, /Connection terminated unexpectedly/]
 

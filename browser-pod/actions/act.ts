@@ -1,39 +1,40 @@
 // One page action per call: act (click/type/press/goto/scroll), hover, select_option,
 // wait_for. Plain text only — secrets go through secure-fill.ts, never through here.
-import { badRequest } from '../../contracts/errors.ts'
-import type { ActInput, ActResult, HoverInput, OkResult, SelectOptionInput, SelectOptionResult, WaitForInput } from '../contract.ts'
+import { errors } from '../../contracts/errors.ts'
+import type { NodeInput, NodeOutput } from '../../contracts/node-api.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
 import { checkNavigable, runNavigation } from './navigation.ts'
 
-export async function act(session: PodSession, input: ActInput): Promise<ActResult> {
+type ActInput = NodeInput<'act'>
+
+export async function act(session: PodSession, input: ActInput): Promise<NodeOutput<'act'>> {
   const page = session.page
-  const timeout = input.timeoutMs
   const need = <K extends keyof ActInput>(k: K): NonNullable<ActInput[K]> => {
     const v = input[k]
-    if (v === undefined || v === null) throw badRequest(`${input.verb} needs ${String(k)}`)
+    if (v === undefined || v === null) throw errors.invalidRequest(`${String(k)}: required for ${input.verb}`)
     return v as NonNullable<ActInput[K]>
   }
   if (input.verb === 'goto') {
     const url = checkNavigable(need('url'))
-    const nav = await runNavigation(page, session.gateway, url, () => page.goto(url, { timeout }))
+    const nav = await runNavigation(page, session.gateway, url, () => page.goto(url))
     return { ok: true, verb: 'goto', ...nav }
   }
   try {
     switch (input.verb) {
       case 'click':
-        await page.locator(need('selector')).click({ timeout })
+        await page.locator(need('selector')).click()
         break
       case 'type': {
         const text = need('text')
         // fill() sets the whole value in one protocol call (fast, and what agents mean by
         // "type into"); without a selector the text goes to whatever has focus.
-        if (input.selector) await page.locator(input.selector).fill(text, { timeout })
+        if (input.selector) await page.locator(input.selector).fill(text)
         else await page.keyboard.insertText(text)
         break
       }
       case 'press':
-        if (input.selector) await page.locator(input.selector).press(need('key'), { timeout })
+        if (input.selector) await page.locator(input.selector).press(need('key'))
         else await page.keyboard.press(need('key'))
         break
       case 'scroll':
@@ -49,7 +50,7 @@ export async function act(session: PodSession, input: ActInput): Promise<ActResu
 async function scroll(session: PodSession, input: ActInput): Promise<void> {
   const page = session.page
   const dir = input.direction
-  if (input.selector && !dir) return void (await page.locator(input.selector).scrollIntoViewIfNeeded({ timeout: input.timeoutMs }))
+  if (input.selector && !dir) return void (await page.locator(input.selector).scrollIntoViewIfNeeded())
   const d = dir ?? 'down'
   const by = (w: number, h: number) => ({
     x: d === 'left' ? -w : d === 'right' ? w : 0,
@@ -59,7 +60,7 @@ async function scroll(session: PodSession, input: ActInput): Promise<void> {
     await page.locator(input.selector).evaluate((el, dd) => {
       const r = { w: el.clientWidth * 0.8, h: el.clientHeight * 0.8 }
       el.scrollBy({ left: dd === 'left' ? -r.w : dd === 'right' ? r.w : 0, top: dd === 'up' ? -r.h : dd === 'down' ? r.h : 0 })
-    }, d, { timeout: input.timeoutMs })
+    }, d)
     return
   }
   // One page-sized step (80% of the viewport, like PageDown).
@@ -68,27 +69,27 @@ async function scroll(session: PodSession, input: ActInput): Promise<void> {
   await page.evaluate(([dx, dy]) => window.scrollBy(dx, dy), [x, y] as const)
 }
 
-export async function hover(session: PodSession, input: HoverInput): Promise<OkResult> {
+export async function hover(session: PodSession, input: NodeInput<'hover'>): Promise<NodeOutput<'hover'>> {
   const page = session.page
   try {
-    await page.locator(input.selector).hover({ timeout: input.timeoutMs })
+    await page.locator(input.selector).hover()
   } catch (e) {
     throw actionError(e, 'hover')
   }
   return { ok: true, url: page.url() }
 }
 
-export async function selectOption(session: PodSession, input: SelectOptionInput): Promise<SelectOptionResult> {
+export async function selectOption(session: PodSession, input: NodeInput<'select_option'>): Promise<NodeOutput<'select_option'>> {
   const page = session.page
   try {
-    const selected = await page.locator(input.selector).selectOption(input.values, { timeout: input.timeoutMs })
+    const selected = await page.locator(input.selector).selectOption(input.values)
     return { ok: true, url: page.url(), selected }
   } catch (e) {
     throw actionError(e, 'select_option')
   }
 }
 
-export async function waitFor(session: PodSession, input: WaitForInput): Promise<OkResult> {
+export async function waitFor(session: PodSession, input: NodeInput<'wait_for'>): Promise<NodeOutput<'wait_for'>> {
   const page = session.page
   const locator = input.selector ? page.locator(input.selector) : page.getByText(input.text!).first()
   try {

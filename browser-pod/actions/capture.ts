@@ -1,18 +1,18 @@
 // Page captures: screenshot (PNG), PDF, and the console buffer the session keeps.
-import type { ConsoleResult, PdfResult, ScreenshotInput, ScreenshotResult } from '../contract.ts'
+import type { NodeOutput } from '../../contracts/node-api.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
 
-export async function screenshot(session: PodSession, input: ScreenshotInput): Promise<ScreenshotResult> {
+export async function screenshot(session: PodSession): Promise<NodeOutput<'screenshot'>> {
   try {
-    const png = await session.page.screenshot({ type: 'png', fullPage: input.fullPage ?? false })
+    const png = await session.page.screenshot({ type: 'png', fullPage: false })
     return { png: png.toString('base64') }
   } catch (e) {
     throw actionError(e, 'screenshot')
   }
 }
 
-export async function pdf(session: PodSession): Promise<PdfResult> {
+export async function pdf(session: PodSession): Promise<NodeOutput<'pdf'>> {
   try {
     const buf = await session.page.pdf({ printBackground: true })
     return { pdf: buf.toString('base64') }
@@ -21,7 +21,7 @@ export async function pdf(session: PodSession): Promise<PdfResult> {
   }
 }
 
-export function consoleMessages(session: PodSession): ConsoleResult {
+export function consoleMessages(session: PodSession): NodeOutput<'console_messages'> {
   void session.page // 409 before configure, like every other route
   return { messages: [...session.consoleMessages] }
 }

@@ -3,11 +3,14 @@
 // (net::ERR_TUNNEL_CONNECTION_FAILED for CONNECT, or the gateway's own response for
 // plain HTTP); the gateway's per-host record says why.
 import type { Page, Response } from 'playwright-core'
-import { ApiError, badRequest } from '../../contracts/errors.ts'
-import type { HistoryInput, NavigateInput, NavigateResult } from '../contract.ts'
+import { ApiError, errors } from '../../contracts/errors.ts'
+import type { NodeInput, NodeOutput } from '../../contracts/node-api.ts'
 import { EGRESS_HEADER, type EgressGateway, type EgressRecord } from '../egress-gateway.ts'
+import type { DenyReason } from '../egress-policy.ts'
 import { isTimeout } from '../errors.ts'
 import type { PodSession } from '../session.ts'
+
+type NavigateResult = NodeOutput<'navigate'>
 
 /** Schemes a caller may navigate to: web pages, and data:/about:blank (no origin, no network). */
 export function checkNavigable(raw: string): string {
@@ -15,27 +18,27 @@ export function checkNavigable(raw: string): string {
   try {
     u = new URL(raw)
   } catch {
-    throw badRequest('url is not an absolute URL', 'INVALID_URL')
+    throw errors.urlNotAbsolute()
   }
   if (u.protocol === 'http:' || u.protocol === 'https:' || u.protocol === 'data:') return u.href
   if (u.href === 'about:blank') return u.href
-  throw badRequest(`scheme ${u.protocol} is not allowed`, 'INVALID_URL')
+  throw errors.schemeNotAllowed(u.protocol)
 }
 
-export async function navigate(session: PodSession, input: NavigateInput): Promise<NavigateResult> {
+export async function navigate(session: PodSession, input: NodeInput<'navigate'>): Promise<NavigateResult> {
   const url = checkNavigable(input.url)
   const page = session.page
-  return runNavigation(page, session.gateway, url, () => page.goto(url, { waitUntil: input.waitUntil ?? 'load', timeout: input.timeoutMs }))
+  return runNavigation(page, session.gateway, url, () => page.goto(url, { waitUntil: 'load' }))
 }
 
-export async function goBack(session: PodSession, input: HistoryInput): Promise<NavigateResult> {
+export async function goBack(session: PodSession): Promise<NavigateResult> {
   const page = session.page
-  return runNavigation(page, session.gateway, page.url(), () => page.goBack({ waitUntil: input.waitUntil ?? 'load', timeout: input.timeoutMs }))
+  return runNavigation(page, session.gateway, page.url(), () => page.goBack({ waitUntil: 'load' }))
 }
 
-export async function reload(session: PodSession, input: HistoryInput): Promise<NavigateResult> {
+export async function reload(session: PodSession): Promise<NavigateResult> {
   const page = session.page
-  return runNavigation(page, session.gateway, page.url(), () => page.reload({ waitUntil: input.waitUntil ?? 'load', timeout: input.timeoutMs }))
+  return runNavigation(page, session.gateway, page.url(), () => page.reload({ waitUntil: 'load' }))
 }
 
 export async function runNavigation(
@@ -58,7 +61,7 @@ export async function runNavigation(
     const target = hostPort(response.url())
     const rec = target && gateway.lastDecision(target.host, target.port)
     if (rec && rec.outcome !== 'allowed') throw egressError(rec, response.url())
-    throw new ApiError(502, 'E_UPSTREAM', `navigation failed at ${response.url()}`, 'NAVIGATION_FAILED')
+    throw errors.navigationFailed('refused by the egress gateway', response.url())
   }
   return { url: page.url(), title: await page.title(), status: response ? response.status() : null }
 }
@@ -78,8 +81,8 @@ async function settleErrorPage(page: Page, e: unknown): Promise<void> {
 export function navigationError(gateway: EgressGateway, seq: number, url: string, e: unknown): ApiError {
   if (e instanceof ApiError) return e
   const message = e instanceof Error ? e.message : String(e)
-  if (isTimeout(e)) return new ApiError(504, 'E_UPSTREAM', `navigation timed out at ${url}`, 'NAVIGATION_TIMEOUT')
-  if (/has been closed/.test(message)) return new ApiError(503, 'unavailable', 'browser is closed', 'BROWSER_CLOSED')
+  if (isTimeout(e)) return errors.navigationTimeout(url)
+  if (/has been closed/.test(message)) return errors.browserClosed()
   const netError = /net::ERR_[A-Z_]+/.exec(message)?.[0]
 
   // Which blocked connection caused it? Prefer the requested host; otherwise (a redirect
@@ -92,15 +95,16 @@ export function navigationError(gateway: EgressGateway, seq: number, url: string
   if (!rec && (netError === 'net::ERR_TUNNEL_CONNECTION_FAILED' || netError === 'net::ERR_PROXY_CONNECTION_FAILED')) rec = blocked.at(-1)
   if (rec) return egressError(rec, same(rec) ? url : `${rec.host}:${rec.port}`)
 
-  return new ApiError(502, 'E_UPSTREAM', `navigation failed: ${netError ?? 'error'} at ${url}`, 'NAVIGATION_FAILED')
+  return errors.navigationFailed(netError ?? 'error', url)
 }
 
 /** A gateway record as the typed error the spec names. */
 export function egressError(rec: EgressRecord, where: string): ApiError {
   if (rec.outcome === 'denied') {
-    return new ApiError(403, 'E_REACHABILITY_DENIED', `egress denied: ${rec.host}:${rec.port} (${rec.reason ?? 'policy'})`, rec.reason)
+    const reason = (rec.reason ?? 'not_configured') as DenyReason
+    return errors.reachabilityDenied(reason, `${rec.host}:${rec.port} (${reason})`)
   }
-  return new ApiError(502, 'E_UPSTREAM', `navigation failed: ${rec.netError ?? 'net::ERR_CONNECTION_FAILED'} at ${where}`, 'NAVIGATION_FAILED')
+  return errors.navigationFailed(rec.netError ?? 'net::ERR_CONNECTION_FAILED', where)
 }
 
 function hostPort(raw: string): { host: string; port: number } | null {

@@ -34,17 +34,20 @@ export const ConsoleResult = z.object({ messages: z.array(ConsoleMessage) })
 export const FillResult = z.object({ ok: z.literal(true), credentialName: z.string(), fieldKind: z.string(), host: z.string() })
 
 /** A driving action forwarded to the node: `node` is its node API route. */
-export interface DriveContract<S extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType, N extends string = string> extends OperationContract<S, O, N> {
+export interface DriveContract<S extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType, N extends string = string, NO extends z.ZodType = O>
+  extends OperationContract<S, O, N> {
   node: {
     path: `/v1/${string}`
     /** top-level result fields the node's echo guard leaves alone (base64 pixels or bytes) */
     opaque?: readonly string[]
+    /** the node's result when it is narrower than the operation's (default: `output`) */
+    output?: NO
   }
 }
 
-function defineDrive<S extends z.ZodObject, O extends z.ZodType, const N extends string>(
-  c: Omit<DriveContract<S, O, N>, 'scopes' | 'rest'> & { restPath: string; restMethod?: 'GET' | 'POST' },
-): DriveContract<S, O, N> {
+function defineDrive<S extends z.ZodObject, O extends z.ZodType, const N extends string, NO extends z.ZodType = O>(
+  c: Omit<DriveContract<S, O, N, NO>, 'scopes' | 'rest'> & { restPath: string; restMethod?: 'GET' | 'POST' },
+): DriveContract<S, O, N, NO> {
   const { restPath, restMethod, ...rest } = c
   return { ...rest, scopes: DRIVE, rest: { method: restMethod ?? 'POST', path: `/v1/sessions/:sessionId/${restPath}` } }
 }
@@ -84,7 +87,8 @@ export const act = defineDrive({
   // a type act whose text carries a {{credential:…}} marker is the deprecated free-text fill
   output: z.union([ActResult, FillResult]),
   restPath: 'act',
-  node: { path: '/v1/act' },
+  // the fill result is the api-server's (the free-text fill never reaches /v1/act)
+  node: { path: '/v1/act', output: ActResult },
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
 })
 

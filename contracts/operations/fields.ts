@@ -1,9 +1,10 @@
 // Input fields several operation contracts share.
 import { z } from 'zod'
+import { BROWSER_KINDS, EGRESS_MODES } from '../../crds/types.ts'
 
 export const sessionId = z.string().regex(/^nsess_[0-9A-Za-z]{1,40}$/, 'must be a session id (nsess_…)')
-export const egressMode = z.enum(['local', 'split', 'platform'])
-export const browserKind = z.enum(['chromium', 'cloak'])
+export const egressMode = z.enum(EGRESS_MODES)
+export const browserKind = z.enum(BROWSER_KINDS)
 export const viewport = z.strictObject({ width: z.number().int().min(100).max(7680), height: z.number().int().min(100).max(4320) })
 
 function hasScheme(u: string, schemes: readonly string[]): boolean {

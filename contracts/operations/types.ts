@@ -30,6 +30,12 @@ export interface OperationContract<S extends z.ZodObject = z.ZodObject, O extend
   /** input fields only the REST door accepts (e.g. the SDK's optional agent); the MCP tool never has them */
   restOnlyFields?: readonly string[]
   annotations?: ToolAnnotations
+  /**
+   * The MCP tool's structuredContent when it differs from `output` (an object schema):
+   * e.g. a screenshot's metadata, where the image content already carries the bytes. An
+   * operation that declares it returns that content from its toMcp.
+   */
+  mcpOutput?: z.ZodObject
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -37,6 +43,12 @@ export type AnyContract = OperationContract<any, any, string>
 
 export function defineContract<S extends z.ZodObject, O extends z.ZodType, const N extends string>(c: OperationContract<S, O, N>): OperationContract<S, O, N> {
   return c
+}
+
+/** Whether a contract's success carries no body (204): its output is z.void(). */
+export function isNoContent(c: { output: z.ZodType }): boolean {
+  const type = c.output._zod.def.type
+  return type === 'void' || type === 'undefined'
 }
 
 export type InputOfContract<C extends AnyContract> = z.input<C['input']>

@@ -13,9 +13,9 @@ import { fileURLToPath } from 'node:url'
 import type { BrowserKind } from '../../crds/types.ts'
 import type { Logger, NodeAccess, NodeDirectory, OwnerReference, PodLaunchConfig, PodObservation, PodRuntime } from '../ports.ts'
 import { silentLogger } from '../ports.ts'
+import { configureNode } from '../node-client.ts'
 import { backoffDelay } from '../runtime/backoff.ts'
 import { ChildPod, type ExitInfo, type PodCommand } from './child-pod.ts'
-import { configureNode } from './node-client.ts'
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
@@ -307,7 +307,7 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
       if (rec.state !== 'starting' && rec.state !== 'running') return // deleted or died meanwhile
       rec.state = 'configuring'
       const launch = rec.launch!
-      await configureNode(
+      const outcome = await configureNode(
         endpointOf(port),
         rec.token,
         {
@@ -318,6 +318,7 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
         },
         this.configureTimeoutMs,
       )
+      if (!outcome.ok) throw new Error(outcome.message)
       // the auth-state was only needed for this call: do not keep it in memory
       if (rec.launch) rec.launch = { ...rec.launch, storageState: undefined }
       if (rec.state !== 'configuring') return

@@ -20,15 +20,15 @@
 // seen must never look "Gone": the reconciler would fail the session as "disappeared").
 import { createHash, randomBytes } from 'node:crypto'
 import type { KubeConfig } from '@kubernetes/client-node'
-import { LABELS } from '../../crds/types.ts'
+import { EGRESS_MODES, LABELS, type EgressMode, type Viewport } from '../../crds/types.ts'
 import { isConflict, isNotFound } from '../errors.ts'
 import type { EventRecorder, EventSubject, Logger, OwnerReference, PodLaunchConfig, PodObservation, PodPhase, PodRuntime, StorageState } from '../ports.ts'
 import { silentLogger } from '../ports.ts'
 import { backoffDelay, type BackoffOptions } from '../runtime/backoff.ts'
+import { configureNode, type ConfigureInput } from '../node-client.ts'
 import { Informer } from '../runtime/informer.ts'
 import { podOps } from './api-ops.ts'
 import { kubeName } from './names.ts'
-import { configureNodeApi, type ConfigureRequest } from './node-client.ts'
 import {
   BROWSER_POD_SELECTOR,
   POD_ANNOTATIONS,
@@ -65,8 +65,8 @@ export interface KubePodRuntimeOptions {
 /** the non-secret part of the launch config, kept on the pod as an annotation */
 interface LaunchAnnotation {
   sessionId: string
-  egress: { mode: string; declaredHosts: string[] }
-  viewport?: { width: number; height: number }
+  egress: { mode: EgressMode; declaredHosts: string[] }
+  viewport?: Viewport
   /** the launch carried an auth-state (held in memory only) */
   storageState?: boolean
 }
@@ -561,12 +561,12 @@ export class KubePodRuntime implements PodRuntime {
     const endpoint = endpointOfPod(pod)
     const token = this.tokens.get(name) ?? (await this.secrets.read(pod.metadata.annotations?.[POD_ANNOTATIONS.tokenSecret] ?? tokenSecretName(name)))
     if (!endpoint || !token) return this.markFailed(pod, 'ConfigureFailed', 'browser pod has no address or no token')
-    const body: ConfigureRequest = { sessionId: sid, egress: launch.egress, ...(launch.viewport ? { viewport: launch.viewport } : {}), ...(storageState ? { storageState } : {}) }
+    const body: ConfigureInput = { sessionId: sid, egress: launch.egress, ...(launch.viewport ? { viewport: launch.viewport } : {}), ...(storageState ? { storageState } : {}) }
 
-    let outcome = await configureNodeApi(endpoint, token, body, this.configureTimeoutMs)
+    let outcome = await configureNode(endpoint, token, body, this.configureTimeoutMs)
     for (let attempt = 1; !outcome.ok && outcome.retryable && attempt < CONFIGURE_ATTEMPTS && !this.closed; attempt++) {
       await new Promise((r) => setTimeout(r, backoffDelay(attempt - 1, { initialMs: 250, maxMs: 5000, jitter: 0.3 })))
-      outcome = await configureNodeApi(endpoint, token, body, this.configureTimeoutMs)
+      outcome = await configureNode(endpoint, token, body, this.configureTimeoutMs)
     }
     if (!outcome.ok) return this.markFailed(pod, 'ConfigureFailed', `browser pod could not be configured: ${outcome.message}`)
     // the auth-state was only needed for this call
@@ -619,7 +619,7 @@ function parseLaunch(raw: string | undefined): LaunchAnnotation | undefined {
   if (!raw) return undefined
   try {
     const v = JSON.parse(raw) as LaunchAnnotation
-    return typeof v?.sessionId === 'string' && typeof v.egress?.mode === 'string' && Array.isArray(v.egress.declaredHosts) ? v : undefined
+    return typeof v?.sessionId === 'string' && EGRESS_MODES.includes(v.egress?.mode) && Array.isArray(v.egress.declaredHosts) ? v : undefined
   } catch {
     return undefined
   }

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net'
 import { EchoGuard, MASK, MIN_GUARDED_LENGTH, variants } from '../../browser-pod/echo-guard.ts'
 import { createNodeApi } from '../../browser-pod/node-api.ts'
 import { NodeClient } from '../../browser-pod/client.ts'
-import { ApiError } from '../../contracts/errors.ts'
+import { errors } from '../../contracts/errors.ts'
 import type { PodSession } from '../../browser-pod/session.ts'
 
 // Every character class the encoders treat differently: & < > " ' space runs, +, /,
@@ -146,7 +146,7 @@ t.test('the node API is the boundary: results, errors and log lines; binary fiel
     echoGuard: guard,
     consoleMessages: [{ type: 'log', text: `pw is ${secret}`, time: 1 }],
     get page() {
-      if (mode === 'typed') throw new ApiError(504, 'E_UPSTREAM', `navigation timed out at http://h/?pw=${secret}`, 'TIMEOUT')
+      if (mode === 'typed') throw errors.navigationTimeout(`http://h/?pw=${secret}`)
       if (mode === 'crash') throw new Error(`boom ${secret}`)
       return { screenshot: async () => Buffer.from(secret), pdf: async () => Buffer.from(secret) }
     },
@@ -158,24 +158,24 @@ t.test('the node API is the boundary: results, errors and log lines; binary fiel
   const client = new NodeClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, token)
   t.teardown(() => client.close())
 
-  const before = await client.console()
+  const before = await client.drive('console_messages', {})
   t.ok(before.messages[0].text.includes(secret), 'nothing is masked before a fill (the guard is empty)')
   const b = Buffer.from(secret)
   guard.remember(b)
   b.fill(0)
 
-  const after = await client.console()
+  const after = await client.drive('console_messages', {})
   t.ok(after.messages[0].text === `pw is ${MASK}`, 'earlier console messages are masked once the secret is known')
-  const shot = await client.screenshot()
+  const shot = await client.drive('screenshot', {})
   t.ok(shot.png === Buffer.from(secret).toString('base64'), 'a screenshot (opaque) is not rewritten')
-  const pdf = await client.pdf()
+  const pdf = await client.drive('pdf', {})
   t.ok(pdf.pdf === Buffer.from(secret).toString('base64'), 'a PDF (opaque) is not rewritten')
 
   mode = 'typed'
-  const typed = await client.console().then(() => null, (e: Error) => e)
+  const typed = await client.drive('console_messages', {}).then(() => null, (e: Error) => e)
   t.ok(typed && typed.message === `navigation timed out at http://h/?pw=${MASK}`, 'a typed error message is masked')
   mode = 'crash'
-  const crash = await client.console().then(() => null, (e: Error) => e)
+  const crash = await client.drive('console_messages', {}).then(() => null, (e: Error) => e)
   t.ok(crash && crash.message === 'internal error')
   t.ok(logs.some((l) => l.includes('boom')), 'the unexpected error was logged')
   t.notOk(logs.some((l) => l.includes(secret)), 'the log line is masked')

@@ -5,17 +5,17 @@
 import t, { type Test } from 'tap'
 import net from 'node:net'
 import { NodeClient } from '../../browser-pod/client.ts'
-import type { NodeError } from '../../browser-pod/errors.ts'
+import type { ApiError } from '../../contracts/errors.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { startPublicWeb } from '../helpers/netns.ts'
 import { fakeTunnel, loopbackServer, newToken, publicAliases } from './harness.ts'
 
 
-const fails = async (p: Promise<unknown>): Promise<NodeError> => {
+const fails = async (p: Promise<unknown>): Promise<ApiError> => {
   try {
     await p
   } catch (e) {
-    return e as NodeError
+    return e as ApiError
   }
   throw new Error('expected an error')
 }
@@ -44,19 +44,19 @@ t.test('egress modes with real Chromium', async (t) => {
 
   t.test('local: declared hosts through the tunnel, nothing else', async (t) => {
     const { client, tunnel } = await pod(t, 'local', [`localhost:${local.port}`, `localhost:${closedPort}`], aliases)
-    const ok = await client.navigate({ url: `http://localhost:${local.port}/` })
+    const ok = await client.drive('navigate', { url: `http://localhost:${local.port}/` })
     t.same(ok, { url: `http://localhost:${local.port}/`, title: 'developer app', status: 200 })
     t.ok(tunnel.dials.includes(`localhost:${local.port}`), 'the browser reached it through the tunnel')
 
     for (const url of ['http://example.com/', 'https://example.com/', `http://127.0.0.1:${local.port}/`]) {
-      const e = await fails(client.navigate({ url }))
+      const e = await fails(client.drive('navigate', { url }))
       t.equal(e.status, 403, url)
       t.equal(e.code, 'E_REACHABILITY_DENIED', 'an undeclared host is denied')
       t.equal(e.reason, 'host_not_declared')
     }
     t.notOk(tunnel.dials.some((d) => d.startsWith('example.com') || d.startsWith('127.0.0.1')), 'undeclared hosts are never dialed')
 
-    const dead = await fails(client.navigate({ url: `http://localhost:${closedPort}/` }))
+    const dead = await fails(client.drive('navigate', { url: `http://localhost:${closedPort}/` }))
     t.equal(dead.code, 'E_UPSTREAM', 'declared but nothing listening')
     t.equal(dead.reason, 'NAVIGATION_FAILED')
     t.match(dead.message, /net::ERR_CONNECTION_REFUSED/)
@@ -64,13 +64,13 @@ t.test('egress modes with real Chromium', async (t) => {
 
   t.test('split: public direct, declared local through the tunnel, undeclared local denied', async (t) => {
     const { client, tunnel } = await pod(t, 'split', [`localhost:${local.port}`], aliases)
-    t.match(await client.navigate({ url: 'http://example.com/' }), { title: 'Nightjar test home', status: 200 })
+    t.match(await client.drive('navigate', { url: 'http://example.com/' }), { title: 'Nightjar test home', status: 200 })
     t.same(tunnel.dials.filter((d) => d.startsWith('example.com')), [], 'public web goes direct')
-    t.match(await client.navigate({ url: `http://localhost:${local.port}/` }), { title: 'developer app' })
+    t.match(await client.drive('navigate', { url: `http://localhost:${local.port}/` }), { title: 'developer app' })
     t.ok(tunnel.dials.includes(`localhost:${local.port}`))
-    const e = await fails(client.navigate({ url: `http://127.0.0.1:${local.port}/` }))
+    const e = await fails(client.drive('navigate', { url: `http://127.0.0.1:${local.port}/` }))
     t.equal(e.code, 'E_REACHABILITY_DENIED', 'a local address must be declared in the form navigated to')
-    const meta = await fails(client.navigate({ url: 'http://169.254.169.254/' }))
+    const meta = await fails(client.drive('navigate', { url: 'http://169.254.169.254/' }))
     t.equal(meta.reason, 'deny_floor')
   })
 })

@@ -31,13 +31,13 @@ t.test('perceive masks tricky password values (real Chromium)', async (t) => {
     <div id=host></div>
     <iframe srcdoc="<input type=password id=c aria-label=inner>"></iframe>
     <script>document.getElementById('host').attachShadow({ mode: 'open' }).innerHTML = '<input type=password aria-label=shadow>'</script>`
-  await c.navigate({ url: 'data:text/html,' + encodeURIComponent(html) })
+  await c.drive('navigate', { url: 'data:text/html,' + encodeURIComponent(html) })
   const values = { a: '-lead: "quoted" \\ sec', b: 'Label Folded Secret', c: 'FrameSecret99', shadow: 'ShadowSecret42' }
-  await c.act({ verb: 'type', selector: '#a', text: values.a })
-  await c.act({ verb: 'type', selector: '#b', text: values.b })
-  await c.act({ verb: 'type', selector: 'iframe >> internal:control=enter-frame >> #c', text: values.c })
-  await c.act({ verb: 'type', selector: '#host input', text: values.shadow })
-  const p = await c.perceive()
+  await c.drive('act', { verb: 'type', selector: '#a', text: values.a })
+  await c.drive('act', { verb: 'type', selector: '#b', text: values.b })
+  await c.drive('act', { verb: 'type', selector: 'iframe >> internal:control=enter-frame >> #c', text: values.c })
+  await c.drive('act', { verb: 'type', selector: '#host input', text: values.shadow })
+  const p = await c.drive('perceive', {})
   const all = p.snapshot + '\n' + p.text
   for (const [k, v] of Object.entries(values)) {
     const n = v.replace(/\s+/g, ' ').trim()

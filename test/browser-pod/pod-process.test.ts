@@ -3,7 +3,7 @@
 // network namespace; loopback servers stand in for a developer's local services.
 import t from 'tap'
 import { NodeClient } from '../../browser-pod/client.ts'
-import type { NodeError } from '../../browser-pod/errors.ts'
+import type { ApiError } from '../../contracts/errors.ts'
 import { startPublicWeb } from '../helpers/netns.ts'
 import { waitFor } from '../helpers/wait.ts'
 import { cmdline, descendants, environ, isAlive, loopbackServer, publicAliases, spawnPod } from './harness.ts'
@@ -15,11 +15,11 @@ function reap(pids: number[]): void {
   for (const p of pids) if (isAlive(p) && /chrom/.test(cmdline(p))) process.kill(p, 'SIGKILL')
 }
 
-const fails = async (p: Promise<unknown>): Promise<NodeError> => {
+const fails = async (p: Promise<unknown>): Promise<ApiError> => {
   try {
     await p
   } catch (e) {
-    return e as NodeError
+    return e as ApiError
   }
   throw new Error('expected an error')
 }
@@ -47,13 +47,13 @@ t.test('browser pod process', async (t) => {
       t.equal(res.status, 401)
       t.same(await res.json(), { error: { code: 'unauthorized', message: 'unauthorized' } })
     }
-    const e = await fails(new NodeClient(pod.endpoint, 'not-the-token').perceive())
+    const e = await fails(new NodeClient(pod.endpoint, 'not-the-token').drive('perceive', {}))
     t.equal(e.status, 401)
     t.same((await c.health()).configured, false, 'nothing was configured by the rejected calls')
   })
 
   t.test('routes before configure answer 409; bad bodies 400', async (t) => {
-    const e = await fails(c.navigate({ url: 'http://example.com/' }))
+    const e = await fails(c.drive('navigate', { url: 'http://example.com/' }))
     t.equal(e.status, 409)
     t.equal(e.reason, 'not_configured')
     const bad = await fails(c.configure({ sessionId: 'nsess_x', egress: { mode: 'nowhere' as 'local', declaredHosts: [] } }))
@@ -71,66 +71,70 @@ t.test('browser pod process', async (t) => {
   })
 
   t.test('navigate, perceive, act, screenshot on public pages', async (t) => {
-    const nav = await c.navigate({ url: 'http://example.com/' })
+    const nav = await c.drive('navigate', { url: 'http://example.com/' })
     t.same(nav, { url: 'http://example.com/', title: 'Nightjar test home', status: 200 })
-    const p = await c.perceive()
+    const p = await c.drive('perceive', {})
     t.equal(p.url, 'http://example.com/')
     t.equal(p.title, 'Nightjar test home')
     t.match(p.snapshot, /- heading "Welcome to the test site" \[level=1\]/)
     t.match(p.snapshot, /- button "Press me"/)
     t.match(p.text, /Welcome to the test site/)
 
-    t.match(await c.act({ verb: 'click', selector: '#go' }), { ok: true, verb: 'click', url: 'http://example.com/' })
-    t.match((await c.perceive()).text, /clicked/)
-    await c.act({ verb: 'type', selector: '#q', text: 'nightjars' })
-    await c.act({ verb: 'press', selector: '#q', key: 'Enter' })
-    t.match((await c.perceive()).text, /searched:nightjars/)
-    t.match(await c.selectOption({ selector: '#colour', values: ['blue'] }), { ok: true, selected: ['blue'] })
-    t.match((await c.perceive()).text, /colour:blue/)
-    await c.hover({ selector: '#hover-target' })
-    t.match((await c.perceive()).text, /hovered/)
-    t.match(await c.waitFor({ text: 'Arrived late' }), { ok: true })
-    t.match(await c.waitFor({ selector: '#late' }), { ok: true })
-    await c.act({ verb: 'scroll', direction: 'down' })
-    await c.act({ verb: 'scroll', selector: '#bottom' })
+    t.match(await c.drive('act', { verb: 'click', selector: '#go' }), { ok: true, verb: 'click', url: 'http://example.com/' })
+    t.match((await c.drive('perceive', {})).text, /clicked/)
+    await c.drive('act', { verb: 'type', selector: '#q', text: 'nightjars' })
+    await c.drive('act', { verb: 'press', selector: '#q', key: 'Enter' })
+    t.match((await c.drive('perceive', {})).text, /searched:nightjars/)
+    t.match(await c.drive('select_option', { selector: '#colour', values: ['blue'] }), { ok: true, selected: ['blue'] })
+    t.match((await c.drive('perceive', {})).text, /colour:blue/)
+    await c.drive('hover', { selector: '#hover-target' })
+    t.match((await c.drive('perceive', {})).text, /hovered/)
+    t.match(await c.drive('wait_for', { text: 'Arrived late' }), { ok: true })
+    t.match(await c.drive('wait_for', { selector: '#late' }), { ok: true })
+    await c.drive('act', { verb: 'scroll', direction: 'down' })
+    await c.drive('act', { verb: 'scroll', selector: '#bottom' })
 
-    const shot = Buffer.from((await c.screenshot()).png, 'base64')
+    const shot = Buffer.from((await c.drive('screenshot', {})).png, 'base64')
     t.equal(shot.subarray(1, 4).toString(), 'PNG')
     t.equal(shot.readUInt32BE(16), 1024, 'viewport width from configure')
-    const pdf = Buffer.from((await c.pdf()).pdf, 'base64')
+    const pdf = Buffer.from((await c.drive('pdf', {})).pdf, 'base64')
     t.equal(pdf.subarray(0, 4).toString(), '%PDF')
-    const log = await c.console()
+    const log = await c.drive('console_messages', {})
     t.ok(log.messages.some((m) => m.type === 'log' && m.text === 'home loaded' && m.time > 0))
 
-    t.match(await c.act({ verb: 'click', selector: '#next' }), { ok: true })
-    await c.waitFor({ text: 'Second page' })
-    t.match(await c.goBack(), { url: 'http://example.com/', title: 'Nightjar test home', status: 200 })
-    t.match(await c.reload(), { url: 'http://example.com/', status: 200 })
-    t.match(await c.act({ verb: 'goto', url: 'http://www.example.com/page2.html' }), { ok: true, verb: 'goto', title: 'Second page', status: 200 })
+    t.match(await c.drive('act', { verb: 'click', selector: '#next' }), { ok: true })
+    await c.drive('wait_for', { text: 'Second page' })
+    t.match(await c.drive('go_back', {}), { url: 'http://example.com/', title: 'Nightjar test home', status: 200 })
+    t.match(await c.drive('reload', {}), { url: 'http://example.com/', status: 200 })
+    t.match(await c.drive('act', { verb: 'goto', url: 'http://www.example.com/page2.html' }), { ok: true, verb: 'goto', title: 'Second page', status: 200 })
     const seen = await web.requests()
     t.ok(seen.some((r) => r.host === 'www.example.com' && r.url === '/page2.html'), 'traffic went to the namespace')
   })
 
   t.test('action errors are typed', async (t) => {
-    await c.navigate({ url: 'http://example.com/' })
-    const missing = await fails(c.act({ verb: 'click', selector: '#does-not-exist', timeoutMs: 300 }))
+    await c.drive('navigate', { url: 'http://example.com/' })
+    const missing = await fails(c.drive('wait_for', { selector: '#does-not-exist', timeoutMs: 300 }))
     t.equal(missing.status, 504)
-    t.equal(missing.reason, 'TIMEOUT')
-    const noText = await fails(c.act({ verb: 'type', selector: '#q' }))
+    t.equal(missing.reason, 'timeout')
+    const neither = await fails(c.drive('wait_for', { timeoutMs: 300 }))
+    t.equal(neither.status, 400, "wait_for's refinement holds at the node too")
+    const noText = await fails(c.drive('act', { verb: 'type', selector: '#q' }))
     t.equal(noText.status, 400)
-    const scheme = await fails(c.navigate({ url: 'file:///etc/passwd' }))
-    t.equal(scheme.status, 400)
-    t.equal(scheme.reason, 'INVALID_URL')
-    const origin404 = await c.navigate({ url: 'http://example.com/missing.html' })
+    const scheme = await fails(c.drive('navigate', { url: 'file:///etc/passwd' }))
+    t.equal(scheme.status, 400, 'refused by the contract')
+    const about = await fails(c.drive('navigate', { url: 'about:config' }))
+    t.equal(about.status, 400)
+    t.equal(about.reason, 'invalid_url', 'about: pages other than about:blank are refused by the node')
+    const origin404 = await c.drive('navigate', { url: 'http://example.com/missing.html' })
     t.equal(origin404.status, 404, 'an origin error status is a result, not an error')
   })
 
   t.test('perception never shows a password value', async (t) => {
-    await c.navigate({ url: 'http://example.com/login.html' })
-    await c.act({ verb: 'type', selector: '#pw', text: CANARY })
-    await c.act({ verb: 'type', selector: '#pw2', text: CANARY }) // inside a label: Playwright folds it into the checkbox name
-    await c.act({ verb: 'type', selector: '#user', text: 'visible-user' })
-    const p = await c.perceive()
+    await c.drive('navigate', { url: 'http://example.com/login.html' })
+    await c.drive('act', { verb: 'type', selector: '#pw', text: CANARY })
+    await c.drive('act', { verb: 'type', selector: '#pw2', text: CANARY }) // inside a label: Playwright folds it into the checkbox name
+    await c.drive('act', { verb: 'type', selector: '#user', text: 'visible-user' })
+    const p = await c.drive('perceive', {})
     t.ok(!p.snapshot.includes(CANARY), 'not in the snapshot')
     t.ok(!p.text.includes(CANARY), 'not in the text')
     t.match(p.snapshot, /- textbox "Password": ••••••••/)
@@ -140,23 +144,23 @@ t.test('browser pod process', async (t) => {
   t.test('[EP-43] platform egress to a loopback server fails with net::ERR_CONNECTION_REFUSED', async (t) => {
     const local = await loopbackServer(t)
     for (const url of [`http://127.0.0.1:${local.port}/`, `https://127.0.0.1:${local.port}/`, `http://localhost:${local.port}/`]) {
-      const e = await fails(c.navigate({ url }))
+      const e = await fails(c.drive('navigate', { url }))
       t.equal(e.status, 502, url)
       t.equal(e.code, 'E_UPSTREAM')
       t.equal(e.reason, 'NAVIGATION_FAILED')
       t.match(e.message, /net::ERR_CONNECTION_REFUSED/)
     }
-    const viaRedirect = await fails(c.navigate({ url: `http://example.com/redirect?to=http://127.0.0.1:${local.port}/` }))
+    const viaRedirect = await fails(c.drive('navigate', { url: `http://example.com/redirect?to=http://127.0.0.1:${local.port}/` }))
     t.equal(viaRedirect.code, 'E_UPSTREAM', 'a redirect to loopback is refused too')
     t.match(viaRedirect.message, /net::ERR_CONNECTION_REFUSED/)
-    const lan = await fails(c.navigate({ url: 'http://192.168.254.254/' }))
+    const lan = await fails(c.drive('navigate', { url: 'http://192.168.254.254/' }))
     t.equal(lan.code, 'E_UPSTREAM', 'LAN addresses are local too')
     t.equal(local.connections(), 0, 'the loopback server never saw a connection')
   })
 
   t.test('deny floor: cloud metadata and configured cluster ranges', async (t) => {
     for (const url of ['http://169.254.169.254/latest/meta-data/', 'https://169.254.169.254/', 'http://10.96.0.1/']) {
-      const e = await fails(c.navigate({ url }))
+      const e = await fails(c.drive('navigate', { url }))
       t.equal(e.status, 403, url)
       t.equal(e.code, 'E_REACHABILITY_DENIED')
       t.equal(e.reason, 'deny_floor')
@@ -164,7 +168,7 @@ t.test('browser pod process', async (t) => {
   })
 
   t.test('auth-state capture includes cookies, localStorage and sessionStorage', async (t) => {
-    await c.navigate({ url: 'http://example.com/storage.html?write=1' })
+    await c.drive('navigate', { url: 'http://example.com/storage.html?write=1' })
     const s = await c.storageState()
     t.ok(s.cookies.some((k) => k.name === 'nj_cookie' && k.value === 'cookie-value'))
     t.ok(s.origins.some((o) => o.origin === 'http://example.com' && o.localStorage.some((e) => e.name === 'nj_local')))
@@ -203,8 +207,8 @@ t.test('SIGTERM ends a pod cleanly; storageState is restored before the first na
       sessionStorage: [{ origin: 'http://example.com', entries: [{ name: 'nj_session', value: 'restored-session' }] }],
     },
   })
-  await pod.client.navigate({ url: 'http://example.com/storage.html' })
-  const p = await pod.client.perceive()
+  await pod.client.drive('navigate', { url: 'http://example.com/storage.html' })
+  const p = await pod.client.drive('perceive', {})
   t.match(p.text, /cookie=nj_cookie=restored-cookie/)
   t.match(p.text, /local=restored-local/)
   t.match(p.text, /session=restored-session/)

@@ -4,7 +4,7 @@
 // the value never appears in test output.
 import t from 'tap'
 import { NodeClient } from '../../browser-pod/client.ts'
-import type { NodeError } from '../../browser-pod/errors.ts'
+import type { ApiError } from '../../contracts/errors.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { fillElement } from '../../browser-pod/secure-fill.ts'
 import { startPublicWeb } from '../helpers/netns.ts'
@@ -31,17 +31,17 @@ t.test('secure fill at the node', async (t) => {
       responses.push(JSON.stringify(r))
       return r
     } catch (e) {
-      responses.push(JSON.stringify({ ...(e as NodeError).toBody(), message: (e as Error).message }))
+      responses.push(JSON.stringify({ ...(e as ApiError).toBody(), message: (e as Error).message }))
       throw e
     } finally {
       value.fill(0)
     }
   }
-  const refusal = async (selector: string, allowlist: string[]): Promise<NodeError> => {
+  const refusal = async (selector: string, allowlist: string[]): Promise<ApiError> => {
     try {
       await fill(selector, allowlist)
     } catch (e) {
-      return e as NodeError
+      return e as ApiError
     }
     throw new Error('expected a refusal')
   }
@@ -55,20 +55,20 @@ t.test('secure fill at the node', async (t) => {
     (frameSel ? page().frameLocator(frameSel).locator(selector) : page().locator(selector)).evaluate((el) => (el as HTMLInputElement).value === '')
 
   t.test('[RULE-05] types into a password field on an allowed origin', async (t) => {
-    await client.navigate({ url: 'http://example.com/login.html' })
+    await client.drive('navigate', { url: 'http://example.com/login.html' })
     const r = await fill('#pw', ['example.com'])
     t.same(r, { ok: true, fieldKind: 'password', host: 'example.com' })
     t.ok(await holdsCanary('#pw'), 'the field holds the value')
     t.equal(await page().locator('#inputs').textContent(), '1', 'the page saw an input event, like typing')
-    const seen = await client.perceive()
+    const seen = await client.drive('perceive', {})
     t.ok(!JSON.stringify(seen).includes(CANARY), 'perception never shows it')
   })
 
   t.test('[RULE-05] subdomains match at a dot boundary; other editable kinds work', async (t) => {
-    await client.navigate({ url: 'http://login.example.com/login.html' })
+    await client.drive('navigate', { url: 'http://login.example.com/login.html' })
     t.same(await fill('#pw', ['example.com']), { ok: true, fieldKind: 'password', host: 'login.example.com' })
     t.same(await fill('#user', ['example.com']), { ok: true, fieldKind: 'text', host: 'login.example.com' })
-    await client.act({ verb: 'type', selector: '#email', text: 'previous@example.com' })
+    await client.drive('act', { verb: 'type', selector: '#email', text: 'previous@example.com' })
     t.same(await fill('#email', ['example.com']), { ok: true, fieldKind: 'email', host: 'login.example.com' })
     t.ok(await holdsCanary('#email'), 'previous content replaced')
     t.same(await fill('#shadow-host #shadow-pw', ['example.com']), { ok: true, fieldKind: 'password', host: 'login.example.com' })
@@ -80,7 +80,7 @@ t.test('secure fill at the node', async (t) => {
   })
 
   t.test('[ERR-11] [EV-03] a redirect from an allowed host to a foreign host is refused', async (t) => {
-    await client.navigate({ url: 'http://example.com/redirect?to=http://evil-example.com/login.html' })
+    await client.drive('navigate', { url: 'http://example.com/redirect?to=http://evil-example.com/login.html' })
     t.equal(page().url(), 'http://evil-example.com/login.html')
     const e = await refusal('#pw', ['example.com'])
     t.equal(e.status, 403)
@@ -92,7 +92,7 @@ t.test('secure fill at the node', async (t) => {
   })
 
   t.test('[RULE-05] [ERR-11] a lookalike host does not match the allowlist', async (t) => {
-    await client.navigate({ url: 'http://evil-example.com/login.html' })
+    await client.drive('navigate', { url: 'http://evil-example.com/login.html' })
     const e = await refusal('#pw', ['example.com'])
     t.equal(e.reason, 'credential.origin_denied')
     t.same(e.details, { host: 'evil-example.com' })
@@ -100,14 +100,14 @@ t.test('secure fill at the node', async (t) => {
   })
 
   t.test('[ERR-11] a port-pinned allowlist entry does not cover another port', async (t) => {
-    await client.navigate({ url: 'http://example.com/login.html' })
+    await client.drive('navigate', { url: 'http://example.com/login.html' })
     const e = await refusal('#pw', ['example.com:8443'])
     t.equal(e.reason, 'credential.origin_denied')
     t.same(await fill('#pw', ['example.com:80']), { ok: true, fieldKind: 'password', host: 'example.com' })
   })
 
   t.test('[ERR-12] [EV-04] non-editable targets are refused with their field kind', async (t) => {
-    await client.navigate({ url: 'http://example.com/login.html' })
+    await client.drive('navigate', { url: 'http://example.com/login.html' })
     const cases: Array<[string, string]> = [
       ['#submit', 'button'],
       ['#remember', 'checkbox'],
@@ -128,7 +128,7 @@ t.test('secure fill at the node', async (t) => {
   })
 
   t.test('[ERR-11] a foreign-origin iframe inside an allowed page is judged as itself', async (t) => {
-    await client.navigate({ url: 'http://example.com/frame-foreign.html' })
+    await client.drive('navigate', { url: 'http://example.com/frame-foreign.html' })
     await page().frameLocator('#login-frame').locator('#pw').waitFor()
     const e = await refusal('#login-frame >> internal:control=enter-frame >> #pw', ['example.com'])
     t.equal(e.reason, 'credential.origin_denied')
@@ -137,7 +137,7 @@ t.test('secure fill at the node', async (t) => {
   })
 
   t.test('[RULE-05] an allowed iframe is allowed even when the page around it is not', async (t) => {
-    await client.navigate({ url: 'http://example.com/frame-sub.html' })
+    await client.drive('navigate', { url: 'http://example.com/frame-sub.html' })
     await page().frameLocator('#login-frame').locator('#pw').waitFor()
     const r = await fill('#login-frame >> internal:control=enter-frame >> #pw', ['login.example.com'])
     t.same(r, { ok: true, fieldKind: 'password', host: 'login.example.com' })
@@ -145,28 +145,28 @@ t.test('secure fill at the node', async (t) => {
   })
 
   t.test('a document that navigated away after the lookup gets nothing', async (t) => {
-    await client.navigate({ url: 'http://example.com/login.html' })
+    await client.drive('navigate', { url: 'http://example.com/login.html' })
     const handle = await page().locator('#pw').elementHandle()
-    await client.navigate({ url: 'http://evil-example.com/login.html' })
+    await client.drive('navigate', { url: 'http://evil-example.com/login.html' })
     const value = Buffer.from(CANARY)
     const e = await fillElement(handle!, ['example.com', 'evil-example.com'], value).then(
       () => null,
-      (err: NodeError) => err,
+      (err: ApiError) => err,
     )
     value.fill(0)
     t.ok(e, 'refused')
     t.equal(e?.status, 409)
-    t.equal(e?.reason, 'credential.navigated')
+    t.equal(e?.reason, 'fill_navigated')
     t.ok(await isEmpty('#pw'), 'the new document got nothing')
   })
 
   t.test('refusal paths: missing target, ambiguous selector, bad requests', async (t) => {
-    await client.navigate({ url: 'http://example.com/login.html' })
+    await client.drive('navigate', { url: 'http://example.com/login.html' })
     const missing = await client.secureType({ selector: '#nope', value: Buffer.from('x'), allowlist: ['example.com'], timeoutMs: 200 }).catch((e) => e)
     t.equal(missing.status, 504)
     const ambiguous = await client.secureType({ selector: 'input', value: Buffer.from('x'), allowlist: ['example.com'] }).catch((e) => e)
     t.equal(ambiguous.status, 400)
-    t.equal(ambiguous.reason, 'AMBIGUOUS_SELECTOR')
+    t.equal(ambiguous.reason, 'ambiguous_selector')
     const empty = await refusal('#pw', [])
     t.equal(empty.reason, 'credential.origin_denied', 'an empty allowlist allows nothing')
     // requireEditableField must be literally true
@@ -185,7 +185,7 @@ t.test('secure fill at the node', async (t) => {
     t.ok(responses.length >= 10)
     t.ok(responses.every((r) => !r.includes(CANARY) && !r.includes(b64)), 'no response carries the value')
     t.ok(logs.every((l) => !l.includes(CANARY) && !l.includes(b64)), 'no log line carries the value')
-    const console = await client.console()
+    const console = await client.drive('console_messages', {})
     t.ok(!JSON.stringify(console).includes(CANARY))
   })
 })

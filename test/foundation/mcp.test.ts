@@ -12,6 +12,7 @@ const echo = defineOperation({
   description: 'echo for tests',
   scopes: ['sessions:drive'],
   input: z.strictObject({ word: z.string().min(1) }),
+  output: z.object({ word: z.string(), agentId: z.string(), via: z.enum(['rest', 'mcp']) }),
   rest: { method: 'POST', path: '/v1/test/echo' },
   handler: async ({ auth, via }, input) => ({ word: input.word, agentId: auth.agentId, via }),
 })

@@ -13,6 +13,7 @@ import { bootstrapOrg, type Bootstrapped } from '../../api-server/auth/orgs.ts'
 import { createTestDb, type TestDb } from './db.ts'
 import { startEmbeddedPlane, type EmbeddedPlane } from '../../api-server/sessions/embedded.ts'
 import { authStateSource } from '../../api-server/authstate/index.ts'
+import type { PlanePorts } from '../../api-server/sessions/runtime.ts'
 
 export function freePort(): Promise<number> {
   return new Promise((res, rej) => {
@@ -76,8 +77,10 @@ export async function startTestServer(
   let logText = ''
   const logStream = new PassThrough()
   logStream.on('data', (d) => { logText += d })
-  const plane = opts.sessions ? await startEmbeddedPlane({ config, authState: authStateSource(config, testDb.db) }) : undefined
-  const { app, services } = await build({ config, db: testDb.db, cookieKey: randomBytes(32), logStream, now: opts.now, operations: opts.operations, plane })
+  // the app starts the plane (handing it the daemon counts) and stops it on close
+  const planeFactory = opts.sessions ? (ports: PlanePorts) => startEmbeddedPlane({ config, authState: authStateSource(config, testDb.db), ...ports }) : undefined
+  // every REST and MCP result in the suite is checked against its operation's output schema
+  const { app, services, plane } = await build({ config, db: testDb.db, cookieKey: randomBytes(32), logStream, now: opts.now, operations: opts.operations, plane: planeFactory, checkOutput: true })
   await app.listen({ host: opts.listenHost ?? '127.0.0.1', port })
   const url = `http://127.0.0.1:${port}`
   let orgCounter = 0
@@ -85,8 +88,7 @@ export async function startTestServer(
   const close = async () => {
     if (closed) return
     closed = true
-    await app.close()
-    await plane?.stop()
+    await app.close() // stops the plane too
     rmSync(dataDir, { recursive: true, force: true })
   }
   t.teardown(close)

@@ -16,6 +16,7 @@ const counter = defineOperation({
   description: 'counts its calls, for tests',
   scopes: ['sessions:drive'],
   input: z.strictObject({ word: z.string().min(1) }),
+  output: z.object({ word: z.string() }),
   rest: { method: 'POST', path: '/v1/test/count' },
   handler: async (_ctx, input) => {
     calls++

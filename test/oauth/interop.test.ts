@@ -22,6 +22,7 @@ const whoami = defineOperation({
   description: 'test only: the calling principal',
   scopes: ['sessions:drive'],
   input: z.strictObject({}),
+  output: z.object({ orgId: z.string(), agentId: z.string(), kind: z.enum(['key', 'oauth', 'console']), grantId: z.string(), scopes: z.array(z.string()) }),
   handler: async ({ auth }) => ({ orgId: auth.orgId, agentId: auth.agentId, kind: auth.principal.kind, grantId: auth.principal.credentialId, scopes: [...auth.scopes].sort() }),
 })
 

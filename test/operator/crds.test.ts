@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { CustomResourceDefinition } from 'kubernetes-models/apiextensions.k8s.io/v1/CustomResourceDefinition'
 import { parse } from 'yaml'
-import { API_VERSION, type BrowserSession, type Network } from '../../crds/types.ts'
+import { API_VERSION, BROWSER_KINDS, EGRESS_MODES, type BrowserSession, type Network } from '../../crds/types.ts'
 import { endedStatus, failedStatus, statusForPod } from '../../operator/controllers/browser-session/status.ts'
 import { networkStatus } from '../../operator/controllers/network/reconciler.ts'
 import { sessionSpec } from './helpers.ts'
@@ -73,6 +73,12 @@ t.test('CRDs are valid CustomResourceDefinitions', async (t) => {
   }
   t.same(crds.BrowserSession.spec.names.shortNames, ['bs'])
   t.same(crds.Network.spec.names.shortNames, ['nnet'])
+})
+
+t.test('the enums are the ones crds/types.ts declares', async (t) => {
+  const spec = schemaOf(crds.BrowserSession).properties.spec.properties
+  t.same(spec.browserKind.enum, BROWSER_KINDS)
+  t.same(spec.egress.enum, EGRESS_MODES)
 })
 
 t.test('printer columns show phase, egress, identity and age', async (t) => {

@@ -1,11 +1,54 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { startTestServer } from '../helpers/server.ts'
-import { Nightjar, NightjarError } from '../../sdk/index.ts'
-import { renderRoutes } from '../../scripts/gen-sdk-routes.ts'
+import { Nightjar, NightjarError, type OutputOf } from '../../sdk/index.ts'
+import { methodPlans, renderSdk } from '../../scripts/gen-sdk.ts'
+import { contracts } from '../../contracts/operations/index.ts'
 
-t.test('the generated route table matches the registry', async (t) => {
-  t.equal(readFileSync(new URL('../../sdk/routes.ts', import.meta.url), 'utf8'), renderRoutes(), 'run node --import tsx scripts/gen-sdk-routes.ts')
+t.test('the generated routes and methods match the contracts', async (t) => {
+  t.equal(readFileSync(new URL('../../sdk/generated.ts', import.meta.url), 'utf8'), renderSdk(), 'run node --import tsx scripts/gen-sdk.ts')
+})
+
+t.test('every operation has a method that calls its route', async (t) => {
+  const sent: Array<{ method: string; url: URL; body: unknown }> = []
+  const fakeFetch = (async (url: string, init: RequestInit) => {
+    sent.push({ method: init.method!, url: new URL(url), body: init.body ? JSON.parse(init.body as string) : undefined })
+    return new Response('{}', { status: 200 })
+  }) as typeof fetch
+  const nj = new Nightjar({ baseUrl: 'http://sdk.test/', token: 'njk_test', fetch: fakeFetch })
+  const withRest = contracts.filter((c) => c.rest)
+  const plans = methodPlans()
+  t.same(plans.map((p) => p.operation), withRest.map((c) => c.name), 'one method per operation with a REST route, in order')
+  const groups = nj as unknown as Record<string, Record<string, (...args: unknown[]) => Promise<unknown>>>
+  const listed = Object.entries(groups).filter(([, g]) => g && typeof g === 'object').flatMap(([name, g]) => Object.keys(g).map((m) => `${name}.${m}`))
+  t.same(listed.sort(), plans.map((p) => `${p.group}.${p.method}`).sort(), 'no method beyond the operations')
+  for (const [i, p] of plans.entries()) {
+    const c = withRest[i]
+    const fn = groups[p.group]?.[p.method]
+    t.type(fn, 'function', `${p.group}.${p.method} (${p.operation})`)
+    const args: unknown[] = p.positional.map((k) => `v-${k}`)
+    if (p.rest.length) args.push({})
+    await fn(...args)
+    const req = sent.at(-1)!
+    t.equal(req.method, c.rest!.method, `${p.operation}: method`)
+    t.equal(req.url.pathname, c.rest!.path.replace(/:([A-Za-z]+)/g, 'v-$1'), `${p.operation}: path`)
+    const params = [...c.rest!.path.matchAll(/:([A-Za-z]+)/g)].map((m) => m[1])
+    const fields = Object.fromEntries(p.positional.filter((k) => !params.includes(k)).map((k) => [k, `v-${k}`]))
+    if (c.rest!.method === 'GET' || c.rest!.method === 'DELETE') t.equal(req.url.search, '', `${p.operation}: no query`)
+    else t.same(req.body, fields, `${p.operation}: body`)
+  }
+  t.equal(sent.length, plans.length)
+})
+
+t.test('methods are typed from the contracts', async (t) => {
+  // compile-time: tsc checks these (the test typechecks with the rest of the repo)
+  const typed = (nj: Nightjar) => ({
+    nav: nj.sessions.navigate('nsess_x', 'https://example.com/') satisfies Promise<OutputOf<'navigate'>>,
+    gone: nj.identities.delete('nid_x') satisfies Promise<void>,
+    // @ts-expect-error url is required
+    bad: nj.sessions.navigate('nsess_x'),
+  })
+  t.type(typed, 'function')
 })
 
 t.test('the SDK against a real server', async (t) => {

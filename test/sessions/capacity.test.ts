@@ -27,7 +27,7 @@ t.test('50 session starts at once: each goes live or gets 429 with Retry-After w
   for (const { r, ms } of refused) {
     t.ok(Number(r.headers.get('retry-after')) >= 1, 'a refusal says when to retry')
     t.equal(r.body.error.code, 'rate_limited')
-    t.ok(['ORG_SESSION_QUOTA', 'START_QUEUE_FULL'].includes(r.body.error.reason), `a refusal says why (${r.body.error.reason})`)
+    t.ok(['org_session_quota', 'start_queue_full'].includes(r.body.error.reason), `a refusal says why (${r.body.error.reason})`)
     if (ms > 1000) t.fail(`a refusal took ${Math.round(ms)} ms`)
   }
   t.ok(refused.every((x) => x.ms <= 1000), 'every refusal came within a second')
@@ -37,7 +37,7 @@ t.test('50 session starts at once: each goes live or gets 429 with Retry-After w
     t.equal(nav.body.title, 'ok', `${r.body.id} is drivable`)
   }
   const metrics = await (await fetch(`${s.url}/metrics`)).text()
-  t.match(metrics, /nightjar_session_starts_refused_total\{reason="ORG_SESSION_QUOTA"\} \d+/, 'refusals are counted by reason')
+  t.match(metrics, /nightjar_session_starts_refused_total\{reason="org_session_quota"\} \d+/, 'refusals are counted by reason')
   t.match(metrics, new RegExp(`nightjar_sessions_open\\{status="live"\\} ${live.length}`), 'live sessions are a metric')
   for (const { r } of live) await s.request('DELETE', `/v1/sessions/${r.body.id}`, { token: acme.apiKey })
   const after = await s.request('POST', '/v1/sessions', { token: acme.apiKey, body: {} })

@@ -64,7 +64,7 @@ t.test('Postgres stalled with SIGSTOP → 503 within 2 s, and recovery after SIG
   t.equal(data.r.status, 503, 'a database-backed request answers 503')
   t.ok(data.ms < 2000, `…in ${Math.round(data.ms)} ms, not after the stall`)
   t.equal(data.r.headers.get('retry-after'), '2', 'with Retry-After')
-  t.same(data.body, { error: { code: 'unavailable', message: 'the database is not answering; retry shortly', reason: 'DATABASE_UNAVAILABLE' } })
+  t.same(data.body, { error: { code: 'unavailable', message: 'the database is not answering; retry shortly', reason: 'database_unavailable' } })
 
   for (const pid of stopped) process.kill(pid, 'SIGCONT')
   stopped = []

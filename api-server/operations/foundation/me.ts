@@ -1,16 +1,10 @@
-import { z } from 'zod'
-import { defineOperation } from '../types.ts'
+// me, key_create, audit_list (contracts/operations/foundation.ts).
+import { implement } from '../types.ts'
+import { auditList as auditListContract, keyCreate as keyCreateContract, me as meContract } from '../../../contracts/operations/foundation.ts'
 import { mintKey } from '../../auth/keys.ts'
-import { listAudit } from '../../audit/audit.ts'
-import { recordAudit } from '../../audit/audit.ts'
+import { listAudit, recordAudit } from '../../audit/audit.ts'
 
-export const me = defineOperation({
-  name: 'me',
-  description: 'Who the calling credential is: its org, agent and scopes',
-  scopes: [],
-  input: z.strictObject({}),
-  rest: { method: 'GET', path: '/v1/me' },
-  mcp: false,
+export const me = implement(meContract, {
   handler: async ({ auth }) => ({
     orgId: auth.orgId,
     agentId: auth.agentId,
@@ -19,17 +13,7 @@ export const me = defineOperation({
   }),
 })
 
-export const keyCreate = defineOperation({
-  name: 'key_create',
-  description: 'Mint an API key; a key never gets a scope its minter lacks',
-  scopes: ['keys:write'],
-  input: z.strictObject({
-    name: z.string().min(1).max(80),
-    scopes: z.array(z.string()).min(1).max(20),
-    agent: z.string().optional(),
-  }),
-  rest: { method: 'POST', path: '/v1/keys', status: 201 },
-  mcp: false,
+export const keyCreate = implement(keyCreateContract, {
   handler: async ({ auth, services }, input) => {
     const key = await mintKey(services.db, {
       orgId: auth.orgId,
@@ -43,17 +27,7 @@ export const keyCreate = defineOperation({
   },
 })
 
-export const auditList = defineOperation({
-  name: 'audit_list',
-  description: 'The org audit trail, oldest first, paged by id',
-  scopes: ['org:admin'],
-  input: z.strictObject({
-    after: z.coerce.number().int().min(0).optional(),
-    limit: z.coerce.number().int().min(1).max(500).default(100),
-    action: z.string().max(80).optional(),
-  }),
-  rest: { method: 'GET', path: '/v1/audit' },
-  mcp: false,
+export const auditList = implement(auditListContract, {
   handler: async ({ auth, services }, input) => {
     const items = await listAudit(services.db, auth.orgId, { after: input.after, limit: input.limit, action: input.action })
     return { items, next: items.length === input.limit ? items[items.length - 1].id : null }

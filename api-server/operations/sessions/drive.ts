@@ -1,150 +1,117 @@
-// Driving tools: one page action each, through the session's browser pod.
-import { z } from 'zod'
-import { defineOperation, type McpContent } from '../types.ts'
+// Driving tools: one page action each, through the session's browser pod. Every
+// driving action declared in contracts/operations/drive.ts is forwarded by the one
+// generic forwarder below: its input without sessionId goes to the node's route for
+// it, the node's result is the answer. The table says what the journal keeps of each
+// (value-free) and the little that differs (perceive's advisory flag, act's free-text
+// credential path, the MCP rendering of pixels and bytes).
+import type { z } from 'zod'
+import { implement, type Implementation, type McpContent, type OpContext, type Operation } from '../types.ts'
+import { errors } from '../../../contracts/errors.ts'
+import type { AnyContract } from '../../../contracts/operations/types.ts'
+import { credentialFill, driveContracts, sessionDriveContracts, type DriveName } from '../../../contracts/operations/drive.ts'
 import { drive, liveSession, nodeFor } from '../../sessions/drive.ts'
 import { fillCredential, freetextFill } from '../../sessions/fill.ts'
 import { journal } from '../../sessions/store.ts'
-import { journalUrl, navigableUrl, selector, sessionId, timeoutMs } from './schemas.ts'
 
-const DRIVE = ['sessions:drive'] as const
+type DriveContractOf<N extends DriveName> = Extract<(typeof driveContracts)[number], { name: N }>
+/** what the node is sent for the action: the operation's input without sessionId */
+type NodeInputOf<N extends DriveName> = Omit<z.output<DriveContractOf<N>['input']>, 'sessionId'>
+type ResultOf<N extends DriveName> = z.output<DriveContractOf<N>['output']>
 
-export const navigate = defineOperation({
-  name: 'navigate',
-  description: 'Navigate the session’s page; returns the resolved url after redirects',
-  scopes: DRIVE,
-  input: z.strictObject({ sessionId, url: navigableUrl }),
-  rest: { method: 'POST', path: '/v1/sessions/:sessionId/navigate' },
-  handler: (ctx, { sessionId, url }) => drive(ctx, sessionId, 'navigate', { url: journalUrl(url) }, (node) => node.navigate({ url })),
-})
+/** What the journal keeps of a URL: scheme, host and path — never the query or fragment. */
+export function journalUrl(u: string): string {
+  try {
+    const x = new URL(u)
+    if (x.protocol === 'data:') return 'data:'
+    return `${x.protocol}//${x.host}${x.pathname}`
+  } catch {
+    return '(invalid)'
+  }
+}
 
-export const perceive = defineOperation({
-  name: 'perceive',
-  description: 'Read the page: url, title, accessibility snapshot and visible text (password values never appear)',
-  scopes: DRIVE,
-  input: z.strictObject({ sessionId, full: z.boolean().optional().describe('advisory; not forwarded') }),
-  rest: { method: 'POST', path: '/v1/sessions/:sessionId/perceive' },
-  handler: (ctx, { sessionId }) => drive(ctx, sessionId, 'perceive', {}, (node) => node.perceive()),
-  toMcp: (r) => ({
-    content: [{ type: 'text', text: `url: ${r.url}\ntitle: ${r.title}\n\n${r.snapshot}\n\n--- text ---\n${r.text}` }],
-    structuredContent: { ...r },
-  }),
-})
+interface DriveSpec<N extends DriveName> {
+  /** what the journal records: selectors, verbs, urls (journalUrl) and sizes — never typed text, secrets or page content */
+  journal: (input: NodeInputOf<N>) => Record<string, unknown>
+  /** what the node is sent, when not the whole input */
+  send?: (input: NodeInputOf<N>) => Partial<NodeInputOf<N>>
+  /** takes the call over instead of forwarding it (act's free-text credential path); null forwards */
+  divert?: (ctx: OpContext, sessionId: string, input: NodeInputOf<N>, detail: Record<string, unknown>) => Promise<ResultOf<N>> | null
+  /** how the result reads as an MCP tool result, when not JSON text */
+  toMcp?: (result: ResultOf<N>) => McpContent
+}
 
-export const act = defineOperation({
-  name: 'act',
-  description: 'One page action: click, type, press, goto or scroll',
-  scopes: DRIVE,
-  input: z.strictObject({
-    sessionId,
-    verb: z.enum(['click', 'type', 'press', 'goto', 'scroll']),
-    selector: selector.optional(),
-    text: z.string().max(100_000).optional(),
-    key: z.string().min(1).max(100).optional(),
-    url: navigableUrl.optional(),
-    direction: z.enum(['up', 'down', 'left', 'right']).optional(),
-  }),
-  rest: { method: 'POST', path: '/v1/sessions/:sessionId/act' },
-  handler: async (ctx, { sessionId, ...a }) => {
-    const detail = { verb: a.verb, selector: a.selector, key: a.key, direction: a.direction, url: a.url ? journalUrl(a.url) : undefined, textLength: a.text?.length }
-    if (a.text !== undefined && /\{\{credential:/.test(a.text)) {
-      // the deprecated free-text credential path: refused before any decrypt or node dial unless enabled
-      const row = await liveSession(ctx, sessionId)
-      try {
-        const out = await freetextFill(ctx, row, a.text, a.selector, () => nodeFor(ctx, row))
-        await journal(ctx.services.db, row, { op: 'act', detail: { ...detail, textLength: undefined, freetext: true }, outcome: 'ok' })
-        return out
-      } catch (e) {
-        await journal(ctx.services.db, row, { op: 'act', detail: { ...detail, textLength: undefined, freetext: true }, outcome: 'error', errorCode: (e as { reason?: string }).reason ?? 'error' })
-        throw e
-      }
-    }
-    return drive(ctx, sessionId, 'act', detail, (node) => node.act(a))
+const nothing = () => ({})
+
+const drives: { [N in DriveName]: DriveSpec<N> } = {
+  navigate: { journal: ({ url }) => ({ url: journalUrl(url) }) },
+  perceive: {
+    journal: nothing,
+    // full is advisory: the node always answers with the whole page
+    send: ({ full: _advisory, ...rest }) => rest,
+    toMcp: (r) => ({
+      content: [{ type: 'text', text: `url: ${r.url}\ntitle: ${r.title}\n\n${r.snapshot}\n\n--- text ---\n${r.text}` }],
+      structuredContent: { ...r },
+    }),
   },
-})
+  act: {
+    journal: (a) => ({ verb: a.verb, selector: a.selector, key: a.key, direction: a.direction, url: a.url ? journalUrl(a.url) : undefined, textLength: a.text?.length }),
+    divert: (ctx, sessionId, a, detail) => (a.text !== undefined && /\{\{credential:/.test(a.text) ? freetextAct(ctx, sessionId, a.text, a.selector, detail) : null),
+  },
+  screenshot: { journal: nothing, toMcp: (r) => ({ content: [{ type: 'image', data: r.png, mimeType: 'image/png' }] }) },
+  go_back: { journal: nothing },
+  reload: { journal: nothing },
+  wait_for: { journal: (w) => ({ selector: w.selector, textLength: w.text?.length }) },
+  select_option: { journal: (s) => ({ selector: s.selector, count: s.values.length }) },
+  hover: { journal: ({ selector }) => ({ selector }) },
+  pdf: { journal: nothing, toMcp: (r) => ({ content: [{ type: 'resource', resource: { uri: 'nightjar://page.pdf', blob: r.pdf, mimeType: 'application/pdf' } }] }) },
+  console_messages: { journal: nothing },
+}
 
-export const credentialFill = defineOperation({
-  name: 'credential_fill',
-  description: 'Securely type a persona credential into a field; the secret is never returned or shown',
-  scopes: DRIVE,
-  input: z.strictObject({ sessionId, credentialName: z.string().min(1).max(64), selector }),
-  rest: { method: 'POST', path: '/v1/sessions/:sessionId/fill-credential' },
+/**
+ * The deprecated free-text path: a type act whose text carries a {{credential:…}} marker.
+ * Refused before any decrypt or node dial unless enabled; journalled without the text's size.
+ */
+async function freetextAct(ctx: OpContext, sessionId: string, text: string, selector: string | undefined, detail: Record<string, unknown>) {
+  const row = await liveSession(ctx, sessionId)
+  const entry = { op: 'act', detail: { ...detail, textLength: undefined, freetext: true } }
+  try {
+    const out = await freetextFill(ctx, row, text, selector, () => nodeFor(ctx, row))
+    // the text opens a marker but holds no whole one: nothing is typed (the marker never reaches a page)
+    if (!out) throw errors.invalidRequest('text: a credential marker reads {{credential:<name>}}')
+    await journal(ctx.services.db, row, { ...entry, outcome: 'ok' })
+    return out
+  } catch (e) {
+    await journal(ctx.services.db, row, { ...entry, outcome: 'error', errorCode: (e as { reason?: string }).reason ?? 'error' })
+    throw e
+  }
+}
+
+/** The one forwarder: journal, then the node's route for the action, typed by the contract. */
+function forward<C extends (typeof driveContracts)[number]>(contract: C): Operation<C> {
+  type N = C['name']
+  const spec = drives[contract.name as N] as unknown as DriveSpec<N>
+  return implement(contract, {
+    handler: (ctx, input) => {
+      const { sessionId, ...rest } = input as { sessionId: string }
+      const nodeInput = rest as NodeInputOf<N>
+      const detail = spec.journal(nodeInput)
+      const diverted = spec.divert?.(ctx, sessionId, nodeInput, detail)
+      if (diverted) return diverted
+      const sent = spec.send ? spec.send(nodeInput) : nodeInput
+      return drive(ctx, sessionId, contract.name, detail, (node) => node.drive(contract.name, sent as never))
+    },
+    ...(spec.toMcp ? { toMcp: spec.toMcp } : {}),
+  } as Implementation<C>)
+}
+
+const credentialFillOperation = implement(credentialFill, {
   handler: (ctx, { sessionId, credentialName, selector }) =>
     drive(ctx, sessionId, 'credential_fill', { credentialName, selector }, (node, row) => fillCredential(ctx, node, row, { credentialName, selector })),
 })
 
-export const screenshot = defineOperation({
-  name: 'screenshot',
-  description: 'PNG of the page',
-  scopes: DRIVE,
-  input: z.strictObject({ sessionId }),
-  rest: { method: 'POST', path: '/v1/sessions/:sessionId/screenshot' },
-  handler: (ctx, { sessionId }) => drive(ctx, sessionId, 'screenshot', {}, (node) => node.screenshot({})),
-  toMcp: (r): McpContent => ({ content: [{ type: 'image', data: r.png, mimeType: 'image/png' }] }),
-})
+type OperationsOf<T extends readonly AnyContract[]> = { -readonly [K in keyof T]: T[K] extends AnyContract ? Operation<T[K]> : never }
 
-export const goBack = defineOperation({
-  name: 'go_back',
-  description: 'Go back in the page history',
-  scopes: DRIVE,
-  input: z.strictObject({ sessionId }),
-  rest: { method: 'POST', path: '/v1/sessions/:sessionId/go-back' },
-  handler: (ctx, { sessionId }) => drive(ctx, sessionId, 'go_back', {}, (node) => node.goBack()),
-})
-
-export const reload = defineOperation({
-  name: 'reload',
-  description: 'Reload the page',
-  scopes: DRIVE,
-  input: z.strictObject({ sessionId }),
-  rest: { method: 'POST', path: '/v1/sessions/:sessionId/reload' },
-  handler: (ctx, { sessionId }) => drive(ctx, sessionId, 'reload', {}, (node) => node.reload()),
-})
-
-export const waitFor = defineOperation({
-  name: 'wait_for',
-  description: 'Wait until a selector or a text appears (exactly one of them)',
-  scopes: DRIVE,
-  input: z.strictObject({ sessionId, selector: selector.optional(), text: z.string().min(1).max(10_000).optional(), timeoutMs: timeoutMs.optional() })
-    .refine((v) => (v.selector === undefined) !== (v.text === undefined), { message: 'give exactly one of selector or text' }),
-  rest: { method: 'POST', path: '/v1/sessions/:sessionId/wait-for' },
-  handler: (ctx, { sessionId, ...w }) => drive(ctx, sessionId, 'wait_for', { selector: w.selector, textLength: w.text?.length }, (node) => node.waitFor(w as never)),
-})
-
-export const selectOption = defineOperation({
-  name: 'select_option',
-  description: 'Select options of a <select>',
-  scopes: DRIVE,
-  input: z.strictObject({ sessionId, selector, values: z.array(z.string().max(10_000)).min(1).max(1000) }),
-  rest: { method: 'POST', path: '/v1/sessions/:sessionId/select-option' },
-  handler: (ctx, { sessionId, ...s }) => drive(ctx, sessionId, 'select_option', { selector: s.selector, count: s.values.length }, (node) => node.selectOption(s)),
-})
-
-export const hover = defineOperation({
-  name: 'hover',
-  description: 'Hover over an element',
-  scopes: DRIVE,
-  input: z.strictObject({ sessionId, selector }),
-  rest: { method: 'POST', path: '/v1/sessions/:sessionId/hover' },
-  handler: (ctx, { sessionId, selector }) => drive(ctx, sessionId, 'hover', { selector }, (node) => node.hover({ selector })),
-})
-
-export const pdf = defineOperation({
-  name: 'pdf',
-  description: 'PDF of the page',
-  scopes: DRIVE,
-  input: z.strictObject({ sessionId }),
-  rest: { method: 'POST', path: '/v1/sessions/:sessionId/pdf' },
-  handler: (ctx, { sessionId }) => drive(ctx, sessionId, 'pdf', {}, (node) => node.pdf()),
-  toMcp: (r): McpContent => ({ content: [{ type: 'resource', resource: { uri: 'nightjar://page.pdf', blob: r.pdf, mimeType: 'application/pdf' } }] }),
-})
-
-export const consoleMessages = defineOperation({
-  name: 'console_messages',
-  description: 'Console messages the page logged',
-  scopes: DRIVE,
-  input: z.strictObject({ sessionId }),
-  rest: { method: 'GET', path: '/v1/sessions/:sessionId/console' },
-  handler: (ctx, { sessionId }) => drive(ctx, sessionId, 'console_messages', {}, (node) => node.console()),
-})
-
-export const sessionDriveOperations = [navigate, perceive, act, credentialFill, screenshot, goBack, reload, waitFor, selectOption, hover, pdf, consoleMessages]
+/** The driving tools in the order they are listed (sessionDriveContracts). */
+export const sessionDriveOperations = sessionDriveContracts.map((c) =>
+  c === credentialFill ? credentialFillOperation : forward(c as (typeof driveContracts)[number]),
+) as unknown as OperationsOf<typeof sessionDriveContracts>

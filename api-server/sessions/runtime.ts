@@ -1,0 +1,89 @@
+// The session side of the server, built whole by the app: the BrowserSession resources,
+// the node clients of live sessions and the shared watch, started and stopped as one.
+// A process without a session plane gets NO_SESSIONS instead of nothing: the same
+// shape, and every use answers the one 503.
+import type { FastifyBaseLogger } from 'fastify'
+import type { BrowserSession } from '../../crds/types.ts'
+import type { DaemonCounts, ResourceClient } from '../../operator/ports.ts'
+import { errors } from '../../contracts/errors.ts'
+import type { Db } from '../store/db.ts'
+import type { SessionPlane } from './plane.ts'
+import { NodeClients } from './nodes.ts'
+import { sessionWatcher, type SessionWatcher } from './watcher.ts'
+import { startReaper, type Reaper, type SessionActivity } from './expiry.ts'
+
+/** What the app hands the operator side when it starts it. */
+export interface PlanePorts {
+  /** daemon counts for the Network reconciler, fed by this app's tunnel broker */
+  daemonCounts: DaemonCounts
+}
+
+/** Starts the operator side (embedded or Kubernetes) with the app's ports; the app stops it when it closes. */
+export type PlaneFactory<P extends SessionPlane = SessionPlane> = (ports: PlanePorts) => Promise<P>
+
+export interface SessionRuntime {
+  /** BrowserSession resources: the operator acts on them */
+  readonly resources: ResourceClient<BrowserSession>
+  /** keep-alive clients of live sessions' browser pods */
+  readonly nodes: NodeClients
+  /** the shared watch session starts wait on */
+  readonly watcher: SessionWatcher
+}
+
+/** The one answer of a process that runs no browser sessions (503 unavailable, no_session_plane). */
+export const sessionsUnavailable = () => errors.noSessionPlane()
+
+/**
+ * The session runtime of a process without a session plane (tests, tools that build the
+ * app for its HTTP surface only). Every use throws the 503 — reading any part of it, so a
+ * session start is refused before it does any work.
+ */
+export const NO_SESSIONS: SessionRuntime = Object.freeze({
+  get resources(): never {
+    throw sessionsUnavailable()
+  },
+  get nodes(): never {
+    throw sessionsUnavailable()
+  },
+  get watcher(): never {
+    throw sessionsUnavailable()
+  },
+})
+
+export interface LiveSessionsDeps {
+  db: Db
+  plane: SessionPlane
+  activity: SessionActivity
+  log: FastifyBaseLogger
+  /** how often the reaper ends sessions past their idle timeout or maximum duration */
+  reaperIntervalMs: number
+}
+
+/** The session runtime over a real plane: built at once, started in the app's onReady. */
+export class LiveSessions implements SessionRuntime {
+  readonly resources: ResourceClient<BrowserSession>
+  readonly nodes: NodeClients
+  readonly watcher: SessionWatcher
+  #reaper: Reaper | undefined
+
+  constructor(private readonly deps: LiveSessionsDeps) {
+    this.resources = deps.plane.sessions
+    this.nodes = new NodeClients(deps.plane.nodes)
+    this.watcher = sessionWatcher({ db: deps.db, plane: deps.plane, nodeClients: this.nodes, log: deps.log })
+  }
+
+  /** the shared watch (with its start-up sweeps), then the reaper */
+  async start(): Promise<void> {
+    await this.watcher.start()
+    const { db, plane, activity, log, reaperIntervalMs } = this.deps
+    this.#reaper ??= startReaper({ db, plane, nodeClients: this.nodes, activity, log, intervalMs: reaperIntervalMs })
+  }
+
+  /** stops what runs here, then the plane itself (the app started it, the app stops it) */
+  async stop(): Promise<void> {
+    this.#reaper?.stop()
+    this.watcher.stop()
+    this.nodes.closeAll()
+    await this.deps.plane.stop()
+  }
+}

@@ -1,0 +1,88 @@
+// THE RULE for every error the service returns (tested in test/contracts/errors.test.ts,
+// printed in the README's error table):
+//
+// 1. Codes. A service error's `code` names its HTTP status in snake_case — 400
+//    bad_request, 401 unauthorized, 403 forbidden, 404 not_found, 405
+//    method_not_allowed, 409 conflict, 413 payload_too_large, 415
+//    unsupported_media_type, 429 rate_limited, 500 internal, 503 unavailable — except
+//    the two codes the spec fixes: E_REACHABILITY_DENIED (403) and E_UPSTREAM (a browser
+//    node, page or pod start upstream of us failed: 502, or timed out: 504). So 502 and
+//    504 are always E_UPSTREAM, and a code never changes status.
+// 2. Reasons. `reason` is the machine-readable why, snake_case ([a-z][a-z0-9_]*),
+//    except the spellings the spec fixes (SPEC_FIXED_REASONS). Kubernetes condition
+//    reasons (PodFailed, StartTimeout …) are fields of the session view, never an
+//    error's reason.
+// 3. Messages are value-free: they may name a field, a kind, a host, a scope or a
+//    limit, never a secret, a token or page text the caller did not send.
+// 4. OAuth endpoints answer RFC 6749 §5.2 bodies ({error, error_description}): the
+//    `error` is the RFC's own code (snake_case by the RFCs), no reason; status 400
+//    except invalid_client 401, a body too large 413, too_many_requests 429,
+//    server_error 500 and temporarily_unavailable 503.
+
+export type ErrorCode =
+  | 'bad_request'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  | 'internal'
+  | 'unavailable'
+  | 'E_REACHABILITY_DENIED'
+  | 'E_UPSTREAM'
+
+/** the status (or statuses) each code may carry */
+export const CODE_STATUS: Record<ErrorCode, readonly number[]> = {
+  bad_request: [400],
+  unauthorized: [401],
+  forbidden: [403],
+  not_found: [404],
+  method_not_allowed: [405],
+  conflict: [409],
+  payload_too_large: [413],
+  unsupported_media_type: [415],
+  rate_limited: [429],
+  internal: [500],
+  unavailable: [503],
+  E_REACHABILITY_DENIED: [403],
+  E_UPSTREAM: [502, 504],
+}
+
+/** reason spellings the spec writes down; every other reason is snake_case */
+export const SPEC_FIXED_REASONS = ['credential.origin_denied', 'credential.field_denied', 'NAVIGATION_FAILED'] as const
+
+export const REASON_PATTERN = /^[a-z][a-z0-9_]*$/
+
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'invalid_target'
+  | 'authorization_pending'
+  | 'slow_down'
+  | 'access_denied'
+  | 'expired_token'
+  | 'invalid_client_metadata'
+  | 'invalid_redirect_uri'
+  | 'unsupported_response_type'
+  | 'too_many_requests'
+  | 'server_error'
+  | 'temporarily_unavailable'
+
+/** the statuses an OAuth error may carry (400 unless listed) */
+export const OAUTH_STATUS: Partial<Record<OAuthErrorCode, readonly number[]>> = {
+  invalid_client: [401],
+  invalid_request: [400, 413],
+  invalid_client_metadata: [400, 413],
+  too_many_requests: [429],
+  server_error: [500],
+  temporarily_unavailable: [503],
+}
+
+/** Checklist row ids (../shared/spec/CHECKLIST.md) */
+export type SpecRow = `${'INV' | 'FLD' | 'EP' | 'RULE' | 'AUTH' | 'EV' | 'ERR' | 'LIM'}-${number}`

@@ -1,0 +1,147 @@
+// The browser pod's node API, declared once: every route's method, path, input and
+// output schemas, whether it needs the node token, whether it carries secrets, and
+// which result fields the node's echo guard leaves alone. The pod serves this table
+// (browser-pod/node-api.ts), the api-server calls it (browser-pod/client.ts NodeClient)
+// and the operator configures pods through it (operator/node-client.ts).
+//
+// The driving routes are not written here: each is derived from its operation contract
+// (operations/drive.ts) — input = the operation's input without sessionId (the pod IS
+// the session), output = the operation's output (or its narrower `node.output`).
+// Only the pod's own routes are declared below: configure, secure_type, storage_state
+// and the unauthenticated health probe.
+//
+// Inputs are plain (non-strict) objects, as the node always parsed them: an unknown field
+// from a newer caller is dropped, not refused.
+import { z } from 'zod'
+import { EGRESS_MODES } from '../crds/types.ts'
+import { ConsoleMessage, driveContracts, type DriveContract, type DriveName } from './operations/drive.ts'
+import { selector, timeoutMs, viewport } from './operations/fields.ts'
+
+export type { DriveName }
+
+export interface NodeRoute<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+  method: 'GET' | 'POST'
+  path: string
+  /** the request body (a GET has none: `{}` is parsed) */
+  input: I
+  /** the 2xx body */
+  output: O
+  /** false for the health probe only; every other route needs `Authorization: Bearer <node token>` */
+  auth: boolean
+  /** carries secrets (credential values, auth-state): the node never logs an error's details */
+  secret: boolean
+  /** top-level result fields the echo guard leaves alone (base64 payloads, or state sealed at once) */
+  opaque: readonly string[]
+}
+
+// --- the pod's own routes ----------------------------------------------------------------
+
+export const HealthResult = z.object({ ok: z.literal(true), configured: z.boolean() })
+
+export const ConfigureInput = z.object({
+  sessionId: z.string().min(1).max(200),
+  egress: z.object({
+    mode: z.enum(EGRESS_MODES),
+    declaredHosts: z.array(z.string().max(300)).max(1000),
+  }),
+  viewport: viewport.optional(),
+  /** Playwright storageState ({cookies, origins}) plus optional sessionStorage; restored before the first navigation. */
+  storageState: z.record(z.string(), z.unknown()).optional(),
+  userAgent: z.string().min(1).max(1000).optional(),
+})
+export const ConfigureResult = z.object({ ok: z.literal(true), sessionId: z.string() })
+
+export const SecureTypeInput = z.object({
+  selector,
+  /** base64 of the secret; decoded into a Buffer that is zeroed after the fill. */
+  value: z.string().min(1).max(100_000).regex(/^[A-Za-z0-9+/]*={0,2}$/),
+  allowlist: z.array(z.string().max(300)).max(1000),
+  requireEditableField: z.literal(true),
+  timeoutMs: timeoutMs.optional(),
+})
+export const EDITABLE_KINDS = ['text', 'password', 'email', 'textarea', 'contenteditable'] as const
+export const SecureTypeResult = z.object({ ok: z.literal(true), fieldKind: z.enum(EDITABLE_KINDS), host: z.string() })
+
+const NameValue = z.object({ name: z.string(), value: z.string() })
+export const SessionStorageEntry = z.object({ origin: z.string(), entries: z.array(NameValue) })
+export const StorageStateResult = z.object({
+  cookies: z.array(z.record(z.string(), z.unknown())),
+  origins: z.array(z.object({ origin: z.string(), localStorage: z.array(NameValue) })),
+  sessionStorage: z.array(SessionStorageEntry),
+})
+
+const Empty = z.object({})
+
+const podRoutes = {
+  health: { method: 'GET', path: '/healthz', input: Empty, output: HealthResult, auth: false, secret: false, opaque: [] },
+  // the storageState it may carry is credential-equivalent
+  configure: { method: 'POST', path: '/v1/configure', input: ConfigureInput, output: ConfigureResult, auth: true, secret: true, opaque: [] },
+  secure_type: { method: 'POST', path: '/v1/secure_type', input: SecureTypeInput, output: SecureTypeResult, auth: true, secret: true, opaque: [] },
+  // credential-equivalent, and never shown to anyone: the api-server seals it at once (a
+  // warm resume must restore a cookie that holds the secret exactly, not its mask)
+  storage_state: {
+    method: 'POST',
+    path: '/v1/storage_state',
+    input: Empty,
+    output: StorageStateResult,
+    auth: true,
+    secret: true,
+    opaque: ['cookies', 'origins', 'sessionStorage'],
+  },
+} as const satisfies Record<string, NodeRoute>
+
+// --- the driving routes, derived ---------------------------------------------------------
+
+type AnyDrive = DriveContract<z.ZodObject, z.ZodType, string, z.ZodType>
+/** the operation's input object without sessionId, non-strict */
+type NodeInputSchema<S extends z.ZodObject> = z.ZodObject<Omit<S['shape'], 'sessionId'>>
+type NodeOutputSchema<C extends AnyDrive> = NonNullable<C['node']['output']>
+type DriveRoute<C extends AnyDrive> = NodeRoute<NodeInputSchema<C['input']>, NodeOutputSchema<C>> & { method: 'POST' }
+type DriveRoutes = { [C in (typeof driveContracts)[number] as C['name']]: DriveRoute<C> }
+
+/**
+ * The node's input for an operation's input schema: its shape without sessionId, with
+ * the object-level refinements re-applied (zod refuses .omit() on a refined object, e.g.
+ * wait_for's "exactly one of selector or text").
+ */
+function nodeInput<S extends z.ZodObject>(input: S): NodeInputSchema<S> {
+  const { sessionId: _sessionId, ...shape } = input.shape
+  const schema = z.object(shape)
+  const checks = (input.def.checks ?? []) as Array<z.core.$ZodCheck<Record<string, unknown>>>
+  return (checks.length ? schema.check(...checks) : schema) as unknown as NodeInputSchema<S>
+}
+
+function driveRoute<C extends AnyDrive>(c: C): DriveRoute<C> {
+  return {
+    method: 'POST',
+    path: c.node.path,
+    input: nodeInput(c.input),
+    output: (c.node.output ?? c.output) as NodeOutputSchema<C>,
+    auth: true,
+    secret: false,
+    opaque: c.node.opaque ?? [],
+  }
+}
+
+const driveRoutes = Object.fromEntries(driveContracts.map((c) => [c.name, driveRoute(c)])) as DriveRoutes
+
+// --- the table ---------------------------------------------------------------------------
+
+export const nodeRoutes = { ...podRoutes, ...driveRoutes }
+export type NodeRoutes = typeof nodeRoutes
+export type NodeRouteName = keyof NodeRoutes
+
+/** What a caller sends to a route (also what its handler is given: the schemas have no transforms). */
+export type NodeInput<N extends NodeRouteName> = z.input<NodeRoutes[N]['input']>
+/** What a route answers with. */
+export type NodeOutput<N extends NodeRouteName> = z.output<NodeRoutes[N]['output']>
+
+export type ConfigureInput = NodeInput<'configure'>
+export type ConfigureResult = NodeOutput<'configure'>
+export type HealthResult = NodeOutput<'health'>
+export type SecureTypeInput = NodeInput<'secure_type'>
+export type SecureTypeResult = NodeOutput<'secure_type'>
+export type EditableKind = SecureTypeResult['fieldKind']
+export type StorageStateResult = NodeOutput<'storage_state'>
+export type SessionStorageEntry = z.output<typeof SessionStorageEntry>
+export type ConsoleMessage = z.output<typeof ConsoleMessage>

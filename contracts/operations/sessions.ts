@@ -1,0 +1,143 @@
+// Opening, reading, listing and ending sessions, and reading a session's journal.
+import { z } from 'zod'
+import { defineContract } from './types.ts'
+import { browserKind, egressMode, httpUrl, identityRef, networkRef, sessionId, viewport } from './fields.ts'
+
+const SESSIONS = ['sessions:write'] as const
+
+// --- results -------------------------------------------------------------------------
+
+/** A point in time as it goes on the wire: an ISO 8601 UTC timestamp (Date#toISOString). */
+export const isoTime = z.iso.datetime()
+
+/** The session object every session operation answers with. */
+export const SessionView = z.object({
+  id: z.string().describe('session id (nsess_…)'),
+  status: z.enum(['pending', 'live', 'ended', 'failed']),
+  egress: egressMode,
+  network: z.string().nullable().describe('id of the network the session tunnels to, if any'),
+  openedBy: z
+    .object({ principalId: z.string(), credentialId: z.string(), name: z.string() })
+    .describe('who opened it: the acting agent, the credential and its name'),
+  identity: z.string().nullable().describe('id of the bound identity (nident_…), if any'),
+  agentId: z.string().describe('the agent the session belongs to (a child agent for a spawned session)'),
+  browserKind,
+  url: z.string().nullable().describe('the url recorded at start (not navigated)'),
+  viewport: z.object({ width: z.number().int(), height: z.number().int() }).nullable(),
+  createdAt: isoTime,
+  liveAt: isoTime.nullable(),
+  endedAt: isoTime.nullable(),
+  failureReason: z.string().optional().describe('present on a failed session: why it failed'),
+  idleTimeoutSecs: z.number().int().nullable().describe('the session ends after this long without a driving call'),
+  maxDurationSecs: z.number().int().nullable().describe('and at the latest this long after it went live'),
+  endReason: z.string().optional().describe('present when the session ended on its own: idle_timeout or max_duration'),
+  queuePosition: z.number().int().min(1).optional().describe('present while a start waits for a browser: its place in line (1 = next)'),
+})
+
+export const SessionList = z.object({ items: z.array(SessionView) })
+
+/** One value-free journal row: operation names, selectors, verbs, sizes and outcomes — never typed text, secrets or page content. */
+export const JournalRow = z.object({
+  id: z.string().regex(/^\d+$/).describe('increasing row id; pass it as `after` to read on from here'),
+  op: z.string().describe('the operation, e.g. session_start, navigate, act'),
+  detail: z.record(z.string(), z.unknown()).describe('what the journal keeps of the call (value-free)'),
+  outcome: z.enum(['ok', 'error']),
+  errorCode: z.string().optional().describe('present when outcome is error'),
+  durationMs: z.number().int().optional().describe('present for driving actions'),
+  at: isoTime,
+})
+
+export const JournalPage = z.object({ items: z.array(JournalRow) })
+
+// --- operations ----------------------------------------------------------------------
+
+const startFields = {
+  identity: identityRef.optional().describe('identity id (nident_…) or name to bind'),
+  egress: egressMode.optional().describe('local, split or platform; omitted uses the agent default'),
+  network: networkRef.optional().describe('network name, slug or id, for local or split egress'),
+  viewport: viewport.optional(),
+}
+
+export const sessionStart = defineContract({
+  name: 'session_start',
+  description: 'Open a browser session, optionally binding a persona; url is recorded but not navigated',
+  scopes: SESSIONS,
+  input: z.strictObject({
+    ...startFields,
+    url: httpUrl.optional(),
+    browserKind: browserKind.optional(),
+    warmResume: z.boolean().optional(),
+    fromVersion: z.string().regex(/^niver_[0-9A-Za-z]{1,40}$/, 'must be a version id (niver_…)').optional(),
+    agent: z.string().max(200).optional().describe('REST/SDK only: empty or the credential’s own agent'),
+    // the spec fixes session_start's tool inputs; lifetimes are a REST/SDK extension
+    idleTimeoutSecs: z.number().int().min(10).max(7 * 86400).optional().describe('REST/SDK only: end the session after this long without a driving call (at most the server’s value)'),
+    maxDurationSecs: z.number().int().min(10).max(7 * 86400).optional().describe('REST/SDK only: end the session this long after it went live (at most the server’s value)'),
+  }),
+  output: SessionView,
+  restOnlyFields: ['agent', 'idleTimeoutSecs', 'maxDurationSecs'],
+  rest: { method: 'POST', path: '/v1/sessions', status: 201 },
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+})
+
+export const spawnAndStartSession = defineContract({
+  name: 'spawn_and_start_session',
+  description: 'Open a session as a named child of the calling agent (a distinct child principal with a provenance edge)',
+  scopes: SESSIONS,
+  input: z.strictObject({
+    childName: z.string().min(1).max(64).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, . _ - only'),
+    ...startFields,
+  }),
+  output: SessionView,
+  rest: { method: 'POST', path: '/v1/sessions/spawn', status: 201 },
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+})
+
+export const sessionGet = defineContract({
+  name: 'session_get',
+  description: 'One session of the caller’s org',
+  scopes: SESSIONS,
+  input: z.strictObject({ sessionId }),
+  output: SessionView,
+  rest: { method: 'GET', path: '/v1/sessions/:sessionId' },
+  annotations: { readOnlyHint: true, openWorldHint: false },
+})
+
+export const sessionList = defineContract({
+  name: 'session_list',
+  description: 'Sessions of the caller’s org, newest first',
+  scopes: SESSIONS,
+  input: z.strictObject({
+    status: z.enum(['pending', 'live', 'ended', 'failed']).optional(),
+    limit: z.coerce.number().int().min(1).max(200).default(50),
+  }),
+  output: SessionList,
+  rest: { method: 'GET', path: '/v1/sessions' },
+  annotations: { readOnlyHint: true, openWorldHint: false },
+})
+
+export const sessionEnd = defineContract({
+  name: 'session_end',
+  description: 'End a session and release its persona lease; idempotent',
+  scopes: SESSIONS,
+  input: z.strictObject({ sessionId }),
+  output: SessionView,
+  rest: { method: 'DELETE', path: '/v1/sessions/:sessionId' },
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+})
+
+export const sessionJournal = defineContract({
+  name: 'session_journal',
+  description: 'The value-free journal of a session’s operations',
+  scopes: SESSIONS,
+  input: z.strictObject({
+    sessionId,
+    after: z.coerce.number().int().min(0).optional(),
+    limit: z.coerce.number().int().min(1).max(500).default(100),
+  }),
+  output: JournalPage,
+  rest: { method: 'GET', path: '/v1/sessions/:sessionId/journal' },
+  mcp: false,
+  annotations: { readOnlyHint: true, openWorldHint: false },
+})
+
+export const sessionLifecycleContracts = [sessionStart, spawnAndStartSession, sessionGet, sessionList, sessionEnd, sessionJournal] as const

@@ -1,0 +1,100 @@
+// The operator's one call to a browser pod's node API: configure a claimed pod for its
+// session (route and body from contracts/node-api.ts). Both runtimes use it — the
+// embedded one on loopback, the Kubernetes one over the pod network — so the outcome
+// says what to do next: transient failures (connection refused while the pod network
+// settles, timeouts, 5xx) are retryable; a 4xx is final. A 409 means the pod is already
+// configured — pods are single-use and this one was claimed for our session, so that is
+// an earlier attempt of ours that succeeded (e.g. before an operator restart); GET
+// /healthz confirms it.
+//
+// node:http with a short-lived request (no keep-alive): cheaper than fetch for one call
+// on the claim path. The request bytes are zeroed once sent (the body may hold
+// auth-state); no error message includes the token or the body.
+import http from 'node:http'
+import { HealthResult, nodeRoutes, type ConfigureInput } from '../contracts/node-api.ts'
+
+export type { ConfigureInput }
+
+export type ConfigureOutcome = { ok: true } | { ok: false; retryable: boolean; message: string }
+
+/** the most of a reply read (an error body or the health probe's) */
+const MAX_REPLY = 64 * 1024
+
+export async function configureNode(endpoint: string, token: string, body: ConfigureInput, timeoutMs: number): Promise<ConfigureOutcome> {
+  const route = nodeRoutes.configure
+  const payload = Buffer.from(JSON.stringify(body))
+  let reply: Reply
+  try {
+    reply = await request(new URL(route.path, endpoint), route.method, timeoutMs, { authorization: `Bearer ${token}` }, payload)
+  } catch (err) {
+    return { ok: false, retryable: true, message: `configure request failed (${failureName(err)})` }
+  } finally {
+    payload.fill(0)
+  }
+  const { status } = reply
+  if (status >= 200 && status < 300) return { ok: true }
+  if (status === 409 && (await alreadyConfigured(endpoint, timeoutMs))) return { ok: true }
+  return { ok: false, retryable: status >= 500, message: `configure rejected: HTTP ${status}${errorCode(reply.body)}` }
+}
+
+async function alreadyConfigured(endpoint: string, timeoutMs: number): Promise<boolean> {
+  const route = nodeRoutes.health
+  try {
+    const { status, body } = await request(new URL(route.path, endpoint), route.method, timeoutMs)
+    return status === 200 && HealthResult.safeParse(JSON.parse(body.toString('utf8'))).data?.configured === true
+  } catch {
+    return false
+  }
+}
+
+/** only the node's error code (a fixed word such as `bad_request`), never its message */
+function errorCode(body: Buffer): string {
+  try {
+    const code = (JSON.parse(body.toString('utf8')) as { error?: { code?: unknown } } | null)?.error?.code
+    return typeof code === 'string' && /^[\w.-]{1,64}$/.test(code) ? ` ${code}` : ''
+  } catch {
+    return ''
+  }
+}
+
+/** the failure's kind only: an errno code such as ECONNREFUSED, or TimeoutError */
+function failureName(err: unknown): string {
+  if (!(err instanceof Error)) return 'error'
+  const code = (err as NodeJS.ErrnoException).code
+  return typeof code === 'string' && /^E[A-Z]+$/.test(code) ? code : err.name === 'TimeoutError' ? 'TimeoutError' : 'error'
+}
+
+interface Reply {
+  status: number
+  body: Buffer
+}
+
+/** one request on its own connection, with a deadline for the whole exchange */
+function request(url: URL, method: 'GET' | 'POST', timeoutMs: number, headers: Record<string, string> = {}, payload?: Buffer): Promise<Reply> {
+  return new Promise<Reply>((resolve, reject) => {
+    const req = http.request(url, {
+      method,
+      agent: false,
+      headers: { ...headers, ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}) },
+    }, (res) => {
+      const chunks: Buffer[] = []
+      let size = 0
+      res.on('data', (c: Buffer) => {
+        size += c.length
+        if (size <= MAX_REPLY) chunks.push(c)
+      })
+      res.on('error', fail)
+      res.on('end', () => {
+        clearTimeout(timer)
+        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) })
+      })
+    })
+    const timer = setTimeout(() => req.destroy(Object.assign(new Error('timeout'), { name: 'TimeoutError' })), timeoutMs)
+    function fail(err: Error) {
+      clearTimeout(timer)
+      reject(err)
+    }
+    req.on('error', fail)
+    req.end(payload)
+  })
+}

@@ -1,0 +1,164 @@
+// Generated from contracts/operations/index.ts by scripts/gen-sdk.ts — do not edit.
+import type { Call, InputOf as In } from './types.ts'
+
+/** The REST route of every operation. */
+export const routes = {
+  me: { method: 'GET', path: '/v1/me' },
+  key_create: { method: 'POST', path: '/v1/keys' },
+  audit_list: { method: 'GET', path: '/v1/audit' },
+  identity_list_assumable: { method: 'GET', path: '/v1/identities/assumable' },
+  identity_create: { method: 'POST', path: '/v1/identities' },
+  identity_list: { method: 'GET', path: '/v1/identities' },
+  identity_delete: { method: 'DELETE', path: '/v1/identities/:identityId' },
+  credential_create: { method: 'POST', path: '/v1/identities/:identityId/credentials' },
+  credential_list: { method: 'GET', path: '/v1/identities/:identityId/credentials' },
+  credential_rotate: { method: 'POST', path: '/v1/identities/:identityId/credentials/:credentialId/rotate' },
+  credential_delete: { method: 'DELETE', path: '/v1/identities/:identityId/credentials/:credentialId' },
+  grant_create: { method: 'POST', path: '/v1/identities/:identityId/grants' },
+  grant_list: { method: 'GET', path: '/v1/identities/:identityId/grants' },
+  grant_revoke: { method: 'POST', path: '/v1/identities/:identityId/grants/:grantId/revoke' },
+  grant_delete: { method: 'DELETE', path: '/v1/identities/:identityId/grants/:grantId' },
+  governance_get: { method: 'GET', path: '/v1/governance' },
+  governance_put: { method: 'PUT', path: '/v1/governance' },
+  authstate_capture: { method: 'POST', path: '/v1/sessions/:sessionId/authstate' },
+  authstate_list: { method: 'GET', path: '/v1/identities/:identityId/authstates' },
+  session_start: { method: 'POST', path: '/v1/sessions' },
+  spawn_and_start_session: { method: 'POST', path: '/v1/sessions/spawn' },
+  session_get: { method: 'GET', path: '/v1/sessions/:sessionId' },
+  session_list: { method: 'GET', path: '/v1/sessions' },
+  session_end: { method: 'DELETE', path: '/v1/sessions/:sessionId' },
+  session_journal: { method: 'GET', path: '/v1/sessions/:sessionId/journal' },
+  navigate: { method: 'POST', path: '/v1/sessions/:sessionId/navigate' },
+  perceive: { method: 'POST', path: '/v1/sessions/:sessionId/perceive' },
+  act: { method: 'POST', path: '/v1/sessions/:sessionId/act' },
+  credential_fill: { method: 'POST', path: '/v1/sessions/:sessionId/fill-credential' },
+  screenshot: { method: 'POST', path: '/v1/sessions/:sessionId/screenshot' },
+  go_back: { method: 'POST', path: '/v1/sessions/:sessionId/go-back' },
+  reload: { method: 'POST', path: '/v1/sessions/:sessionId/reload' },
+  wait_for: { method: 'POST', path: '/v1/sessions/:sessionId/wait-for' },
+  select_option: { method: 'POST', path: '/v1/sessions/:sessionId/select-option' },
+  hover: { method: 'POST', path: '/v1/sessions/:sessionId/hover' },
+  pdf: { method: 'POST', path: '/v1/sessions/:sessionId/pdf' },
+  console_messages: { method: 'GET', path: '/v1/sessions/:sessionId/console' },
+  network_list: { method: 'GET', path: '/v1/networks' },
+  network_create: { method: 'POST', path: '/v1/networks' },
+  network_update: { method: 'PATCH', path: '/v1/networks/:networkId' },
+  network_rotate_token: { method: 'POST', path: '/v1/networks/:networkId/rotate-token' },
+  network_delete: { method: 'DELETE', path: '/v1/networks/:networkId' },
+  network_daemons: { method: 'GET', path: '/v1/networks/:networkId/daemons' },
+  local_reach_ensure: { method: 'POST', path: '/v1/local-reach/ensure' },
+} as const
+
+/** One method per operation, grouped by domain. */
+export function methods(call: Call) {
+  return {
+    me: {
+      /** Who the calling credential is: its org, agent and scopes */
+      get: () => call('me', {}),
+    },
+    keys: {
+      /** Mint an API key; a key never gets a scope its minter lacks */
+      create: (input: In<'key_create'>) => call('key_create', input),
+    },
+    audit: {
+      /** The org audit trail, oldest first, paged by id */
+      list: (input: In<'audit_list'> = {}) => call('audit_list', input),
+    },
+    identities: {
+      /** List identities the calling agent holds a live assume or manage grant on, with credential slots (no values) and lease state */
+      assumable: () => call('identity_list_assumable', {}),
+      /** Create an identity (persona) in the org; names are unique per org */
+      create: (input: In<'identity_create'>) => call('identity_create', input),
+      /** List the org identities with their lease state (never the holder) */
+      list: () => call('identity_list', {}),
+      /** Delete an identity with its credentials and grants; refused (409) while a session holds its lease */
+      delete: (identityId: In<'identity_delete'>['identityId']) => call('identity_delete', { identityId }),
+    },
+    credentials: {
+      /** Add a sealed credential to an identity; the value is write-only and only a mask is returned */
+      create: (identityId: In<'credential_create'>['identityId'], input: Omit<In<'credential_create'>, 'identityId'>) => call('credential_create', { ...input, identityId }),
+      /** List an identity's credentials: names, placeholders, origins and masks only */
+      list: (identityId: In<'credential_list'>['identityId']) => call('credential_list', { identityId }),
+      /** Replace a credential value (re-sealed); its name and origin allowlist are unchanged */
+      rotate: (identityId: In<'credential_rotate'>['identityId'], credentialId: In<'credential_rotate'>['credentialId'], input: Omit<In<'credential_rotate'>, 'identityId' | 'credentialId'>) => call('credential_rotate', { ...input, identityId, credentialId }),
+      /** Delete a credential from an identity */
+      delete: (identityId: In<'credential_delete'>['identityId'], credentialId: In<'credential_delete'>['credentialId']) => call('credential_delete', { identityId, credentialId }),
+    },
+    grants: {
+      /** Grant an agent the right to assume or manage an identity until expiresAt */
+      create: (identityId: In<'grant_create'>['identityId'], input: Omit<In<'grant_create'>, 'identityId'>) => call('grant_create', { ...input, identityId }),
+      /** List who may assume or manage an identity, with each grant state (live, expired, revoked) */
+      list: (identityId: In<'grant_list'>['identityId']) => call('grant_list', { identityId }),
+      /** Soft-revoke a grant (idempotent): future binds fail; a lease already held is kept until its session ends */
+      revoke: (identityId: In<'grant_revoke'>['identityId'], grantId: In<'grant_revoke'>['grantId']) => call('grant_revoke', { identityId, grantId }),
+      /** Hard-delete a grant: removes the row and its audit trail */
+      delete: (identityId: In<'grant_delete'>['identityId'], grantId: In<'grant_delete'>['grantId']) => call('grant_delete', { identityId, grantId }),
+    },
+    governance: {
+      /** Read the org governance flags */
+      get: () => call('governance_get', {}),
+      /** Update the org governance flags; fields left out keep their value */
+      put: (input: In<'governance_put'> = {}) => call('governance_put', input),
+    },
+    authstates: {
+      /** Capture a live session's cookies and storage as a new sealed auth-state version of its bound identity (admin action; never automatic) */
+      capture: (sessionId: In<'authstate_capture'>['sessionId']) => call('authstate_capture', { sessionId }),
+      /** List an identity's captured auth-state versions, newest first: id, createdAt, createdBy and the hosts covered */
+      list: (identityId: In<'authstate_list'>['identityId']) => call('authstate_list', { identityId }),
+    },
+    sessions: {
+      /** Open a browser session, optionally binding a persona; url is recorded but not navigated */
+      create: (input: In<'session_start'> = {}) => call('session_start', input),
+      /** Open a session as a named child of the calling agent (a distinct child principal with a provenance edge) */
+      spawn: (input: In<'spawn_and_start_session'>) => call('spawn_and_start_session', input),
+      /** One session of the caller’s org */
+      get: (sessionId: In<'session_get'>['sessionId']) => call('session_get', { sessionId }),
+      /** Sessions of the caller’s org, newest first */
+      list: (input: In<'session_list'> = {}) => call('session_list', input),
+      /** End a session and release its persona lease; idempotent */
+      end: (sessionId: In<'session_end'>['sessionId']) => call('session_end', { sessionId }),
+      /** The value-free journal of a session’s operations */
+      journal: (sessionId: In<'session_journal'>['sessionId'], input: Omit<In<'session_journal'>, 'sessionId'> = {}) => call('session_journal', { ...input, sessionId }),
+      /** Navigate the session’s page; returns the resolved url after redirects */
+      navigate: (sessionId: In<'navigate'>['sessionId'], url: In<'navigate'>['url']) => call('navigate', { sessionId, url }),
+      /** Read the page: url, title, accessibility snapshot and visible text (password values never appear) */
+      perceive: (sessionId: In<'perceive'>['sessionId'], input: Omit<In<'perceive'>, 'sessionId'> = {}) => call('perceive', { ...input, sessionId }),
+      /** One page action: click, type, press, goto or scroll */
+      act: (sessionId: In<'act'>['sessionId'], input: Omit<In<'act'>, 'sessionId'>) => call('act', { ...input, sessionId }),
+      /** Securely type a persona credential into a field; the secret is never returned or shown */
+      fillCredential: (sessionId: In<'credential_fill'>['sessionId'], credentialName: In<'credential_fill'>['credentialName'], selector: In<'credential_fill'>['selector']) => call('credential_fill', { sessionId, credentialName, selector }),
+      /** PNG of the page */
+      screenshot: (sessionId: In<'screenshot'>['sessionId']) => call('screenshot', { sessionId }),
+      /** Go back in the page history */
+      goBack: (sessionId: In<'go_back'>['sessionId']) => call('go_back', { sessionId }),
+      /** Reload the page */
+      reload: (sessionId: In<'reload'>['sessionId']) => call('reload', { sessionId }),
+      /** Wait until a selector or a text appears (exactly one of them) */
+      waitFor: (sessionId: In<'wait_for'>['sessionId'], input: Omit<In<'wait_for'>, 'sessionId'>) => call('wait_for', { ...input, sessionId }),
+      /** Select options of a <select> */
+      selectOption: (sessionId: In<'select_option'>['sessionId'], input: Omit<In<'select_option'>, 'sessionId'>) => call('select_option', { ...input, sessionId }),
+      /** Hover over an element */
+      hover: (sessionId: In<'hover'>['sessionId'], input: Omit<In<'hover'>, 'sessionId'>) => call('hover', { ...input, sessionId }),
+      /** PDF of the page */
+      pdf: (sessionId: In<'pdf'>['sessionId']) => call('pdf', { sessionId }),
+      /** Console messages the page logged */
+      consoleMessages: (sessionId: In<'console_messages'>['sessionId']) => call('console_messages', { sessionId }),
+    },
+    networks: {
+      /** Networks of the org (empty array if none) */
+      list: () => call('network_list', {}),
+      /** Create a network; its join token secret is returned once */
+      create: (input: In<'network_create'>) => call('network_create', input),
+      /** Replace the declared hosts (host, IPv4, [IPv6] or ::1, optionally :port); live sessions keep their launch-time list */
+      update: (networkId: In<'network_update'>['networkId'], input: Omit<In<'network_update'>, 'networkId'>) => call('network_update', { ...input, networkId }),
+      /** Issue a fresh join token; the old one stops working and joined daemons must rejoin */
+      rotateToken: (networkId: In<'network_rotate_token'>['networkId']) => call('network_rotate_token', { networkId }),
+      /** Delete a network; its tokens stop working and its daemons are dropped */
+      delete: (networkId: In<'network_delete'>['networkId']) => call('network_delete', { networkId }),
+      /** Daemons of a network (reachable true while connected; empty when none is attached) */
+      daemons: (networkId: In<'network_daemons'>['networkId']) => call('network_daemons', { networkId }),
+      /** Make a local target reachable: creates or reuses the backing network and declares the target */
+      ensureLocalReach: (input: In<'local_reach_ensure'>) => call('local_reach_ensure', input),
+    },
+  }
+}

@@ -1,0 +1,14 @@
+// The SDK's types, from the operation contracts alone (types only: no server code and
+// no zod at run time).
+import type { z } from 'zod'
+import type { ContractOf } from '../contracts/operations/index.ts'
+import type { routes } from './generated.ts'
+
+/** An operation the SDK can call: every one with a REST binding. */
+export type OperationName = keyof typeof routes
+/** What an operation takes: its contract's input, before defaults (optional fields may be left out). */
+export type InputOf<N extends OperationName> = z.input<ContractOf<N>['input']>
+/** What an operation answers: its contract's output (void for 204 no content). */
+export type OutputOf<N extends OperationName> = z.output<ContractOf<N>['output']>
+
+export type Call = <N extends OperationName>(name: N, input: InputOf<N>) => Promise<OutputOf<N>>

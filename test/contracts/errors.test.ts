@@ -1,0 +1,193 @@
+// The error catalogue (contracts/errors.ts): every error the service returns is
+// declared once and built only through it. Fails on
+//  - an entry that breaks the rule (contracts/errors/rule.ts),
+//  - an entry no source file uses (errors.<key>, oauthErrors.<key>, …),
+//  - an error built around the catalogue (new ApiError(…), a literal error body, a
+//    literal 4xx/5xx status on a reply, the pre-catalogue helpers), named file:line,
+//  - a spec Errors row (ERR-nn in ../shared/spec/CHECKLIST.md) no entry serves,
+//  - a README error table that is not what scripts/gen-error-table.ts writes.
+import t from 'tap'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import {
+  ApiError, CATALOGUE, CODE_STATUS, FAMILIES, OAUTH_STATUS, OAuthError, REASON_PATTERN, SPEC_FIXED_REASONS, errors, fromBody, isError, oauthErrors,
+  pageErrors, rpcErrors, upgradeErrors, type ErrorCode, type Family, type Listed, type OAuthErrorCode,
+} from '../../contracts/errors.ts'
+import { readReadme, renderErrorTable, withErrorTable } from '../../scripts/gen-error-table.ts'
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+const CHECKLIST = join(ROOT, '../shared/spec/CHECKLIST.md')
+/** where errors are raised: scanned for uses and for errors built around the catalogue */
+const SOURCE_DIRS = ['api-server', 'browser-pod', 'operator', 'cli', 'tunnel', 'contracts']
+
+function sourceFiles(): { file: string; text: string }[] {
+  const out: { file: string; text: string }[] = []
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      const p = join(dir, name)
+      if (statSync(p).isDirectory()) walk(p)
+      else if (p.endsWith('.ts')) out.push({ file: relative(ROOT, p), text: readFileSync(p, 'utf8') })
+    }
+  }
+  for (const d of SOURCE_DIRS) if (existsSync(join(ROOT, d))) walk(join(ROOT, d))
+  return out
+}
+const SOURCES = sourceFiles()
+/** the catalogue's own files (contracts/errors.ts and contracts/errors/) neither use nor bypass it */
+const isCatalogue = (file: string) => file === 'contracts/errors.ts' || file.startsWith('contracts/errors/')
+
+/** a placeholder argument for a builder parameter */
+const sample = (name: string) => (/Secs$|^max$|^quota$|^interval$/.test(name) ? 7 : `<${name}>`)
+function build(e: Listed): { status: number; code: unknown; reason?: string; headers: Record<string, string>; message: string } {
+  const args: unknown[] = []
+  if (Array.isArray(e.reason)) args.push(e.reason[0])
+  for (const a of e.args ?? []) args.push(sample(a))
+  if ('details' in e && e.details) args.push('<detail>')
+  const make = { api: errors, oauth: oauthErrors, page: pageErrors, upgrade: upgradeErrors, rpc: rpcErrors }[e.family] as Record<string, (...a: unknown[]) => unknown>
+  const made = make[e.key](...args) as Record<string, unknown>
+  if (made instanceof ApiError) return { status: made.status, code: made.code, reason: made.reason, headers: made.headers, message: made.message }
+  if (made instanceof OAuthError) return { status: made.status, code: made.error, headers: made.headers, message: made.message }
+  if (e.family === 'rpc') return { status: e.status, code: made.code, headers: {}, message: String(made.message) }
+  return { status: made.status as number, code: null, headers: made.headers as Record<string, string>, message: String(made.message) }
+}
+
+t.test('the catalogue, listed', async (t) => {
+  const byFamily = (f: Family) => CATALOGUE.filter((e) => e.family === f)
+  for (const f of Object.keys(FAMILIES) as Family[]) {
+    t.comment(`${FAMILIES[f].builder} (${byFamily(f).length}): ${byFamily(f).map((e) => e.key).join(' ')}`)
+  }
+  t.comment(`${CATALOGUE.length} errors in all`)
+  const keys = CATALOGUE.map((e) => e.key)
+  t.same(keys.filter((k, i) => keys.indexOf(k) !== i), [], 'each key is declared once, across every family')
+})
+
+t.test('every entry follows the rule', async (t) => {
+  const problems: string[] = []
+  const fixed = new Set<string>(SPEC_FIXED_REASONS)
+  const bodies = new Map<string, string>()
+  for (const e of CATALOGUE) {
+    const where = `${e.family} ${e.key}`
+    if (e.family === 'api') {
+      const allowed = CODE_STATUS[e.code as ErrorCode]
+      if (!allowed) problems.push(`${where}: code ${String(e.code)} is not a service code`)
+      else if (!allowed.includes(e.status)) problems.push(`${where}: ${String(e.code)} with status ${e.status} (the rule: ${allowed.join(' or ')})`)
+      for (const r of e.reason === null ? [] : Array.isArray(e.reason) ? e.reason : [e.reason as string]) {
+        if (!REASON_PATTERN.test(r) && !fixed.has(r)) problems.push(`${where}: reason ${r} is neither snake_case nor a spelling the spec fixes`)
+      }
+    }
+    if (e.family === 'oauth') {
+      const allowed = OAUTH_STATUS[e.code as OAuthErrorCode] ?? [400]
+      if (!allowed.includes(e.status)) problems.push(`${where}: ${String(e.code)} with status ${e.status} (the rule: ${allowed.join(' or ')})`)
+    }
+    if (e.status < 400 || e.status > 599) problems.push(`${where}: status ${e.status} is not an error`)
+    if (typeof e.message === 'function') {
+      if ((e.args ?? []).length !== e.message.length) problems.push(`${where}: message builder takes ${e.message.length} arguments, args names ${(e.args ?? []).length}`)
+    } else if (e.args) problems.push(`${where}: args without a message builder`)
+    if (e.retryAfter === 'arg' && e.args?.[0] !== 'retryAfterSecs') problems.push(`${where}: retryAfter 'arg' needs the builder's first parameter retryAfterSecs`)
+    if (!e.when.trim()) problems.push(`${where}: no "when"`)
+    for (const s of e.spec ?? []) if (!/^(INV|FLD|EP|RULE|AUTH|EV|ERR|LIM)-\d{2}$/.test(s)) problems.push(`${where}: spec row ${s} is not a checklist id`)
+    // two entries with the same wire body could not be told apart by a client
+    if (e.family === 'api' || e.family === 'oauth') {
+      const b = build(e)
+      const id = `${b.status} ${String(b.code)} ${b.reason ?? ''} ${b.message}`
+      if (bodies.has(id)) problems.push(`${where}: the same status, code, reason and message as ${bodies.get(id)}`)
+      bodies.set(id, e.key)
+    }
+  }
+  t.same(problems, [], 'no entry breaks the rule')
+})
+
+t.test('each constructor builds exactly what its entry declares', async (t) => {
+  for (const e of CATALOGUE) {
+    const b = build(e)
+    t.equal(b.status, e.status, `${e.key}: status`)
+    t.equal(b.code, e.family === 'page' || e.family === 'upgrade' ? null : e.code, `${e.key}: code`)
+    if (e.family === 'api') t.equal(b.reason, Array.isArray(e.reason) ? e.reason[0] : (e.reason ?? undefined), `${e.key}: reason`)
+    if (e.retryAfter !== undefined) t.equal(b.headers['retry-after'], String(e.retryAfter === 'arg' ? 7 : e.retryAfter), `${e.key}: Retry-After`)
+    t.ok(b.message.length > 0, `${e.key}: a message`)
+  }
+  const denied = errors.credentialOriginDenied('evil.test')
+  t.same(denied.toBody(), { error: { code: 'forbidden', message: 'origin not on the credential allowlist', reason: 'credential.origin_denied', host: 'evil.test' } }, 'the node\'s audit field rides in the body')
+  const back = fromBody(403, JSON.parse(JSON.stringify(denied.toBody())))
+  t.ok(isError(back, 'credentialOriginDenied'), 'a body received over HTTP is recognised as its entry')
+  t.equal(back.key, 'credentialOriginDenied')
+  t.same(back.details, { host: 'evil.test' })
+  t.notOk(isError(errors.grantOriginDenied(), 'credentialOriginDenied'))
+})
+
+t.test('every spec Errors row is served by an entry', async (t) => {
+  const served = new Set<string>(CATALOGUE.flatMap((e) => e.spec ?? []))
+  let rows: string[]
+  if (existsSync(CHECKLIST)) {
+    const text = readFileSync(CHECKLIST, 'utf8')
+    rows = [...text.matchAll(/\*\*(ERR-\d+)\*\*/g)].map((m) => m[1])
+    const all = new Set([...text.matchAll(/\*\*([A-Z]+-\d+)\*\*/g)].map((m) => m[1]))
+    t.same([...served].filter((s) => !all.has(s)), [], 'every spec id the catalogue names is a checklist row')
+  } else {
+    // outside the workspace the checklist is not at hand: the ERR ids the catalogue names must still run 01..n unbroken
+    const n = Math.max(...[...served].filter((s) => s.startsWith('ERR-')).map((s) => Number(s.slice(4))))
+    rows = Array.from({ length: n }, (_, i) => `ERR-${String(i + 1).padStart(2, '0')}`)
+    t.comment(`${CHECKLIST} not found; checking ERR-01..ERR-${n}`)
+  }
+  t.ok(rows.length >= 30, `${rows.length} Errors rows`)
+  t.same(rows.filter((r) => !served.has(r)), [], 'no spec Errors row without a catalogue entry')
+})
+
+t.test('every entry is used by the source', async (t) => {
+  const used = new Set<string>()
+  const pattern = new RegExp(`(?<![\\w./])(${Object.values(FAMILIES).map((f) => f.builder).join('|')})\\.(\\w+)\\b`, 'g')
+  for (const { file, text } of SOURCES) {
+    if (isCatalogue(file)) continue
+    for (const m of text.matchAll(pattern)) used.add(`${m[1]}.${m[2]}`)
+    // isError(e, 'key') names its key as a string
+    for (const m of text.matchAll(/isError\([^,]+,\s*'(\w+)'\)/g)) used.add(`errors.${m[1]}`)
+  }
+  const unused = CATALOGUE.filter((e) => !used.has(`${FAMILIES[e.family].builder}.${e.key}`)).map((e) => `${FAMILIES[e.family].builder}.${e.key}`)
+  // one failure per entry, so the summary names each (delete the entry, or build the error with it)
+  for (const u of unused) t.fail(`${u} is declared but no source file builds it`)
+  if (!unused.length) t.pass(`all ${CATALOGUE.length} entries are used`)
+})
+
+/** errors built around the catalogue: [what, pattern]. Comment lines are skipped. */
+const BYPASSES: [string, RegExp][] = [
+  ['constructs an error class directly', /\bnew (ApiError|NodeError|OAuthError)\(/],
+  ['calls a pre-catalogue helper', /(?<![\w.])(badRequest|forbidden|conflict|notFound|unauthorized|internal|missingScope)\(/],
+  ['writes a service error body by hand', /\berror:\s*\{\s*code:/],
+  ['writes an OAuth error body by hand', /\berror:\s*'[a-z_]+'\s*,\s*error_description/],
+  ['answers a literal error status', /(?:\.code|\.status|writeHead|sendPage|send)\(\s*(?:reply,\s*|res,\s*)?[45]\d\d\b/],
+  ['writes a raw HTTP error response', /HTTP\/1\.1 [45]\d\d/],
+  ['gives an error status literally', /\bstatus:\s*[45]\d\d\b/],
+]
+/** what looks like an error but is not one the service returns: [file, line text, why] */
+const NOT_ERRORS: [string, RegExp, string][] = [
+  ['cli/operator.ts', /send\(503, \{ ok: false, reasons/, 'the operator\'s readiness probe answer, not an error body'],
+  ['browser-pod/egress-gateway.ts', /HTTP\/1\.1 400 Bad Request/, 'the egress proxy\'s answer to Chromium; callers see reachabilityDenied / navigationFailed'],
+]
+
+t.test('no error is built around the catalogue', async (t) => {
+  const found: string[] = []
+  for (const { file, text } of SOURCES) {
+    if (isCatalogue(file)) continue
+    const errorSubclass = /extends (ApiError|NodeError)\b/.test(text)
+    text.split('\n').forEach((line, i) => {
+      const trimmed = line.trim()
+      if (trimmed.startsWith('//') || trimmed.startsWith('*') || trimmed.startsWith('/*')) return
+      const hits = BYPASSES.filter(([, re]) => re.test(line)).map(([what]) => what)
+      // a subclass of the service's error passing a literal status to super()
+      if (errorSubclass && /\bsuper\(\s*[45]\d\d\s*,/.test(line)) hits.push('passes a literal status to an error superclass')
+      if (!hits.length) return
+      if (NOT_ERRORS.some(([f, re]) => f === file && re.test(line))) return
+      found.push(`${file}:${i + 1} ${hits.join('; ')}: ${trimmed.slice(0, 140)}`)
+    })
+  }
+  // one failure per site, named file:line, so the summary is the to-do list
+  for (const f of found) t.fail(f)
+  if (!found.length) t.pass('every error comes from the catalogue (errors.<key>(…), oauthErrors.<key>(…), …)')
+})
+
+t.test('the README error table is generated from the catalogue', async (t) => {
+  const readme = readReadme()
+  t.ok(readme.includes(renderErrorTable()), 'README.md is current: run node --import tsx scripts/gen-error-table.ts')
+  t.equal(withErrorTable(readme), readme, 'nothing else between the markers')
+})
