@@ -35,26 +35,6 @@ export async function freetextFillEnabled(db: Queryable, orgId: string): Promise
   return (await getGovernance(db, orgId)).credential_freetext_fill
 }
 
-/**
- * Normalises an advisor origin: `http(s)://host[:port]` with nothing after it (an
- * origin, so the cloak gate can compare a session url's origin exactly). Returns
- * null for anything else: bare hosts, paths, queries, userinfo, wildcards.
- */
-export function normalizeAdvisorOrigin(entry: string): string | null {
-  if (typeof entry !== 'string' || !entry || entry.length > 300) return null
-  if (!entry.includes('://')) return null
-  let u: URL
-  try {
-    u = new URL(entry)
-  } catch {
-    return null
-  }
-  if (u.protocol !== 'https:' && u.protocol !== 'http:') return null
-  if (u.username || u.password || u.search || u.hash || (u.pathname !== '/' && u.pathname !== '')) return null
-  if (entry.includes('*')) return null
-  return u.origin
-}
-
 /** Cloak gate helper (RULE-19): is the url's origin exactly one of the declared advisor origins? */
 export function urlIsAdvisorOrigin(url: string, declared: readonly string[]): boolean {
   let origin: string
@@ -65,3 +45,5 @@ export function urlIsAdvisorOrigin(url: string, declared: readonly string[]): bo
   }
   return declared.includes(origin)
 }
+
+export { normalizeAdvisorOrigin } from '../../contracts/operations/personas.ts'

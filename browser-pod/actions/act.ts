@@ -5,6 +5,7 @@ import type { NodeInput, NodeOutput } from '../../contracts/node-api.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
 import { checkNavigable, runNavigation } from './navigation.ts'
+import type { ActionTable } from './index.ts'
 
 type ActInput = NodeInput<'act'>
 
@@ -99,3 +100,6 @@ export async function waitFor(session: PodSession, input: NodeInput<'wait_for'>)
   }
   return { ok: true, url: page.url() }
 }
+
+/** This file's rows of the node's action table (actions/index.ts). */
+export const pageActions = { act, hover, select_option: selectOption, wait_for: waitFor } satisfies Partial<ActionTable>

@@ -2,6 +2,7 @@
 import type { NodeOutput } from '../../contracts/node-api.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
+import type { ActionTable } from './index.ts'
 
 export async function screenshot(session: PodSession): Promise<NodeOutput<'screenshot'>> {
   try {
@@ -25,3 +26,6 @@ export function consoleMessages(session: PodSession): NodeOutput<'console_messag
   void session.page // 409 before configure, like every other route
   return { messages: [...session.consoleMessages] }
 }
+
+/** This file's rows of the node's action table (actions/index.ts). */
+export const captureActions = { screenshot, pdf, console_messages: consoleMessages } satisfies Partial<ActionTable>

@@ -1,25 +1,20 @@
 // The driving actions the node runs, one per driving contract (contracts/operations/
-// drive.ts). The table's type is derived from that list: declaring a new driving action
-// there does not compile until it has an implementation here.
+// drive.ts). Each action file exports its own rows; the table's type is derived from the
+// contract list, so declaring a new driving action there does not compile until one of
+// the files below implements it (adding one to an existing file touches that file only).
 import type { DriveName, NodeInput, NodeOutput } from '../../contracts/node-api.ts'
 import { perceive } from '../perception.ts'
 import type { PodSession } from '../session.ts'
-import { act, hover, selectOption, waitFor } from './act.ts'
-import { consoleMessages, pdf, screenshot } from './capture.ts'
-import { goBack, navigate, reload } from './navigation.ts'
+import { pageActions } from './act.ts'
+import { captureActions } from './capture.ts'
+import { navigationActions } from './navigation.ts'
 
 export type Action<N extends DriveName> = (session: PodSession, input: NodeInput<N>) => Promise<NodeOutput<N>> | NodeOutput<N>
+export type ActionTable = { [N in DriveName]: Action<N> }
 
-export const actions: { [N in DriveName]: Action<N> } = {
-  navigate,
+export const actions: ActionTable = {
+  ...navigationActions,
   perceive,
-  act,
-  screenshot,
-  go_back: goBack,
-  reload,
-  wait_for: waitFor,
-  select_option: selectOption,
-  hover,
-  pdf,
-  console_messages: consoleMessages,
+  ...pageActions,
+  ...captureActions,
 }

@@ -9,6 +9,7 @@ import { EGRESS_HEADER, type EgressGateway, type EgressRecord } from '../egress-
 import type { DenyReason } from '../egress-policy.ts'
 import { isTimeout } from '../errors.ts'
 import type { PodSession } from '../session.ts'
+import type { ActionTable } from './index.ts'
 
 type NavigateResult = NodeOutput<'navigate'>
 
@@ -116,3 +117,6 @@ function hostPort(raw: string): { host: string; port: number } | null {
     return null
   }
 }
+
+/** This file's rows of the node's action table (actions/index.ts). */
+export const navigationActions = { navigate, go_back: goBack, reload } satisfies Partial<ActionTable>

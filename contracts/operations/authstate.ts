@@ -2,11 +2,7 @@
 // (cloak warm resume). Results carry ids, who, when and covered hosts — never contents.
 import { z } from 'zod'
 import { defineContract } from './types.ts'
-import { sessionId } from './fields.ts'
-import { isoTime } from './sessions.ts'
-
-/** Path ids: any short string; an unknown or foreign one is the same 404 later (as the persona operations' idParam). */
-const identityId = z.string().min(1).max(100)
+import { idParam as identityId, isoTime, sessionId } from './fields.ts'
 
 // --- results -------------------------------------------------------------------------
 

@@ -29,6 +29,8 @@ export const ActResult = z.object({
 export const SelectOptionResult = z.object({ ok: z.literal(true), url: z.string(), selected: z.array(z.string()) })
 export const ScreenshotResult = z.object({ png: z.string().describe('base64 PNG') })
 export const PdfResult = z.object({ pdf: z.string().describe('base64 PDF') })
+/** What an MCP client gets as structured content beside the image or the PDF itself (never the bytes twice). */
+export const BinaryMeta = z.object({ mimeType: z.string(), bytes: z.number().int().min(0).describe('size of the decoded file') })
 export const ConsoleMessage = z.object({ type: z.string(), text: z.string(), time: z.number() })
 export const ConsoleResult = z.object({ messages: z.array(ConsoleMessage) })
 export const FillResult = z.object({ ok: z.literal(true), credentialName: z.string(), fieldKind: z.string(), host: z.string() })
@@ -97,6 +99,7 @@ export const screenshot = defineDrive({
   description: 'PNG of the page',
   input: z.strictObject({ sessionId }),
   output: ScreenshotResult,
+  mcpOutput: BinaryMeta,
   restPath: 'screenshot',
   node: { path: '/v1/screenshot', opaque: ['png'] },
   annotations: { readOnlyHint: true, openWorldHint: true },
@@ -158,6 +161,7 @@ export const pdf = defineDrive({
   description: 'PDF of the page',
   input: z.strictObject({ sessionId }),
   output: PdfResult,
+  mcpOutput: BinaryMeta,
   restPath: 'pdf',
   node: { path: '/v1/pdf', opaque: ['pdf'] },
   annotations: { readOnlyHint: true, openWorldHint: true },

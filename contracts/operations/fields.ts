@@ -21,3 +21,8 @@ export const identityRef = z.string().min(1).max(200)
 export const networkRef = z.string().min(1).max(200)
 export const timeoutMs = z.number().int().min(0).max(120_000)
 export const waitUntil = z.enum(['load', 'domcontentloaded', 'networkidle', 'commit'])
+
+/** Path ids: any short string; an unknown or foreign one is the same 404 later. */
+export const idParam = z.string().min(1).max(100)
+/** A timestamp on the wire (Date values are sent as toISOString()). */
+export const isoTime = z.iso.datetime()

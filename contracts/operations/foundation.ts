@@ -4,7 +4,7 @@ import { z } from 'zod'
 import { defineContract } from './types.ts'
 
 /** A timestamp on the wire: an ISO 8601 string in UTC (Date#toISOString). */
-export const isoTimestamp = z.iso.datetime()
+import { isoTime as isoTimestamp } from './fields.ts'
 
 // --- results -------------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 // token secret is shown once, when the network is created or its token rotated.
 import { z } from 'zod'
 import { defineContract } from './types.ts'
-import { isoTimestamp } from './foundation.ts'
+import { isoTime as isoTimestamp } from './fields.ts'
 
 export const networkId = z.string().regex(/^nnet_[0-9A-Za-z]{1,40}$/, 'must be a network id (nnet_…)')
 

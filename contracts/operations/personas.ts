@@ -5,10 +5,10 @@
 import { z } from 'zod'
 import { defineContract } from './types.ts'
 import { normalizeHostEntry } from '../hosts.ts'
-import { isoTimestamp } from './foundation.ts'
+import { idParam, isoTime as isoTimestamp } from './fields.ts'
 
 // --- input rules -----------------------------------------------------------------------
-// (the same rules as api-server/personas/validation.ts, which the domain code uses)
+// (the domain code uses these same rules: api-server/personas/validation.ts re-exports them)
 
 export const OPEN_MODES = ['exclusive', 'fork', 'readonly'] as const
 export const GRANT_ROLES = ['assume', 'manage'] as const
@@ -17,8 +17,7 @@ export const ORG_ROLES = ['owner', 'admin', 'member'] as const
 export const LEASE_STATES = ['available', 'in_use'] as const
 export const GRANT_STATES = ['live', 'expired', 'revoked'] as const
 
-/** Path ids: any short string; an unknown or foreign one is the same 404 later. */
-export const idParam = z.string().min(1).max(100)
+export { idParam }
 
 // Identity names double as a session_start reference, so one that looks like an id
 // (nident_…) would make "id or name" ambiguous.
@@ -61,7 +60,6 @@ export const maxSessionDurationSecs = z.number().int('must be an integer').posit
  * Normalises an advisor origin: `http(s)://host[:port]` with nothing after it (an
  * origin, so the cloak gate can compare a session url's origin exactly). Returns
  * null for anything else: bare hosts, paths, queries, userinfo, wildcards.
- * (The same rule as api-server/personas/governance.ts.)
  */
 export function normalizeAdvisorOrigin(entry: string): string | null {
   if (typeof entry !== 'string' || !entry || entry.length > 300) return null

@@ -1,14 +1,12 @@
 // Opening, reading, listing and ending sessions, and reading a session's journal.
 import { z } from 'zod'
 import { defineContract } from './types.ts'
-import { browserKind, egressMode, httpUrl, identityRef, networkRef, sessionId, viewport } from './fields.ts'
+import { browserKind, egressMode, httpUrl, identityRef, isoTime, networkRef, sessionId, viewport } from './fields.ts'
 
 const SESSIONS = ['sessions:write'] as const
 
 // --- results -------------------------------------------------------------------------
 
-/** A point in time as it goes on the wire: an ISO 8601 UTC timestamp (Date#toISOString). */
-export const isoTime = z.iso.datetime()
 
 /** The session object every session operation answers with. */
 export const SessionView = z.object({

@@ -57,13 +57,22 @@ const drives: { [N in DriveName]: DriveSpec<N> } = {
     journal: (a) => ({ verb: a.verb, selector: a.selector, key: a.key, direction: a.direction, url: a.url ? journalUrl(a.url) : undefined, textLength: a.text?.length }),
     divert: (ctx, sessionId, a, detail) => (a.text !== undefined && /\{\{credential:/.test(a.text) ? freetextAct(ctx, sessionId, a.text, a.selector, detail) : null),
   },
-  screenshot: { journal: nothing, toMcp: (r) => ({ content: [{ type: 'image', data: r.png, mimeType: 'image/png' }] }) },
+  screenshot: {
+    journal: nothing,
+    toMcp: (r) => ({ content: [{ type: 'image', data: r.png, mimeType: 'image/png' }], structuredContent: { mimeType: 'image/png', bytes: Buffer.byteLength(r.png, 'base64') } }),
+  },
   go_back: { journal: nothing },
   reload: { journal: nothing },
   wait_for: { journal: (w) => ({ selector: w.selector, textLength: w.text?.length }) },
   select_option: { journal: (s) => ({ selector: s.selector, count: s.values.length }) },
   hover: { journal: ({ selector }) => ({ selector }) },
-  pdf: { journal: nothing, toMcp: (r) => ({ content: [{ type: 'resource', resource: { uri: 'nightjar://page.pdf', blob: r.pdf, mimeType: 'application/pdf' } }] }) },
+  pdf: {
+    journal: nothing,
+    toMcp: (r) => ({
+      content: [{ type: 'resource', resource: { uri: 'nightjar://page.pdf', blob: r.pdf, mimeType: 'application/pdf' } }],
+      structuredContent: { mimeType: 'application/pdf', bytes: Buffer.byteLength(r.pdf, 'base64') },
+    }),
+  },
   console_messages: { journal: nothing },
 }
 
