@@ -1,5 +1,5 @@
 // The TypeScript shape of the custom resources in crds/*.yaml (nightjar.dev/v1alpha1).
-// Keep the two in step: test/operator/crds.test.ts checks that objects of these types
+// Keep the two in step: test/crds/crds.test.ts checks that objects of these types
 // validate against the YAML schemas and that no field would be pruned by a real api-server.
 import type { Condition, Resource } from './meta.ts'
 

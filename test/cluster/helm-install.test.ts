@@ -15,7 +15,7 @@ import { mcpClient } from '../helpers/mcp.ts'
 import { createNamespace, waitForLine } from '../helpers/netns.ts'
 import { freePort } from '../helpers/server.ts'
 import { waitFor } from '../helpers/wait.ts'
-import { restrictedViolations } from '../kube/pod-security.ts'
+import { restrictedViolations } from '../operator/kube/pod-security.ts'
 import { bridgeWeb, cluster, createTestDb, installNightjar, kubectl, kubectlJson, podDatabaseUrl, ROOT, tokenKubeConfig } from './helpers.ts'
 import { fnv1a } from '../helpers/fnv.ts'
 

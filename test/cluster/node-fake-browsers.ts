@@ -2,7 +2,7 @@
 // benchmarks of a thousand sessions. Such a pod gets no process and no network namespace:
 // its pod IP is a /32 on the cluster bridge and one HTTP server in the node process answers
 // the browser pod's node API on it, telling pods apart by the address a connection came in
-// on. Like test/kube/kubelet.ts: GET /healthz → {ok, configured}; every other route needs
+// on. Like test/operator/kube/kubelet.ts: GET /healthz → {ok, configured}; every other route needs
 // `Authorization: Bearer <token>` (the token the kubelet resolved from the container's
 // NIGHTJAR_NODE_TOKEN secretKeyRef, so a passing configure proves Secret → env → node);
 // POST /v1/configure → 200 {ok, sessionId} once, 409 after; anything else 404.

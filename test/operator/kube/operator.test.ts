@@ -1,0 +1,331 @@
+// The operator's reconcilers — unchanged, through operator/manager.ts — on the Kubernetes
+// adapters, against the Kubernetes-API test server over real HTTP. The test plays the
+// kubelet (marks pods Running/Ready, fails them) and the browser pods' node API.
+import t, { type Test } from 'tap'
+import { Pod } from 'kubernetes-models/v1'
+import { LABELS, type BrowserSession } from '../../../crds/types.ts'
+import { startOperator } from '../../../operator/manager.ts'
+import { kubeName, kubeResources, KubeNodeDirectory, KubePodRuntime } from '../../../operator/kube/index.ts'
+import type { Condition } from '../../../operator/ports.ts'
+import { RecordingMetrics } from '../../../operator/runtime/metrics.ts'
+import { waitFor } from '../../helpers/wait.ts'
+import { countingClient, ManualDaemonCounts, newNetwork, newSession } from '../helpers.ts'
+import type { FakeKubeApi } from './fake-apiserver.ts'
+import { kubeConfig, NS, startApi } from './helpers.ts'
+import { FakeKubelet } from './kubelet.ts'
+import { unknownFields } from './openapi.ts'
+
+const FAST = { initialMs: 5, maxMs: 50, jitter: 0.5 }
+const IMAGE = 'ghcr.io/nightjar-dev/nightjar-browser-pod:0.1.0'
+
+type Obj = Record<string, any>
+const cond = (s: BrowserSession | undefined, type: string): Condition | undefined => s?.status?.conditions?.find((c) => c.type === type)
+const podsOf = (api: FakeKubeApi, session: string) => api.list('pods', NS).filter((p) => p.metadata.labels?.[LABELS.session] === session)
+const writes = (api: FakeKubeApi) => api.requests.filter((r) => ['POST', 'PATCH', 'PUT', 'DELETE'].includes(r.method)).length
+
+async function setup(t: Test, opts: { poolSize?: number; autoKubelet?: boolean; operator?: boolean; startTimeoutMs?: number } = {}) {
+  const api = await startApi()
+  const kubelet = await FakeKubelet.create(api, NS)
+  if (opts.autoKubelet) kubelet.auto()
+  const kc = kubeConfig(api)
+  const resources = kubeResources(kc, NS)
+  const sessions = countingClient(resources.sessions)
+  const newRuntime = (poolSize = opts.poolSize ?? 0) =>
+    new KubePodRuntime({ kc, namespace: NS, pod: { image: IMAGE, nodePort: kubelet.nodePort }, poolSize, informerBackoff: FAST, configureTimeoutMs: 5000, startTimeoutMs: opts.startTimeoutMs })
+  const pods = newRuntime()
+  await pods.start()
+  const metrics = new RecordingMetrics()
+  const daemonCounts = new ManualDaemonCounts()
+  const operator = opts.operator === false ? undefined : await startOperator({ sessions, networks: resources.networks, pods, daemonCounts, metrics, informer: { backoff: FAST }, resyncMs: 0 })
+  t.teardown(async () => {
+    await operator?.stop()
+    pods.stop()
+    await kubelet.close()
+    await api.close()
+  })
+  const phase = (name: string, want: string) =>
+    waitFor(async () => {
+      const s = await resources.sessions.get(name)
+      return s?.status?.phase === want ? s : undefined
+    }, { what: `${name} ${want}` })
+  const podFor = (session: string) => waitFor(() => podsOf(api, session)[0], { what: `pod of ${session}` })
+  return { api, kc, kubelet, store: resources.sessions, networks: resources.networks, sessions, pods, newRuntime, operator: operator!, metrics, daemonCounts, phase, podFor }
+}
+
+t.test('session created → Pod with the expected spec → Ready → configured → Live', async (t) => {
+  const { api, kc, kubelet, store, phase, podFor } = await setup(t)
+  const id = 'nsess_Live1AbCdEfGhIjKlMnOp'
+  const session = await store.create({
+    ...newSession(id, { egress: 'local', declaredHosts: ['app.internal:3000'], networkRef: { name: 'nnet_x' }, identityId: 'nident_1', viewport: { width: 1280, height: 800 } }),
+  })
+  const pod: Obj = await podFor(id)
+  const pending = await phase(id, 'Pending')
+  t.equal(pending.status?.podName, pod.metadata.name)
+  t.equal(cond(pending, 'PodScheduled')?.status, 'True')
+
+  // ownership: the BrowserSession, by object name and uid, as the garbage collector needs it
+  t.same(pod.metadata.ownerReferences, [
+    { apiVersion: 'nightjar.dev/v1alpha1', kind: 'BrowserSession', name: kubeName(id), uid: session.metadata.uid, controller: true, blockOwnerDeletion: true },
+  ])
+  t.match(pod.metadata.labels, {
+    'app.kubernetes.io/name': 'nightjar',
+    'app.kubernetes.io/component': 'browser-pod',
+    'app.kubernetes.io/managed-by': 'nightjar-operator',
+    [LABELS.session]: id,
+    [LABELS.org]: 'norg_test',
+    [LABELS.agent]: 'nagt_test',
+    [LABELS.identity]: 'nident_1',
+  })
+  const spec = pod.spec
+  t.equal(spec.automountServiceAccountToken, false)
+  t.equal(spec.restartPolicy, 'Never')
+  t.match(spec.securityContext, { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } })
+  const c = spec.containers[0]
+  t.equal(c.image, IMAGE)
+  t.match(c.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } })
+  const tokenEnv = c.env.find((e: Obj) => e.name === 'NIGHTJAR_NODE_TOKEN')
+  t.same(Object.keys(tokenEnv.valueFrom), ['secretKeyRef'], 'the token comes from a Secret')
+  const secret = api.get('secrets', NS, tokenEnv.valueFrom.secretKeyRef.name)!
+  t.ok(secret, 'the token Secret exists')
+  t.same(secret.metadata.ownerReferences.map((r: Obj) => r.kind), ['BrowserSession'], 'a cold pod’s token Secret is owned by the session')
+  const token = Buffer.from(secret.data.token, 'base64').toString('utf8')
+  t.notOk(JSON.stringify(pod).includes(token), 'the token is nowhere in the Pod object')
+  // the pod as created is a valid Pod with no field Kubernetes does not know
+  const { status: _s, ...asCreated } = pod
+  t.doesNotThrow(() => new Pod(asCreated as never).validate())
+  t.same(unknownFields(asCreated, 'V1Pod'), [])
+
+  // the kubelet starts it: the runtime configures the node API, then the session is Live
+  const node = await kubelet.run(pod.metadata.name)
+  const live = await phase(id, 'Live')
+  t.equal(live.status?.endpoint, `http://${node.ip}:${kubelet.nodePort}`)
+  t.equal(cond(live, 'Ready')?.status, 'True')
+  t.ok(live.status?.startedAt)
+  t.same(node.configured, { sessionId: id, egress: { mode: 'local', declaredHosts: ['app.internal:3000'] }, viewport: { width: 1280, height: 800 } })
+  t.equal(api.get('pods', NS, pod.metadata.name)!.metadata.annotations['nightjar.dev/configured'], 'true')
+
+  // the api-server's view: endpoint and token from the Pod and its Secret
+  const directory = new KubeNodeDirectory({ kc, namespace: NS })
+  const access = await directory.lookup(id)
+  t.equal(access?.endpoint, live.status?.endpoint)
+  t.ok(access?.token === node.token, 'the directory hands out the token the node accepts')
+  t.equal(await directory.lookup('nsess_unknown'), undefined)
+})
+
+t.test('session ended → pod and token deleted → Ended', async (t) => {
+  const { api, kubelet, store, phase, podFor } = await setup(t)
+  const id = 'nsess_End1'
+  await store.create(newSession(id))
+  const pod = await podFor(id)
+  await kubelet.run(pod.metadata.name)
+  await phase(id, 'Live')
+  await store.patch(id, { spec: { desiredState: 'Ended' } })
+  const ended = await phase(id, 'Ended')
+  t.same(podsOf(api, id), [], 'the pod is gone before the session reads Ended')
+  t.equal(api.get('secrets', NS, `${pod.metadata.name}-token`), undefined, 'the token does not outlive its pod')
+  t.ok(ended.status?.endedAt)
+  t.equal(cond(ended, 'Ready')?.reason, 'SessionEnded')
+})
+
+t.test('pod failed → session Failed; the dead pod is cleaned up', async (t) => {
+  const { api, kubelet, store, phase, podFor } = await setup(t)
+  const id = 'nsess_Fail1'
+  await store.create(newSession(id))
+  const pod = await podFor(id)
+  await kubelet.run(pod.metadata.name)
+  await phase(id, 'Live')
+  await kubelet.fail(pod.metadata.name, 'OOMKilled', 137)
+  const failed = await phase(id, 'Failed')
+  t.equal(cond(failed, 'Degraded')?.status, 'True')
+  t.match(cond(failed, 'Ready')?.message, /OOMKilled, exit code 137/)
+  await waitFor(() => podsOf(api, id).length === 0, { what: 'failed pod deleted' })
+})
+
+t.test('a pod whose node refuses configure fails the session (ConfigureFailed)', async (t) => {
+  const { kubelet, store, phase, podFor } = await setup(t)
+  const id = 'nsess_Refused1'
+  await store.create(newSession(id))
+  const pod = await podFor(id)
+  const node = await kubelet.run(pod.metadata.name, { configureStatus: 400 })
+  const failed = await phase(id, 'Failed')
+  t.match(cond(failed, 'Ready')?.message, /could not be configured: configure rejected: HTTP 400/)
+  t.equal(node.configureCalls, 1, 'a 4xx is final, not retried')
+})
+
+t.test('session deleted → its pod is deleted, and garbage-collected through the owner reference', async (t) => {
+  const { api, kubelet, store, phase, podFor } = await setup(t)
+  const id = 'nsess_Del1'
+  await store.create(newSession(id))
+  const pod = await podFor(id)
+  await kubelet.run(pod.metadata.name)
+  await phase(id, 'Live')
+  await store.delete(id)
+  await waitFor(() => podsOf(api, id).length === 0 && api.list('secrets', NS).length === 0, { what: 'pod and secret gone' })
+  t.pass('pod and token secret removed')
+})
+
+t.test('warm pool: a session claims a ready pool pod (Live at once) and the pool refills', async (t) => {
+  const { api, store, phase } = await setup(t, { poolSize: 1, autoKubelet: true })
+  const poolPods = () => api.list('pods', NS).filter((p) => p.metadata.labels?.['nightjar.dev/pool'] === 'warm')
+  const first = await waitFor(() => poolPods().find((p) => p.status?.phase === 'Running'), { what: 'a ready pool pod' })
+  const secret = await waitFor(() => api.get('secrets', NS, `${first.metadata.name}-token`)?.metadata.ownerReferences && api.get('secrets', NS, `${first.metadata.name}-token`), { what: 'pool secret adopted by its pod' })
+  t.same(secret.metadata.ownerReferences.map((r: Obj) => r.kind), ['Pod'], 'a pool pod owns its token Secret')
+  const id = 'nsess_Warm1'
+  await store.create(newSession(id))
+  const live = await phase(id, 'Live')
+  t.equal(live.status?.podName, first.metadata.name, 'the pool pod was claimed')
+  const claimed = api.get('pods', NS, first.metadata.name)!
+  t.equal(claimed.metadata.labels[LABELS.session], id)
+  t.notOk('nightjar.dev/pool' in claimed.metadata.labels, 'no longer in the pool')
+  t.equal(claimed.metadata.ownerReferences[0].name, kubeName(id))
+  const adopted = api.get('secrets', NS, `${first.metadata.name}-token`)!
+  t.same(adopted.metadata.ownerReferences.map((r: Obj) => r.kind), ['BrowserSession'], 'its token Secret now belongs to the session')
+  await waitFor(() => poolPods().length === 1 && poolPods()[0].metadata.name !== first.metadata.name, { what: 'pool refilled' })
+})
+
+t.test('a pod that never becomes ready fails its session at the start deadline', async (t) => {
+  const { api, store, phase } = await setup(t, { startTimeoutMs: 1500 })
+  const id = 'nsess_Slow1'
+  await store.create(newSession(id))
+  // a pod is created, but no kubelet ever starts it (an image that never pulls)
+  const failed = await phase(id, 'Failed')
+  t.ok(api.requests.some((r) => r.method === 'POST' && r.path.endsWith('/pods')), 'a pod was created')
+  t.match(cond(failed, 'Ready')?.message, /not ready within/)
+  await waitFor(() => podsOf(api, id).length === 0, { what: 'pod removed' })
+})
+
+t.test('a pool pod that dies unclaimed is replaced', async (t) => {
+  const { api, kubelet } = await setup(t, { poolSize: 1, autoKubelet: true })
+  const poolPods = () => api.list('pods', NS).filter((p) => p.metadata.labels?.['nightjar.dev/pool'] === 'warm')
+  const first = await waitFor(() => poolPods().find((p) => p.status?.phase === 'Running'), { what: 'a ready pool pod' })
+  await kubelet.fail(first.metadata.name)
+  await waitFor(() => !api.get('pods', NS, first.metadata.name), { what: 'dead pool pod deleted' })
+  const next = await waitFor(() => poolPods().find((p) => p.status?.phase === 'Running'), { what: 'a replacement' })
+  t.not(next.metadata.name, first.metadata.name)
+  t.equal(poolPods().length, 1, 'the pool stays at its size')
+})
+
+t.test('two claims race for one pool pod: exactly one wins, the other starts its own pod', async (t) => {
+  const { api, newRuntime, kubelet, store } = await setup(t, { operator: false })
+  kubelet.auto()
+  // real owners (no operator runs here): the garbage collector must find them
+  const sa = await store.create(newSession('nsess_RaceA'))
+  const sb = await store.create(newSession('nsess_RaceB'))
+  // two runtimes as two replicas would be during a failover overlap
+  const a = newRuntime(1)
+  const b = newRuntime(0)
+  await a.start()
+  await b.start()
+  t.teardown(() => {
+    a.stop()
+    b.stop()
+  })
+  const pool = await waitFor(() => api.list('pods', NS).find((p) => p.metadata.labels?.['nightjar.dev/pool'] === 'warm' && p.status?.phase === 'Running'), { what: 'ready pool pod' })
+  await waitFor(() => a.informer.get(pool.metadata.name)?.status?.phase === 'Running' && b.informer.get(pool.metadata.name)?.status?.phase === 'Running', { what: 'both caches see it' })
+  const uids: Record<string, string> = { nsess_RaceA: sa.metadata.uid, nsess_RaceB: sb.metadata.uid }
+  const owner = (id: string) => ({ apiVersion: 'nightjar.dev/v1alpha1', kind: 'BrowserSession', name: id, uid: uids[id], controller: true, blockOwnerDeletion: true })
+  const launch = (id: string) => ({ sessionId: id, browserKind: 'chromium' as const, egress: { mode: 'platform' as const, declaredHosts: [] }, labels: { [LABELS.session]: id } })
+  const [ra, rb] = await Promise.all([a.ensure(launch('nsess_RaceA'), owner('nsess_RaceA')).catch((e) => e), b.ensure(launch('nsess_RaceB'), owner('nsess_RaceB')).catch((e) => e)])
+  const patches = api.requests.filter((r) => r.method === 'PATCH' && r.path.endsWith(`/pods/${pool.metadata.name}`))
+  t.ok(patches.length >= 2, 'both tried to claim the same pod')
+  const names = [ra.podName, rb.podName]
+  t.equal(names.filter((n) => n === pool.metadata.name).length, 1, 'exactly one got the pool pod')
+  t.not(names[0], names[1])
+  const final = api.get('pods', NS, pool.metadata.name)
+  const winners = ['nsess_RaceA', 'nsess_RaceB'].filter((id) => final?.metadata.labels?.[LABELS.session] === id)
+  t.equal(winners.length, 1, 'the pool pod carries exactly one session')
+})
+
+t.test('a watch dropped mid-stream and a 410 both recover without missed work', async (t) => {
+  const { api, kubelet, store, operator, phase, podFor } = await setup(t)
+  kubelet.auto()
+  await waitFor(() => api.openWatches('browsersessions') === 1 && api.openWatches('pods') >= 1, { what: 'watches open' })
+
+  // 1. connections reset: what happens meanwhile is still seen (re-watch from the last version)
+  const relists = operator.informers.sessions.relists
+  api.dropWatches()
+  await store.create(newSession('nsess_AfterDrop'))
+  await phase('nsess_AfterDrop', 'Live')
+  t.equal(operator.informers.sessions.relists, relists, 'resumed from its version, no relist needed')
+
+  // 2. history compacted while the watch was down: 410 → relist → nothing missed
+  await store.create(newSession('nsess_Before410'))
+  await phase('nsess_Before410', 'Live')
+  // keep the session watch down (every re-watch refused) while writes happen and history goes
+  api.failNext('GET', /browsersessions\?.*watch=true/, 503, 1_000_000)
+  api.dropWatches('browsersessions')
+  await store.create(newSession('nsess_During410'))
+  await store.patch('nsess_Before410', { spec: { desiredState: 'Ended' } })
+  api.compact()
+  api.clearFailures()
+  await waitFor(() => operator.informers.sessions.relists > relists, { what: 'relist after 410' })
+  await phase('nsess_During410', 'Live')
+  await phase('nsess_Before410', 'Ended')
+  t.same(podsOf(api, 'nsess_Before410'), [])
+
+  // 3. a 410 ERROR event on a live stream
+  const before = operator.informers.sessions.relists
+  await waitFor(() => api.openWatches('browsersessions') === 1)
+  api.expireWatches('browsersessions')
+  await waitFor(() => operator.informers.sessions.relists > before, { what: 'relist after ERROR 410' })
+  await store.create(newSession('nsess_After410'))
+  await phase('nsess_After410', 'Live')
+  t.pass('work after each kind of break was done')
+})
+
+t.test('a second reconcile of a settled object makes no writes', async (t) => {
+  const { api, kubelet, store, sessions, operator, metrics, phase, podFor } = await setup(t)
+  const id = 'nsess_Settled1'
+  await store.create(newSession(id))
+  const pod = await podFor(id)
+  await kubelet.run(pod.metadata.name)
+  await phase(id, 'Live')
+  // let the last status write's own watch event be reconciled
+  await waitFor(() => operator.controllers.sessions.depth === 0 && metrics.count('browsersession') > 0)
+  const settled = await store.get(id)
+  const sessionWrites = sessions.writes.length
+  const apiWrites = writes(api)
+  const reconciles = metrics.count('browsersession')
+  operator.controllers.sessions.enqueue(id)
+  await waitFor(() => metrics.count('browsersession') > reconciles, { what: 'reconciled again' })
+  operator.controllers.sessions.enqueue(id)
+  await waitFor(() => metrics.count('browsersession') > reconciles + 1, { what: 'and again' })
+  t.equal(sessions.writes.length, sessionWrites, 'no status writes')
+  t.equal(writes(api), apiWrites, 'no api-server writes at all (pods, secrets, sessions)')
+  t.equal((await store.get(id))?.metadata.resourceVersion, settled?.metadata.resourceVersion)
+})
+
+t.test('Network status follows the daemon counts through the Kubernetes client', async (t) => {
+  const { networks, daemonCounts } = await setup(t)
+  await networks.create(newNetwork('nnet_Kube1', ['app.internal']))
+  daemonCounts.set('nnet_Kube1', 2, 1)
+  const net = await waitFor(async () => {
+    const n = await networks.get('nnet_Kube1')
+    return n?.status?.onlineDaemonCount === 1 ? n : undefined
+  }, { what: 'network status' })
+  t.equal(net.status?.daemonCount, 2)
+  t.equal(net.status?.conditions?.[0].status, 'True')
+})
+
+t.test('a restarted operator adopts a starting pod and configures it when it comes up', async (t) => {
+  const { api, kc, kubelet, store, operator, pods, phase, podFor, sessions, newRuntime } = await setup(t)
+  const id = 'nsess_Adopt1'
+  await store.create(newSession(id, { egress: 'split', declaredHosts: ['db.local'] }))
+  const pod = await podFor(id)
+  await phase(id, 'Pending')
+  // the operator goes away before the pod is up...
+  await operator.stop()
+  pods.stop()
+  // ...and a new one takes over
+  const pods2 = newRuntime()
+  await pods2.start()
+  const op2 = await startOperator({ sessions, networks: kubeResources(kc, NS).networks, pods: pods2, daemonCounts: new ManualDaemonCounts(), informer: { backoff: FAST }, resyncMs: 0 })
+  t.teardown(async () => {
+    await op2.stop()
+    pods2.stop()
+  })
+  const node = await kubelet.run(pod.metadata.name)
+  await phase(id, 'Live')
+  t.same(node.configured?.egress, { mode: 'split', declaredHosts: ['db.local'] }, 'configured from the launch settings kept on the pod')
+  t.equal(podsOf(api, id).length, 1, 'no second pod')
+})

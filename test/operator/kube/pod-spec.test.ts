@@ -1,0 +1,165 @@
+// The browser pod, its token Secret and what a Pod object says about a session — as pure
+// functions, checked against the Kubernetes schemas (kubernetes-models), a strict
+// unknown-field check, and the Pod Security "restricted" profile.
+import t, { type Test } from 'tap'
+import { Pod, Secret } from 'kubernetes-models/v1'
+import { ConfigError } from '../../../api-server/config.ts'
+import { loadOperatorConfig } from '../../../operator/kube/operator-config.ts'
+import { browserPodManifest, tokenSecretManifest, type BrowserPodOptions } from '../../../operator/kube/pod-spec.ts'
+import { podObservation } from '../../../operator/kube/pod-state.ts'
+import { sessionPodName } from '../../../operator/kube/pod-runtime.ts'
+import { isDnsSubdomain, kubeName } from '../../../operator/kube/names.ts'
+import { unknownFields } from './openapi.ts'
+import { restrictedViolations } from './pod-security.ts'
+
+type Obj = Record<string, any>
+const owner = { apiVersion: 'nightjar.dev/v1alpha1', kind: 'BrowserSession', name: 'nsess-x-12345678', uid: 'u-1', controller: true, blockOwnerDeletion: true }
+const FULL: BrowserPodOptions = {
+  image: 'registry.example/nightjar-browser-pod:0.1.0',
+  imagePullPolicy: 'Always',
+  nodePort: 9000,
+  resources: { requests: { cpu: '1', memory: '1536Mi' }, limits: { cpu: '2', memory: '3Gi', 'ephemeral-storage': '2Gi' } },
+  shmSize: '512Mi',
+  serviceAccountName: 'nightjar-browser',
+  runtimeClassName: 'gvisor',
+  priorityClassName: 'nightjar-browsers',
+  nodeSelector: { 'nightjar.dev/browsers': 'true' },
+  tolerations: [{ key: 'browsers', operator: 'Exists', effect: 'NoSchedule' }],
+  imagePullSecrets: ['regcred'],
+  podLabels: { team: 'agents' },
+  podAnnotations: { 'cost-center': 'ai' },
+  denyCidrs: ['10.0.0.0/8', '169.254.0.0/16'],
+  hostAliases: { 'example.com': '198.18.0.10' },
+}
+
+function validPod(t: Test, pod: Obj) {
+  t.doesNotThrow(() => new Pod(pod as never).validate(), 'valid against the Pod schema')
+  t.same(unknownFields(pod, 'V1Pod'), [], 'no field Kubernetes does not know')
+  t.same(restrictedViolations(pod.spec), [], 'meets Pod Security "restricted"')
+}
+
+t.test('a session pod: owner, labels, hardening, token by reference, probes, every option', async (t) => {
+  const pod = browserPodManifest(
+    { name: 'nightjar-browser-sabc', namespace: 'ns', browserKind: 'chromium', tokenSecretName: 'nightjar-browser-sabc-token', labels: { 'nightjar.dev/session': 'nsess_X' }, owner, launch: { sessionId: 'nsess_X' } },
+    FULL,
+  ) as Obj
+  validPod(t, pod)
+  t.same(pod.metadata.ownerReferences, [owner])
+  t.match(pod.metadata.labels, { team: 'agents', 'nightjar.dev/session': 'nsess_X', 'app.kubernetes.io/component': 'browser-pod', 'nightjar.dev/browser-kind': 'chromium' })
+  t.notOk('nightjar.dev/pool' in pod.metadata.labels)
+  t.match(pod.metadata.annotations, { 'cost-center': 'ai', 'nightjar.dev/token-secret': 'nightjar-browser-sabc-token', 'nightjar.dev/launch': '{"sessionId":"nsess_X"}' })
+  const s = pod.spec
+  t.equal(s.automountServiceAccountToken, false)
+  t.equal(s.enableServiceLinks, false)
+  t.equal(s.restartPolicy, 'Never')
+  t.match(s, { serviceAccountName: 'nightjar-browser', runtimeClassName: 'gvisor', priorityClassName: 'nightjar-browsers', nodeSelector: FULL.nodeSelector, tolerations: FULL.tolerations, imagePullSecrets: [{ name: 'regcred' }] })
+  t.match(s.securityContext, { runAsNonRoot: true, runAsUser: 10001, fsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } })
+  const c = s.containers[0]
+  t.match(c, { image: FULL.image, imagePullPolicy: 'Always', resources: FULL.resources, ports: [{ name: 'node-api', containerPort: 9000 }] })
+  t.match(c.securityContext, { readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } })
+  const env = Object.fromEntries(c.env.map((e: Obj) => [e.name, e.value ?? e.valueFrom]))
+  t.same(env.NIGHTJAR_NODE_TOKEN, { secretKeyRef: { name: 'nightjar-browser-sabc-token', key: 'token' } })
+  t.equal(env.NIGHTJAR_NODE_HOST, '0.0.0.0')
+  t.equal(env.NIGHTJAR_NODE_PORT, '9000')
+  t.equal(env.NIGHTJAR_DENY_CIDRS, '10.0.0.0/8,169.254.0.0/16')
+  t.same(JSON.parse(env.NIGHTJAR_HOST_ALIASES), FULL.hostAliases)
+  t.same(env.NIGHTJAR_POD_NAME, { fieldRef: { fieldPath: 'metadata.name' } })
+  for (const probe of [c.startupProbe, c.readinessProbe]) t.match(probe, { httpGet: { path: '/healthz', port: 'node-api' } })
+  // writable places: /tmp, the home directory, and /dev/shm in memory
+  t.same(c.volumeMounts.map((m: Obj) => m.mountPath).sort(), ['/dev/shm', '/home/nightjar', '/tmp'])
+  t.same(s.volumes.find((v: Obj) => v.name === 'dshm').emptyDir, { medium: 'Memory', sizeLimit: '512Mi' })
+})
+
+t.test('a pool pod: the pool label, no owner, minimal options', async (t) => {
+  const pod = browserPodManifest({ name: 'nightjar-browser-pool1', namespace: 'ns', browserKind: 'chromium', tokenSecretName: 'nightjar-browser-pool1-token', pool: true }, { image: 'img:1' }) as Obj
+  validPod(t, pod)
+  t.equal(pod.metadata.labels['nightjar.dev/pool'], 'warm')
+  t.notOk(pod.metadata.ownerReferences)
+  t.match(pod.spec.containers[0].resources, { requests: { cpu: '500m', memory: '1Gi' }, limits: { memory: '2Gi' } })
+  t.notOk(pod.spec.containers[0].env.some((e: Obj) => e.name === 'NIGHTJAR_DENY_CIDRS'))
+})
+
+t.test('the token Secret: immutable, base64, labelled, optionally owned', async (t) => {
+  const secret = tokenSecretManifest({ name: 'p-token', namespace: 'ns', podName: 'p', token: 'tok-123', owner }) as Obj
+  t.doesNotThrow(() => new Secret(secret as never).validate())
+  t.same(unknownFields(secret, 'V1Secret'), [])
+  t.equal(secret.immutable, true)
+  t.ok(Buffer.from(secret.data.token, 'base64').toString() === 'tok-123')
+  t.match(secret.metadata.labels, { 'app.kubernetes.io/component': 'node-token', 'nightjar.dev/pod': 'p' })
+  t.same(secret.metadata.ownerReferences, [owner])
+})
+
+t.test('what a Pod says about its session', async (t) => {
+  const now = new Date('2030-01-01T00:10:00Z')
+  const base = (over: Obj = {}): Obj => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'p', uid: 'u', resourceVersion: '1', generation: 1, creationTimestamp: '2030-01-01T00:09:00Z', annotations: {}, ...over.metadata },
+    spec: { containers: [{ name: 'browser', ports: [{ name: 'node-api', containerPort: 8090 }] }] },
+    status: over.status ?? { phase: 'Pending' },
+  })
+  const running = { phase: 'Running', podIP: '10.1.2.3', conditions: [{ type: 'Ready', status: 'True' }] }
+  const obs = (pod: Obj | undefined, startTimeoutMs = 300_000) => podObservation('nsess_x', pod as never, { now, startTimeoutMs })
+  t.same(obs(undefined), { sessionId: 'nsess_x', phase: 'Gone' })
+  t.equal(obs(base()).phase, 'Pending')
+  t.equal(obs(base({ status: { ...running, conditions: [{ type: 'Ready', status: 'False' }] } })).phase, 'Pending', 'running but not answering yet')
+  t.equal(obs(base({ status: running })).phase, 'Running', 'up, not configured')
+  const ready = obs(base({ metadata: { annotations: { 'nightjar.dev/configured': 'true' } }, status: running }))
+  t.same(ready, { sessionId: 'nsess_x', podName: 'p', phase: 'Ready', endpoint: 'http://10.1.2.3:8090' })
+  t.equal(obs(base({ metadata: { annotations: { 'nightjar.dev/configured': 'true' } }, status: { ...running, podIP: 'fd00::5' } })).endpoint, 'http://[fd00::5]:8090')
+  t.equal(
+    obs(base({ metadata: { annotations: { 'nightjar.dev/configured': 'true' } }, status: { ...running, conditions: [{ type: 'Ready', status: 'False' }] } })).phase,
+    'Ready',
+    'a configured browser stays Ready through a readiness flap',
+  )
+  t.match(obs(base({ metadata: { deletionTimestamp: '2030-01-01T00:09:30Z' }, status: running })), { phase: 'Failed', reason: 'PodDeleted' })
+  t.match(obs(base({ metadata: { annotations: { 'nightjar.dev/failure-reason': 'ConfigureFailed', 'nightjar.dev/failure-message': 'nope' } } })), { phase: 'Failed', reason: 'ConfigureFailed', message: 'nope' })
+  t.match(obs(base({ status: { phase: 'Failed', reason: 'Evicted' } })), { phase: 'Failed', reason: 'PodExited', message: /Evicted/ })
+  t.match(obs(base({ status: { phase: 'Running', containerStatuses: [{ name: 'browser', state: { terminated: { exitCode: 137, reason: 'OOMKilled' } } }] } })), { phase: 'Failed', message: /OOMKilled, exit code 137/ })
+  t.match(obs(base({ status: { phase: 'Pending', containerStatuses: [{ name: 'browser', state: { waiting: { reason: 'InvalidImageName' } } }] } })), { phase: 'Failed', reason: 'StartFailed' })
+  t.equal(obs(base({ status: { phase: 'Pending', containerStatuses: [{ name: 'browser', state: { waiting: { reason: 'ImagePullBackOff' } } }] } })).phase, 'Pending', 'a pull back-off may still resolve')
+  t.match(obs(base(), 30_000), { phase: 'Failed', reason: 'StartTimeout' }, 'not ready by the start deadline')
+  t.equal(obs(base({ metadata: { annotations: { 'nightjar.dev/claimed-at': '2030-01-01T00:09:55Z' } } }), 30_000).phase, 'Pending', 'a claimed pool pod’s clock starts at the claim')
+})
+
+t.test('names: session pods and mapped ids are valid object names', async (t) => {
+  const a = sessionPodName('nsess_AbC')
+  t.equal(a, sessionPodName('nsess_AbC'), 'deterministic: a retried ensure finds the same pod')
+  t.not(a, sessionPodName('nsess_abc'))
+  t.ok(isDnsSubdomain(a) && a.length <= 63, 'a DNS-1123 label')
+  for (const id of ['nsess_AbC', 'nnet_Z9', '__', 'x'.repeat(300)]) t.ok(isDnsSubdomain(kubeName(id)), `${id.slice(0, 20)} maps to a valid name`)
+  t.equal(kubeName('already-valid'), 'already-valid')
+})
+
+t.test('operator configuration: defaults, and a bad value names its variable', async (t) => {
+  const cfg = loadOperatorConfig({ NIGHTJAR_BROWSER_IMAGE: 'img:1', NIGHTJAR_POD_NAME: 'op-0' }, 'nightjar-system')
+  t.match(cfg, { watchNamespace: 'nightjar-system', leaseNamespace: 'nightjar-system', leaseName: 'nightjar-operator', identity: 'op-0', port: 8081, poolSize: 2, leaseDurationMs: 15_000 })
+  const full = loadOperatorConfig(
+    {
+      NIGHTJAR_BROWSER_IMAGE: 'img:1',
+      NIGHTJAR_WATCH_NAMESPACE: 'sessions',
+      NIGHTJAR_BROWSER_RESOURCES: '{"requests":{"cpu":"1","memory":"1Gi"},"limits":{"memory":"2Gi"}}',
+      NIGHTJAR_BROWSER_TOLERATIONS: '[{"key":"k","operator":"Exists"}]',
+      NIGHTJAR_DENY_CIDRS: '10.0.0.0/8, fd00::/8',
+      NIGHTJAR_BROWSER_IMAGE_PULL_SECRETS: 'a,b',
+    },
+    undefined,
+  )
+  t.equal(full.watchNamespace, 'sessions')
+  t.same(full.browser.denyCidrs, ['10.0.0.0/8', 'fd00::/8'])
+  t.same(full.browser.imagePullSecrets, ['a', 'b'])
+  const bad = (env: Record<string, string>) => {
+    try {
+      loadOperatorConfig({ NIGHTJAR_BROWSER_IMAGE: 'img:1', ...env }, undefined)
+      return 'no error'
+    } catch (e) {
+      t.ok(e instanceof ConfigError)
+      return (e as Error).message
+    }
+  }
+  t.match(bad({ NIGHTJAR_BROWSER_IMAGE: '' }), /NIGHTJAR_BROWSER_IMAGE/)
+  t.match(bad({ NIGHTJAR_DENY_CIDRS: '10.0.0.0/33' }), /NIGHTJAR_DENY_CIDRS: 10\.0\.0\.0\/33 is not a CIDR/)
+  t.match(bad({ NIGHTJAR_BROWSER_RESOURCES: '{"requests":{"gpu":"1"}}' }), /NIGHTJAR_BROWSER_RESOURCES/)
+  t.match(bad({ NIGHTJAR_RENEW_DEADLINE_SECONDS: '20' }), /NIGHTJAR_RENEW_DEADLINE_SECONDS: must be less than/)
+  t.match(bad({ NIGHTJAR_WATCH_NAMESPACE: 'Bad_NS' }), /NIGHTJAR_WATCH_NAMESPACE/)
+})
