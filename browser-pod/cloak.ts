@@ -47,9 +47,9 @@ export async function launchCloak(opts: CloakLaunchOptions): Promise<Browser> {
   let cleaning: Promise<void> | undefined
   const cleanup = () =>
     (cleaning ??= (async () => {
-      await context?.close().catch(() => {})
+      await context?.close().catch(() => {}) // shutting down: a context that is already gone is closed
       await display?.stop()
-      await rm(dir, { recursive: true, force: true }).catch(() => {})
+      await rm(dir, { recursive: true, force: true }).catch(() => {}) // best effort: the next start sweeps stale profiles (sweepStaleProfiles)
     })())
   try {
     const profile = join(dir, 'profile')
@@ -109,7 +109,7 @@ function sessionContext(context: BrowserContext, viewport: { width: number; heig
     const page = await context.newPage()
     if (!first) return page
     first = false
-    for (const p of context.pages()) if (p !== page) await p.close().catch(() => {})
+    for (const p of context.pages()) if (p !== page) await p.close().catch(() => {}) // a stray tab that closed itself is what we wanted
     if (viewport) await fitWindow(context, page, viewport)
     return page
   }
@@ -127,7 +127,7 @@ async function fitWindow(context: BrowserContext, page: Page, viewport: { width:
       .waitForFunction(([w, h]) => window.innerWidth === w && window.innerHeight === h, [viewport.width, viewport.height], { timeout: 5000 })
       .catch(() => {}) // a window manager-less display may round; the page still works
   } finally {
-    await cdp.detach().catch(() => {})
+    await cdp.detach().catch(() => {}) // the CDP session only sized the window; detached or not, the page works
   }
 }
 
@@ -219,7 +219,7 @@ async function sweepStaleDirs(): Promise<void> {
   for (const name of entries) {
     const m = new RegExp(`^${DIR_PREFIX}(\\d+)-`).exec(name)
     if (!m || Number(m[1]) === process.pid || alive(Number(m[1]))) continue
-    await rm(join(tmpdir(), name), { recursive: true, force: true }).catch(() => {})
+    await rm(join(tmpdir(), name), { recursive: true, force: true }).catch(() => {}) // best effort: a profile another process still holds stays until next time
   }
 }
 

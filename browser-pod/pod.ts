@@ -62,7 +62,7 @@ export async function startPod(opts: PodOptions): Promise<Pod> {
       server.listen(opts.port ?? 0, host, () => resolve())
     })
   } catch (e) {
-    await browser.close().catch(() => {})
+    await browser.close().catch(() => {}) // the process is exiting; a browser that is already gone is closed
     await gateway.close()
     throw e
   }
@@ -75,7 +75,7 @@ export async function startPod(opts: PodOptions): Promise<Pod> {
       server.closeAllConnections()
       await new Promise<void>((r) => server.close(() => r()))
       await session.close()
-      await browser.close().catch(() => {})
+      await browser.close().catch(() => {}) // the process is exiting; a browser that is already gone is closed
       await gateway.close()
     })())
 

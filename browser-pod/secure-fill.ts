@@ -38,7 +38,7 @@ export async function secureType(session: PodSession, input: SecureTypeInput): P
   } finally {
     // The JS string handed to the page cannot be wiped; the Buffer can, and is.
     value.fill(0)
-    void handle?.dispose().catch(() => {})
+    void handle?.dispose().catch(() => {}) // the handle dies with its page anyway; never hold the fill up for it
   }
 }
 

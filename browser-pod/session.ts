@@ -47,7 +47,7 @@ export class PodSession {
 
   /** Opens the default context and page ahead of any session (warm pool). */
   prewarm(): void {
-    this.warm = this.openContext({ viewport: { width: 1280, height: 720 } }).catch(() => undefined)
+    this.warm = this.openContext({ viewport: { width: 1280, height: 720 } }).catch(() => undefined) // a failed prewarm just means configure opens the context itself
   }
 
   private async openContext(
@@ -83,8 +83,8 @@ export class PodSession {
       // A warm pod has a context open already; a plain session takes it (a viewport is a
       // cheap resize), so claiming a pod does not wait for a new context.
       const plain = !input.storageState && !input.userAgent
-      let opened = plain ? await this.warm?.catch(() => undefined) : undefined
-      if (!opened) await this.warm?.then((w) => w?.context.close()).catch(() => {})
+      let opened = plain ? await this.warm?.catch(() => undefined) : undefined // see prewarm: no warm context, open one now
+      if (!opened) await this.warm?.then((w) => w?.context.close()).catch(() => {}) // the unused warm context is discarded; if it never opened there is nothing to close
       this.warm = undefined
       if (opened && input.viewport) await opened.page.setViewportSize(input.viewport)
       if (!opened) {
@@ -116,8 +116,8 @@ export class PodSession {
   }
 
   async close(): Promise<void> {
-    await this.warm?.then((w) => w?.context.close()).catch(() => {})
-    await this.context?.close().catch(() => {})
+    await this.warm?.then((w) => w?.context.close()).catch(() => {}) // see above
+    await this.context?.close().catch(() => {}) // closing: a context the browser already dropped is closed
   }
 }
 

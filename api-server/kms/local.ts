@@ -148,7 +148,7 @@ async function createKeyFile(path: string): Promise<void> {
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new KmsConfigError(`KMS key file ${path} cannot be created: ${(e as Error).message}`)
   } finally {
-    await unlink(tmp).catch(() => {})
+    await unlink(tmp).catch(() => {}) // best effort: the temp file may already be renamed or gone
   }
   // On EEXIST another process won; its file is read and checked like any other.
 }

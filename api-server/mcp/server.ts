@@ -297,7 +297,7 @@ export function registerMcp(app: FastifyInstance, services: Services, ops: reado
       response.headers.forEach((value, key) => reply.header(key, value))
       return reply.send(response.body ? Buffer.from(await response.arrayBuffer()) : undefined)
     } finally {
-      await transport.close().catch(() => {})
+      await transport.close().catch(() => {}) // the reply is sent; a per-request transport that fails to close holds nothing
       await server.close().catch(() => {})
     }
   }

@@ -72,15 +72,17 @@ export async function migrate(url: string, log: (msg: string) => void = () => {}
 /** Runs fn in a transaction; rolls back on any throw. */
 export async function tx<T>(db: Db, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
   const c = await db.connect()
+  // a connection whose rollback failed may still hold the transaction: destroy it, never pool it
+  let broken: Error | undefined
   try {
     await c.query('begin')
     const out = await fn(c)
     await c.query('commit')
     return out
   } catch (e) {
-    await c.query('rollback').catch(() => {})
+    await c.query('rollback').catch((err: Error) => (broken = err)) // the caller gets the first error; the pool drops this client
     throw e
   } finally {
-    c.release()
+    c.release(broken)
   }
 }

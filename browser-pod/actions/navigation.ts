@@ -76,7 +76,7 @@ export async function runNavigation(
 async function settleErrorPage(page: Page, e: unknown): Promise<void> {
   const m = e instanceof Error ? /net::ERR_[A-Z_]+/.exec(e.message)?.[0] : undefined
   if (!m || m === 'net::ERR_ABORTED') return
-  await page.waitForURL((u) => u.protocol === 'chrome-error:', { timeout: 2000, waitUntil: 'commit' }).catch(() => {})
+  await page.waitForURL((u) => u.protocol === 'chrome-error:', { timeout: 2000, waitUntil: 'commit' }).catch(() => {}) // a short look for Chromium's error page; not seeing one is an answer too
 }
 
 export function navigationError(gateway: EgressGateway, seq: number, url: string, e: unknown): ApiError {

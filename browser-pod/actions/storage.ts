@@ -11,7 +11,7 @@ export async function storageState(session: PodSession): Promise<StorageStateRes
   try {
     const [state, ...perPage] = await Promise.all([
       context.storageState(),
-      ...context.pages().map((p) => p.mainFrame().evaluate(readSessionStorage).catch(() => null)),
+      ...context.pages().map((p) => p.mainFrame().evaluate(readSessionStorage).catch(() => null)), // a page mid-navigation has no sessionStorage to give
     ])
     const byOrigin = new Map<string, SessionStorageEntry>()
     for (const e of perPage) if (e && e.entries.length) byOrigin.set(e.origin, e)

@@ -103,7 +103,7 @@ export class LeaderElector {
   async stop({ release = true }: { release?: boolean } = {}): Promise<void> {
     this.running = false
     if (this.timer) clearTimeout(this.timer)
-    await this.inFlight?.catch(() => {})
+    await this.inFlight?.catch(() => {}) // only waiting it out: the renew reports its own failure
     const wasLeading = this.leading
     this.leading = false
     if (wasLeading && release) await this.release().catch((err) => this.log.warn({ err: String(err) }, 'could not release the leader lease'))
@@ -141,8 +141,8 @@ export class LeaderElector {
             this.running = false
             this.leading = false
             if (this.timer) clearTimeout(this.timer)
-            await this.inFlight?.catch(() => {})
-            await this.release().catch(() => {})
+            await this.inFlight?.catch(() => {}) // only waiting it out: the renew reports its own failure
+            await this.release().catch(() => {}) // the lease expires on its own (leaseDuration); a failed release only delays the next leader
             this.opts.onStoppedLeading()
           })
       }

@@ -350,7 +350,8 @@ export class KubePodRuntime implements PodRuntime {
       try {
         pod = await this.pods.create({ metadata: stripNamespace(manifest.metadata), spec: manifest.spec })
       } catch (err) {
-        await this.secrets.delete(secretName).catch(() => {})
+        // the pod never existed, so nothing owns this Secret; a failed delete is logged (its token opens nothing)
+        await this.secrets.delete(secretName).catch((e) => this.log.warn({ secret: secretName, err: errText(e) }, 'could not delete the token secret of a pod that was never created'))
         this.tokens.delete(name)
         throw err
       }
@@ -432,7 +433,8 @@ export class KubePodRuntime implements PodRuntime {
       this.poolFailures++
       this.log.warn({ pod: name, reason: failure.reason }, 'pool pod failed; replacing')
       this.poolEvent('PoolPodFailed', `warm-pool browser pod ${name} failed: ${failure.message}; replacing it`)
-      void this.pods.delete(name).catch(() => {})
+      // the informer sees the pod again if the delete failed, and this path retries it
+      void this.pods.delete(name).catch((e) => this.log.warn({ pod: name, err: errText(e) }, 'could not delete a failed pool pod'))
       this.refillPool()
     } else if (isUp(pod)) this.poolFailures = 0
   }

@@ -1,6 +1,6 @@
 // credential_create, credential_list, credential_rotate, credential_delete.
 // Values are write-only: every result is a CredentialView (mask, no value field).
-import { implement } from '../types.ts'
+import { implement, type OpContext } from '../types.ts'
 import * as c from '../../../contracts/operations/personas.ts'
 import { errors } from '../../../contracts/errors.ts'
 import { recordAudit } from '../../audit/audit.ts'
@@ -9,6 +9,14 @@ import { createCredential, deleteCredential, listCredentials, rotateCredential }
 import { placeholderFor } from '../../personas/validation.ts'
 import { actorOf } from './common.ts'
 
+
+/** The value-free audit row of a credential write: ids and the name, never the value. */
+function auditCredential(ctx: OpContext, action: string, identityId: string, cred: { id: string; name: string }) {
+  return recordAudit(ctx.services.db, {
+    orgId: ctx.auth.orgId, actor: actorOf(ctx), action, targetType: 'credential', targetId: cred.id,
+    identityId, credentialId: cred.id, credentialName: cred.name,
+  })
+}
 
 export const credentialCreate = implement(c.credentialCreate, {
   handler: async (ctx, input) => {
@@ -22,10 +30,7 @@ export const credentialCreate = implement(c.credentialCreate, {
     const cred = await createCredential(db, sealer, {
       orgId: ctx.auth.orgId, identityId: identity.id, name: input.name, placeholder, value: input.value, originAllowlist: input.originAllowlist,
     })
-    await recordAudit(db, {
-      orgId: ctx.auth.orgId, actor: actorOf(ctx), action: 'credential.create', targetType: 'credential', targetId: cred.id,
-      identityId: identity.id, credentialId: cred.id, credentialName: cred.name,
-    })
+    await auditCredential(ctx, 'credential.create', identity.id, cred)
     return cred
   },
 })
@@ -42,10 +47,7 @@ export const credentialRotate = implement(c.credentialRotate, {
     const { db, sealer } = ctx.services
     const identity = await requireIdentityById(db, ctx.auth.orgId, input.identityId)
     const cred = await rotateCredential(db, sealer, { orgId: ctx.auth.orgId, identityId: identity.id, credentialId: input.credentialId }, input.value, new Date(ctx.services.now()))
-    await recordAudit(db, {
-      orgId: ctx.auth.orgId, actor: actorOf(ctx), action: 'credential.rotate', targetType: 'credential', targetId: cred.id,
-      identityId: identity.id, credentialId: cred.id, credentialName: cred.name,
-    })
+    await auditCredential(ctx, 'credential.rotate', identity.id, cred)
     return cred
   },
 })
