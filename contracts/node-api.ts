@@ -1,7 +1,7 @@
 // The browser pod's node API, declared once: every route's method, path, input and
 // output schemas, whether it needs the node token, whether it carries secrets, and
 // which result fields the node's echo guard leaves alone. The pod serves this table
-// (browser-pod/node-api.ts), the api-server calls it (browser-pod/client.ts NodeClient)
+// (browser-pod/node-api.ts), the api-server calls it (api-server/sessions/node-client.ts NodeClient)
 // and the operator configures pods through it (operator/node-client.ts).
 //
 // The driving routes are not written here: each is derived from its operation contract

@@ -24,13 +24,12 @@ RUN apt-get update \
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
-# every `nightjar` command (test/kube/dockerfiles.test.ts checks this list against the imports)
+# every `nightjar` command (test/docker/dockerfiles.test.ts checks this list against the imports)
 COPY bin ./bin
 COPY cli ./cli
 COPY api-server ./api-server
 COPY contracts ./contracts
 COPY operator ./operator
-COPY browser-pod ./browser-pod
 COPY tunnel ./tunnel
 COPY crds ./crds
 ENV NODE_ENV=production \

@@ -29,7 +29,7 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 # what browser-pod/main.ts imports: the pod, the contracts it serves (node API, errors,
 # hosts) and the CRD enums; nothing of the api-server or the operator
-# (test/kube/dockerfiles.test.ts checks this list against the imports)
+# (test/docker/dockerfiles.test.ts checks this list against the imports)
 COPY browser-pod ./browser-pod
 COPY contracts ./contracts
 COPY crds ./crds

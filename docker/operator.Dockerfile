@@ -19,7 +19,7 @@ RUN apt-get update \
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
-# what `nightjar operator` imports (test/kube/dockerfiles.test.ts checks this list
+# what `nightjar operator` imports (test/docker/dockerfiles.test.ts checks this list
 # against the imports): the CLI's dispatcher and its operator command, the operator, the
 # contracts and CRD types it shares with the other images
 COPY bin ./bin

@@ -1,7 +1,7 @@
 // Driving a live session: resolve it inside the caller's org (the one 404 for
 // unknown and foreign ids), reach its node, run one action, journal it value-free.
 import type { OpContext } from '../operations/types.ts'
-import type { NodeClient } from '../../browser-pod/client.ts'
+import type { NodeClient } from './node-client.ts'
 import { errors, isApiError, type ApiError } from '../../contracts/errors.ts'
 import { getSession, journalLater, type SessionRow } from './store.ts'
 

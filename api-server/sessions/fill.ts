@@ -4,7 +4,7 @@
 import type { OpContext } from '../operations/types.ts'
 import { errors, isError } from '../../contracts/errors.ts'
 import { prepareFill, prepareFreetextFill, checkFreetextAllowed, auditFill, auditOriginDenied, auditFieldDenied, type PreparedFill } from '../personas/index.ts'
-import type { NodeClient } from '../../browser-pod/client.ts'
+import type { NodeClient } from './node-client.ts'
 import type { SessionRow } from './store.ts'
 
 export const noBoundIdentity = () => errors.noBoundIdentity()

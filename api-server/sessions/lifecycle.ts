@@ -1,6 +1,7 @@
 // Opening and ending sessions. Start = checks → bind (lease) → row → resource →
 // wait until the operator reports Live. Anything that fails after the lease was
 // taken gives it back, so a failed start never leaves an identity locked.
+import type { AuthStateDirectory, NetworkDirectory, ResolvedNetwork } from './directories.ts'
 import type { Services } from '../services.ts'
 import type { AuthContext } from '../auth/context.ts'
 import { LABELS, type BrowserKind, type BrowserSession, type EgressMode } from '../../crds/types.ts'
@@ -25,18 +26,7 @@ export interface StartInput {
   maxDurationSecs?: number
 }
 
-export interface ResolvedNetwork { id: string; declaredHosts: string[] }
-
-/** Network lookup inside the caller's org (the local-reach module provides it). */
-export interface NetworkDirectory {
-  resolve(orgId: string, ref: string): Promise<ResolvedNetwork | null>
-}
-
-/** Captured auth-state versions (the cloak module provides it). */
-export interface AuthStateDirectory {
-  /** the version to restore (latest when versionId is absent), or null when none exists */
-  pick(orgId: string, identityId: string, versionId?: string): Promise<{ id: string } | null>
-}
+export type { AuthStateDirectory, NetworkDirectory, ResolvedNetwork } from './directories.ts'
 
 const START_TIMEOUT_MS = 60_000
 

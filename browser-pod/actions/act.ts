@@ -5,7 +5,7 @@ import type { NodeInput, NodeOutput } from '../../contracts/node-api.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
 import { checkNavigable, runNavigation } from './navigation.ts'
-import type { ActionTable } from './index.ts'
+import type { ActionTable } from './types.ts'
 
 type ActInput = NodeInput<'act'>
 

@@ -2,7 +2,7 @@
 import type { NodeOutput } from '../../contracts/node-api.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
-import type { ActionTable } from './index.ts'
+import type { ActionTable } from './types.ts'
 
 export async function screenshot(session: PodSession): Promise<NodeOutput<'screenshot'>> {
   try {

@@ -2,15 +2,13 @@
 // drive.ts). Each action file exports its own rows; the table's type is derived from the
 // contract list, so declaring a new driving action there does not compile until one of
 // the files below implements it (adding one to an existing file touches that file only).
-import type { DriveName, NodeInput, NodeOutput } from '../../contracts/node-api.ts'
 import { perceive } from '../perception.ts'
-import type { PodSession } from '../session.ts'
+import type { ActionTable } from './types.ts'
 import { pageActions } from './act.ts'
 import { captureActions } from './capture.ts'
 import { navigationActions } from './navigation.ts'
 
-export type Action<N extends DriveName> = (session: PodSession, input: NodeInput<N>) => Promise<NodeOutput<N>> | NodeOutput<N>
-export type ActionTable = { [N in DriveName]: Action<N> }
+export type { Action, ActionTable } from './types.ts'
 
 export const actions: ActionTable = {
   ...navigationActions,

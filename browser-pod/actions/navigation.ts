@@ -9,7 +9,7 @@ import { EGRESS_HEADER, type EgressGateway, type EgressRecord } from '../egress-
 import type { DenyReason } from '../egress-policy.ts'
 import { isTimeout } from '../errors.ts'
 import type { PodSession } from '../session.ts'
-import type { ActionTable } from './index.ts'
+import type { ActionTable } from './types.ts'
 
 type NavigateResult = NodeOutput<'navigate'>
 

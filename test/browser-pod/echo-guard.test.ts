@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import { EchoGuard, MASK, MIN_GUARDED_LENGTH, variants } from '../../browser-pod/echo-guard.ts'
 import { createNodeApi } from '../../browser-pod/node-api.ts'
-import { NodeClient } from '../../browser-pod/client.ts'
+import { NodeClient } from '../../api-server/sessions/node-client.ts'
 import { errors } from '../../contracts/errors.ts'
 import type { PodSession } from '../../browser-pod/session.ts'
 

@@ -4,7 +4,7 @@
 // browser may make, and which go through the tunnel.
 import t, { type Test } from 'tap'
 import net from 'node:net'
-import { NodeClient } from '../../browser-pod/client.ts'
+import { NodeClient } from '../../api-server/sessions/node-client.ts'
 import type { ApiError } from '../../contracts/errors.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { startPublicWeb } from '../helpers/netns.ts'

@@ -8,7 +8,7 @@ import type { AddressInfo, Socket } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import net from 'node:net'
 import { Duplex } from 'node:stream'
-import { NodeClient } from '../../browser-pod/client.ts'
+import { NodeClient } from '../../api-server/sessions/node-client.ts'
 import type { TunnelDialer } from '../../browser-pod/egress-gateway.ts'
 import { waitFor } from '../helpers/wait.ts'
 

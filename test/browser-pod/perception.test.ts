@@ -1,7 +1,7 @@
 // Perception redaction: Playwright's ariaSnapshot prints password values in clear, and
 // folds them into label names; perceive must mask every rendering.
 import t from 'tap'
-import { NodeClient } from '../../browser-pod/client.ts'
+import { NodeClient } from '../../api-server/sessions/node-client.ts'
 import { MASK, redact } from '../../browser-pod/perception.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { newToken } from './harness.ts'

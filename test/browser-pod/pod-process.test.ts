@@ -2,7 +2,7 @@
 // real Chromium, driven through NodeClient over real HTTP. The "public web" is a
 // network namespace; loopback servers stand in for a developer's local services.
 import t from 'tap'
-import { NodeClient } from '../../browser-pod/client.ts'
+import { NodeClient } from '../../api-server/sessions/node-client.ts'
 import type { ApiError } from '../../contracts/errors.ts'
 import { startPublicWeb } from '../helpers/netns.ts'
 import { waitFor } from '../helpers/wait.ts'

@@ -3,7 +3,7 @@
 // field back with a page evaluate — comparing in the page and returning a boolean, so
 // the value never appears in test output.
 import t from 'tap'
-import { NodeClient } from '../../browser-pod/client.ts'
+import { NodeClient } from '../../api-server/sessions/node-client.ts'
 import type { ApiError } from '../../contracts/errors.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { fillElement } from '../../browser-pod/secure-fill.ts'

@@ -11,7 +11,7 @@ import { build } from '../../api-server/app.ts'
 import type { Services } from '../../api-server/services.ts'
 import { bootstrapOrg, type Bootstrapped } from '../../api-server/auth/orgs.ts'
 import { createTestDb, type TestDb } from './db.ts'
-import { startEmbeddedPlane, type EmbeddedPlane } from '../../api-server/sessions/embedded.ts'
+import { startEmbeddedPlane, type EmbeddedPlane } from '../../cli/embedded-plane.ts'
 import { authStateSource } from '../../api-server/authstate/index.ts'
 import type { PlanePorts } from '../../api-server/sessions/runtime.ts'
 

@@ -4,8 +4,8 @@
 // node's errors come back as the ApiError it sent (status, code, reason, and the fill
 // refusals' audit fields host / field_kind in .details).
 import http from 'node:http'
-import { ApiError, errors, fromBody } from '../contracts/errors.ts'
-import { nodeRoutes, type DriveName, type NodeInput, type NodeOutput, type NodeRouteName } from '../contracts/node-api.ts'
+import { ApiError, errors, fromBody } from '../../contracts/errors.ts'
+import { nodeRoutes, type DriveName, type NodeInput, type NodeOutput, type NodeRouteName } from '../../contracts/node-api.ts'
 
 export interface NodeClientOptions {
   /** Per-call ceiling; the node's own action timeouts are shorter. */
