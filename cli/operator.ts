@@ -40,7 +40,7 @@ export interface OperatorProcessOptions {
   crdRetryMs?: number
   /** called when this replica loses the lease; the CLI exits with status 1 */
   onLeadershipLost?: () => void
-  now?: () => Date
+  now?: () => number
 }
 
 export interface OperatorProcess {

@@ -28,7 +28,7 @@ export interface OperatorDeps {
   /** delete Ended/Failed BrowserSessions this long after they ended (default: keep) */
   sessionRetentionMs?: number
   informer?: Pick<InformerOptions, 'backoff'>
-  now?: () => Date
+  now?: () => number
 }
 
 export interface RunningOperator {

@@ -71,13 +71,16 @@ async function precheck(services: SessionDeps, auth: AuthContext, input: StartIn
   return { network }
 }
 
-export async function startSession(
-  services: SessionDeps,
-  auth: AuthContext,
-  input: StartInput,
-  admission: Admission,
-  actingAgentId: string = auth.agentId,
-): Promise<SessionView> {
+/** What opening a session needs: who asks, what they ask for, how it was admitted (direct or a spawned child), and as which agent. */
+export interface StartRequest {
+  auth: AuthContext
+  input: StartInput
+  admission: Admission
+  /** the agent the session runs as: the caller's own, or a spawned child's */
+  actingAgentId?: string
+}
+
+export async function startSession(services: SessionDeps, { auth, input, admission, actingAgentId = auth.agentId }: StartRequest): Promise<SessionView> {
   // a process without a session plane refuses here, before any work (NO_SESSIONS: the one 503)
   const { resources, watcher } = services.sessions
   const life = lifetimes(services, input)
@@ -184,7 +187,7 @@ async function abandon(services: SessionDeps, id: string, reason: string) {
   })
 }
 
-export async function endSession(services: SessionDeps, auth: AuthContext, sessionId: string): Promise<SessionView> {
+export async function endSession(services: SessionDeps, { auth, sessionId }: { auth: AuthContext; sessionId: string }): Promise<SessionView> {
   // a process without a session plane refuses here (NO_SESSIONS: the one 503)
   const { resources, nodes } = services.sessions
   const row: SessionRow = await getSession(services.db, auth.orgId, sessionId)

@@ -52,7 +52,7 @@ export interface ResourceStoreOptions {
   historyLimit?: number
   /** BOOKMARK period for watches that allow bookmarks (default 30 s; 0 = never) */
   bookmarkIntervalMs?: number
-  now?: () => Date
+  now?: () => number
 }
 
 interface HistoryEntry<T> {
@@ -168,7 +168,8 @@ export class ResourceStore<T extends AnyResource> implements ResourceClient<T> {
     this.clock = opts.clock ?? new ResourceVersionClock()
     this.historyLimit = opts.historyLimit ?? 1000
     this.bookmarkIntervalMs = opts.bookmarkIntervalMs ?? 30_000
-    this.now = opts.now ?? (() => new Date())
+    const clock = opts.now ?? Date.now
+    this.now = () => new Date(clock())
   }
 
   async get(name: string): Promise<T | undefined> {

@@ -33,7 +33,7 @@ export interface KubeEventRecorderOptions {
   /** this replica's pod name, as reportingInstance */
   instance?: string
   log?: Logger
-  now?: () => Date
+  now?: () => number
 }
 
 interface Seen {
@@ -64,7 +64,8 @@ export class KubeEventRecorder implements EventRecorder {
   constructor(private readonly opts: KubeEventRecorderOptions) {
     this.api = opts.kc.makeApiClient(CoreV1Api)
     this.log = opts.log ?? silentLogger
-    this.now = opts.now ?? (() => new Date())
+    const clock = opts.now ?? Date.now
+    this.now = () => new Date(clock())
   }
 
   record(subject: EventSubject, type: EventType, reason: string, message: string): void {

@@ -33,7 +33,7 @@ export interface LeaderElectorOptions {
   renewDeadlineMs?: number
   /** default 2 s */
   retryPeriodMs?: number
-  now?: () => Date
+  now?: () => number
   random?: () => number
   log?: Logger
   onStartedLeading: () => void | Promise<void>
@@ -70,7 +70,8 @@ export class LeaderElector {
 
   constructor(private readonly opts: LeaderElectorOptions) {
     this.api = opts.kc.makeApiClient(CoordinationV1Api)
-    this.now = opts.now ?? (() => new Date())
+    const clock = opts.now ?? Date.now
+    this.now = () => new Date(clock())
     this.random = opts.random ?? Math.random
     this.log = opts.log ?? silentLogger
     this.leaseDurationMs = opts.leaseDurationMs ?? 15_000

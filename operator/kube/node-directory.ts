@@ -19,7 +19,7 @@ export interface KubeNodeDirectoryOptions {
   namespace: string
   /** how long a found endpoint+token is reused (default 15 s; 0 = no cache) */
   cacheTtlMs?: number
-  now?: () => Date
+  now?: () => number
 }
 
 export class KubeNodeDirectory implements NodeDirectory {
@@ -32,7 +32,8 @@ export class KubeNodeDirectory implements NodeDirectory {
   constructor(private readonly opts: KubeNodeDirectoryOptions) {
     this.core = opts.kc.makeApiClient(CoreV1Api)
     this.secrets = new TokenSecrets(opts.kc, opts.namespace)
-    this.now = opts.now ?? (() => new Date())
+    const clock = opts.now ?? Date.now
+    this.now = () => new Date(clock())
     this.ttl = opts.cacheTtlMs ?? 15_000
   }
 

@@ -56,7 +56,7 @@ export interface KubePodRuntimeOptions {
   watchTimeoutSeconds?: number
   informerBackoff?: BackoffOptions
   log?: Logger
-  now?: () => Date
+  now?: () => number
   /** Warning events when the warm pool cannot fill, recorded on poolEventSubject (the operator's own pod) */
   events?: EventRecorder
   poolEventSubject?: EventSubject
@@ -113,7 +113,8 @@ export class KubePodRuntime implements PodRuntime {
 
   constructor(private readonly opts: KubePodRuntimeOptions) {
     this.log = opts.log ?? silentLogger
-    this.now = opts.now ?? (() => new Date())
+    const clock = opts.now ?? Date.now
+    this.now = () => new Date(clock())
     this.poolSize = opts.poolSize ?? 2
     this.startTimeoutMs = opts.startTimeoutMs ?? 5 * 60_000
     this.deleteTimeoutMs = opts.deleteTimeoutMs ?? 60_000

@@ -11,14 +11,14 @@ export const sessionStartOperation = implement(sessionStart, {
   handler: async ({ auth, services }, { agent, ...input }) => {
     // the SDK's optional agent defaults to the credential's agent; an empty string means the same
     if (agent && agent !== auth.agentId) throw errors.agentMismatch()
-    return startSession(services, auth, input, 'direct')
+    return startSession(services, { auth, input, admission: 'direct' })
   },
 })
 
 export const spawnAndStartSessionOperation = implement(spawnAndStartSession, {
   handler: async ({ auth, services }, { childName, ...input }) => {
     const child = await childAgent(services.db, auth.orgId, auth.agentId, childName)
-    return startSession(services, auth, input, 'spawned_child', child)
+    return startSession(services, { auth, input, admission: 'spawned_child', actingAgentId: child })
   },
 })
 
@@ -33,7 +33,7 @@ export const sessionListOperation = implement(sessionList, {
 })
 
 export const sessionEndOperation = implement(sessionEnd, {
-  handler: async ({ auth, services }, { sessionId }) => endSession(services, auth, sessionId),
+  handler: async ({ auth, services }, { sessionId }) => endSession(services, { auth, sessionId }),
 })
 
 export const sessionJournalOperation = implement(sessionJournal, {

@@ -28,7 +28,7 @@ export interface BrowserSessionReconcilerDeps {
   cache?: ObjectReader<BrowserSession>
   pods: PodRuntime
   authState?: AuthStateSource
-  now?: () => Date
+  now?: () => number
   log?: Logger
   /** Kubernetes Events on the session for `kubectl describe` (default: none) */
   events?: EventRecorder
@@ -44,7 +44,8 @@ export class BrowserSessionReconciler implements Reconciler {
 
   constructor(private readonly deps: BrowserSessionReconcilerDeps) {
     this.reader = deps.cache ?? deps.sessions
-    this.now = deps.now ?? (() => new Date())
+    const clock = deps.now ?? Date.now
+    this.now = () => new Date(clock())
     this.log = deps.log ?? silentLogger
     this.events = deps.events ?? silentEvents
   }

@@ -12,7 +12,7 @@ export interface NetworkReconcilerDeps {
   networks: ResourceClient<Network>
   cache?: ObjectReader<Network>
   daemonCounts: DaemonCounts
-  now?: () => Date
+  now?: () => number
 }
 
 export function networkStatus(network: Network, counts: { daemonCount: number; onlineDaemonCount: number }, now: Date): NetworkStatus {
@@ -38,7 +38,8 @@ export class NetworkReconciler implements Reconciler {
 
   constructor(private readonly deps: NetworkReconcilerDeps) {
     this.reader = deps.cache ?? deps.networks
-    this.now = deps.now ?? (() => new Date())
+    const clock = deps.now ?? Date.now
+    this.now = () => new Date(clock())
   }
 
   async reconcile(name: string): Promise<void> {
