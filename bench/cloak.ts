@@ -3,6 +3,7 @@
 // defaults), in a Nightjar chromium pod and in a Nightjar cloak pod, in one run. The page
 // is served by request interception on an https origin, so the secure-context signals
 // (UA-CH, storage quota, notifications) are judged too and no network is involved.
+import type { BrowserKind } from '../crds/types.ts'
 import { readFileSync } from 'node:fs'
 import { chromium, type Page } from 'playwright-core'
 import { startPod } from '../browser-pod/pod.ts'
@@ -28,7 +29,7 @@ function row(browser: string, f: Fidelity, launchMs: number): Record<string, str
   return { browser, 'signals passed': `${f.passed}/${f.total}`, 'launch → page': `${launchMs.toFixed(0)} ms`, failing: failing.join(', ') || '-' }
 }
 
-async function viaPod(kind: 'chromium' | 'cloak'): Promise<{ f: Fidelity; ms: number }> {
+async function viaPod(kind: BrowserKind): Promise<{ f: Fidelity; ms: number }> {
   const t0 = performance.now()
   const pod = await startPod({ token: 'bench', browserKind: kind })
   try {
