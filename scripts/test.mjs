@@ -42,8 +42,11 @@ if (!testDbUrl) {
   stopPg = async () => { await pg.stop().catch(() => {}); rmSync(dir, { recursive: true, force: true }) }
 }
 
-// Two phases. The unit phase runs every test file but the cluster tests, two at a time.
-// The cluster phase (test/cluster/) starts one real Kubernetes control plane and test node
+// Three phases. The unit phase runs every test file but the cluster tests and the
+// *.alone.test.ts files, two at a time. The alone phase runs those one at a time with
+// nothing beside them: they hold the service to a latency bound an issue states (a
+// burst's refusals within a second), which a Chromium test on the other core would
+// blur into noise. The cluster phase (test/cluster/) starts one real Kubernetes control plane and test node
 // for the whole phase (test/cluster/main.ts) and runs its files one at a time: they share
 // that cluster. Named files run in one tap call; a cluster is started when one of them
 // is a cluster test.
@@ -52,7 +55,8 @@ const fileArgs = args.filter((a) => !a.startsWith('-'))
 const phases = fileArgs.length
   ? [{ name: 'selected', tapArgs: args, cluster: fileArgs.some(isClusterFile) }]
   : [
-      { name: 'unit', tapArgs: ['--exclude=test/cluster/**', ...args], cluster: false },
+      { name: 'unit', tapArgs: ['--exclude=test/cluster/**', '--exclude=test/**/*.alone.test.ts', ...args], cluster: false },
+      { name: 'alone', tapArgs: ['--jobs=1', 'test/**/*.alone.test.ts', ...args], cluster: false },
       { name: 'cluster', tapArgs: ['--jobs=1', 'test/cluster/**/*.test.ts', ...args], cluster: true },
     ]
 

@@ -92,6 +92,11 @@ t.test('a values file setting every option renders valid manifests', async (t) =
   t.notOk(api.initContainers, 'no key-file copy with AWS KMS')
   t.match(envOf(api.containers[0]), { NIGHTJAR_KMS_PROVIDER: 'aws', NIGHTJAR_KMS_REGION: 'eu-west-1', NIGHTJAR_EXTRA: '1', NIGHTJAR_BASE_URL: 'https://agents.example.com' })
   t.same(api.imagePullSecrets, [{ name: 'regcred' }, { name: 'mirror' }])
+  t.equal(envOf(api.containers[0]).NIGHTJAR_METRICS_PORT, '9090', '/metrics moves to its own port')
+  t.same(envOf(api.containers[0]).NIGHTJAR_METRICS_TOKEN, { secretKeyRef: { name: 'nightjar-metrics', key: 'token' } }, 'the metrics token comes from its Secret')
+  t.ok(api.containers[0].ports.some((p: Obj) => p.name === 'metrics' && p.containerPort === 9090), 'the container names the metrics port')
+  const apiService = find(docs, 'Service', /api-server$/)[0]
+  t.ok(apiService.spec.ports.some((p: Obj) => p.name === 'metrics' && p.port === 9090 && p.targetPort === 'metrics'), 'the Service exposes it in the cluster')
   const browserSa = find(docs, 'ServiceAccount', /browsers$/)[0]
   t.equal(browserSa.metadata.namespace, 'nightjar-sessions')
   t.equal(browserSa.automountServiceAccountToken, false)
@@ -105,7 +110,7 @@ t.test('the env the chart renders is accepted by the processes that read it', as
     if (!op || !api) continue
     // downward-API and Secret-backed values stand in as the kubelet would resolve them
     const resolve = (env: Obj) =>
-      Object.fromEntries(Object.entries(env).map(([k, v]) => [k, typeof v === 'string' ? v : k === 'DATABASE_URL' ? 'postgres://u:p@db:5432/nightjar' : k === 'NIGHTJAR_COOKIE_SECRET' ? 'x'.repeat(48) : k.includes('NAMESPACE') ? RELEASE_NS : 'pod-0']))
+      Object.fromEntries(Object.entries(env).map(([k, v]) => [k, typeof v === 'string' ? v : k === 'DATABASE_URL' ? 'postgres://u:p@db:5432/nightjar' : k === 'NIGHTJAR_COOKIE_SECRET' ? 'x'.repeat(48) : k === 'NIGHTJAR_METRICS_TOKEN' ? 'm'.repeat(32) : k.includes('NAMESPACE') ? RELEASE_NS : 'pod-0']))
     const opCfg = loadOperatorConfig(resolve(envOf(op)), RELEASE_NS)
     const values = parse(readFileSync(extra.length ? FULL : `${CHART}/values.yaml`, 'utf8'))
     t.same(opCfg.browser.resources, values.browserPods.resources, 'browser pod resources reach the operator')

@@ -9,7 +9,7 @@ import { waitFor } from '../../helpers/wait.ts'
 
 const PAGE = 'data:text/html,' + encodeURIComponent('<title>ok</title><p>drivable</p>')
 
-t.test('50 session starts at once: each goes live or gets 429 with Retry-After at once, never after waiting for a launch', async (t) => {
+t.test('50 session starts at once: each goes live or gets 429 with Retry-After within a second', async (t) => {
   const s = await startTestServer(t, {
     sessions: true,
     env: { NIGHTJAR_ORG_MAX_LIVE_SESSIONS: '8', NIGHTJAR_START_CONCURRENCY: '2', NIGHTJAR_START_QUEUE: '4', NIGHTJAR_START_QUEUE_WAIT_SECONDS: '30', NIGHTJAR_WARM_POOL_SIZE: '2' },
@@ -29,15 +29,14 @@ t.test('50 session starts at once: each goes live or gets 429 with Retry-After a
     t.equal(r.body.error.code, 'rate_limited')
     t.ok(['org_session_quota', 'start_queue_full'].includes(r.body.error.reason), `a refusal says why (${r.body.error.reason})`)
   }
-  // "At once" without a stopwatch: a refusal is decided before any database work, so it
-  // never waits behind a launch — every refusal is answered before the last admitted
-  // start (which had to wait for a launch slot and a cold browser) went live. The loose
-  // bound only separates that from waiting out the 30 s queue (seconds, not a budget:
-  // speed is the benchmarks' business).
+  // A refusal is decided before any database work, so it never waits behind a launch:
+  // every refusal is answered before the last admitted start (which waited for a launch
+  // slot and a cold browser) went live.
   const lastLive = Math.max(...live.map((x) => x.ms))
   const slowestRefusal = Math.max(...refused.map((x) => x.ms))
   t.ok(slowestRefusal < lastLive, `every refusal came before the last admitted start went live (${Math.round(slowestRefusal)} ms < ${Math.round(lastLive)} ms)`)
-  t.ok(slowestRefusal < 10_000, 'no refusal waited out the queue')
+  // the issue's bound; this file runs alone (scripts/test.mjs), so it measures the service, not a neighbour
+  t.ok(slowestRefusal <= 1000, `every refusal came within a second (slowest ${Math.round(slowestRefusal)} ms)`)
   t.ok(live.every((x) => x.ms <= 30_000 + 5000), 'no start waited past the documented bound (queue wait + start)')
   for (const { r } of live) {
     const nav = await s.request('POST', `/v1/sessions/${r.body.id}/navigate`, { token: acme.apiKey, body: { url: PAGE } })
