@@ -206,6 +206,19 @@ interface Outcome {
   registered: boolean
   unauthorized: boolean
   reason: string
+  /** the server's Retry-After on a refused join (429, 503), in milliseconds */
+  retryAfterMs?: number
+}
+
+/** The longest Retry-After the daemon honours: a wrong header must not park it for a day. */
+const MAX_RETRY_AFTER_MS = 3_600_000
+
+/** Retry-After as delay-seconds or an HTTP date (RFC 9110 §10.2.3), in ms; undefined when absent or unreadable. */
+export function retryAfterMs(header: string | string[] | undefined, now = Date.now()): number | undefined {
+  const v = Array.isArray(header) ? header[0] : header
+  if (!v) return undefined
+  const ms = /^\d+$/.test(v.trim()) ? Number(v.trim()) * 1000 : Date.parse(v) - now
+  return Number.isFinite(ms) ? Math.min(Math.max(0, ms), MAX_RETRY_AFTER_MS) : undefined
 }
 
 /**
@@ -233,7 +246,8 @@ export async function runDaemon(opts: DaemonOptions, { signal }: { signal: Abort
     // a connection that got as far as registering resets the backoff
     failures = out.registered ? 0 : failures + 1
     const ceiling = Math.min(maxMs, initialMs * 2 ** Math.min(failures, 16))
-    const delay = Math.round(ceiling / 2 + (Math.random() * ceiling) / 2) // "equal jitter"
+    // "equal jitter", and never sooner than the server asked (a throttled join says when)
+    const delay = Math.max(Math.round(ceiling / 2 + (Math.random() * ceiling) / 2), out.retryAfterMs ?? 0)
     log(`disconnected: ${out.reason}; reconnecting in ${(delay / 1000).toFixed(1)}s`)
     await pause(delay, signal)
   }
@@ -277,7 +291,11 @@ function connectOnce(
 
     ws.on('unexpected-response', (req, res) => {
       res.resume()
-      settle({ unauthorized: res.statusCode === UPGRADE_ERRORS.joinUnauthorized.status, reason: joinRefusal(res.statusCode) })
+      settle({
+        unauthorized: res.statusCode === UPGRADE_ERRORS.joinUnauthorized.status,
+        reason: joinRefusal(res.statusCode),
+        retryAfterMs: retryAfterMs(res.headers['retry-after']),
+      })
       req.destroy()
       ws.terminate()
     })

@@ -9,7 +9,8 @@ import { WebSocketServer } from 'ws'
 import type net from 'node:net'
 import { waitFor } from '../helpers/wait.ts'
 import { newToken } from '../../contracts/ids.ts'
-import { DaemonUsageError, controlEndpoint, parseDaemonArgs, UNAUTHORIZED_MESSAGE } from '../../cli/daemon.ts'
+import { DaemonUsageError, controlEndpoint, parseDaemonArgs, retryAfterMs, runDaemon, UNAUTHORIZED_MESSAGE } from '../../cli/daemon.ts'
+import { createServer } from 'node:http'
 import { TunnelSession } from '../../tunnel/session.ts'
 import { isTunnelError } from '../../tunnel/errors.ts'
 import type { TunnelStream } from '../../tunnel/stream.ts'
@@ -305,4 +306,32 @@ t.test('the CLI daemon reads its token from a file and never prints it, not even
   t.equal(await bad.exited, 2, 'usage error exits 2')
   t.ok(bad.output().includes('--network (or NIGHTJAR_NETWORK) is required'))
   t.ok(!bad.output().includes(secret), 'usage error output has no token')
+})
+
+t.test('a throttled join (429) waits as long as the server\'s Retry-After says, not its own shorter backoff', async (t) => {
+  // the control endpoint's join limiter answers 429 with Retry-After; the daemon's own
+  // backoff here starts at 10 ms, so only the header can explain a longer pause
+  const server = createServer((req, res) => {
+    res.writeHead(429, { 'retry-after': '7', 'content-type': 'text/plain' })
+    res.end('too many failed joins; retry later')
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(() => server.close())
+  const port = (server.address() as net.AddressInfo).port
+  const lines: string[] = []
+  const stop = new AbortController()
+  const run = runDaemon(
+    { network: NETWORK, token: TOKEN, host: 'ci-box', controlUrl: `ws://127.0.0.1:${port}`, backoff: { initialMs: 10, maxMs: 20 }, log: (l) => void lines.push(l) },
+    { signal: stop.signal },
+  )
+  const waiting = await waitFor(() => lines.find((l) => l.includes('reconnecting in')), { what: 'the first reconnect line' })
+  stop.abort()
+  await run
+  t.match(waiting, /join refused with HTTP 429/, 'says why')
+  t.match(waiting, /reconnecting in 7\.0s/, 'waits the 7 s the server asked for')
+  t.equal(lines.filter((l) => l.startsWith('connecting')).length, 1, 'no second attempt before that')
+  t.equal(retryAfterMs(new Date(10_000 + 5_000).toUTCString(), 10_000), 5000, 'an HTTP-date Retry-After works too')
+  t.equal(retryAfterMs('86400'), 3_600_000, 'a day is capped at an hour')
+  t.equal(retryAfterMs('soon'), undefined, 'an unreadable header is ignored')
 })
