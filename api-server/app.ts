@@ -27,6 +27,7 @@ import { DaemonChanges, daemonCounts } from './networks/counts.ts'
 import { ClusterNetworkResources, NO_NETWORK_RESOURCES } from './networks/resources.ts'
 import { EgressRelay } from './networks/egress-relay.ts'
 import { TunnelBroker } from './control/broker.ts'
+import { joinGate, Limits, limitSettings, PgLimitStore } from './limits/index.ts'
 import { Admission } from './sessions/admission.ts'
 import { registerSessionMetrics } from './sessions/metrics.ts'
 import { SessionActivity } from './sessions/expiry.ts'
@@ -97,7 +98,9 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
 
   // local reach, part one: the registry hooks need only the database, the broker only its hooks
   const changes = new DaemonChanges()
-  const broker = new TunnelBroker({ ...daemonRegistry({ db, changes }), log: (level, msg, fields) => log[level](fields ?? {}, msg) })
+  // the abuse limits count in Postgres, so every replica shares one budget per key
+  const limits = new Limits(limitSettings(config), now, new PgLimitStore(db))
+  const broker = new TunnelBroker({ ...daemonRegistry({ db, changes }), joinGate: joinGate(limits), log: (level, msg, fields) => log[level](fields ?? {}, msg) })
 
   // the operator side, started with the daemon counts it reads (the broker exists by now)
   const plane = opts.plane
@@ -132,6 +135,7 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
       networks: localReach,
       authStates: new PgAuthStateDirectory(db), // warm resume: which captured version to restore
       admission: new Admission(config.capacity),
+      limits,
       activity,
     }
     bearer.register('njk_', (token) => resolveApiKey(db, token))

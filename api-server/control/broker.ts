@@ -96,7 +96,7 @@ export class TunnelBroker {
   private readonly heartbeatMs: number
   private readonly heartbeatTimeoutMs: number
   private closed = false
-  private joinGate?: JoinGate
+  private readonly joinGate?: JoinGate
 
   constructor(opts: BrokerOptions) {
     this.opts = opts
@@ -107,11 +107,6 @@ export class TunnelBroker {
     // No compression: tunnel bytes are mostly already compressed or tiny, and
     // compression of attacker-influenced data next to secrets invites oracles.
     this.wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: MAX_FRAME })
-  }
-
-  /** Installs (or replaces) the join throttle. */
-  setJoinGate(gate: JoinGate | undefined): void {
-    this.joinGate = gate
   }
 
   /**

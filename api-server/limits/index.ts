@@ -1,11 +1,8 @@
 // The abuse limits of the console and OAuth surface and of the daemon control
 // channel, built once per app from the configuration and the service clock.
 //
-// Counting happens in a LimitStore (store.ts). Today that is in-process memory, so
-// with several api-server replicas each replica enforces the limits on its own (an
-// attacker spread over N replicas gets up to N times the budget). The replicas work
-// has not landed; when it does, a Postgres-backed LimitStore replaces the memory one
-// here and nothing else changes.
+// Counting happens in a LimitStore (store.ts): the app's is Postgres (pg-store.ts), so
+// every api-server replica counts against the same budget; tests may use the memory one.
 //
 // Client addresses: the server runs with trustProxy false and has no trusted-proxy
 // setting, so X-Forwarded-For is never read; the key is the socket's peer address
@@ -13,7 +10,6 @@
 // host usually holds a whole /64.
 import { isIPv6 } from 'node:net'
 import { createHash } from 'node:crypto'
-import type { FastifyInstance } from 'fastify'
 import type { Services } from '../services.ts'
 import type { JoinGate } from '../control/broker.ts'
 import type { Config } from '../config.ts'
@@ -24,6 +20,7 @@ import { LIMIT_DEFAULTS, type LimitSettings } from './defaults.ts'
 export { LIMIT_DEFAULTS, type LimitSettings } from './defaults.ts'
 export { BackoffLock, WindowLimit, strictest, type Verdict } from './policies.ts'
 export { MemoryLimitStore, type LimitStore, type LimitRecord } from './store.ts'
+export { PgLimitStore } from './pg-store.ts'
 
 /** The limiter key of a peer address: IPv4 as is (IPv4-mapped IPv6 unwrapped), IPv6 by its /64. */
 export function addressKey(ip: string | undefined): string {
@@ -70,16 +67,9 @@ export function limitSettings(config: Config): LimitSettings {
   return { ...LIMIT_DEFAULTS, ...(config as { limits?: Partial<LimitSettings> }).limits }
 }
 
-const perServices = new WeakMap<Services, Limits>()
-
-/** The one Limits of an app (one store shared by every limit). */
+/** The one Limits of an app, built by build() (shared by every limit and, through Postgres, by every replica). */
 export function limitsFor(services: Services): Limits {
-  let l = perServices.get(services)
-  if (!l) {
-    l = new Limits(limitSettings(services.config), services.now)
-    perServices.set(services, l)
-  }
-  return l
+  return services.limits
 }
 
 /** The /ws/control join throttle: rejected join tokens per client address. */
@@ -90,15 +80,4 @@ export function joinGate(limits: Limits): JoinGate {
       await limits.joinAddress.hit(addressKey(peer))
     },
   }
-}
-
-/**
- * Installs the join throttle on the app's tunnel broker once the app is assembled
- * (app.ts creates the broker after the OAuth routes; the first join can only arrive
- * after listen, which runs the onReady hooks first).
- */
-export function registerJoinLimits(app: FastifyInstance, services: Services): void {
-  app.addHook('onReady', async () => {
-    services.localReach?.broker?.setJoinGate(joinGate(limitsFor(services)))
-  })
 }

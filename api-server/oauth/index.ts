@@ -10,7 +10,6 @@ import { registerAuthorize } from './authorize.ts'
 import { registerToken } from './token.ts'
 import { registerDevice } from './device.ts'
 import { registerRevoke } from './revoke.ts'
-import { registerJoinLimits } from '../limits/index.ts'
 
 export { corsOptions } from './cors.ts'
 export { resolveAccessToken } from './tokens.ts'
@@ -25,5 +24,4 @@ export function registerOAuth(app: FastifyInstance, services: Services) {
   registerRevoke(app, services)
   // the /ws/control join throttle shares the limit store; wired here because app.ts
   // builds the broker later (see limits/index.ts)
-  registerJoinLimits(app, services)
 }

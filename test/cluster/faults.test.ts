@@ -120,7 +120,7 @@ t.test('faults on a real control plane', async (t) => {
     await api('DELETE', `/v1/sessions/${fresh}`)
   })
 
-  t.test('the leading operator killed → the standby holds the Lease once the lease has run out (client-go's bound) and sessions keep starting', async (t) => {
+  t.test('the leading operator killed → the standby holds the Lease once the lease has run out (client-go’s bound) and sessions keep starting', async (t) => {
     const first = await leader()
     const pod = (await operatorPods()).find((p: any) => p.metadata.name === first)
     t.ok(pod, 'the leader is one of the operator pods')

@@ -60,9 +60,11 @@ export async function startTestServer(
     sessions?: boolean
     /** where to listen (default 127.0.0.1); 0.0.0.0 lets a test's own namespaces reach it */
     listenHost?: string
+    /** another replica: share this server's database instead of creating one */
+    sharing?: TestServer
   } = {},
 ): Promise<TestServer> {
-  const testDb = await createTestDb(t)
+  const testDb = opts.sharing?.testDb ?? await createTestDb(t)
   const dataDir = mkdtempSync(join(tmpdir(), 'nightjar-test-'))
   chmodSync(dataDir, 0o711)
   const port = await freePort()
