@@ -27,6 +27,7 @@ import { DaemonChanges, daemonCounts } from './networks/counts.ts'
 import { ClusterNetworkResources, NO_NETWORK_RESOURCES } from './networks/resources.ts'
 import { EgressRelay } from './networks/egress-relay.ts'
 import { TunnelBroker } from './control/broker.ts'
+import { clientAddress, trustFunction } from './http/client-address.ts'
 import { joinGate, Limits, limitSettings, PgLimitStore } from './limits/index.ts'
 import { Admission } from './sessions/admission.ts'
 import { registerSessionMetrics } from './sessions/metrics.ts'
@@ -81,7 +82,9 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
 export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOptions<P>): Promise<Built<P | undefined>> {
   const logger = pino({ level: opts.config.logLevel, redact: { paths: REDACT, censor: '[redacted]' } }, opts.logStream ?? process.stdout)
   const app = Fastify({
-    loggerInstance: logger as FastifyBaseLogger, trustProxy: false, bodyLimit: 1024 * 1024, forceCloseConnections: true,
+    loggerInstance: logger as FastifyBaseLogger,
+    // req.ip is the TCP peer unless it is one of the configured proxies (http/client-address.ts)
+    trustProxy: opts.config.trustedProxies.length ? trustFunction(opts.config.trustedProxies) : false, bodyLimit: 1024 * 1024, forceCloseConnections: true,
     // a path that is not valid percent-encoded UTF-8 gets the one error shape, never the URL back
     frameworkErrors: (_err, _req, reply) => {
       const e = errors.invalidRequest('path is not valid percent-encoded UTF-8')
@@ -100,7 +103,8 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
   const changes = new DaemonChanges()
   // the abuse limits count in Postgres, so every replica shares one budget per key
   const limits = new Limits(limitSettings(config), now, new PgLimitStore(db))
-  const broker = new TunnelBroker({ ...daemonRegistry({ db, changes }), joinGate: joinGate(limits), log: (level, msg, fields) => log[level](fields ?? {}, msg) })
+  const trust = trustFunction(config.trustedProxies)
+  const broker = new TunnelBroker({ ...daemonRegistry({ db, changes }), joinGate: joinGate(limits), clientAddress: (req) => clientAddress(req, trust), log: (level, msg, fields) => log[level](fields ?? {}, msg) })
 
   // the operator side, started with the daemon counts it reads (the broker exists by now)
   const plane = opts.plane

@@ -1,5 +1,6 @@
 // Every knob is a NIGHTJAR_* environment variable, validated once at start.
 // A bad value stops start-up with one line naming the variable.
+import { trustFunction } from './http/client-address.ts'
 import { ConfigError } from '../contracts/config-error.ts'
 import { availableParallelism, totalmem } from 'node:os'
 import { resolve } from 'node:path'
@@ -69,6 +70,19 @@ const schema = z.object({
   NIGHTJAR_USER_CODE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(LIMIT_DEFAULTS.userCodeWindowSecs),
   NIGHTJAR_JOIN_FAILURE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(LIMIT_DEFAULTS.joinFailureLimit),
   NIGHTJAR_JOIN_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(LIMIT_DEFAULTS.joinFailureWindowSecs),
+  NIGHTJAR_BEARER_FAILURE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(LIMIT_DEFAULTS.bearerFailureLimit),
+  NIGHTJAR_BEARER_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(LIMIT_DEFAULTS.bearerFailureWindowSecs),
+  // the proxies whose X-Forwarded-For is believed (lib/client-address.ts); none by default
+  NIGHTJAR_TRUSTED_PROXIES: z.string().optional().transform((v, ctx) => {
+    const list = (v ?? '').split(',').map((s) => s.trim()).filter(Boolean)
+    try {
+      trustFunction(list)
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be comma-separated IP addresses or CIDR ranges (e.g. 10.0.0.0/8,fd00::/8)' })
+      return z.NEVER
+    }
+    return list
+  }),
   // /metrics: a required Bearer token, and/or a listener of its own (http/health.ts)
   NIGHTJAR_METRICS_TOKEN: z.string().regex(/^[\x21-\x7e]{16,512}$/, 'must be 16-512 printable characters without spaces').optional(),
   NIGHTJAR_METRICS_PORT: port.optional(),
@@ -114,6 +128,8 @@ export type Config = {
   mcpAllowedOrigins: string[]
   /** abuse limits (defaults in limits/defaults.ts) */
   limits: LimitSettings
+  /** addresses and CIDR ranges of reverse proxies whose X-Forwarded-For names the client; empty: none */
+  trustedProxies: string[]
   /** /metrics: the Bearer token it requires (none: open), and a separate listener (then not on the main port) */
   metrics: { token?: string; port?: number; host: string }
   capacity: {
@@ -188,7 +204,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       userCodeWindowSecs: e.NIGHTJAR_USER_CODE_WINDOW_SECONDS,
       joinFailureLimit: e.NIGHTJAR_JOIN_FAILURE_LIMIT,
       joinFailureWindowSecs: e.NIGHTJAR_JOIN_FAILURE_WINDOW_SECONDS,
+      bearerFailureLimit: e.NIGHTJAR_BEARER_FAILURE_LIMIT,
+      bearerFailureWindowSecs: e.NIGHTJAR_BEARER_FAILURE_WINDOW_SECONDS,
     },
+    trustedProxies: e.NIGHTJAR_TRUSTED_PROXIES,
     metrics: { token: e.NIGHTJAR_METRICS_TOKEN, port: e.NIGHTJAR_METRICS_PORT, host: e.NIGHTJAR_METRICS_HOST ?? e.NIGHTJAR_HOST },
     capacity: capacityDefaults(e),
     lifetimes: { idleTimeoutSecs: e.NIGHTJAR_SESSION_IDLE_TIMEOUT_SECONDS, maxDurationSecs: e.NIGHTJAR_SESSION_MAX_DURATION_SECONDS },

@@ -73,6 +73,8 @@ export interface BrokerOptions {
   dialTimeoutMs?: number // time allowed for OPEN_OK (default 10 s)
   window?: number // per-stream receive window (default 256 KiB)
   joinGate?: JoinGate
+  /** the client address an upgrade comes from (through trusted proxies); the TCP peer by default */
+  clientAddress?(req: IncomingMessage): string
 }
 
 interface Daemon {
@@ -123,7 +125,7 @@ export class TunnelBroker {
 
   private async admit(req: IncomingMessage, socket: Duplex, head: Buffer, network: string): Promise<void> {
     if (this.closed) return refuseUpgrade(socket, upgradeErrors.controlUnavailable())
-    const peer = req.socket.remoteAddress ?? ''
+    const peer = this.opts.clientAddress?.(req) ?? req.socket.remoteAddress ?? ''
     const gate = this.joinGate
     if (gate) {
       let verdict: Awaited<ReturnType<JoinGate['check']>> = { allowed: true }

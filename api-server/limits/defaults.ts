@@ -19,6 +19,9 @@ export const LIMIT_DEFAULTS = {
   /** rejected join tokens at /ws/control per client address per window */
   joinFailureLimit: 20,
   joinFailureWindowSecs: 300,
+  /** requests whose Bearer token does not resolve, per client address per window (then 429 instead of 401) */
+  bearerFailureLimit: 100,
+  bearerFailureWindowSecs: 60,
 } as const
 
 export type LimitSettings = { -readonly [K in keyof typeof LIMIT_DEFAULTS]: number }

@@ -47,6 +47,7 @@ export class Limits {
   readonly userCodeAccount: WindowLimit
   readonly userCodeAddress: WindowLimit
   readonly joinAddress: WindowLimit
+  readonly bearerAddress: WindowLimit
 
   constructor(readonly settings: LimitSettings, now: () => number, readonly store: LimitStore = new MemoryLimitStore()) {
     const s = settings
@@ -60,6 +61,7 @@ export class Limits {
     this.userCodeAccount = new WindowLimit(store, 'user-code-account', { limit: s.userCodeLimit, windowMs: s.userCodeWindowSecs * 1000 }, now)
     this.userCodeAddress = new WindowLimit(store, 'user-code-address', { limit: s.userCodeLimit, windowMs: s.userCodeWindowSecs * 1000 }, now)
     this.joinAddress = new WindowLimit(store, 'join-address', { limit: s.joinFailureLimit, windowMs: s.joinFailureWindowSecs * 1000 }, now)
+    this.bearerAddress = new WindowLimit(store, 'bearer-address', { limit: s.bearerFailureLimit, windowMs: s.bearerFailureWindowSecs * 1000 }, now)
   }
 }
 

@@ -26,6 +26,11 @@ export const REQUEST_ERRORS = {
 } as const satisfies Record<string, ApiEntry>
 
 export const AUTH_ERRORS = {
+  bearerFailures: {
+    status: 429, code: 'rate_limited', reason: 'too_many_bad_tokens', retryAfter: 'arg', spec: null,
+    message: (retryAfterSecs: number) => 'too many requests with a token that does not work; retry later', args: ['retryAfterSecs'],
+    when: 'NIGHTJAR_BEARER_FAILURE_LIMIT requests from one client address carried a Bearer token that did not resolve (a working token is never refused by it)',
+  },
   unauthorized: {
     status: 401, code: 'unauthorized', reason: null, message: 'unauthorized', spec: ['ERR-01', 'ERR-03', 'RULE-29'],
     when: 'no, a wrong, revoked or expired Bearer credential, or a token for another resource (one identical 401; /metrics with its token too)',
