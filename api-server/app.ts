@@ -23,7 +23,8 @@ import { registerConsole } from './console/routes.ts'
 import type { SessionPlane } from './sessions/plane.ts'
 import { LiveSessions, NO_SESSIONS, type PlaneFactory } from './sessions/runtime.ts'
 import { LocalReach, daemonRegistry } from './networks/service.ts'
-import { DaemonChanges, daemonCounts } from './networks/counts.ts'
+import { countDaemons, DaemonChanges, daemonCounts } from './networks/counts.ts'
+import { DaemonCountPublisher } from './networks/count-publisher.ts'
 import { ClusterNetworkResources, NO_NETWORK_RESOURCES } from './networks/resources.ts'
 import { EgressRelay } from './networks/egress-relay.ts'
 import { TunnelBroker } from './control/broker.ts'
@@ -125,6 +126,10 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
   async function assemble(plane: SessionPlane | undefined): Promise<Services> {
     // local reach, part two: the operator's copy of each network, then the service itself
     const networkResources = plane ? new ClusterNetworkResources({ db, networks: plane.networks, log }) : NO_NETWORK_RESOURCES
+    // in a cluster the operator is another process: it reads the daemon counts we publish on each Network
+    const countPublisher = plane && config.runtime === 'kubernetes'
+      ? new DaemonCountPublisher({ networks: plane.networks, changes, counts: (networkId) => countDaemons({ db, broker }, { networkId }), log })
+      : undefined
     const localReach = new LocalReach({ db, broker, resources: networkResources })
     // a session may ask for an idle timeout down to 10 s: marks must come well within that
     const shortestIdleMs = Math.min(10, config.lifetimes.idleTimeoutSecs) * 1000
@@ -177,11 +182,15 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
       await live?.start()
       // the operator's copy of the networks catches up with the table (never throws: repaired later)
       await networkResources.start()
+      // every network's counts once (a restarted api-server has no daemons until they rejoin), then on each change
+      countPublisher?.start()
+      void countPublisher?.refresh()
     })
     app.addHook('onClose', async () => {
       relay?.close()
       await broker.close()
       networkResources.stop()
+      countPublisher?.stop()
       await live?.stop()
     })
     return services

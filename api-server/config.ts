@@ -1,6 +1,6 @@
 // Every knob is a NIGHTJAR_* environment variable, validated once at start.
 // A bad value stops start-up with one line naming the variable.
-import { trustFunction } from './http/client-address.ts'
+import proxyaddr from 'proxy-addr'
 import { ConfigError } from '../contracts/config-error.ts'
 import { availableParallelism, totalmem } from 'node:os'
 import { resolve } from 'node:path'
@@ -76,7 +76,7 @@ const schema = z.object({
   NIGHTJAR_TRUSTED_PROXIES: z.string().optional().transform((v, ctx) => {
     const list = (v ?? '').split(',').map((s) => s.trim()).filter(Boolean)
     try {
-      trustFunction(list)
+      if (list.length) proxyaddr.compile(list) // throws on a malformed entry
     } catch {
       ctx.addIssue({ code: 'custom', message: 'must be comma-separated IP addresses or CIDR ranges (e.g. 10.0.0.0/8,fd00::/8)' })
       return z.NEVER

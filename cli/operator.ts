@@ -18,17 +18,9 @@ import type { AuthStateSource, DaemonCounts, Logger } from '../operator/ports.ts
 import { existsSync } from 'node:fs'
 import { errors, type ApiError } from '../contracts/errors.ts'
 import { loadOperatorConfig, type OperatorConfig } from '../operator/kube/operator-config.ts'
+import { annotationDaemonCounts } from '../operator/kube/annotation-counts.ts'
 import { checkCrdsServed, KubeEventRecorder, kubeResources, KubePodRuntime, LeaderElector, loadKubeConfig, podNamespace, PromOperatorMetrics } from '../operator/kube/index.ts'
 
-/**
- * Daemon counts come from the api-server's tunnel broker, a different process in a
- * cluster; until it publishes them where the operator can read them, Networks report
- * zero daemons here.
- */
-const noDaemonCounts: DaemonCounts = {
-  counts: async () => ({ daemonCount: 0, onlineDaemonCount: 0 }),
-  subscribe: () => () => {},
-}
 
 export interface OperatorProcessOptions {
   env?: NodeJS.ProcessEnv
@@ -124,7 +116,8 @@ export async function runOperator(opts: OperatorProcessOptions = {}): Promise<Op
         sessions,
         networks,
         pods: runtime,
-        daemonCounts: opts.daemonCounts ?? noDaemonCounts,
+        // the api-server publishes each Network's daemon counts on it (an annotation)
+        daemonCounts: opts.daemonCounts ?? annotationDaemonCounts(networks),
         authState: opts.authState,
         log,
         events,

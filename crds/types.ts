@@ -18,6 +18,32 @@ export const LABELS = {
   session: 'nightjar.dev/session',
 } as const
 
+/**
+ * Annotations the api-server writes on resources. `daemonCounts` carries a Network's
+ * daemon counts ({"daemonCount":N,"onlineDaemonCount":M}) into the cluster, where the
+ * operator (another process) turns them into status; the daemons' WebSockets live in the
+ * api-server, so it is the one that knows.
+ */
+export const ANNOTATIONS = {
+  daemonCounts: 'nightjar.dev/daemon-counts',
+} as const
+
+export interface DaemonCountsValue {
+  daemonCount: number
+  onlineDaemonCount: number
+}
+
+/** The counts an annotation holds, or zero for an absent or unreadable one. */
+export function parseDaemonCounts(value: string | undefined): DaemonCountsValue {
+  try {
+    const v = JSON.parse(value ?? '') as Partial<DaemonCountsValue>
+    const n = (x: unknown) => (typeof x === 'number' && Number.isInteger(x) && x >= 0 ? x : 0)
+    return { daemonCount: n(v.daemonCount), onlineDaemonCount: n(v.onlineDaemonCount) }
+  } catch {
+    return { daemonCount: 0, onlineDaemonCount: 0 }
+  }
+}
+
 /** The browsers a session can run: chromium (headless, pooled) or cloak (headful, its own profile). */
 export const BROWSER_KINDS = ['chromium', 'cloak'] as const
 export type BrowserKind = (typeof BROWSER_KINDS)[number]

@@ -10,7 +10,6 @@
 // host usually holds a whole /64.
 import { isIPv6 } from 'node:net'
 import { createHash } from 'node:crypto'
-import type { Services } from '../services.ts'
 import type { JoinGate } from '../control/broker.ts'
 import type { Config } from '../config.ts'
 import { MemoryLimitStore, type LimitStore } from './store.ts'
@@ -70,7 +69,7 @@ export function limitSettings(config: Config): LimitSettings {
 }
 
 /** The one Limits of an app, built by build() (shared by every limit and, through Postgres, by every replica). */
-export function limitsFor(services: Services): Limits {
+export function limitsFor(services: { limits: Limits }): Limits {
   return services.limits
 }
 

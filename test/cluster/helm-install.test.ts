@@ -204,6 +204,15 @@ t.test('helm install on a real control plane: a session from MCP to the garbage 
     daemon.stderr!.on('data', (d) => (out += d))
     await waitFor(async () => (await api('GET', `/v1/networks/${netId}/daemons`)).body.some((d: any) => d.reachable), { what: 'the daemon joined through the Service', timeoutMs: 30_000 })
     t.equal((await api('PATCH', `/v1/networks/${netId}`, { declaredHosts: [`localhost:${appPort}`] })).status, 200)
+    // the operator is another process: it shows the daemon because the api-server publishes
+    // each Network's counts on it (an annotation the operator's reconciler reads into status)
+    const status = await waitFor(async () => {
+      const n = await kubectlJson(['-n', ns, 'get', 'networks.nightjar.dev', netId])
+      return n.status?.onlineDaemonCount === 1 ? n.status : undefined
+    }, { what: 'the Network status to count the daemon', timeoutMs: 15_000 })
+    const listed = (await api('GET', '/v1/networks')).body.find((n: any) => n.id === netId)
+    t.same([status.daemonCount, status.onlineDaemonCount], [listed.daemonCount, listed.onlineDaemonCount], 'the Network status and GET /v1/networks agree')
+    t.equal(status.conditions?.find((c: any) => c.type === 'Ready')?.status, 'True', 'the Network is Ready with its daemon online')
 
     const opened = await api('POST', '/v1/sessions', { egress: 'local', network: 'dev' })
     t.equal(opened.status, 201, opened.text)
