@@ -207,8 +207,8 @@ t.test('helm install on a real control plane: a session from MCP to the garbage 
     // the operator is another process: it shows the daemon because the api-server publishes
     // each Network's counts on it (an annotation the operator's reconciler reads into status)
     const status = await waitFor(async () => {
-      const n = await kubectlJson(['-n', ns, 'get', 'networks.nightjar.dev', netId])
-      return n.status?.onlineDaemonCount === 1 ? n.status : undefined
+      const n = (await kubectlJson(['-n', ns, 'get', 'networks'])).items.find((x: any) => x.metadata.annotations?.['nightjar.dev/id'] === netId)
+      return n?.status?.onlineDaemonCount === 1 ? n.status : undefined
     }, { what: 'the Network status to count the daemon', timeoutMs: 15_000 })
     const listed = (await api('GET', '/v1/networks')).body.find((n: any) => n.id === netId)
     t.same([status.daemonCount, status.onlineDaemonCount], [listed.daemonCount, listed.onlineDaemonCount], 'the Network status and GET /v1/networks agree')
