@@ -70,6 +70,7 @@ const schema = z.object({
   NIGHTJAR_USER_CODE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(LIMIT_DEFAULTS.userCodeWindowSecs),
   NIGHTJAR_JOIN_FAILURE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(LIMIT_DEFAULTS.joinFailureLimit),
   NIGHTJAR_JOIN_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(LIMIT_DEFAULTS.joinFailureWindowSecs),
+  NIGHTJAR_JOIN_NETWORK_FAILURE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(LIMIT_DEFAULTS.joinNetworkFailureLimit),
   NIGHTJAR_BEARER_FAILURE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(LIMIT_DEFAULTS.bearerFailureLimit),
   NIGHTJAR_BEARER_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(LIMIT_DEFAULTS.bearerFailureWindowSecs),
   // the proxies whose X-Forwarded-For is believed (lib/client-address.ts); none by default
@@ -204,6 +205,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       userCodeWindowSecs: e.NIGHTJAR_USER_CODE_WINDOW_SECONDS,
       joinFailureLimit: e.NIGHTJAR_JOIN_FAILURE_LIMIT,
       joinFailureWindowSecs: e.NIGHTJAR_JOIN_FAILURE_WINDOW_SECONDS,
+      joinNetworkFailureLimit: e.NIGHTJAR_JOIN_NETWORK_FAILURE_LIMIT,
       bearerFailureLimit: e.NIGHTJAR_BEARER_FAILURE_LIMIT,
       bearerFailureWindowSecs: e.NIGHTJAR_BEARER_FAILURE_WINDOW_SECONDS,
     },

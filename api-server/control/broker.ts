@@ -53,9 +53,17 @@ export interface DaemonEntry {
  * correct token from a throttled address is refused too until the window ends (the
  * daemon retries with backoff). rejected() counts each join refused as unauthorized.
  */
+export type JoinVerdict = { allowed: true } | { allowed: false; retryAfterSecs: number }
+
 export interface JoinGate {
-  check(peerAddress: string): Promise<{ allowed: true } | { allowed: false; retryAfterSecs: number }>
-  rejected(peerAddress: string): Promise<void>
+  /** before any token lookup: may this address try at all? */
+  check(peerAddress: string): Promise<JoinVerdict>
+  /**
+   * A wrong token was presented: count it for the address and for the network. A network
+   * over its limit answers wrong tokens with 429 instead of 401 — a correct token is never
+   * refused for its network's sake (that would let anyone lock a daemon out).
+   */
+  rejected(peerAddress: string, network: string): Promise<JoinVerdict>
 }
 
 export interface BrokerOptions {
@@ -153,9 +161,14 @@ export class TunnelBroker {
       }
     }
     if (!auth) {
-      // counting a failure must never turn a refusal into something else: the 401 goes out
-      // whatever the limit store says (at worst one failure is not counted)
-      await gate?.rejected(peer).catch(() => {})
+      // counting a failure must never turn a refusal into an admission: if the limit store
+      // fails, the 401 goes out (at worst one failure is not counted)
+      let verdict: JoinVerdict = { allowed: true }
+      if (gate) verdict = await gate.rejected(peer, network).catch(() => verdict)
+      if (!verdict.allowed) {
+        this.log('info', 'daemon join refused: too many failed joins for this network', { network })
+        return refuseUpgrade(socket, upgradeErrors.joinThrottled(verdict.retryAfterSecs))
+      }
       this.log('info', 'daemon join rejected: unauthorized', { network })
       return refuseUpgrade(socket, upgradeErrors.joinUnauthorized())
     }

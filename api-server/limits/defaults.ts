@@ -19,6 +19,8 @@ export const LIMIT_DEFAULTS = {
   /** rejected join tokens at /ws/control per client address per window */
   joinFailureLimit: 20,
   joinFailureWindowSecs: 300,
+  /** rejected join tokens for one network (from any address) per the same window; then 429 instead of 401 */
+  joinNetworkFailureLimit: 100,
   /** requests whose Bearer token does not resolve, per client address per window (then 429 instead of 401) */
   bearerFailureLimit: 100,
   bearerFailureWindowSecs: 60,

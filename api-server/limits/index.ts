@@ -46,6 +46,7 @@ export class Limits {
   readonly userCodeAccount: WindowLimit
   readonly userCodeAddress: WindowLimit
   readonly joinAddress: WindowLimit
+  readonly joinNetwork: WindowLimit
   readonly bearerAddress: WindowLimit
 
   constructor(readonly settings: LimitSettings, now: () => number, readonly store: LimitStore = new MemoryLimitStore()) {
@@ -60,6 +61,7 @@ export class Limits {
     this.userCodeAccount = new WindowLimit(store, 'user-code-account', { limit: s.userCodeLimit, windowMs: s.userCodeWindowSecs * 1000 }, now)
     this.userCodeAddress = new WindowLimit(store, 'user-code-address', { limit: s.userCodeLimit, windowMs: s.userCodeWindowSecs * 1000 }, now)
     this.joinAddress = new WindowLimit(store, 'join-address', { limit: s.joinFailureLimit, windowMs: s.joinFailureWindowSecs * 1000 }, now)
+    this.joinNetwork = new WindowLimit(store, 'join-network', { limit: s.joinNetworkFailureLimit, windowMs: s.joinFailureWindowSecs * 1000 }, now)
     this.bearerAddress = new WindowLimit(store, 'bearer-address', { limit: s.bearerFailureLimit, windowMs: s.bearerFailureWindowSecs * 1000 }, now)
   }
 }
@@ -77,8 +79,9 @@ export function limitsFor(services: { limits: Limits }): Limits {
 export function joinGate(limits: Limits): JoinGate {
   return {
     check: (peer) => limits.joinAddress.check(addressKey(peer)),
-    rejected: async (peer) => {
-      await limits.joinAddress.hit(addressKey(peer))
+    rejected: async (peer, network) => {
+      const [, forNetwork] = await Promise.all([limits.joinAddress.hit(addressKey(peer)), limits.joinNetwork.hit(network.toLowerCase())])
+      return forNetwork
     },
   }
 }

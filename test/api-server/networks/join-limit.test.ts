@@ -64,3 +64,18 @@ t.test('[ERR-02] [RULE-11] [AUTH-04] /ws/control: a flood of wrong join tokens i
   ac.abort()
   await done
 })
+
+t.test('wrong join tokens for one network from many addresses: 401s, then 429 — and the right token still joins', async (t) => {
+  const s = await startTestServer(t, { env: { NIGHTJAR_JOIN_FAILURE_LIMIT: '100', NIGHTJAR_JOIN_NETWORK_FAILURE_LIMIT: '3' } })
+  const acme = await s.bootstrap()
+  const controlUrl = s.url.replace('http', 'ws')
+  const lab = (await s.request('POST', '/v1/networks', { token: acme.apiKey, body: { name: 'lab' } })).body
+  await s.request('POST', '/v1/networks', { token: acme.apiKey, body: { name: 'other' } })
+  const wrong = () => `njt_${randomBytes(32).toString('base64url').replace(/[-_]/g, 'x').slice(0, 43)}`
+  const spread: number[] = []
+  // a distributed guesser: every attempt from another address, all at one network
+  for (let i = 0; i < 6; i++) spread.push((await join(controlUrl, 'lab', wrong(), `127.0.0.${10 + i}`)).status)
+  t.same(spread, [401, 401, 401, 429, 429, 429], 'the network counts failures from every address')
+  t.equal((await join(controlUrl, 'lab', lab.token.secret, '127.0.0.30')).status, 101, 'the right token is never refused for its network’s sake')
+  t.equal((await join(controlUrl, 'other', wrong(), '127.0.0.31')).status, 401, 'another network keeps its own budget')
+})
