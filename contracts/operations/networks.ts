@@ -20,7 +20,7 @@ export const NetworkView = z.object({
   declaredHosts: z.array(z.string()).describe('canonical host[:port] entries'),
 })
 
-/** A network just created: no daemon yet, nothing declared (the field is left out). */
+/** A network just created: no daemon yet, nothing declared — the spec's create response (FLD-40) leaves declaredHosts out. */
 export const NewNetwork = z.object({ id: z.string().describe('nnet_…'), name: z.string(), ...counts })
 
 export const JoinToken = z.object({
