@@ -85,7 +85,8 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     // req.ip is the TCP peer unless it is one of the configured proxies (http/client-address.ts)
-    trustProxy: opts.config.trustedProxies.length ? trustFunction(opts.config.trustedProxies) : false, bodyLimit: 1024 * 1024, forceCloseConnections: true,
+    trustProxy: opts.config.trustedProxies.length ? trustFunction(opts.config.trustedProxies) : false, bodyLimit: 1024 * 1024, // on close, idle keep-alive connections go at once; requests in flight finish (http/drain.ts bounds the wait)
+    forceCloseConnections: 'idle',
     // a path that is not valid percent-encoded UTF-8 gets the one error shape, never the URL back
     frameworkErrors: (_err, _req, reply) => {
       const e = errors.invalidRequest('path is not valid percent-encoded UTF-8')

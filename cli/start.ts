@@ -1,6 +1,7 @@
 // `nightjar start`: the api-server. In the embedded runtime (the default) it also runs
 // the operator and browser pods as child processes; with NIGHTJAR_RUNTIME=kubernetes it
 // writes BrowserSession/Network resources to the cluster and `nightjar operator` acts.
+import { closeGracefully } from '../api-server/http/drain.ts'
 import { loadConfig } from '../api-server/config.ts'
 import { build } from '../api-server/app.ts'
 import { loadCookieKey, openDatabase } from '../api-server/runtime.ts'
@@ -37,7 +38,8 @@ export async function start(): Promise<void> {
     stopping = true
     say(`${signal}: shutting down`)
     // shutting down: a step that fails is reported and the next one still runs (the process exits either way)
-    await app.close().catch((err: Error) => say(`closing the server: ${err.message}`))
+    // requests in flight finish (up to the drain deadline); daemons are told to reconnect
+    await closeGracefully(app, config.shutdownDrainSecs * 1000).catch((err: Error) => say(`closing the server: ${err.message}`))
     await database.close().catch((err: Error) => say(`closing the database: ${err.message}`))
     process.exit(0)
   }

@@ -1,4 +1,5 @@
 // A real Nightjar API server on a real port with its own database, for tests.
+import { closeGracefully } from '../../api-server/http/drain.ts'
 import { mkdtempSync, chmodSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -90,7 +91,7 @@ export async function startTestServer(
   const close = async () => {
     if (closed) return
     closed = true
-    await app.close() // stops the plane too
+    await closeGracefully(app, 5000) // stops the plane too
     rmSync(dataDir, { recursive: true, force: true })
   }
   t.teardown(close)
