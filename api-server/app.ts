@@ -82,10 +82,14 @@ export async function build<P extends SessionPlane>(opts: BuildOptions<P> & { pl
 export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOptions<P>): Promise<Built<P | undefined>>
 export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOptions<P>): Promise<Built<P | undefined>> {
   const logger = pino({ level: opts.config.logLevel, redact: { paths: REDACT, censor: '[redacted]' } }, opts.logStream ?? process.stdout)
+  // the one trust rule for client addresses, HTTP requests and WebSocket upgrades alike (http/client-address.ts)
+  const trust = trustFunction(opts.config.trustedProxies)
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
-    // req.ip is the TCP peer unless it is one of the configured proxies (http/client-address.ts)
-    trustProxy: opts.config.trustedProxies.length ? trustFunction(opts.config.trustedProxies) : false, bodyLimit: 1024 * 1024, // on close, idle keep-alive connections go at once; requests in flight finish (http/drain.ts bounds the wait)
+    // req.ip is the TCP peer unless it is one of the configured proxies
+    trustProxy: opts.config.trustedProxies.length ? trust : false,
+    bodyLimit: 1024 * 1024,
+    // on close, idle keep-alive connections go at once; requests in flight finish (http/drain.ts bounds the wait)
     forceCloseConnections: 'idle',
     // a path that is not valid percent-encoded UTF-8 gets the one error shape, never the URL back
     frameworkErrors: (_err, _req, reply) => {
@@ -105,7 +109,6 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
   const changes = new DaemonChanges()
   // the abuse limits count in Postgres, so every replica shares one budget per key
   const limits = new Limits(limitSettings(config), now, new PgLimitStore(db))
-  const trust = trustFunction(config.trustedProxies)
   const broker = new TunnelBroker({ ...daemonRegistry({ db, changes }), joinGate: joinGate(limits), clientAddress: (req) => clientAddress(req, trust), log: (level, msg, fields) => log[level](fields ?? {}, msg) })
 
   // the operator side, started with the daemon counts it reads (the broker exists by now)
