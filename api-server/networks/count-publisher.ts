@@ -39,14 +39,17 @@ export class DaemonCountPublisher {
     if (this.#timer) clearInterval(this.#timer)
   }
 
-  /** Publishes one network's counts; concurrent calls coalesce into one more write. Never throws. */
-  publish(networkId: string): Promise<void> {
+  /**
+   * Publishes one network's counts; concurrent calls coalesce into one more write. Never
+   * throws. `known` is the resource as just listed, which spares a read.
+   */
+  publish(networkId: string, known?: Network): Promise<void> {
     const running = this.#running.get(networkId)
     if (running) {
       this.#again.add(networkId)
       return running
     }
-    const run = this.#write(networkId).finally(() => {
+    const run = this.#write(networkId, known).finally(() => {
       this.#running.delete(networkId)
       if (this.#again.delete(networkId)) void this.publish(networkId)
     })
@@ -58,17 +61,17 @@ export class DaemonCountPublisher {
     try {
       const { items } = await this.deps.networks.list()
       this.#published.clear() // a full refresh rewrites what differs from the resource itself
-      await Promise.all(items.map((n) => this.publish(n.metadata.name)))
+      await Promise.all(items.map((n) => this.publish(n.metadata.name, n)))
     } catch (err) {
       this.deps.log.warn({ err }, 'daemon counts: listing networks failed; the next refresh retries')
     }
   }
 
-  async #write(networkId: string): Promise<void> {
+  async #write(networkId: string, known?: Network): Promise<void> {
     try {
       const value = JSON.stringify(await this.deps.counts(networkId))
       if (this.#published.get(networkId) === value) return
-      const current = await this.deps.networks.get(networkId)
+      const current = known ?? await this.deps.networks.get(networkId)
       if (!current) return // a network without its resource yet: the resource sync publishes nothing, the next change does
       if (current.metadata.annotations?.[ANNOTATIONS.daemonCounts] !== value) {
         await this.deps.networks.patch(networkId, { metadata: { annotations: { [ANNOTATIONS.daemonCounts]: value } } })
