@@ -4,8 +4,10 @@
 //   - npm dependencies, when node_modules is absent or older than the lock file
 //   - Debian chromium (and xvfb for cloak sessions), when missing and we are root
 //   - iproute2 (`ip`) for the network-namespace tests, when missing and we are root
+//   - as root: search (x) permission for others on the folders above the checkout, so the
+//     unprivileged user embedded Postgres runs as can reach its binaries and data dir
 import { execFileSync, spawnSync } from 'node:child_process'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -63,5 +65,24 @@ function ensureSystemPackages() {
   if (missing.length) aptInstall(missing, 'browser pods, cloak sessions and network tests need them')
 }
 
+/**
+ * Embedded Postgres refuses to run as root, so as root it runs as a user of its own, which
+ * must be able to pass through every folder above its binaries (in node_modules) and its
+ * data dir (under the checkout). A checkout inside `mktemp -d` (mode 0700) is not: add the
+ * search bit for others there — never read or write — and say so.
+ */
+function ensurePostgresCanReachCheckout() {
+  if (!isRoot) return
+  for (let dir = root; ; dir = dirname(dir)) {
+    const mode = statSync(dir).mode & 0o7777
+    if (!(mode & 0o001)) {
+      chmodSync(dir, mode | 0o001)
+      say(`made ${dir} passable for the embedded Postgres user (search permission for others, mode ${(mode | 0o001).toString(8)})`)
+    }
+    if (dirname(dir) === dir) break
+  }
+}
+
 ensureNodeModules()
 ensureSystemPackages()
+ensurePostgresCanReachCheckout()
