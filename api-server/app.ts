@@ -113,7 +113,7 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
 
   // the operator side, started with the daemon counts it reads (the broker exists by now)
   const plane = opts.plane
-    ? await opts.plane({ daemonCounts: daemonCounts({ db, broker, changes }) }).catch(async (e: Error) => {
+    ? await opts.plane({ daemonCounts: daemonCounts({ db, broker, changes }), log: log.child({ component: 'operator' }) }).catch(async (e: Error) => {
       await broker.close()
       throw new Error(`the session plane did not start: ${e.message}`, { cause: e })
     })

@@ -11,7 +11,7 @@ export interface EmbeddedPlane extends SessionPlane {
 
 export async function startEmbeddedPlane(opts: {
   config: Config
-  log?: Logger
+  log: Logger
   authState?: AuthStateSource
   /** daemon counts for the Network reconciler: the app's (PlanePorts), given at start */
   daemonCounts: DaemonCounts

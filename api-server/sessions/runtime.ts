@@ -4,7 +4,7 @@
 // shape, and every use answers the one 503.
 import type { FastifyBaseLogger } from 'fastify'
 import type { BrowserSession } from '../../crds/types.ts'
-import type { DaemonCounts, ResourceClient } from '../../operator/ports.ts'
+import type { DaemonCounts, Logger, ResourceClient } from '../../operator/ports.ts'
 import { errors } from '../../contracts/errors.ts'
 import type { Db } from '../store/db.ts'
 import type { SessionPlane } from './plane.ts'
@@ -16,6 +16,8 @@ import { startReaper, type Reaper, type SessionActivity } from './expiry.ts'
 export interface PlanePorts {
   /** daemon counts for the Network reconciler, fed by this app's tunnel broker */
   daemonCounts: DaemonCounts
+  /** the app's logger for the operator and its pods: `npm start` shows why a pod died */
+  log: Logger
 }
 
 /** Starts the operator side (embedded or Kubernetes) with the app's ports; the app stops it when it closes. */
