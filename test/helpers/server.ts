@@ -49,7 +49,7 @@ export interface TestServer {
   close(): Promise<void>
 }
 
-type Tap = { teardown(fn: () => unknown): void }
+type Tap = { teardown(fn: () => unknown): void; passing?(): boolean }
 
 export async function startTestServer(
   t: Tap,
@@ -91,6 +91,12 @@ export async function startTestServer(
   const close = async () => {
     if (closed) return
     closed = true
+    // a failed test shows what the server warned about (a pod that died, a refused write):
+    // the log is secret-free by design, which the canary tests prove
+    if (t.passing?.() === false) {
+      const warnings = logText.split('\n').filter((l) => /"level":(4|5|6)\d/.test(l))
+      if (warnings.length) process.stderr.write(`# server warnings (${warnings.length}):\n${warnings.slice(-20).map((l) => `#   ${l.slice(0, 500)}`).join('\n')}\n`)
+    }
     await closeGracefully(app, 5000) // stops the plane too
     rmSync(dataDir, { recursive: true, force: true })
   }
