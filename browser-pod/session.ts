@@ -5,6 +5,8 @@ import { errors } from '../contracts/errors.ts'
 import type { ConfigureInput, ConsoleMessage, SessionStorageEntry } from '../contracts/node-api.ts'
 import type { EgressGateway, TunnelDialer } from './egress-gateway.ts'
 import { EchoGuard } from './echo-guard.ts'
+import { SessionFiles } from './session-files.ts'
+import { NetworkLog } from './network-log.ts'
 
 const CONSOLE_LIMIT = 1000
 export const ACTION_TIMEOUT_MS = 10_000
@@ -26,12 +28,33 @@ export class PodSession {
   /** Fingerprints of the secrets filled in this session; the node API masks them in
    * every string it sends (echo-guard.ts). Its key is random per pod, i.e. per session. */
   readonly echoGuard = new EchoGuard()
+  /** what runs on every page of the context, the first one, tabs and popups alike */
+  private readonly pageHooks: Array<(page: Page) => void> = []
+  /** files put into the session and the downloads its pages made */
+  readonly files: SessionFiles
+  /** the requests the session's pages made (never a body or a credential header) */
+  readonly network: NetworkLog
 
   constructor(
     readonly browser: Browser,
     readonly gateway: EgressGateway,
     private readonly defaults: SessionDefaults,
-  ) {}
+  ) {
+    this.files = new SessionFiles(this)
+    this.network = new NetworkLog(this)
+  }
+
+  /** Runs `hook` on every page of the session, those open now and every one opened later (tabs, popups). */
+  onPage(hook: (page: Page) => void): void {
+    this.pageHooks.push(hook)
+    for (const page of this.context?.pages() ?? []) hook(page)
+  }
+
+  private watchPage(page: Page): void {
+    page.on('console', (m) => this.pushConsole(m.type(), m.text()))
+    page.on('pageerror', (e) => this.pushConsole('pageerror', e.message))
+    for (const hook of this.pageHooks) hook(page)
+  }
 
   get configured(): boolean {
     return this._page !== undefined
@@ -54,13 +77,13 @@ export class PodSession {
     opts: { viewport: { width: number; height: number }; userAgent?: string; storageState?: never },
     sessionStorage?: SessionStorageEntry[],
   ): Promise<{ context: BrowserContext; page: Page }> {
-    const context = await this.browser.newContext({ ...opts, acceptDownloads: false })
+    // downloads are kept, within limits, by SessionFiles (a download never breaks the session)
+    const context = await this.browser.newContext({ ...opts, acceptDownloads: true })
     context.setDefaultTimeout(ACTION_TIMEOUT_MS)
     context.setDefaultNavigationTimeout(NAVIGATION_TIMEOUT_MS)
     if (Array.isArray(sessionStorage) && sessionStorage.length) await context.addInitScript(restoreSessionStorage, sessionStorage)
+    context.on('page', (p) => this.watchPage(p))
     const page = await context.newPage()
-    page.on('console', (m) => this.pushConsole(m.type(), m.text()))
-    page.on('pageerror', (e) => this.pushConsole('pageerror', e.message))
     return { context, page }
   }
 

@@ -7,6 +7,10 @@ import type { ActionTable } from './types.ts'
 import { pageActions } from './act.ts'
 import { captureActions } from './capture.ts'
 import { navigationActions } from './navigation.ts'
+import { tabActions } from './pages.ts'
+import { mouseActions } from './mouse.ts'
+import { fileActions } from './files.ts'
+import { inspectActions } from './inspect.ts'
 
 export type { Action, ActionTable } from './types.ts'
 
@@ -15,4 +19,8 @@ export const actions: ActionTable = {
   perceive,
   ...pageActions,
   ...captureActions,
+  ...tabActions,
+  ...mouseActions,
+  ...fileActions,
+  ...inspectActions,
 }

@@ -19,6 +19,7 @@ export const AuthStateVersion = z.object({
 
 export const authstateCapture = defineContract({
   name: 'authstate_capture',
+  mcp: false, // authoring: REST, the SDK, the CLI and the console, never an agent's tool
   description:
     "Capture a live session's cookies and storage as a new sealed auth-state version of its bound identity (admin action; never automatic)",
   // capture is credential-equivalent authoring: org authority, persona authoring and driving, all three
@@ -31,6 +32,7 @@ export const authstateCapture = defineContract({
 
 export const authstateList = defineContract({
   name: 'authstate_list',
+  mcp: false, // authoring: REST, the SDK, the CLI and the console, never an agent's tool
   description: "List an identity's captured auth-state versions, newest first: id, createdAt, createdBy and the hosts covered",
   scopes: ['identities:write'],
   input: z.strictObject({ identityId }),

@@ -9,50 +9,15 @@
 // it in api-server/operations/sessions/drive.ts (typed the same way). See
 // docs/ARCHITECTURE.md.
 import { z } from 'zod'
-import { defineContract, type OperationContract } from './types.ts'
+import { defineContract } from './types.ts'
+import { ActResult, BinaryMeta, ConsoleResult, DRIVE, FillResult, NavigateResult, OkResult, PdfResult, PerceiveResult, ScreenshotResult, SelectOptionResult, defineDrive } from './drive-kit.ts'
 import { navigableUrl, selector, sessionId, timeoutMs } from './fields.ts'
+import { pageContracts } from './drive-pages.ts'
+import { mouseContracts } from './drive-mouse.ts'
+import { fileContracts } from './drive-files.ts'
+import { inspectContracts } from './drive-inspect.ts'
 
-const DRIVE = ['sessions:drive'] as const
-
-// --- results -------------------------------------------------------------------------
-
-export const NavigateResult = z.object({ url: z.string(), title: z.string(), status: z.number().int().nullable() })
-export const PerceiveResult = z.object({ url: z.string(), title: z.string(), snapshot: z.string(), text: z.string() })
-export const OkResult = z.object({ ok: z.literal(true), url: z.string() })
-export const ActResult = z.object({
-  ok: z.literal(true),
-  verb: z.enum(['click', 'type', 'press', 'goto', 'scroll']),
-  url: z.string(),
-  title: z.string().optional(),
-  status: z.number().int().nullable().optional(),
-})
-export const SelectOptionResult = z.object({ ok: z.literal(true), url: z.string(), selected: z.array(z.string()) })
-export const ScreenshotResult = z.object({ png: z.string().describe('base64 PNG') })
-export const PdfResult = z.object({ pdf: z.string().describe('base64 PDF') })
-/** What an MCP client gets as structured content beside the image or the PDF itself (never the bytes twice). */
-export const BinaryMeta = z.object({ mimeType: z.string(), bytes: z.number().int().min(0).describe('size of the decoded file') })
-export const ConsoleMessage = z.object({ type: z.string(), text: z.string(), time: z.number() })
-export const ConsoleResult = z.object({ messages: z.array(ConsoleMessage) })
-export const FillResult = z.object({ ok: z.literal(true), credentialName: z.string(), fieldKind: z.string(), host: z.string() })
-
-/** A driving action forwarded to the node: `node` is its node API route. */
-export interface DriveContract<S extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType, N extends string = string, NO extends z.ZodType = O>
-  extends OperationContract<S, O, N> {
-  node: {
-    path: `/v1/${string}`
-    /** top-level result fields the node's echo guard leaves alone (base64 pixels or bytes) */
-    opaque?: readonly string[]
-    /** the node's result when it is narrower than the operation's (default: `output`) */
-    output?: NO
-  }
-}
-
-function defineDrive<S extends z.ZodObject, O extends z.ZodType, const N extends string, NO extends z.ZodType = O>(
-  c: Omit<DriveContract<S, O, N, NO>, 'scopes' | 'rest'> & { restPath: string; restMethod?: 'GET' | 'POST' },
-): DriveContract<S, O, N, NO> {
-  const { restPath, restMethod, ...rest } = c
-  return { ...rest, scopes: DRIVE, rest: { method: restMethod ?? 'POST', path: `/v1/sessions/:sessionId/${restPath}` } }
-}
+export { BinaryMeta, ConsoleMessage, ConsoleResult, FillResult, NavigateResult, OkResult, PerceiveResult, ActResult, SelectOptionResult, ScreenshotResult, PdfResult, defineDrive, type DriveContract } from './drive-kit.ts'
 
 export const navigate = defineDrive({
   name: 'navigate',
@@ -178,8 +143,10 @@ export const consoleMessages = defineDrive({
   annotations: { readOnlyHint: true, openWorldHint: true },
 })
 
-/** Every forwarded driving action, in the order tools are listed. */
-export const driveContracts = [navigate, perceive, act, screenshot, goBack, reload, waitFor, selectOption, hover, pdf, consoleMessages] as const
+export const coreDriveContracts = [navigate, perceive, act, screenshot, goBack, reload, waitFor, selectOption, hover, pdf, consoleMessages] as const
+
+/** Every forwarded driving action, in the order tools are listed: the core above, then one list per domain file. */
+export const driveContracts = [...coreDriveContracts, ...pageContracts, ...mouseContracts, ...fileContracts, ...inspectContracts] as const
 export type DriveName = (typeof driveContracts)[number]['name']
 
 /** The secure fill is driving too, but not forwarded as-is: the api-server decrypts and calls the node's secure_type. */
@@ -194,4 +161,4 @@ export const credentialFill = defineContract({
 })
 
 /** The driving tools in the order they are listed (the secure fill fourth, as always). */
-export const sessionDriveContracts = [navigate, perceive, act, credentialFill, screenshot, goBack, reload, waitFor, selectOption, hover, pdf, consoleMessages] as const
+export const sessionDriveContracts = [navigate, perceive, act, credentialFill, screenshot, goBack, reload, waitFor, selectOption, hover, pdf, consoleMessages, ...pageContracts, ...mouseContracts, ...fileContracts, ...inspectContracts] as const

@@ -40,6 +40,7 @@ export const Daemon = z.object({
 
 export const networkList = defineContract({
   name: 'network_list',
+  mcp: false, // authoring: REST, the SDK, the CLI and the console, never an agent's tool
   description: 'Networks of the org (empty array if none)',
   scopes: ['networks:read'],
   input: z.strictObject({}),
@@ -51,6 +52,7 @@ export const networkList = defineContract({
 
 export const networkCreate = defineContract({
   name: 'network_create',
+  mcp: false, // authoring: REST, the SDK, the CLI and the console, never an agent's tool
   description: 'Create a network; its join token secret is returned once',
   scopes: ['networks:write'],
   input: z.strictObject({ name: z.string().min(1).max(63) }),
@@ -61,6 +63,7 @@ export const networkCreate = defineContract({
 
 export const networkUpdate = defineContract({
   name: 'network_update',
+  mcp: false, // authoring: REST, the SDK, the CLI and the console, never an agent's tool
   description: 'Replace the declared hosts (host, IPv4, [IPv6] or ::1, optionally :port); live sessions keep their launch-time list',
   scopes: ['networks:write'],
   input: z.strictObject({ networkId, declaredHosts: z.array(z.string().max(300)).max(1000) }),
@@ -71,6 +74,7 @@ export const networkUpdate = defineContract({
 
 export const networkRotateToken = defineContract({
   name: 'network_rotate_token',
+  mcp: false, // authoring: REST, the SDK, the CLI and the console, never an agent's tool
   description: 'Issue a fresh join token; the old one stops working and joined daemons must rejoin',
   scopes: ['networks:write'],
   input: z.strictObject({ networkId }),
@@ -81,6 +85,7 @@ export const networkRotateToken = defineContract({
 
 export const networkDelete = defineContract({
   name: 'network_delete',
+  mcp: false, // authoring: REST, the SDK, the CLI and the console, never an agent's tool
   description: 'Delete a network; its tokens stop working and its daemons are dropped',
   scopes: ['networks:write'],
   input: z.strictObject({ networkId }),
@@ -91,6 +96,7 @@ export const networkDelete = defineContract({
 
 export const networkDaemons = defineContract({
   name: 'network_daemons',
+  mcp: false, // authoring: REST, the SDK, the CLI and the console, never an agent's tool
   description: 'Daemons of a network (reachable true while connected; empty when none is attached)',
   scopes: ['networks:read'],
   input: z.strictObject({ networkId }),

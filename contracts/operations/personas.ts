@@ -168,6 +168,7 @@ export const identityListAssumable = defineContract({
 
 export const identityCreate = defineContract({
   name: 'identity_create',
+  mcp: false, // authoring: REST, the SDK, the CLI and the console, never an agent's tool
   description: 'Create an identity (persona) in the org; names are unique per org',
   scopes: ['identities:write'],
   input: z.strictObject({
@@ -181,6 +182,7 @@ export const identityCreate = defineContract({
 
 export const identityList = defineContract({
   name: 'identity_list',
+  mcp: false, // authoring: REST, the SDK, the CLI and the console, never an agent's tool
   description: 'List the org identities with their lease state (never the holder)',
   scopes: ['identities:read'],
   input: z.strictObject({}),
@@ -191,6 +193,7 @@ export const identityList = defineContract({
 
 export const identityDelete = defineContract({
   name: 'identity_delete',
+  mcp: false, // authoring: REST, the SDK, the CLI and the console, never an agent's tool
   description: 'Delete an identity with its credentials and grants; refused (409) while a session holds its lease',
   scopes: ['identities:write'],
   input: z.strictObject({ identityId: idParam }),
@@ -201,6 +204,7 @@ export const identityDelete = defineContract({
 
 export const credentialCreate = defineContract({
   name: 'credential_create',
+  mcp: false, // authoring: REST, the SDK, the CLI and the console, never an agent's tool
   description: 'Add a sealed credential to an identity; the value is write-only and only a mask is returned',
   scopes: ['identities:write'],
   input: z.strictObject({
@@ -227,6 +231,7 @@ export const credentialList = defineContract({
 
 export const credentialRotate = defineContract({
   name: 'credential_rotate',
+  mcp: false, // authoring: REST, the SDK, the CLI and the console, never an agent's tool
   description: 'Replace a credential value (re-sealed); its name and origin allowlist are unchanged',
   scopes: ['identities:write'],
   input: z.strictObject({ identityId: idParam, credentialId: idParam, value: secretValue }),
@@ -237,6 +242,7 @@ export const credentialRotate = defineContract({
 
 export const credentialDelete = defineContract({
   name: 'credential_delete',
+  mcp: false, // authoring: REST, the SDK, the CLI and the console, never an agent's tool
   description: 'Delete a credential from an identity',
   scopes: ['identities:write'],
   input: z.strictObject({ identityId: idParam, credentialId: idParam }),
@@ -247,6 +253,7 @@ export const credentialDelete = defineContract({
 
 export const grantCreate = defineContract({
   name: 'grant_create',
+  mcp: false, // authoring: REST, the SDK, the CLI and the console, never an agent's tool
   description: 'Grant an agent the right to assume or manage an identity until expiresAt',
   scopes: ['identities:write'],
   input: z.strictObject({
@@ -268,6 +275,7 @@ export const grantCreate = defineContract({
 
 export const grantList = defineContract({
   name: 'grant_list',
+  mcp: false, // authoring: REST, the SDK, the CLI and the console, never an agent's tool
   description: 'List who may assume or manage an identity, with each grant state (live, expired, revoked)',
   scopes: ['identities:write'],
   input: z.strictObject({ identityId: idParam }),
@@ -278,6 +286,7 @@ export const grantList = defineContract({
 
 export const grantRevoke = defineContract({
   name: 'grant_revoke',
+  mcp: false, // authoring: REST, the SDK, the CLI and the console, never an agent's tool
   description: 'Soft-revoke a grant (idempotent): future binds fail; a lease already held is kept until its session ends',
   scopes: ['identities:write'],
   input: z.strictObject({ identityId: idParam, grantId: idParam }),
@@ -288,6 +297,7 @@ export const grantRevoke = defineContract({
 
 export const grantDelete = defineContract({
   name: 'grant_delete',
+  mcp: false, // authoring: REST, the SDK, the CLI and the console, never an agent's tool
   description: 'Hard-delete a grant: removes the row and its audit trail',
   scopes: ['identities:write'],
   input: z.strictObject({ identityId: idParam, grantId: idParam }),

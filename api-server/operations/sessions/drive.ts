@@ -4,45 +4,20 @@
 // it, the node's result is the answer. The table says what the journal keeps of each
 // (value-free) and the little that differs (perceive's advisory flag, act's free-text
 // credential path, the MCP rendering of pixels and bytes).
-import type { z } from 'zod'
-import { implement, type Implementation, type McpContent, type OpContext, type Operation } from '../types.ts'
+import { implement, type Implementation, type OpContext, type Operation } from '../types.ts'
 import { errors } from '../../../contracts/errors.ts'
 import type { AnyContract } from '../../../contracts/operations/types.ts'
-import { credentialFill, driveContracts, sessionDriveContracts, type DriveName } from '../../../contracts/operations/drive.ts'
+import { coreDriveContracts, credentialFill, driveContracts, sessionDriveContracts, type DriveName } from '../../../contracts/operations/drive.ts'
+import { journalUrl, nothing, type DriveSpec, type DriveSpecs, type NodeInputOf } from './drive-spec.ts'
+import { pageDrives } from './drive-pages.ts'
+import { mouseDrives } from './drive-mouse.ts'
+import { fileDrives } from './drive-files.ts'
+import { inspectDrives } from './drive-inspect.ts'
 import { drive, liveSession, nodeFor } from '../../sessions/drive.ts'
 import { fillCredential, freetextFill } from '../../sessions/fill.ts'
 import { journal } from '../../sessions/store.ts'
 
-type DriveContractOf<N extends DriveName> = Extract<(typeof driveContracts)[number], { name: N }>
-/** what the node is sent for the action: the operation's input without sessionId */
-type NodeInputOf<N extends DriveName> = Omit<z.output<DriveContractOf<N>['input']>, 'sessionId'>
-type ResultOf<N extends DriveName> = z.output<DriveContractOf<N>['output']>
-
-/** What the journal keeps of a URL: scheme, host and path — never the query or fragment. */
-export function journalUrl(u: string): string {
-  try {
-    const x = new URL(u)
-    if (x.protocol === 'data:') return 'data:'
-    return `${x.protocol}//${x.host}${x.pathname}`
-  } catch {
-    return '(invalid)'
-  }
-}
-
-interface DriveSpec<N extends DriveName> {
-  /** what the journal records: selectors, verbs, urls (journalUrl) and sizes — never typed text, secrets or page content */
-  journal: (input: NodeInputOf<N>) => Record<string, unknown>
-  /** what the node is sent, when not the whole input */
-  send?: (input: NodeInputOf<N>) => Partial<NodeInputOf<N>>
-  /** takes the call over instead of forwarding it (act's free-text credential path); null forwards */
-  divert?: (ctx: OpContext, sessionId: string, input: NodeInputOf<N>, detail: Record<string, unknown>) => Promise<ResultOf<N>> | null
-  /** how the result reads as an MCP tool result, when not JSON text */
-  toMcp?: (result: ResultOf<N>) => McpContent
-}
-
-const nothing = () => ({})
-
-const drives: { [N in DriveName]: DriveSpec<N> } = {
+const coreDrives: DriveSpecs<(typeof coreDriveContracts)[number]['name']> = {
   navigate: { journal: ({ url }) => ({ url: journalUrl(url) }) },
   perceive: {
     journal: nothing,
@@ -75,6 +50,8 @@ const drives: { [N in DriveName]: DriveSpec<N> } = {
   },
   console_messages: { journal: nothing },
 }
+
+const drives: DriveSpecs<DriveName> = { ...coreDrives, ...pageDrives, ...mouseDrives, ...fileDrives, ...inspectDrives }
 
 /**
  * The deprecated free-text path: a type act whose text carries a {{credential:…}} marker.

@@ -1,0 +1,49 @@
+// What every driving contract file shares: defineDrive, the DriveContract shape and the
+// results several domains return. A leaf: drive.ts and the drive-<domain>.ts files
+// import it, so the domain lists can be appended to drive.ts's without an import cycle.
+import { z } from 'zod'
+import type { OperationContract } from './types.ts'
+
+export const DRIVE = ['sessions:drive'] as const
+
+// --- results -------------------------------------------------------------------------
+
+export const NavigateResult = z.object({ url: z.string(), title: z.string(), status: z.number().int().nullable() })
+export const PerceiveResult = z.object({ url: z.string(), title: z.string(), snapshot: z.string(), text: z.string() })
+export const OkResult = z.object({ ok: z.literal(true), url: z.string() })
+export const ActResult = z.object({
+  ok: z.literal(true),
+  verb: z.enum(['click', 'type', 'press', 'goto', 'scroll']),
+  url: z.string(),
+  title: z.string().optional(),
+  status: z.number().int().nullable().optional(),
+})
+export const SelectOptionResult = z.object({ ok: z.literal(true), url: z.string(), selected: z.array(z.string()) })
+export const ScreenshotResult = z.object({ png: z.string().describe('base64 PNG') })
+export const PdfResult = z.object({ pdf: z.string().describe('base64 PDF') })
+/** What an MCP client gets as structured content beside the image or the PDF itself (never the bytes twice). */
+export const BinaryMeta = z.object({ mimeType: z.string(), bytes: z.number().int().min(0).describe('size of the decoded file') })
+export const ConsoleMessage = z.object({ type: z.string(), text: z.string(), time: z.number() })
+export const ConsoleResult = z.object({ messages: z.array(ConsoleMessage) })
+export const FillResult = z.object({ ok: z.literal(true), credentialName: z.string(), fieldKind: z.string(), host: z.string() })
+
+/** A driving action forwarded to the node: `node` is its node API route. */
+export interface DriveContract<S extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType, N extends string = string, NO extends z.ZodType = O>
+  extends OperationContract<S, O, N> {
+  node: {
+    path: `/v1/${string}`
+    /** top-level result fields the node's echo guard leaves alone (base64 pixels or bytes) */
+    opaque?: readonly string[]
+    /** the node's result when it is narrower than the operation's (default: `output`) */
+    output?: NO
+  }
+}
+
+/** A driving contract: REST at /v1/sessions/:sessionId/<restPath>, scope sessions:drive unless `scopes` says otherwise. */
+export function defineDrive<S extends z.ZodObject, O extends z.ZodType, const N extends string, NO extends z.ZodType = O>(
+  c: Omit<DriveContract<S, O, N, NO>, 'scopes' | 'rest'> & { restPath: string; restMethod?: 'GET' | 'POST'; scopes?: readonly string[] },
+): DriveContract<S, O, N, NO> {
+  const { restPath, restMethod, scopes, ...rest } = c
+  return { ...rest, scopes: scopes ?? DRIVE, rest: { method: restMethod ?? 'POST', path: `/v1/sessions/:sessionId/${restPath}` } }
+}
+
