@@ -6,6 +6,8 @@ export const ALL_SCOPES = [
   'sessions:read',
   'sessions:write',
   'sessions:drive',
+  // run page JavaScript (evaluate): a read path around the sealed fill, so a scope of its own
+  'sessions:evaluate',
   'identities:read',
   'identities:write',
   'networks:read',
