@@ -42,8 +42,20 @@ const extraField = defineOperation({
   handler: async () => ({ word: 'fine', secretish: 'value-that-must-not-be-logged' }),
 })
 
+// a test-only operation with no content (204): its tool answers {ok: true}
+const noContent = defineOperation({
+  name: 'test_no_content',
+  description: 'answers 204',
+  scopes: [],
+  input: z.strictObject({}),
+  output: z.void(),
+  rest: { method: 'POST', path: '/v1/test/no-content' },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  handler: async () => undefined,
+})
+
 t.test('MCP tools carry outputSchema and annotations, and their results match', async (t) => {
-  const s = await startTestServer(t, { operations: [...operations, wrongType, extraField] })
+  const s = await startTestServer(t, { operations: [...operations, wrongType, extraField, noContent] })
   const acme = await s.bootstrap()
   const client = await mcpClient(t, s.url, acme.apiKey)
   const { tools } = await client.listTools()
@@ -61,10 +73,10 @@ t.test('MCP tools carry outputSchema and annotations, and their results match', 
     }
     t.same(tools.filter((x) => !x.name.startsWith('test_')).map((x) => x.name), expected.map((c) => c.name), 'the tools are the MCP contracts, in order')
     const success = (name: string) => (byName.get(name)!.outputSchema!.anyOf as Array<Record<string, unknown>>).slice(0, -1)
-    t.same(success('identity_delete'), [{ type: 'object', properties: { ok: { type: 'boolean', const: true } }, required: ['ok'], additionalProperties: false }], 'a 204 operation answers {ok: true}')
-    t.same(success('identity_list')[0].required, ['result'], 'an array output is wrapped as {result}')
+    t.same(success('test_no_content'), [{ type: 'object', properties: { ok: { type: 'boolean', const: true } }, required: ['ok'], additionalProperties: false }], 'a 204 operation answers {ok: true}')
+    t.same(success('credential_list')[0].required, ['result'], 'an array output is wrapped as {result}')
     t.equal(success('act').length, 2, 'a union of objects: one branch each')
-    t.same(success('network_list')[0].required, ['items'], 'an mcpOutput replaces the output')
+    t.same(success('screenshot')[0].required, ['mimeType', 'bytes'], 'an mcpOutput replaces the output')
     for (const tool of tools) {
       const last = (tool.outputSchema!.anyOf as Array<Record<string, unknown>>).at(-1)!
       t.same(last.required, ['status', 'error'], `${tool.name}: a tool error is the last branch (SDK clients check errors too)`)
@@ -72,38 +84,29 @@ t.test('MCP tools carry outputSchema and annotations, and their results match', 
   })
 
   t.test('calls through the real server: callTool checks structuredContent against outputSchema', async (t) => {
-    const created = await client.callTool({ name: 'identity_create', arguments: { name: 'tools-persona' } })
-    t.notOk(created.isError, 'identity_create')
-    const identity = created.structuredContent as { id: string; name: string }
-    t.equal(identity.name, 'tools-persona')
-    t.same(JSON.parse((created.content as Array<{ text: string }>)[0].text), identity, 'the text content is the same JSON')
-
-    const listed = await client.callTool({ name: 'identity_list', arguments: {} })
-    t.ok((listed.structuredContent as { result: Array<{ id: string }> }).result.some((x) => x.id === identity.id), 'identity_list as {result}')
-
-    const cred = await client.callTool({ name: 'credential_create', arguments: { identityId: identity.id, name: 'login', value: 'hunter2-not-shown', originAllowlist: ['example.com'] } })
-    t.notOk(cred.isError, 'credential_create')
-    t.notMatch(JSON.stringify(cred), 'hunter2-not-shown', 'the value never comes back')
-
-    const grant = await client.callTool({
-      name: 'grant_create',
-      arguments: { identityId: identity.id, principalAgentId: acme.agentId, role: 'assume', expiresAt: new Date(Date.now() + 3600_000).toISOString(), allowedOrigins: [], propagation: 'none', maxSessionDurationSecs: null, reason: 'tools test' },
+    // authoring is REST: an identity with a credential and a grant to this agent
+    const identity = (await s.request('POST', '/v1/identities', { token: acme.apiKey, body: { name: 'tools-persona' } })).body as { id: string; name: string }
+    t.equal((await s.request('POST', `/v1/identities/${identity.id}/credentials`, { token: acme.apiKey, body: { name: 'login', value: 'hunter2-not-shown', originAllowlist: ['example.com'] } })).status, 201)
+    const grant = await s.request('POST', `/v1/identities/${identity.id}/grants`, {
+      token: acme.apiKey,
+      body: { principalAgentId: acme.agentId, role: 'assume', expiresAt: new Date(Date.now() + 3600_000).toISOString(), allowedOrigins: [], propagation: 'none', maxSessionDurationSecs: null, reason: 'tools test' },
     })
-    t.notOk(grant.isError, 'grant_create')
+    t.equal(grant.status, 201)
+
+    const listed = await client.callTool({ name: 'credential_list', arguments: { identityId: identity.id } })
+    t.notOk(listed.isError, 'credential_list')
+    const creds = (listed.structuredContent as { result: Array<{ name: string }> }).result
+    t.same(creds.map((c) => c.name), ['login'], 'credential_list as {result}')
+    t.same(JSON.parse((listed.content as Array<{ text: string }>)[0].text), creds, 'the text content is the same JSON')
+    t.notMatch(JSON.stringify(listed), 'hunter2-not-shown', 'the value never comes back')
     const assumable = await client.callTool({ name: 'identity_list_assumable', arguments: {} })
     t.notOk(assumable.isError, 'identity_list_assumable')
+    t.ok((assumable.structuredContent as { result: Array<{ id: string }> }).result.some((x) => x.id === identity.id), 'the granted identity is assumable')
 
-    const net = await client.callTool({ name: 'network_create', arguments: { name: 'tools-net' } })
-    t.notOk(net.isError, 'network_create')
-    const networks = await client.callTool({ name: 'network_list', arguments: {} })
-    t.ok(Array.isArray((networks.structuredContent as { items: unknown[] }).items), 'network_list as its mcpOutput {items}')
-    const networkId = (net.structuredContent as { network: { id: string } }).network.id
-    const dropped = await client.callTool({ name: 'network_delete', arguments: { networkId } })
-    t.same(dropped.structuredContent, { ok: true }, 'a 204 operation: {ok: true}')
+    const empty = await client.callTool({ name: 'test_no_content', arguments: {} })
+    t.same(empty.structuredContent, { ok: true }, 'a 204 operation: {ok: true}')
 
-    const gone = await client.callTool({ name: 'identity_delete', arguments: { identityId: identity.id } })
-    t.same(gone.structuredContent, { ok: true })
-    const missing = await client.callTool({ name: 'identity_delete', arguments: { identityId: identity.id } })
+    const missing = await client.callTool({ name: 'session_get', arguments: { sessionId: 'nsess_0000000000000000000000' } })
     t.equal(missing.isError, true, 'tool errors keep their shape')
     t.equal((missing.structuredContent as { status: number }).status, 404)
   })

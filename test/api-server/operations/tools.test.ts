@@ -1,15 +1,26 @@
 import t from 'tap'
 import { startTestServer } from '../../helpers/server.ts'
 import { mcpClient } from '../../helpers/mcp.ts'
+import { contracts } from '../../../contracts/operations/index.ts'
+import { OAUTH_DEFAULT_SCOPES } from '../../../api-server/auth/scopes.ts'
 
+// The 38 (issue #16): the spec's ten, the session lifecycle, driving, and the toolbox
+// agents ask for. Authoring (identities, credentials, grants, auth-states, networks)
+// is REST, the SDK, the CLI and the console: it never passes an agent's context.
 const EXPECTED = [
-  'session_start', 'spawn_and_start_session', 'session_get', 'session_list', 'session_end',
-  'navigate', 'perceive', 'act', 'credential_fill', 'screenshot', 'go_back', 'reload', 'wait_for', 'select_option', 'hover', 'pdf', 'console_messages',
-  'identity_list_assumable', 'identity_list', 'credential_list',
-  'identity_create', 'identity_delete', 'credential_create', 'credential_rotate', 'credential_delete',
-  'grant_list', 'grant_create', 'grant_revoke', 'grant_delete', 'authstate_capture', 'authstate_list',
-  'network_list', 'network_create', 'network_update', 'network_rotate_token', 'network_delete', 'network_daemons', 'local_reach_ensure',
+  'identity_list_assumable', 'credential_list',
+  'session_start', 'spawn_and_start_session', 'session_get', 'session_list', 'session_end', 'session_cdp',
+  'navigate', 'perceive', 'act', 'credential_fill', 'screenshot', 'go_back', 'go_forward', 'reload', 'wait_for', 'select_option', 'hover', 'pdf', 'console_messages',
+  'tab_list', 'tab_open', 'tab_select', 'tab_close', 'dialog_handle', 'resize',
+  'drag', 'mouse_click', 'mouse_move', 'mouse_wheel', 'fill_form',
+  'file_upload', 'file_list', 'file_read',
+  'network_requests', 'evaluate',
+  'local_reach_ensure',
 ]
+/** the tools an OAuth-logged-in agent cannot call with its clamped scopes alone, and why */
+const BEYOND_OAUTH: Record<string, string> = {
+  evaluate: 'page JavaScript is a read path around the sealed fill: its own scope, never granted over OAuth',
+}
 
 t.test('the tool protocol', async (t) => {
   const s = await startTestServer(t)
@@ -20,6 +31,21 @@ t.test('the tool protocol', async (t) => {
   t.test('[LIM-08] [RULE-30] the tool set is closed: exactly the 38 tools', async (t) => {
     t.equal(EXPECTED.length, 38)
     t.same(tools.map((x) => x.name).sort(), [...EXPECTED].sort())
+  })
+
+  t.test('every tool carries all four MCP annotations', async (t) => {
+    for (const tool of tools) {
+      const a = (tool.annotations ?? {}) as Record<string, unknown>
+      t.same(['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'].filter((k) => typeof a[k] !== 'boolean'), [], `${tool.name} has every hint`)
+    }
+  })
+
+  t.test('an OAuth-logged-in agent can call every tool but evaluate with its clamped scopes', async (t) => {
+    for (const c of contracts.filter((c) => c.mcp !== false)) {
+      const beyond = c.scopes.filter((s) => !OAUTH_DEFAULT_SCOPES.includes(s as never))
+      if (BEYOND_OAUTH[c.name]) t.ok(beyond.length > 0, `${c.name}: ${BEYOND_OAUTH[c.name]}`)
+      else t.same(beyond, [], `${c.name} needs only OAuth scopes`)
+    }
   })
 
   t.test('[RULE-30] no tool takes the agent as input; every input schema is closed', async (t) => {
