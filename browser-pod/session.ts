@@ -1,5 +1,14 @@
 // One pod, one session. A warm pod has Chromium running and waits for configure,
-// which sets the egress policy and opens the browser context and its page.
+// which sets the egress policy and opens the browser context and its first tab.
+//
+// Tabs. Every page of the session's context is a tab: the first one, those tab_open
+// opens, and the popups and target=_blank windows the pages open. Each gets a short id
+// (tab_1, tab_2 …, in the order they open, never reused) and goes through watchPage, so
+// the page hooks (files, network log), the console log and the dialog answerer see
+// every tab alike. One tab is active: `page` is it, and every driving action acts on
+// it. A new tab becomes the active one (as a browser shows a popup in front); when the
+// active tab closes, the tab active before it takes over; when the last tab closes, a
+// blank one opens, so the session stays usable.
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { errors } from '../contracts/errors.ts'
 import type { ConfigureInput, ConsoleMessage, SessionStorageEntry } from '../contracts/node-api.ts'
@@ -7,10 +16,13 @@ import type { EgressGateway, TunnelDialer } from './egress-gateway.ts'
 import { EchoGuard } from './echo-guard.ts'
 import { SessionFiles } from './session-files.ts'
 import { NetworkLog } from './network-log.ts'
+import { SessionDialogs } from './dialogs.ts'
 
 const CONSOLE_LIMIT = 1000
 export const ACTION_TIMEOUT_MS = 10_000
 export const NAVIGATION_TIMEOUT_MS = 30_000
+/** The most tabs a session holds: tab_open past it is refused, a popup past it closed as it opens. */
+export const MAX_TABS = 20
 
 export interface SessionDefaults {
   hostAliases: Record<string, string>
@@ -19,10 +31,17 @@ export interface SessionDefaults {
   tunnel?: TunnelDialer
 }
 
+/** One tab of the session: its id and its page. */
+export interface Tab {
+  readonly id: string
+  readonly page: Page
+}
+
+type Viewport = { width: number; height: number }
+
 export class PodSession {
   sessionId?: string
   context?: BrowserContext
-  private _page?: Page
   private configuring = false
   readonly consoleMessages: ConsoleMessage[] = []
   /** Fingerprints of the secrets filled in this session; the node API masks them in
@@ -30,6 +49,20 @@ export class PodSession {
   readonly echoGuard = new EchoGuard()
   /** what runs on every page of the context, the first one, tabs and popups alike */
   private readonly pageHooks: Array<(page: Page) => void> = []
+  /** The session's JavaScript dialogs: each is answered as it opens, never left to block (dialogs.ts). */
+  readonly dialogs = new SessionDialogs((text) => this.pushConsole('dialog', text))
+  /** the open tabs, in the order they opened */
+  private readonly openTabs: Tab[] = []
+  /** the open tabs by when each was last active, most recent last */
+  private recency: Tab[] = []
+  private active?: Tab
+  private tabCount = 0
+  /** the viewport every tab gets, once resize (or a warm configure) set one the context does not have */
+  private viewport?: Viewport
+  /** set when the session (or its context) is closing: tabs then close without a replacement */
+  private closing = false
+  /** the blank tab opening because the last one closed */
+  private replacing?: Promise<void>
   /** files put into the session and the downloads its pages made */
   readonly files: SessionFiles
   /** the requests the session's pages made (never a body or a credential header) */
@@ -53,17 +86,144 @@ export class PodSession {
   private watchPage(page: Page): void {
     page.on('console', (m) => this.pushConsole(m.type(), m.text()))
     page.on('pageerror', (e) => this.pushConsole('pageerror', e.message))
+    page.on('dialog', (d) => void this.dialogs.answer(d, this.tabOf(page)?.id ?? ''))
     for (const hook of this.pageHooks) hook(page)
+    // a page opened after configure (tab_open, a popup) is a tab; the first page is adopted by configure
+    if (this.context && page.context() === this.context) this.adopt(page)
+  }
+
+  // --- tabs ----------------------------------------------------------------------------
+
+  /** The open tabs, in the order they opened. */
+  get tabs(): readonly Tab[] {
+    return this.openTabs
+  }
+
+  /** The active tab; 409 before configure. */
+  get activeTab(): Tab {
+    if (!this.active) throw errors.notConfigured()
+    return this.active
+  }
+
+  tabOf(page: Page): Tab | undefined {
+    return this.openTabs.find((t) => t.page === page)
+  }
+
+  /** The open tab with this id; the one 404 otherwise (unknown, or closed). */
+  tab(id: string): Tab {
+    const tab = this.openTabs.find((t) => t.id === id)
+    if (!tab) throw errors.notFound('tab')
+    return tab
+  }
+
+  /** Resolves once the tabs are settled: no blank tab is still opening in place of the last one. */
+  async settled(): Promise<void> {
+    while (this.replacing) await this.replacing
+  }
+
+  /** Makes `page` a tab (once) and the active one; undefined for a page that is no tab (closed, or past MAX_TABS). */
+  private adopt(page: Page): Tab | undefined {
+    const known = this.tabOf(page)
+    if (known) return known
+    if (page.isClosed()) return undefined
+    if (this.openTabs.length >= MAX_TABS) {
+      // a page opening popups without end must not exhaust the pod
+      this.pushConsole('tab', `a popup was closed as it opened: at most ${MAX_TABS} tabs can be open`)
+      page.close().catch(() => {}) // it may be closing already; either way it is not a tab
+      return undefined
+    }
+    const tab: Tab = { id: `tab_${++this.tabCount}`, page }
+    this.openTabs.push(tab)
+    page.on('close', () => this.dropTab(tab))
+    if (this.viewport) page.setViewportSize(this.viewport).catch(() => {}) // a tab closing at once keeps no size
+    this.activate(tab)
+    return tab
+  }
+
+  private activate(tab: Tab): void {
+    this.active = tab
+    this.recency = [...this.recency.filter((t) => t !== tab), tab]
+  }
+
+  private dropTab(tab: Tab): void {
+    const i = this.openTabs.indexOf(tab)
+    if (i < 0) return
+    this.openTabs.splice(i, 1)
+    this.recency = this.recency.filter((t) => t !== tab)
+    if (this.active !== tab || this.closing) return
+    const previous = this.recency.at(-1)
+    if (previous) return this.activate(previous)
+    // the last tab closed: a blank one takes its place (the old one stays active until it exists)
+    const context = this.context
+    if (!context) return
+    const opening = context.newPage().then((page) => void this.adopt(page)).catch(() => {}) // the context is closing: no tab is needed
+      .finally(() => {
+        if (this.replacing === opening) this.replacing = undefined
+      })
+    this.replacing = opening
+  }
+
+  /** Opens a blank tab and makes it active (409 past MAX_TABS). */
+  async openTab(): Promise<Tab> {
+    await this.settled()
+    if (this.openTabs.length >= MAX_TABS) throw errors.tabLimit(MAX_TABS)
+    const page = await this.context!.newPage()
+    const tab = this.adopt(page)
+    if (!tab) {
+      // a popup took the last place meanwhile (adopt closed this page), or the page closed at once
+      throw this.openTabs.length >= MAX_TABS ? errors.tabLimit(MAX_TABS) : errors.browserClosed()
+    }
+    this.activate(tab)
+    return tab
+  }
+
+  /** Makes `tab` the active tab and brings it to the front. */
+  async selectTab(tab: Tab): Promise<void> {
+    this.activate(tab)
+    await tab.page.bringToFront()
+  }
+
+  /**
+   * Closes `tab`, running its page's beforeunload handler: the dialog it may open is
+   * answered like any other (dialogs.ts), and a "stay" answer keeps the tab open
+   * (returns false). A handler that never returns is cut short by a plain close.
+   */
+  async closeTab(tab: Tab): Promise<boolean> {
+    const page = tab.page
+    let stop = () => {}
+    let timer: NodeJS.Timeout | undefined
+    try {
+      const closed = new Promise<boolean>((resolve) => {
+        if (page.isClosed()) return resolve(true)
+        page.once('close', () => resolve(true))
+        stop = this.dialogs.watch((p, entry) => {
+          if (p === page && entry.type === 'beforeunload' && entry.answer === 'dismissed') resolve(false)
+        })
+        timer = setTimeout(() => resolve(page.close().then(() => true, () => true)), ACTION_TIMEOUT_MS)
+      })
+      await page.close({ runBeforeUnload: true }).catch(() => {}) // a page that closed meanwhile is what was asked
+      const done = await closed
+      await this.settled()
+      return done
+    } finally {
+      stop()
+      clearTimeout(timer)
+    }
+  }
+
+  /** Sets the viewport of every tab, open now and opened later. */
+  async resize(viewport: Viewport): Promise<void> {
+    this.viewport = viewport
+    await Promise.all(this.openTabs.map((t) => t.page.setViewportSize(viewport)))
   }
 
   get configured(): boolean {
-    return this._page !== undefined
+    return this.active !== undefined
   }
 
-  /** The session's page; 409 before configure. */
+  /** The active tab's page, the one every driving action acts on; 409 before configure. */
   get page(): Page {
-    if (!this._page) throw errors.notConfigured()
-    return this._page
+    return this.activeTab.page
   }
 
   private warm?: Promise<{ context: BrowserContext; page: Page } | undefined>
@@ -88,7 +248,7 @@ export class PodSession {
   }
 
   async configure(input: ConfigureInput): Promise<void> {
-    if (this.configuring || this._page) throw errors.alreadyConfigured()
+    if (this.configuring || this.active) throw errors.alreadyConfigured()
     this.configuring = true
     try {
       try {
@@ -109,7 +269,11 @@ export class PodSession {
       let opened = plain ? await this.warm?.catch(() => undefined) : undefined // see prewarm: no warm context, open one now
       if (!opened) await this.warm?.then((w) => w?.context.close()).catch(() => {}) // the unused warm context is discarded; if it never opened there is nothing to close
       this.warm = undefined
-      if (opened && input.viewport) await opened.page.setViewportSize(input.viewport)
+      if (opened && input.viewport) {
+        // the warm context was made with the default size: every tab gets the asked one
+        this.viewport = input.viewport
+        await opened.page.setViewportSize(input.viewport)
+      }
       if (!opened) {
         try {
           opened = await this.openContext({
@@ -125,9 +289,12 @@ export class PodSession {
         }
       }
       const { context, page } = opened
+      context.on('close', () => {
+        this.closing = true
+      })
       this.context = context
       this.sessionId = input.sessionId
-      this._page = page
+      this.adopt(page)
     } finally {
       this.configuring = false
     }
@@ -139,6 +306,7 @@ export class PodSession {
   }
 
   async close(): Promise<void> {
+    this.closing = true
     await this.warm?.then((w) => w?.context.close()).catch(() => {}) // see above
     await this.context?.close().catch(() => {}) // closing: a context the browser already dropped is closed
   }

@@ -1,4 +1,4 @@
-// navigate / go_back / reload, and the one place that turns a failed navigation into
+// navigate / go_back / go_forward / reload, and the one place that turns a failed navigation into
 // the spec's typed errors. Chromium only sees "the proxy said no"
 // (net::ERR_TUNNEL_CONNECTION_FAILED for CONNECT, or the gateway's own response for
 // plain HTTP); the gateway's per-host record says why.
@@ -35,6 +35,12 @@ export async function navigate(session: PodSession, input: NodeInput<'navigate'>
 export async function goBack(session: PodSession): Promise<NavigateResult> {
   const page = session.page
   return runNavigation(page, session.gateway, page.url(), () => page.goBack({ waitUntil: 'load' }))
+}
+
+/** go_forward (its row is in pages.ts, with the other actions of contracts/operations/drive-pages.ts). */
+export async function goForward(session: PodSession): Promise<NavigateResult> {
+  const page = session.page
+  return runNavigation(page, session.gateway, page.url(), () => page.goForward({ waitUntil: 'load' }))
 }
 
 export async function reload(session: PodSession): Promise<NavigateResult> {

@@ -1,5 +1,98 @@
-// The node's actions for contracts/operations/drive-pages.ts.
+// The node's actions for contracts/operations/drive-pages.ts: tabs (the session keeps
+// them, session.ts), dialogs (answered as they open, dialogs.ts), the viewport, and
+// go_forward (navigation.ts, with go_back).
+import type { Page } from 'playwright-core'
 import type { pageContracts } from '../../contracts/operations/drive-pages.ts'
+import type { NodeInput, NodeOutput } from '../../contracts/node-api.ts'
+import { actionError } from '../errors.ts'
+import type { PodSession } from '../session.ts'
+import { checkNavigable, goForward, runNavigation } from './navigation.ts'
 import type { ActionTable } from './types.ts'
 
-export const tabActions: Pick<ActionTable, (typeof pageContracts)[number]['name']> = {}
+type TabsResult = NodeOutput<'tab_list'>
+
+/** How long a tab's title may take to read (a page busy in a script answers nothing). */
+const TITLE_WAIT_MS = 2000
+
+async function titleOf(page: Page): Promise<string> {
+  let timer: NodeJS.Timeout | undefined
+  try {
+    return await Promise.race([page.title(), new Promise<string>((resolve) => (timer = setTimeout(() => resolve(''), TITLE_WAIT_MS)))])
+  } catch {
+    return '' // the tab closed or navigated while it was read: no title to show
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** The session's tabs in the order they opened, and the active one. */
+async function tabsOf(session: PodSession): Promise<TabsResult> {
+  await session.settled()
+  const active = session.activeTab
+  const tabs = await Promise.all(session.tabs.map(async (t) => ({ tabId: t.id, url: t.page.url(), title: await titleOf(t.page), active: t === active })))
+  return { tabs, activeTabId: active.id }
+}
+
+export async function tabList(session: PodSession): Promise<TabsResult> {
+  void session.page // 409 before configure, like every other route
+  return tabsOf(session)
+}
+
+export async function tabOpen(session: PodSession, input: NodeInput<'tab_open'>): Promise<NodeOutput<'tab_open'>> {
+  void session.page
+  const url = input.url === undefined ? undefined : checkNavigable(input.url)
+  const tab = await session.openTab()
+  let status: number | null = null
+  // a url that fails leaves the new tab open (and active) on the error, as navigate does
+  if (url) status = (await runNavigation(tab.page, session.gateway, url, () => tab.page.goto(url, { waitUntil: 'load' }))).status
+  return { ...(await tabsOf(session)), tabId: tab.id, status }
+}
+
+export async function tabSelect(session: PodSession, input: NodeInput<'tab_select'>): Promise<TabsResult> {
+  void session.page
+  const tab = session.tab(input.tabId)
+  try {
+    await session.selectTab(tab)
+  } catch (e) {
+    throw actionError(e, 'tab_select')
+  }
+  return tabsOf(session)
+}
+
+export async function tabClose(session: PodSession, input: NodeInput<'tab_close'>): Promise<NodeOutput<'tab_close'>> {
+  const tab = input.tabId === undefined ? session.activeTab : session.tab(input.tabId)
+  let closed: boolean
+  try {
+    closed = await session.closeTab(tab)
+  } catch (e) {
+    throw actionError(e, 'tab_close')
+  }
+  return { ...(await tabsOf(session)), tabId: tab.id, closed }
+}
+
+export function dialogHandle(session: PodSession, input: NodeInput<'dialog_handle'>): NodeOutput<'dialog_handle'> {
+  void session.page
+  session.dialogs.arm(input.action, input.promptText)
+  return { armed: { action: input.action }, dialogs: session.dialogs.recent }
+}
+
+export async function resize(session: PodSession, input: NodeInput<'resize'>): Promise<NodeOutput<'resize'>> {
+  const page = session.page
+  const viewport = { width: input.width, height: input.height }
+  try {
+    await session.resize(viewport)
+  } catch (e) {
+    throw actionError(e, 'resize')
+  }
+  return { ok: true, url: page.url(), viewport }
+}
+
+export const tabActions: Pick<ActionTable, (typeof pageContracts)[number]['name']> = {
+  go_forward: goForward,
+  tab_list: tabList,
+  tab_open: tabOpen,
+  tab_select: tabSelect,
+  tab_close: tabClose,
+  dialog_handle: dialogHandle,
+  resize,
+}

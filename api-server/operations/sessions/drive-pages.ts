@@ -1,6 +1,15 @@
 // The api-server's rows for the driving actions of contracts/operations/drive-pages.ts:
 // what the journal keeps of each (never typed text, page content or bytes).
 import type { pageContracts } from '../../../contracts/operations/drive-pages.ts'
-import type { DriveSpecs } from './drive-spec.ts'
+import { journalUrl, nothing, type DriveSpecs } from './drive-spec.ts'
 
-export const pageDrives: DriveSpecs<(typeof pageContracts)[number]['name']> = {}
+export const pageDrives: DriveSpecs<(typeof pageContracts)[number]['name']> = {
+  go_forward: { journal: nothing },
+  tab_list: { journal: nothing },
+  tab_open: { journal: ({ url }) => ({ url: url === undefined ? undefined : journalUrl(url) }) },
+  tab_select: { journal: ({ tabId }) => ({ tabId }) },
+  tab_close: { journal: ({ tabId }) => ({ tabId }) },
+  // the prompt text is typed into the page: only its size is kept
+  dialog_handle: { journal: ({ action, promptText }) => ({ action, promptTextLength: promptText?.length }) },
+  resize: { journal: ({ width, height }) => ({ width, height }) },
+}
