@@ -1,7 +1,94 @@
 // Driving actions: coordinates, drag and forms. Declared with defineDrive (drive.ts); the
 // list below is appended to driveContracts, so each needs its node action
 // (browser-pod/actions/mouse.ts) and its journal row (api-server/operations/sessions/drive-mouse.ts).
-import { defineDrive } from './drive-kit.ts'
+import { z } from 'zod'
+import { OkResult, defineDrive } from './drive-kit.ts'
+import { selector, sessionId } from './fields.ts'
 
-void defineDrive
-export const mouseContracts = [] as const
+/** Viewport coordinates in CSS pixels from the top-left corner (the largest viewport is 7680x4320). */
+const x = z.number().min(0).max(7680).describe('viewport x in CSS pixels, from the left edge')
+const y = z.number().min(0).max(4320).describe('viewport y in CSS pixels, from the top edge')
+const delta = z.number().min(-100_000).max(100_000)
+
+/** The most fields one fill_form may set. */
+export const FILL_FORM_MAX_FIELDS = 50
+export const FORM_FIELD_KINDS = ['text', 'checkbox', 'radio', 'select'] as const
+
+export const FormField = z.strictObject({
+  selector,
+  value: z.union([z.string().max(100_000), z.boolean(), z.array(z.string().max(10_000)).min(1).max(1000)])
+    .describe('text inputs and textareas: a string; checkboxes: true or false; radios: true; selects: an option value or label, or several for a multiple select'),
+})
+
+export const FillFormResult = z.object({
+  ok: z.literal(true),
+  url: z.string(),
+  /** what each field was, in the order given (never its value) */
+  fields: z.array(z.object({ selector: z.string(), kind: z.enum(FORM_FIELD_KINDS) })),
+})
+
+export const drag = defineDrive({
+  name: 'drag',
+  description: 'Drag one element onto another (press on the first, move, release on the second; HTML5 drag and drop included)',
+  input: z.strictObject({ sessionId, from: selector.describe('the element to drag'), to: selector.describe('the element to drop it on') }),
+  output: OkResult,
+  restPath: 'drag',
+  node: { path: '/v1/drag' },
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+})
+
+export const mouseClick = defineDrive({
+  name: 'mouse_click',
+  description: 'Click at viewport coordinates (for agents that read a screenshot): optional button and click count',
+  input: z.strictObject({
+    sessionId,
+    x,
+    y,
+    button: z.enum(['left', 'right', 'middle']).optional().describe('default left'),
+    clickCount: z.number().int().min(1).max(3).optional().describe('2 for a double click; default 1'),
+  }),
+  output: OkResult,
+  restPath: 'mouse-click',
+  node: { path: '/v1/mouse_click' },
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+})
+
+export const mouseMove = defineDrive({
+  name: 'mouse_move',
+  description: 'Move the mouse to viewport coordinates (hover effects, pointer tracking)',
+  input: z.strictObject({ sessionId, x, y, steps: z.number().int().min(1).max(100).optional().describe('intermediate moves; default 1') }),
+  output: OkResult,
+  restPath: 'mouse-move',
+  node: { path: '/v1/mouse_move' },
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+})
+
+export const mouseWheel = defineDrive({
+  name: 'mouse_wheel',
+  description: 'Turn the mouse wheel at a point (x and y; without them, where the mouse is): deltaX and deltaY in pixels scroll whatever is under it',
+  input: z.strictObject({
+    sessionId,
+    x: x.optional(),
+    y: y.optional(),
+    deltaX: delta.optional().describe('positive scrolls right; default 0'),
+    deltaY: delta.optional().describe('positive scrolls down; default 0'),
+  })
+    .refine((v) => (v.deltaX ?? 0) !== 0 || (v.deltaY ?? 0) !== 0, { message: 'give a non-zero deltaX or deltaY' })
+    .refine((v) => (v.x === undefined) === (v.y === undefined), { message: 'give both x and y, or neither' }),
+  output: OkResult,
+  restPath: 'mouse-wheel',
+  node: { path: '/v1/mouse_wheel' },
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+})
+
+export const fillForm = defineDrive({
+  name: 'fill_form',
+  description: `Fill several form fields at once (at most ${FILL_FORM_MAX_FIELDS}): text inputs, textareas, checkboxes, radios and selects; every field is checked before any is filled`,
+  input: z.strictObject({ sessionId, fields: z.array(FormField).min(1).max(FILL_FORM_MAX_FIELDS) }),
+  output: FillFormResult,
+  restPath: 'fill-form',
+  node: { path: '/v1/fill_form' },
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
+})
+
+export const mouseContracts = [drag, mouseClick, mouseMove, mouseWheel, fillForm] as const
