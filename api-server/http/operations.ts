@@ -87,11 +87,13 @@ export function outputMismatch(log: FastifyBaseLogger, op: string, issues: Outpu
 export function registerOperationRoutes(app: FastifyInstance, services: Services, ops: readonly AnyOperation[], opts: DoorOptions = {}) {
   for (const op of ops) {
     if (!op.rest) continue
-    const { method, path, status } = op.rest
+    const { method, path, status, bodyLimit } = op.rest
     const hasBody = method !== 'GET' && method !== 'DELETE'
     app.route({
       method,
       url: path,
+      // a route that takes more than the server's limit says so in its contract (file_put)
+      ...(bodyLimit ? { bodyLimit } : {}),
       handler: async (req, reply) => {
         const auth = await requireAuth(services, req)
         if (!hasScopes(auth.scopes, op.scopes)) throw errors.missingScope(op.scopes.filter((s: string) => !auth.scopes.has(s)).join(' '))
