@@ -12,6 +12,7 @@ import { Html, html, page } from './html.ts'
 import { checkCsrf, consoleUser, csrfToken, endConsoleSession, startConsoleSession, type ConsoleUser } from './session.ts'
 import { accountKey, addressKey, limitsFor, strictest } from '../limits/index.ts'
 import { checkLoginCsrf, issueLoginCsrf, knownBrowser, rememberBrowser, safeNext, sameOriginRequest, sendTooMany } from './guard.ts'
+import { registerReachPage } from './reach.ts'
 
 export { safeNext } from './guard.ts'
 
@@ -158,5 +159,8 @@ export function registerConsole(app: FastifyInstance, services: Services) {
       return send(reply, e.status, await keysPage(u, prefill, undefined, e.message))
     }
   })
+
+  // the Local reach page: reach grants for agents (api-server/console/reach.ts)
+  registerReachPage(app, services, { send, chrome, requireUser, formTokenInvalid })
 }
 

@@ -1,6 +1,6 @@
 // Local reach: networks as rows and Network resources, the daemon registry fed
 // by the tunnel broker, and the lookups session_start and the broker need.
-import type { Db } from '../store/db.ts'
+import type { Db, Queryable } from '../store/db.ts'
 import { tx } from '../store/db.ts'
 import type { BrokerOptions, TunnelBroker } from '../control/broker.ts'
 import { recordAudit } from '../audit/audit.ts'
@@ -67,8 +67,16 @@ export class LocalReach implements NetworkDirectory {
     return { id: n.id, name: n.name, ...(await this.counts(n.id)), declaredHosts: n.declaredHosts }
   }
 
-  async create(orgId: string, actor: string, name: string) {
-    const { network, token } = await tx(this.deps.db, async (c) => store.insertNetwork(c, orgId, store.validateNetworkName(name)))
+  /**
+   * A new network and its first join token. `alsoInTx` runs in the insert's transaction
+   * (a seed reach grant is bound to the network there); when it throws, no network exists.
+   */
+  async create(orgId: string, actor: string, name: string, alsoInTx?: (c: Queryable, networkId: string) => Promise<void>) {
+    const { network, token } = await tx(this.deps.db, async (c) => {
+      const out = await store.insertNetwork(c, orgId, store.validateNetworkName(name))
+      if (alsoInTx) await alsoInTx(c, out.network.id)
+      return out
+    })
     // the operator's copy: retried, and a write that still fails is logged and repaired
     await this.deps.resources.sync(network.id)
     await recordAudit(this.deps.db, { orgId, actor, action: 'network.create', targetType: 'network', targetId: network.id })
@@ -84,7 +92,11 @@ export class LocalReach implements NetworkDirectory {
   }
 
   async setDeclaredHosts(orgId: string, actor: string, id: string, hosts: string[]) {
-    const n = await store.setDeclaredHosts(this.deps.db, orgId, id, store.validateDeclaredHosts(hosts))
+    return this.hostsChanged(orgId, actor, await store.setDeclaredHosts(this.deps.db, orgId, id, store.validateDeclaredHosts(hosts)))
+  }
+
+  /** what follows a change of declared hosts: the operator's copy, the daemons' list, the audit row */
+  private async hostsChanged(orgId: string, actor: string, n: store.NetworkRow) {
     await this.deps.resources.sync(n.id)
     // live sessions keep their launch-time list; daemons re-check against the new one
     this.deps.broker.pushDeclaredHosts(n.id, n.declaredHosts)
@@ -132,8 +144,17 @@ export class LocalReach implements NetworkDirectory {
       token = created.token
       n = await store.getNetwork(this.deps.db, orgId, created.network.id)
     }
+    return this.declare(orgId, actor, n, host, token)
+  }
+
+  /** local_reach_ensure's last step: the host declared on the network (once), and the answer. */
+  async declare(orgId: string, actor: string, n: store.NetworkRow, host: string, token?: { tokenId: string; secret: string }) {
     let declared = n.declaredHosts
-    if (!declared.includes(host)) declared = (await this.setDeclaredHosts(orgId, actor, n.id, [...declared, host])).declaredHosts
+    if (!declared.includes(host)) {
+      // appended in one statement: two calls declaring different hosts at once keep both
+      const appended = await store.appendDeclaredHost(this.deps.db, orgId, n.id, host)
+      declared = appended ? (await this.hostsChanged(orgId, actor, appended)).declaredHosts : (await store.getNetwork(this.deps.db, orgId, n.id)).declaredHosts
+    }
     return { network: await this.view({ ...n, declaredHosts: declared }), declared: host, created: Boolean(token), ...(token ? { token } : {}) }
   }
 

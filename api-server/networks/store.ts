@@ -86,6 +86,17 @@ export async function setDeclaredHosts(db: Queryable, orgId: string, id: string,
   return toRow(r.rows[0])
 }
 
+/** Appends one canonical host unless declared already; null when it was (nothing changed). */
+export async function appendDeclaredHost(db: Queryable, orgId: string, id: string, host: string): Promise<NetworkRow | null> {
+  const r = await db.query(
+    'update networks set declared_hosts = array_append(declared_hosts, $3::text) where id = $1 and org_id = $2 and not ($3::text = any(declared_hosts)) returning *',
+    [id, orgId, host],
+  )
+  if (r.rows[0]) return toRow(r.rows[0])
+  await getNetwork(db, orgId, id) // unknown (or deleted meanwhile): the one 404
+  return null
+}
+
 export async function revokeTokens(db: Queryable, networkId: string): Promise<void> {
   await db.query('update network_join_tokens set revoked_at = now() where network_id = $1 and revoked_at is null', [networkId])
 }

@@ -1,6 +1,7 @@
-// Local-reach networks: the network_* tools and local_reach_ensure.
+// Local-reach networks: the network_* operations (reach grants included) and local_reach_ensure.
 import { implement, type OpContext } from '../types.ts'
 import * as c from '../../../contracts/operations/networks.ts'
+import { ensureByGrant, grantReach, listReach, revokeReach } from '../../networks/reach.ts'
 
 const reach = (ctx: OpContext) => ctx.services.localReach
 const actor = (ctx: OpContext) => ctx.auth.principal.principalId
@@ -33,8 +34,29 @@ export const networkDaemons = implement(c.networkDaemons, {
   toMcp: (items) => ({ content: [{ type: 'text', text: JSON.stringify(items) }], structuredContent: { items } }),
 })
 
+// The contract requires no scope: networks:write goes on as it always did; without it,
+// a live reach grant of the calling agent decides (api-server/networks/reach.ts).
 export const localReachEnsure = implement(c.localReachEnsure, {
-  handler: async (ctx, { target, network }) => reach(ctx).ensure(ctx.auth.orgId, actor(ctx), target, network),
+  handler: async (ctx, { target, network }) => ctx.auth.scopes.has('networks:write')
+    ? reach(ctx).ensure(ctx.auth.orgId, actor(ctx), target, network)
+    : ensureByGrant(ctx.services, { orgId: ctx.auth.orgId, agentId: ctx.auth.agentId, actor: actor(ctx), target, network }),
 })
 
-export const networkOperations = [networkList, networkCreate, networkUpdate, networkRotateToken, networkDelete, networkDaemons, localReachEnsure]
+export const networkReachGrantCreate = implement(c.networkReachGrantCreate, {
+  handler: async (ctx, { agentId, networkId }) => grantReach(ctx.services, { orgId: ctx.auth.orgId, actor: actor(ctx), agentId, networkId }),
+})
+
+export const networkReachGrantList = implement(c.networkReachGrantList, {
+  handler: async (ctx, { agentId }) => listReach(ctx.services, { orgId: ctx.auth.orgId, agentId }),
+})
+
+export const networkReachGrantRevoke = implement(c.networkReachGrantRevoke, {
+  handler: async (ctx, { grantId }) => {
+    await revokeReach(ctx.services, { orgId: ctx.auth.orgId, actor: actor(ctx), grantId })
+  },
+})
+
+export const networkOperations = [
+  networkList, networkCreate, networkUpdate, networkRotateToken, networkDelete, networkDaemons, localReachEnsure,
+  networkReachGrantCreate, networkReachGrantList, networkReachGrantRevoke,
+]

@@ -1,0 +1,108 @@
+// Reach grants as a domain: granting and revoking them (a networks:write holder: the
+// console's owners and admins, or a key with networks:write), and local_reach_ensure for
+// an agent without networks:write, which an OAuth login never holds.
+//
+// The model. A reach grant names one agent and one backing network:
+//  - kind 'network': an existing network of the org, fixed when granted;
+//  - kind 'seed': no network yet; the agent's first local_reach_ensure creates one (named
+//    by its `network` input, default "local") and binds the grant to it. One seed grant
+//    seeds one network (again only if that network is deleted).
+// While a grant is live, local_reach_ensure may declare targets on its network (append
+// only; it never removes a host). Revoking a grant stops that, and only that: the network,
+// its declared hosts, its join token and its daemons stay as they are (network_delete and
+// network_rotate_token end those).
+import type { Services } from '../services.ts'
+import { errors, isError } from '../../contracts/errors.ts'
+import { recordAudit } from '../audit/audit.ts'
+import { targetHost } from './service.ts'
+import * as networks from './store.ts'
+import * as grants from './reach-grants.ts'
+
+export type ReachDeps = Pick<Services, 'db' | 'localReach' | 'now'>
+
+/** the name a seed grant's network takes when local_reach_ensure names none (LocalReach.ensure's default too) */
+const DEFAULT_NETWORK = 'local'
+
+export async function grantReach(deps: Pick<Services, 'db' | 'now'>, request: { orgId: string; actor: string; agentId: string; networkId?: string }) {
+  const { db } = deps
+  const { orgId, actor, agentId } = request
+  // foreign and unknown agents and networks get the one 404 (no existence oracle)
+  if (!(await grants.agentExists(db, orgId, agentId))) throw errors.notFound('agent')
+  const network = request.networkId ? await networks.getNetwork(db, orgId, request.networkId) : null
+  const grant = await grants.insertReachGrant(db, orgId, {
+    agentId, kind: network ? 'network' : 'seed', networkId: network?.id ?? null, createdBy: actor, createdAt: new Date(deps.now()),
+  })
+  await recordAudit(db, { orgId, actor, action: 'reach_grant.create', targetType: 'reach_grant', targetId: grant.id })
+  return grants.reachGrantView(grant)
+}
+
+export async function revokeReach(deps: Pick<Services, 'db' | 'now'>, request: { orgId: string; actor: string; grantId: string }) {
+  const { db } = deps
+  const { orgId, actor, grantId } = request
+  const { grant, revoked } = await grants.revokeReachGrant(db, orgId, grantId, { actor, at: new Date(deps.now()) })
+  // idempotent: a second revoke answers the same and records nothing more
+  if (revoked) await recordAudit(db, { orgId, actor, action: 'reach_grant.revoke', targetType: 'reach_grant', targetId: grant.id })
+  return grants.reachGrantView(grant)
+}
+
+export async function listReach(deps: Pick<Services, 'db'>, request: { orgId: string; agentId?: string }) {
+  return (await grants.listReachGrants(deps.db, request.orgId, { agentId: request.agentId })).map(grants.reachGrantView)
+}
+
+/**
+ * local_reach_ensure for a caller without networks:write: allowed by a live reach grant
+ * of the calling agent, else the typed 403 that says how to get one.
+ *  - network named: it must be a network one of the grants covers, or a new name while a
+ *    seed grant is unused (the network is created and the grant bound to it). An unknown
+ *    and an ungranted name get the same 403.
+ *  - network omitted: the one network the grants cover; none yet and a seed grant unused:
+ *    a network named "local" is created; several: name one (400).
+ */
+export async function ensureByGrant(deps: ReachDeps, request: { orgId: string; agentId: string; actor: string; target: string; network?: string }) {
+  // two first calls at once: the loser's seed found the name or the grant taken; its
+  // second look finds the network the winner created (covered by the same grant), and a
+  // second look never answers LOST_SEED_RACE
+  for (let attempt = 0; ; attempt++) {
+    const out = await ensureOnce(deps, request, { last: attempt > 0 })
+    if (out !== LOST_SEED_RACE) return out
+  }
+}
+
+const LOST_SEED_RACE = Symbol('lost the seed race')
+
+async function ensureOnce(deps: ReachDeps, request: { orgId: string; agentId: string; actor: string; target: string; network?: string }, o: { last?: boolean } = {}) {
+  const { db, localReach } = deps
+  const { orgId, agentId, actor } = request
+  const live = await grants.liveReachGrants(db, orgId, agentId)
+  if (!live.length) throw errors.reachGrantRequired(agentId)
+  const covered = [...new Set(live.map((g) => g.networkId).filter((id): id is string => id !== null))]
+  const seed = live.find((g) => g.kind === 'seed' && g.networkId === null)
+
+  let n: networks.NetworkRow | null
+  if (request.network !== undefined) {
+    n = await networks.resolveNetwork(db, orgId, request.network)
+    if (n ? !covered.includes(n.id) : !seed) throw errors.reachNotGranted(agentId)
+  } else if (covered.length > 1) {
+    throw errors.invalidRequest('network: this agent may reach several networks; name one')
+  } else if (covered.length === 1) {
+    n = await networks.getNetwork(db, orgId, covered[0])
+  } else {
+    // only an unused seed grant: its network takes the default name, unless that is taken
+    if (await networks.resolveNetwork(db, orgId, DEFAULT_NETWORK)) throw errors.reachNotGranted(agentId)
+    n = null
+  }
+
+  const host = targetHost(request.target)
+  if (n) return localReach.declare(orgId, actor, n, host)
+  let created
+  try {
+    created = await localReach.create(orgId, actor, request.network ?? DEFAULT_NETWORK, async (c, networkId) => {
+      if (!(await grants.bindSeedGrant(c, orgId, seed!.id, networkId))) throw errors.reachNotGranted(agentId)
+    })
+  } catch (e) {
+    // the network's insert and the grant's binding roll back together: nothing was created
+    if (!o.last && (isError(e, 'networkNameTaken') || isError(e, 'reachNotGranted'))) return LOST_SEED_RACE
+    throw e
+  }
+  return localReach.declare(orgId, actor, await networks.getNetwork(db, orgId, created.network.id), host, created.token)
+}
