@@ -161,7 +161,8 @@ export function outputSchema(output: ToolOutput): Record<string, unknown> {
 export function toolDescriptor(op: AnyOperation, output = toolOutput(op)) {
   return {
     name: op.name,
-    description: `${op.description} (scope: ${op.scopes.join(' ') || 'none'})`,
+    // an operation with no declared scope decides itself (local_reach_ensure: networks:write or a reach grant); its description says so
+    description: op.scopes.length ? `${op.description} (scope: ${op.scopes.join(' ')})` : op.description,
     inputSchema: jsonSchema(mcpInput(op), 'input'),
     outputSchema: outputSchema(output),
     ...(op.annotations ? { annotations: op.annotations } : {}),
