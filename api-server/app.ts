@@ -27,6 +27,7 @@ import { countDaemons, DaemonChanges, daemonCounts } from './networks/counts.ts'
 import { DaemonCountPublisher } from './networks/count-publisher.ts'
 import { ClusterNetworkResources, NO_NETWORK_RESOURCES } from './networks/resources.ts'
 import { EgressRelay } from './networks/egress-relay.ts'
+import { CdpRelay } from './cdp/relay.ts'
 import { TunnelBroker } from './control/broker.ts'
 import { clientAddress, trustFunction } from './http/client-address.ts'
 import { joinGate, Limits, limitSettings, PgLimitStore } from './limits/index.ts'
@@ -177,9 +178,12 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
 
     // the daemons' control channel, and (with sessions) the pods' egress relay
     const relay = plane ? new EgressRelay({ plane, broker }) : undefined
+    // CDP connect: GET /v1/sessions/:sessionId/cdp with Upgrade (cdp/relay.ts)
+    const cdp = new CdpRelay(services, plane?.nodes)
     app.server.on('upgrade', (req, socket, head) => {
       if (broker.handleUpgrade(req, socket, head)) return
       if (relay?.handleUpgrade(req, socket, head)) return
+      if (cdp.handleUpgrade(req, socket, head)) return
       socket.destroy()
     })
     app.addHook('onReady', async () => {
@@ -192,6 +196,7 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
     })
     app.addHook('onClose', async () => {
       relay?.close()
+      cdp.close()
       await broker.close()
       networkResources.stop()
       countPublisher?.stop()

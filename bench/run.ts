@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { printTable, progress } from './harness.ts'
 
-const BENCHMARKS = ['sessions', 'tunnel', 'cloak', 'operator', 'burst'] as const
+const BENCHMARKS = ['sessions', 'cdp', 'tunnel', 'cloak', 'operator', 'burst'] as const
 const only = process.argv[2]
 
 if (only === undefined) {
@@ -28,6 +28,10 @@ if (only === 'sessions') {
   const r = await benchSessions()
   printTable('session_start → live (warm pool) vs raw playwright-core launch + newPage', r.start)
   printTable('navigate + perceive via MCP vs raw Playwright, same page', r.drive)
+}
+if (only === 'cdp') {
+  const { benchCdp } = await import('./cdp.ts')
+  printTable('a session driven over CDP, start to release (warm pool), vs a raw local launch, same page, alternating runs', await benchCdp())
 }
 if (only === 'burst') {
   const { benchBurst } = await import('./burst.ts')

@@ -54,6 +54,45 @@ export function cloakArgs(window: { width: number; height: number }): string[] {
  */
 export const CLOAK_DROPPED_DEFAULT_ARGS = ['--enable-automation', '--disable-popup-blocking']
 
+/**
+ * CDP connect (cdp-proxy.ts): Chromium's DevTools server on a port the kernel picks,
+ * beside Playwright's own pipe. Chromium binds it to loopback only (127.0.0.1, or ::1
+ * when that is taken), and only the node's CDP proxy is told where it is.
+ *
+ * The loopback caveat. In Kubernetes the pod's loopback is its own network namespace:
+ * nothing but this pod's containers can reach the port. In the embedded runtime every
+ * pod shares the host's loopback, and the DevTools server has no authentication: any
+ * local process (another user's included) that finds the port gets the whole browser,
+ * unfiltered — including a page a credential was typed into. Pages cannot use it: their
+ * traffic goes through the egress gateway (loopback is refused or denied there), and
+ * Chromium refuses DevTools WebSockets that carry an Origin (no --remote-allow-origins).
+ * Run the embedded runtime only on a machine whose local users are trusted. (The way
+ * out is a CDP multiplexer over Playwright's pipe; Playwright drops messages of CDP
+ * sessions it did not open, so today that would mean owning the launch.)
+ */
+export function devtoolsArgs(): string[] {
+  return ['--remote-debugging-port=0']
+}
+
+/**
+ * The browser's DevTools WebSocket endpoint (ws://127.0.0.1:N/devtools/browser/<id>), or
+ * undefined. Playwright reads it from Chromium's "DevTools listening on" line when the
+ * port flag is given; it keeps it on its in-process server object, which the public API
+ * does not expose, so this reaches it through the in-process connection. Only a loopback
+ * ws:// endpoint is accepted; anything else (a Playwright without that internal) leaves
+ * CDP connect unavailable, never the pod.
+ */
+export function devtoolsEndpoint(browser: Browser): string | undefined {
+  try {
+    const connection = (browser as unknown as { _connection?: { toImpl?: (o: unknown) => { options?: { wsEndpoint?: unknown } } | undefined } })._connection
+    const ws = connection?.toImpl?.(browser)?.options?.wsEndpoint
+    if (typeof ws !== 'string') return undefined
+    return /^ws:\/\/(127\.0\.0\.1|\[::1\]):\d{1,5}\/devtools\/browser\/[0-9a-f-]{1,64}$/.test(ws) ? ws : undefined
+  } catch {
+    return undefined // no such internal: CDP connect is unavailable (the node answers 503)
+  }
+}
+
 export interface LaunchOptions {
   /** http://127.0.0.1:<port> of the egress gateway. */
   proxyServer: string
@@ -64,7 +103,7 @@ export async function launchChromium(opts: LaunchOptions): Promise<Browser> {
   return chromium.launch({
     executablePath: opts.executablePath || process.env.NIGHTJAR_CHROMIUM_PATH || DEFAULT_CHROMIUM_PATH,
     headless: true,
-    args: chromiumArgs(),
+    args: [...chromiumArgs(), ...devtoolsArgs()],
     // Playwright adds --proxy-bypass-list=<-loopback>, so loopback goes through the gateway
     // too (platform egress must be able to refuse it).
     proxy: { server: opts.proxyServer },

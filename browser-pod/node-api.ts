@@ -11,12 +11,14 @@
 // page echoed it (echo-guard.ts). New routes are covered by construction; only fields
 // a route names as opaque (binary payloads) are left as they are.
 import http from 'node:http'
+import type { Duplex } from 'node:stream'
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { ApiError, errors } from '../contracts/errors.ts'
-import { nodeRoutes, type NodeInput, type NodeOutput, type NodeRoute, type NodeRouteName } from '../contracts/node-api.ts'
+import { ApiError, errors, upgradeErrors, upgradeRefusal } from '../contracts/errors.ts'
+import { NODE_CDP_PATH, nodeRoutes, type NodeInput, type NodeOutput, type NodeRoute, type NodeRouteName } from '../contracts/node-api.ts'
 import { actions } from './actions/index.ts'
 import { storageState } from './actions/storage.ts'
 import { secureType } from './secure-fill.ts'
+import type { CdpProxy } from './cdp-proxy.ts'
 import type { PodSession } from './session.ts'
 
 const MAX_BODY = 16 * 1024 * 1024 // a storageState can be large
@@ -52,6 +54,8 @@ export interface NodeApiOptions {
   session: PodSession
   /** Error log (never given values): defaults to stderr. */
   log?: (line: string) => void
+  /** CDP connect: serves the /v1/cdp upgrade (without it, that upgrade is refused 503) */
+  cdp?: CdpProxy
 }
 
 export function createNodeApi(opts: NodeApiOptions): http.Server {
@@ -82,6 +86,15 @@ export function createNodeApi(opts: NodeApiOptions): http.Server {
       if (!res.headersSent) send(res, err.status, guard.scrub(err.toBody()), err.headers)
       else res.destroy()
     }
+  })
+  // CDP connect: the one WebSocket route. The token first, as for every route; any other
+  // upgrade is dropped.
+  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy())
+    if (!authorized(req.headers.authorization, digest)) return void socket.end(upgradeRefusal(upgradeErrors.cdpNodeUnauthorized()))
+    if ((req.url ?? '').split('?')[0] !== NODE_CDP_PATH) return void socket.destroy()
+    if (!opts.cdp) return void socket.end(upgradeRefusal(upgradeErrors.cdpUnavailable()))
+    opts.cdp.handleUpgrade(req, socket, head)
   })
   // Longer than the client's idle timeout, so the client never reuses a socket the
   // server is about to close.

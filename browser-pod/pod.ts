@@ -3,7 +3,8 @@
 import type { AddressInfo } from 'node:net'
 import type { Browser } from 'playwright-core'
 import type { BrowserKind } from '../crds/types.ts'
-import { launchChromium } from './chromium.ts'
+import { devtoolsEndpoint, launchChromium } from './chromium.ts'
+import { CdpProxy } from './cdp-proxy.ts'
 import { launchCloak } from './cloak.ts'
 import { EgressGateway, type TunnelDialer } from './egress-gateway.ts'
 import { createNodeApi } from './node-api.ts'
@@ -28,6 +29,8 @@ export interface Pod {
   browser: Browser
   gateway: EgressGateway
   session: PodSession
+  /** CDP connect: the /v1/cdp relay and its filter */
+  cdp: CdpProxy
   /** Resolves when Chromium goes away on its own (crash) — the pod is then useless. */
   browserLost: Promise<void>
   close(): Promise<void>
@@ -54,7 +57,9 @@ export async function startPod(opts: PodOptions): Promise<Pod> {
   // a warm pod opens its context before any session claims it; a cloak pod has one
   // context (its profile) and opens it at configure, with the session's auth-state
   if (opts.browserKind !== 'cloak') session.prewarm()
-  const server = createNodeApi({ token: opts.token, session, log: opts.log })
+  // CDP connect relays to Chromium's DevTools endpoint (a cloak browser has none: CDP is unavailable there)
+  const cdp = new CdpProxy({ session, endpoint: opts.browserKind === 'cloak' ? undefined : devtoolsEndpoint(browser), log: opts.log })
+  const server = createNodeApi({ token: opts.token, session, log: opts.log, cdp })
   const host = opts.host ?? '127.0.0.1'
   try {
     await new Promise<void>((resolve, reject) => {
@@ -62,6 +67,7 @@ export async function startPod(opts: PodOptions): Promise<Pod> {
       server.listen(opts.port ?? 0, host, () => resolve())
     })
   } catch (e) {
+    cdp.close()
     await browser.close().catch(() => {}) // the process is exiting; a browser that is already gone is closed
     await gateway.close()
     throw e
@@ -72,6 +78,8 @@ export async function startPod(opts: PodOptions): Promise<Pod> {
   const close = () =>
     (closed ??= (async () => {
       closing = true
+      // CDP clients first: their sockets are upgraded, so closeAllConnections does not reach them
+      cdp.close()
       server.closeAllConnections()
       await new Promise<void>((r) => server.close(() => r()))
       await session.close()
@@ -79,5 +87,5 @@ export async function startPod(opts: PodOptions): Promise<Pod> {
       await gateway.close()
     })())
 
-  return { port, endpoint: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, browser, gateway, session, browserLost, close }
+  return { port, endpoint: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, browser, gateway, session, cdp, browserLost, close }
 }

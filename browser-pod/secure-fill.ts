@@ -18,6 +18,7 @@ import { hostAllowed } from '../contracts/hosts.ts'
 import { ApiError, errors } from '../contracts/errors.ts'
 import type { EditableKind, SecureTypeInput, SecureTypeResult } from '../contracts/node-api.ts'
 import { isTimeout } from './errors.ts'
+import { beginFill } from './cdp-proxy.ts'
 import type { PodSession } from './session.ts'
 
 interface Inspection {
@@ -28,6 +29,9 @@ interface Inspection {
 }
 
 export async function secureType(session: PodSession, input: SecureTypeInput): Promise<SecureTypeResult> {
+  // CDP and the fill exclude each other (cdp-proxy.ts): refused while a CDP client is
+  // connected, and no CDP client connects until this fill is over
+  const endFill = beginFill(session)
   const value = Buffer.from(input.value, 'base64')
   let handle: ElementHandle | null = null
   try {
@@ -38,6 +42,7 @@ export async function secureType(session: PodSession, input: SecureTypeInput): P
   } finally {
     // The JS string handed to the page cannot be wiped; the Buffer can, and is.
     value.fill(0)
+    endFill()
     void handle?.dispose().catch(() => {}) // the handle dies with its page anyway; never hold the fill up for it
   }
 }

@@ -90,6 +90,18 @@ const podRoutes = {
   },
 } as const satisfies Record<string, NodeRoute>
 
+/**
+ * CDP connect: a WebSocket upgrade, not a JSON route (so not in the table below). Needs
+ * the node token like every route; the node relays CDP messages to its Chromium through
+ * a filter (browser-pod/cdp-proxy.ts), the api-server relays callers to it (api-server/cdp/).
+ */
+export const NODE_CDP_PATH = '/v1/cdp'
+
+/** The largest CDP message a client may send (a frame past it closes the socket, 1009). */
+export const CDP_MAX_CLIENT_MESSAGE = 16 * 1024 * 1024
+/** The largest CDP message the browser may send back (a full-page screenshot in base64 fits). */
+export const CDP_MAX_BROWSER_MESSAGE = 128 * 1024 * 1024
+
 // --- the driving routes, derived ---------------------------------------------------------
 
 type AnyDrive = DriveContract<z.ZodObject, z.ZodType, string, z.ZodType>

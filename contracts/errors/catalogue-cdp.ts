@@ -1,7 +1,33 @@
 // Errors of the toolbox (issue #16): CDP connect.
 import type { ApiEntry, UpgradeEntry } from './entry.ts'
 
-export const CDP_ERRORS = {} as const satisfies Record<string, ApiEntry>
+export const CDP_ERRORS = {
+  cdpIdentityBound: {
+    status: 403, code: 'forbidden', reason: 'cdp_identity_bound', message: 'CDP is not available on a session with a bound identity', spec: null,
+    when: 'session_cdp, or the CDP upgrade, on a session bound to a persona: raw page access would read what the sealed fill typed',
+  },
+  cdpCloakBrowser: {
+    status: 409, code: 'conflict', reason: 'cdp_cloak', message: 'CDP is not available on a cloak browser', spec: null,
+    when: 'session_cdp, or the CDP upgrade, on a session of browserKind cloak',
+  },
+  cdpConnected: {
+    status: 409, code: 'conflict', reason: 'cdp_connected', message: 'a CDP client is connected to this session; credential fill is refused until it disconnects', spec: null,
+    when: 'at the node: secure_type (credential_fill, a free-text credential fill) while a CDP client is connected to the session',
+  },
+} as const satisfies Record<string, ApiEntry>
 
 /** Refusals of the CDP WebSocket upgrade, before any WebSocket exists. */
-export const CDP_UPGRADE_ERRORS = {} as const satisfies Record<string, UpgradeEntry>
+export const CDP_UPGRADE_ERRORS = {
+  cdpNodeUnauthorized: {
+    status: 401, code: null, reason: null, message: 'unauthorized', spec: null,
+    when: 'a node\'s /v1/cdp upgrade without the session\'s node token',
+  },
+  cdpAfterFill: {
+    status: 403, code: null, reason: null, message: 'CDP is refused on a session a credential was filled in', spec: null,
+    when: 'at the node: a CDP upgrade while a credential fill runs or after one happened in the session (the api-server refuses identity-bound sessions before that)',
+  },
+  cdpUnavailable: {
+    status: 503, code: null, reason: null, message: 'CDP is not available for this session', spec: null,
+    when: 'the node has no DevTools endpoint or is not configured yet or is closing, or the api-server could not open the node\'s CDP socket',
+  },
+} as const satisfies Record<string, UpgradeEntry>

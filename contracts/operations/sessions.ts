@@ -97,7 +97,7 @@ export const sessionGet = defineContract({
   input: z.strictObject({ sessionId }),
   output: SessionView,
   rest: { method: 'GET', path: '/v1/sessions/:sessionId' },
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 })
 
 export const sessionList = defineContract({
@@ -110,7 +110,7 @@ export const sessionList = defineContract({
   }),
   output: SessionList,
   rest: { method: 'GET', path: '/v1/sessions' },
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 })
 
 export const sessionEnd = defineContract({
@@ -135,7 +135,23 @@ export const sessionJournal = defineContract({
   output: JournalPage,
   rest: { method: 'GET', path: '/v1/sessions/:sessionId/journal' },
   mcp: false,
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 })
 
-export const sessionLifecycleContracts = [sessionStart, spawnAndStartSession, sessionGet, sessionList, sessionEnd, sessionJournal] as const
+export const CdpConnect = z.object({
+  sessionId: z.string().describe('the session (nsess_…)'),
+  url: z.string().describe('ws:// or wss:// URL of the session’s CDP endpoint: connect with the same Bearer credential as an Authorization header (Playwright connectOverCDP, Puppeteer connect)'),
+  protocol: z.literal('cdp').describe('the Chrome DevTools Protocol, filtered: no proxy, download, file or browser-closing commands'),
+})
+
+export const sessionCdp = defineContract({
+  name: 'session_cdp',
+  description: 'Where to connect a CDP client (Playwright connectOverCDP, Puppeteer) to a live session, with this same Bearer credential; not on a session with a bound identity',
+  scopes: ['sessions:drive'],
+  input: z.strictObject({ sessionId }),
+  output: CdpConnect,
+  rest: { method: 'GET', path: '/v1/sessions/:sessionId/cdp' },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+})
+
+export const sessionLifecycleContracts = [sessionStart, spawnAndStartSession, sessionGet, sessionList, sessionEnd, sessionJournal, sessionCdp] as const

@@ -6,6 +6,8 @@ import { endSession, startSession } from '../../sessions/lifecycle.ts'
 import { getSession, listSessions, readJournal } from '../../sessions/store.ts'
 import { sessionView } from '../../sessions/view.ts'
 import { childAgent } from '../../sessions/children.ts'
+import { closeCdp } from '../../cdp/relay.ts'
+import { sessionCdpOperation } from './cdp.ts'
 
 export const sessionStartOperation = implement(sessionStart, {
   handler: async ({ auth, services }, { agent, ...input }) => {
@@ -33,7 +35,12 @@ export const sessionListOperation = implement(sessionList, {
 })
 
 export const sessionEndOperation = implement(sessionEnd, {
-  handler: async ({ auth, services }, { sessionId }) => endSession(services, { auth, sessionId }),
+  handler: async ({ auth, services }, { sessionId }) => {
+    const view = await endSession(services, { auth, sessionId })
+    // CDP sockets this replica relays close now; the pod's end closes any other
+    closeCdp(view.id)
+    return view
+  },
 })
 
 export const sessionJournalOperation = implement(sessionJournal, {
@@ -45,4 +52,5 @@ export const sessionJournalOperation = implement(sessionJournal, {
 
 export const sessionLifecycleOperations = [
   sessionStartOperation, spawnAndStartSessionOperation, sessionGetOperation, sessionListOperation, sessionEndOperation, sessionJournalOperation,
+  sessionCdpOperation,
 ] as const

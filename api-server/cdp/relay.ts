@@ -1,0 +1,208 @@
+// CDP connect, the caller's door: `GET /v1/sessions/:sessionId/cdp` with `Upgrade:
+// websocket` and the caller's own Bearer credential (an API key or an OAuth token, scope
+// sessions:drive), exactly what Playwright's connectOverCDP(url, { headers }) and
+// Puppeteer's connect({ browserWSEndpoint, headers }) send. session_cdp answers the URL.
+//
+// Before the upgrade every refusal is a plain HTTP response: the REST door's own JSON
+// errors, byte for byte (the one 401, 403 missing_scope, the one 404 for unknown and
+// foreign sessions, 409 not live, 403 cdp_identity_bound …), or, when the node refuses,
+// the catalogue's plain-text CDP upgrade errors. The WebSocket exists only once the
+// node's CDP socket is open.
+//
+// Then it relays messages as they are, both ways: the filter is at the node
+// (browser-pod/cdp-proxy.ts), which holds whichever replica relays. Frames are bounded
+// (a client frame past CDP_MAX_CLIENT_MESSAGE closes the socket, 1009) and a slow reader
+// pauses the other side. Each client message keeps the session from its idle timeout; the
+// journal records the connect and the disconnect (counts only, never a message).
+// session_end on this replica closes the session's CDP sockets at once; the pod's end
+// closes them everywhere else.
+import http, { type IncomingMessage } from 'node:http'
+import type { Duplex } from 'node:stream'
+import { WebSocket, WebSocketServer, type RawData } from 'ws'
+import { ApiError, errors, isApiError, upgradeErrors, upgradeRefusal, type ErrorReply } from '../../contracts/errors.ts'
+import { CDP_MAX_BROWSER_MESSAGE, CDP_MAX_CLIENT_MESSAGE, NODE_CDP_PATH } from '../../contracts/node-api.ts'
+import { sessionCdp } from '../../contracts/operations/sessions.ts'
+import type { NodeDirectory } from '../../operator/ports.ts'
+import type { Services } from '../services.ts'
+import type { AuthContext } from '../auth/context.ts'
+import { hasScopes } from '../auth/scopes.ts'
+import { unauthorizedFor } from '../http/auth-hook.ts'
+import { clientAddress, trustFunction, type TrustFunction } from '../http/client-address.ts'
+import { assertWellFormed, parseInput } from '../http/validate.ts'
+import { addressKey } from '../limits/index.ts'
+import { sessionsUnavailable } from '../sessions/runtime.ts'
+import { journalLater, type SessionRow } from '../sessions/store.ts'
+import { cdpSession } from './checks.ts'
+
+const PATH = /^\/v1\/sessions\/([^/?#]+)\/cdp(?:\?.*)?$/
+
+/** Past this many bytes waiting to be written, the other side stops being read. */
+const HIGH_WATER = 8 * 1024 * 1024
+const LOW_WATER = 1024 * 1024
+
+/**
+ * The CDP sockets of this process by session, so session_end closes them at once. Session
+ * ids are unique, so apps sharing a process (tests) share it harmlessly.
+ */
+const open = new Map<string, Set<() => void>>()
+
+/** Closes every CDP connection this process relays for the session (session_end). */
+export function closeCdp(sessionId: string): void {
+  for (const close of open.get(sessionId) ?? []) close()
+}
+
+export class CdpRelay {
+  readonly #wss = new WebSocketServer({ noServer: true, maxPayload: CDP_MAX_CLIENT_MESSAGE, perMessageDeflate: false })
+  readonly #closers = new Set<() => void>()
+  readonly #trust: TrustFunction
+  #closed = false
+
+  /** `nodes` is the session plane's node directory; a process without one answers the one 503 */
+  constructor(private readonly deps: Services, private readonly nodes: NodeDirectory | undefined) {
+    this.#trust = trustFunction(deps.config.trustedProxies)
+  }
+
+  /** Takes an 'upgrade' whose path is a session's CDP endpoint; false for any other path. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
+    const m = PATH.exec(req.url ?? '')
+    if (!m) return false
+    socket.on('error', () => socket.destroy())
+    this.#admit(req, socket, head, m[1]).catch((e) => {
+      if (!isApiError(e)) this.deps.log.error({ err: e }, 'cdp upgrade failed')
+      refuseJson(socket, isApiError(e) ? e : errors.internal())
+    })
+    return true
+  }
+
+  async #admit(req: IncomingMessage, socket: Duplex, head: Buffer, rawId: string): Promise<void> {
+    if (this.#closed) throw errors.shuttingDown()
+    const auth = await this.#authenticate(req)
+    const missing = sessionCdp.scopes.filter((s) => !auth.scopes.has(s))
+    if (!hasScopes(auth.scopes, sessionCdp.scopes)) throw errors.missingScope(missing.join(' '))
+    let decoded: string
+    try {
+      decoded = decodeURIComponent(rawId)
+    } catch {
+      throw errors.invalidRequest('path is not valid percent-encoded UTF-8')
+    }
+    assertWellFormed({ sessionId: decoded }, 'path')
+    const { sessionId } = parseInput(sessionCdp.input, { sessionId: decoded })
+    const row = await cdpSession(this.deps, { auth, sessionId })
+    if (!this.nodes) throw sessionsUnavailable()
+    const access = await this.nodes.lookup(row.id)
+    if (!access) throw errors.sessionNotLive('not live')
+    if (socket.destroyed) return
+
+    const upstream = new WebSocket(access.endpoint.replace(/^http/, 'ws').replace(/\/+$/, '') + NODE_CDP_PATH, {
+      headers: { authorization: `Bearer ${access.token}` },
+      maxPayload: CDP_MAX_BROWSER_MESSAGE,
+      perMessageDeflate: false,
+      handshakeTimeout: 10_000,
+    })
+    let settled = false
+    const fail = (reply: ErrorReply) => {
+      if (settled) return
+      settled = true
+      upstream.terminate()
+      if (!socket.destroyed) socket.end(upgradeRefusal(reply))
+    }
+    // the node's own refusal (a fill ran in this session) is passed on; anything else is "unavailable"
+    upstream.once('unexpected-response', (_r, res) => {
+      res.resume()
+      fail(res.statusCode === upgradeErrors.cdpAfterFill().status ? upgradeErrors.cdpAfterFill() : upgradeErrors.cdpUnavailable())
+    })
+    upstream.once('error', () => fail(upgradeErrors.cdpUnavailable()))
+    socket.once('close', () => { if (!settled) { settled = true; upstream.terminate() } })
+    upstream.once('open', () => {
+      if (settled) return upstream.terminate()
+      settled = true
+      if (this.#closed) return fail(upgradeErrors.cdpUnavailable())
+      this.#wss.handleUpgrade(req, socket, head, (client) => this.#relay(client, upstream, row))
+    })
+  }
+
+  /** The caller's Bearer credential, as the REST door checks it (failures count against the address). */
+  async #authenticate(req: IncomingMessage): Promise<AuthContext> {
+    const ctx = await this.deps.bearer.resolve(req.headers.authorization)
+    if (ctx) return ctx
+    const verdict = await this.deps.limits.bearerAddress.hit(addressKey(clientAddress(req, this.#trust)))
+    if (!verdict.allowed) throw errors.bearerFailures(verdict.retryAfterSecs)
+    throw unauthorizedFor(this.deps)
+  }
+
+  #relay(client: WebSocket, upstream: WebSocket, row: SessionRow): void {
+    const { db, log, activity } = this.deps
+    const started = performance.now()
+    let messages = 0
+    let done = false
+    const end = (code: number, reason: string) => {
+      if (done) return
+      done = true
+      this.#closers.delete(close)
+      const set = open.get(row.id)
+      set?.delete(close)
+      if (set && !set.size) open.delete(row.id)
+      closeQuietly(client, code, reason)
+      closeQuietly(upstream, 1000, '')
+      journalLater(db, row, { op: 'cdp_disconnect', outcome: 'ok', detail: { messages }, durationMs: Math.round(performance.now() - started) },
+        (err) => log.error({ err }, 'journal write failed'))
+    }
+    const close = () => end(1001, 'the session ended')
+    this.#closers.add(close)
+    if (!open.has(row.id)) open.set(row.id, new Set())
+    open.get(row.id)!.add(close)
+    journalLater(db, row, { op: 'cdp_connect', outcome: 'ok', detail: {} }, (err) => log.error({ err }, 'journal write failed'))
+
+    const toNode = sender(upstream, client)
+    const toClient = sender(client, upstream)
+    client.on('message', (data, isBinary) => {
+      if (isBinary) return end(1003, 'CDP messages are text')
+      messages++
+      activity.touch(row.id)
+      toNode(data)
+    })
+    upstream.on('message', (data) => toClient(data))
+    client.on('close', () => end(1000, ''))
+    upstream.on('close', (code) => end(code === 1001 ? 1001 : 1011, code === 1001 ? 'the session ended' : 'the browser connection closed'))
+    client.on('error', () => end(1011, 'error'))
+    upstream.on('error', () => end(1011, 'the browser connection failed'))
+  }
+
+  /** Closes every CDP connection and refuses new ones (the app is closing). */
+  close(): void {
+    this.#closed = true
+    for (const close of [...this.#closers]) close()
+    this.#wss.close()
+  }
+}
+
+/** A refusal before the upgrade: the REST door's JSON error, status, headers and body alike. */
+function refuseJson(socket: Duplex, e: ApiError): void {
+  if (socket.destroyed) return
+  const body = JSON.stringify(e.toBody())
+  const headers: Record<string, string | number> = { ...e.headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' }
+  socket.end(`HTTP/1.1 ${e.status} ${http.STATUS_CODES[e.status] ?? 'Error'}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`)
+}
+
+/** send() with backpressure: past HIGH_WATER unsent bytes, `source` is paused until `to` drains. */
+function sender(to: WebSocket, source: WebSocket): (data: RawData) => void {
+  return (data) => {
+    if (to.readyState !== WebSocket.OPEN) return
+    to.send(data as Buffer, { binary: false }, () => {
+      if (source.isPaused && to.bufferedAmount < LOW_WATER && source.readyState === WebSocket.OPEN) source.resume()
+    })
+    if (to.bufferedAmount > HIGH_WATER && !source.isPaused) source.pause()
+  }
+}
+
+function closeQuietly(ws: WebSocket, code: number, reason: string): void {
+  if (ws.readyState === WebSocket.CLOSED) return
+  if (ws.readyState === WebSocket.CONNECTING) return ws.terminate()
+  try {
+    ws.close(code, reason)
+  } catch {
+    ws.terminate() // a code ws will not send: the socket goes anyway
+  }
+  // a peer that never answers the close handshake does not hold the socket
+  setTimeout(() => ws.terminate(), 2000).unref()
+}

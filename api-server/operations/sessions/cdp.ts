@@ -1,0 +1,13 @@
+// Where to connect a CDP client to a session (contracts/operations/sessions.ts session_cdp).
+// The connection itself is the WebSocket upgrade of the same path (api-server/cdp/relay.ts),
+// which runs these checks again.
+import { implement } from '../types.ts'
+import { sessionCdp } from '../../../contracts/operations/sessions.ts'
+import { cdpSession, cdpUrl } from '../../cdp/checks.ts'
+
+export const sessionCdpOperation = implement(sessionCdp, {
+  handler: async ({ auth, services }, { sessionId }) => {
+    const row = await cdpSession(services, { auth, sessionId })
+    return { sessionId: row.id, url: cdpUrl(services.config.baseUrl, row.id), protocol: 'cdp' as const }
+  },
+})

@@ -1,0 +1,387 @@
+// CDP connect at the node: the node API's /v1/cdp upgrade (node token required, like
+// every route) opens one WebSocket to this pod's Chromium DevTools endpoint per client
+// and relays CDP messages both ways through a FILTER. The api-server is the only caller
+// (api-server/cdp/); agents reach it there with their own Bearer credential.
+//
+// What the filter keeps true: CDP is a way to drive this session's browser, never a way
+// around the egress gateway, the deny floor, the pod's file system or the sealed fill.
+//  - Every client message is parsed and judged; what is forwarded is the message as
+//    judged (re-serialised: duplicate keys or escapes cannot make Chromium read
+//    something else), never the client's bytes.
+//  - Refused messages are answered as CDP answers an error, {id, error:{code,message}}
+//    (with the client's sessionId), and never reach Chromium.
+//  - Unknown domains are refused: a future Chromium domain is closed until judged.
+//  - Frames are bounded both ways (CDP_MAX_CLIENT_MESSAGE, CDP_MAX_BROWSER_MESSAGE), and a
+//    slow reader pauses the other side instead of growing a buffer.
+//
+// The sealed fill and CDP exclude each other at the node, so it holds whichever
+// api-server replica relays: secure_type is refused (409 cdp_connected) while a CDP client
+// is connected, and a CDP upgrade is refused while a fill runs or once a secret was typed
+// in this session (its page may still hold it). The api-server refuses CDP on
+// identity-bound sessions before that.
+//
+// The DevTools endpoint is a loopback port (see devtoolsArgs in chromium.ts for what that
+// means in the embedded runtime).
+import type { IncomingMessage } from 'node:http'
+import type { Duplex } from 'node:stream'
+import { WebSocket, WebSocketServer, type RawData } from 'ws'
+import { errors, upgradeErrors, upgradeRefusal, type ErrorReply } from '../contracts/errors.ts'
+import { CDP_MAX_BROWSER_MESSAGE, CDP_MAX_CLIENT_MESSAGE } from '../contracts/node-api.ts'
+import type { PodSession } from './session.ts'
+
+// --- the filter ------------------------------------------------------------------------
+
+export interface CdpRequest {
+  id: number
+  method: string
+  params?: Record<string, unknown>
+  sessionId?: string
+}
+
+export type Verdict = { forward: CdpRequest } | { refuse: string }
+
+/** Domains a client may use. Anything else (Cast, Extensions, PWA, Tethering, new ones) is refused. */
+const DOMAINS = new Set([
+  'Accessibility', 'Animation', 'Audits', 'Autofill', 'BackgroundService', 'Browser', 'CSS', 'CacheStorage', 'Console', 'DOM',
+  'DOMDebugger', 'DOMSnapshot', 'DOMStorage', 'Debugger', 'DeviceAccess', 'DeviceOrientation', 'Emulation', 'EventBreakpoints',
+  'FedCm', 'Fetch', 'FileSystem', 'HeadlessExperimental', 'HeapProfiler', 'IO', 'IndexedDB', 'Input', 'Inspector', 'LayerTree',
+  'Log', 'Media', 'Memory', 'Network', 'Overlay', 'Page', 'Performance', 'PerformanceTimeline', 'Preload', 'Profiler', 'Runtime',
+  'Schema', 'Security', 'ServiceWorker', 'Storage', 'SystemInfo', 'Target', 'Tracing', 'WebAudio', 'WebAuthn',
+])
+
+type Params = Record<string, unknown>
+type Rule = (params: Params, filter: CdpFilter, req: CdpRequest) => Verdict
+
+const refuse = (why: string): Rule => () => ({ refuse: why })
+const forward = (req: CdpRequest): Verdict => ({ forward: req })
+
+/** What a browser-initiated navigation may open: the web (through the gateway), data: and about:blank. */
+function navigable(url: unknown, { blankOk, data }: { blankOk: boolean; data: boolean }): string | null {
+  if (url === undefined) return blankOk ? null : 'url: required'
+  if (typeof url !== 'string') return 'url: must be a string'
+  if (url === '' && blankOk) return null
+  if (/^about:blank([?#].*)?$/i.test(url)) return null
+  // the raw text and the parsed URL must agree: no leading space or control, no scheme Chromium could read differently
+  const raw = /^(https?|data):/i.exec(url)?.[1]?.toLowerCase()
+  let parsed: string | undefined
+  try {
+    parsed = new URL(url).protocol.slice(0, -1)
+  } catch {
+    parsed = undefined
+  }
+  if (raw && raw === parsed && (raw !== 'data' || data)) return null
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]{0,30}):/.exec(url)?.[1]?.toLowerCase()
+  return scheme ? `scheme ${scheme}: is not allowed` : 'url: not an absolute http(s) URL'
+}
+
+const urlRule = (field: string, opts: { blankOk: boolean; data: boolean; optional?: boolean }): Rule => (p, _f, req) => {
+  if (opts.optional && p[field] === undefined) return forward(req)
+  const why = navigable(p[field], opts)
+  return why ? { refuse: `${why} (CDP may open http, https${opts.data ? ', data:' : ''} and about:blank only)` } : forward(req)
+}
+
+// Judged and allowed: Network.setBypassServiceWorker (requests skip the page's service
+// worker, not the gateway); Security.setIgnoreCertificateErrors (TLS goes end to end
+// through the gateway's CONNECT tunnels: what the session trusts changes, never what it can
+// reach; Playwright's ignoreHTTPSErrors needs it); Fetch.* (fabricated responses stay in the
+// page; a fabricated redirect to file:// or chrome:// is Chromium's ERR_UNSAFE_REDIRECT,
+// tested); Target.closeTarget (the caller's own session's tabs).
+const RULES: Record<string, Rule> = {
+  // the session's browser is not the client's to end
+  'Browser.close': refuse('the session’s browser is closed by session_end'),
+  'Browser.crash': refuse('crashing the browser is not allowed'),
+  'Browser.crashGpuProcess': refuse('crashing the browser is not allowed'),
+  'Page.crash': refuse('crashing the page is not allowed'),
+  'Browser.executeBrowserCommand': refuse('browser commands are not allowed'),
+  // where the pod writes is the pod's choice (a download path is a write anywhere)
+  'Browser.setDownloadBehavior': (p, f, req) => f.downloadBehavior(p, req),
+  'Page.setDownloadBehavior': refuse('the download path is the pod’s (use Browser.setDownloadBehavior with behavior deny)'),
+  // files of the pod never go into a page
+  'DOM.setFileInputFiles': refuse('files of the browser’s machine cannot be set; send file contents instead (set_input_files)'),
+  'Input.dispatchDragEvent': (p, _f, req) =>
+    Array.isArray((p.data as Params | undefined)?.files) && ((p.data as Params).files as unknown[]).length > 0
+      ? { refuse: 'dragging files of the browser’s machine is not allowed' }
+      : forward(req),
+  // browser-initiated navigations: no chrome://, file://, devtools://, chrome-extension://, view-source: …
+  'Page.navigate': urlRule('url', { blankOk: false, data: true }),
+  'Target.createTarget': urlRule('url', { blankOk: true, data: true }),
+  'Network.loadNetworkResource': urlRule('url', { blankOk: false, data: false }),
+  'Fetch.continueRequest': urlRule('url', { blankOk: false, data: false, optional: true }),
+  'Network.continueInterceptedRequest': urlRule('url', { blankOk: false, data: false, optional: true }),
+  // every context goes through the egress gateway: a context of its own inherits the launch-level proxy
+  'Target.createBrowserContext': (p, f, req) => {
+    if ('proxyServer' in p || 'proxyBypassList' in p) return { refuse: 'a browser context cannot choose its own proxy (all traffic leaves through the session’s egress gateway)' }
+    f.expectContext(req.id, req.sessionId)
+    return forward(req)
+  },
+  'Target.disposeBrowserContext': (p, f, req) =>
+    f.owns(p.browserContextId) ? forward(req) : { refuse: 'only a browser context this connection created can be disposed' },
+  // channels that would carry CDP (or connections) past this filter
+  'Target.exposeDevToolsProtocol': refuse('exposing the protocol to a page is not allowed'),
+  'Target.sendMessageToTarget': refuse('use flattened sessions (sessionId on the message)'),
+  'Target.setRemoteLocations': refuse('remote target discovery is not allowed'),
+  'Target.openDevTools': refuse('DevTools windows are not allowed'),
+}
+
+/**
+ * One connection's filter. It remembers the browser contexts the client created (from
+ * Chromium's answers), so the client may dispose and configure those, and no other.
+ */
+export class CdpFilter {
+  readonly #own = new Set<string>()
+  readonly #pending = new Map<string, true>()
+
+  judge(req: CdpRequest): Verdict {
+    const dot = req.method.indexOf('.')
+    const domain = req.method.slice(0, dot)
+    if (!DOMAINS.has(domain)) return { refuse: `the ${domain} domain is not available over CDP` }
+    const rule = RULES[req.method]
+    return rule ? rule(req.params ?? {}, this, req) : forward(req)
+  }
+
+  owns(browserContextId: unknown): boolean {
+    return typeof browserContextId === 'string' && this.#own.has(browserContextId)
+  }
+
+  /** Browser.setDownloadBehavior: deny passes; anything else is downgraded to deny on the default context or one of ours, refused elsewhere. */
+  downloadBehavior(p: Params, req: CdpRequest): Verdict {
+    if (p.behavior === 'deny' && p.downloadPath === undefined) return forward(req)
+    const ctx = p.browserContextId
+    if (ctx !== undefined && !this.owns(ctx)) return { refuse: 'download behaviour of the session’s own context is the pod’s' }
+    // Playwright's connectOverCDP asks for allowAndName into a folder of the CLIENT's
+    // machine for every context it initialises; refusing would fail the connect. The pod
+    // never writes where a client says: downloads in these contexts are denied.
+    const params: Params = { behavior: 'deny' }
+    if (ctx !== undefined) params.browserContextId = ctx
+    if (typeof p.eventsEnabled === 'boolean') params.eventsEnabled = p.eventsEnabled
+    return forward({ ...req, params })
+  }
+
+  expectContext(id: number, sessionId: string | undefined): void {
+    this.#pending.set(`${sessionId ?? ''}|${id}`, true)
+    if (this.#pending.size > 1000) this.#pending.delete(this.#pending.keys().next().value!)
+  }
+
+  /** Reads a browser message only when it may answer a createBrowserContext of ours. */
+  observe(data: RawData): void {
+    if (!this.#pending.size) return
+    const text = data.toString()
+    const head = /^\{"id":(\d+),/.exec(text.slice(0, 40))
+    if (!head) return
+    let msg: { id?: number; sessionId?: string; result?: { browserContextId?: unknown } }
+    try {
+      msg = JSON.parse(text)
+    } catch {
+      return
+    }
+    const key = `${msg.sessionId ?? ''}|${msg.id}`
+    if (!this.#pending.delete(key)) return
+    const ctx = msg.result?.browserContextId
+    if (typeof ctx === 'string') this.#own.add(ctx)
+  }
+}
+
+/** A client message as a CdpRequest, or why it is not one (answered, never forwarded). */
+export function parseRequest(text: string): CdpRequest | { invalid: string; id?: number; sessionId?: string } {
+  let msg: unknown
+  try {
+    msg = JSON.parse(text)
+  } catch {
+    return { invalid: 'message is not JSON' }
+  }
+  if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return { invalid: 'message is not a JSON object' }
+  const m = msg as Record<string, unknown>
+  const id = typeof m.id === 'number' && Number.isSafeInteger(m.id) && m.id >= 0 ? m.id : undefined
+  const sessionId = typeof m.sessionId === 'string' && m.sessionId.length <= 200 ? m.sessionId : undefined
+  if (id === undefined) return { invalid: 'id: must be a non-negative integer' }
+  if (m.sessionId !== undefined && sessionId === undefined) return { invalid: 'sessionId: must be a string', id }
+  if (typeof m.method !== 'string' || !/^[A-Za-z]{1,60}\.[A-Za-z]{1,100}$/.test(m.method)) return { invalid: 'method: must be Domain.method', id, sessionId }
+  if (m.params !== undefined && (typeof m.params !== 'object' || m.params === null || Array.isArray(m.params))) return { invalid: 'params: must be an object', id, sessionId }
+  const req: CdpRequest = { id, method: m.method }
+  if (m.params !== undefined) req.params = m.params as Params
+  if (sessionId !== undefined) req.sessionId = sessionId
+  return req
+}
+
+/** CDP's "server error" code: what Chromium itself answers a command it cannot run with. */
+export const CDP_REFUSED = -32000
+
+/** The answer to a refused or malformed message, in CDP's own error shape. */
+export function refusal(id: number | undefined, sessionId: string | undefined, why: string): string {
+  const cdpError = { code: CDP_REFUSED, message: `nightjar: ${why}` }
+  return JSON.stringify(sessionId === undefined ? { id: id ?? 0, error: cdpError } : { id: id ?? 0, error: cdpError, sessionId })
+}
+
+// --- CDP and the sealed fill -------------------------------------------------------------
+
+interface Exclusion {
+  clients: number
+  fills: number
+}
+
+const exclusions = new WeakMap<PodSession, Exclusion>()
+const exclusion = (session: PodSession): Exclusion => {
+  let e = exclusions.get(session)
+  if (!e) exclusions.set(session, (e = { clients: 0, fills: 0 }))
+  return e
+}
+
+/** CDP clients connected to this session now. */
+export function cdpClients(session: PodSession): number {
+  return exclusions.get(session)?.clients ?? 0
+}
+
+/**
+ * Called by the secure fill before it looks at the page: refused (409 cdp_connected)
+ * while a CDP client is connected; otherwise no CDP client may connect until the
+ * returned release runs.
+ */
+export function beginFill(session: PodSession): () => void {
+  const e = exclusion(session)
+  if (e.clients > 0) throw errors.cdpConnected()
+  e.fills++
+  let released = false
+  return () => {
+    if (!released) e.fills--
+    released = true
+  }
+}
+
+// --- the relay ---------------------------------------------------------------------------
+
+/** Past this many bytes waiting to be written, the other side stops being read. */
+const HIGH_WATER = 8 * 1024 * 1024
+const LOW_WATER = 1024 * 1024
+
+export interface CdpProxyOptions {
+  session: PodSession
+  /** Chromium's DevTools browser endpoint (chromium.ts devtoolsEndpoint), or undefined: no CDP on this pod */
+  endpoint: string | undefined
+  /** error lines (never a message's content) */
+  log?: (line: string) => void
+}
+
+export class CdpProxy {
+  readonly #wss = new WebSocketServer({ noServer: true, maxPayload: CDP_MAX_CLIENT_MESSAGE, perMessageDeflate: false })
+  readonly #sockets = new Set<WebSocket>()
+  readonly #opts: CdpProxyOptions
+  #closed = false
+
+  constructor(opts: CdpProxyOptions) {
+    this.#opts = opts
+  }
+
+  /** Clients connected now. */
+  get clients(): number {
+    return cdpClients(this.#opts.session)
+  }
+
+  /** An authorized /v1/cdp upgrade (node-api.ts checked the node token). */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on('error', () => socket.destroy())
+    const { session, endpoint } = this.#opts
+    if (this.#closed || !endpoint || !session.configured) return void socket.end(upgradeRefusal(upgradeErrors.cdpUnavailable()))
+    const ex = exclusion(session)
+    // a page a secret was typed into may still hold it: no raw access to it, ever
+    if (ex.fills > 0 || session.echoGuard.active) return void socket.end(upgradeRefusal(upgradeErrors.cdpAfterFill()))
+    // counted from now, so a fill starting while Chromium answers is refused
+    ex.clients++
+    let released = false
+    const release = () => {
+      if (!released) ex.clients--
+      released = true
+    }
+    const upstream = new WebSocket(endpoint, { maxPayload: CDP_MAX_BROWSER_MESSAGE, perMessageDeflate: false, handshakeTimeout: 10_000 })
+    let settled = false
+    const fail = (reply: ErrorReply) => {
+      if (settled) return
+      settled = true
+      release()
+      upstream.terminate()
+      if (!socket.destroyed) socket.end(upgradeRefusal(reply))
+    }
+    const unreachable = (why: string) => {
+      if (!settled) this.#opts.log?.(`cdp: the browser's DevTools endpoint ${why}`)
+      fail(upgradeErrors.cdpUnavailable())
+    }
+    upstream.once('unexpected-response', (_r, res) => unreachable(`answered ${res.statusCode}`))
+    upstream.once('error', (e) => unreachable(`failed: ${(e as NodeJS.ErrnoException).code ?? e.name}`))
+    // the client went away while Chromium was answering
+    socket.once('close', () => { if (!settled) { settled = true; release(); upstream.terminate() } })
+    upstream.once('open', () => {
+      if (settled) return upstream.terminate()
+      settled = true
+      if (this.#closed) {
+        release()
+        upstream.terminate()
+        return void socket.end(upgradeRefusal(upgradeErrors.cdpUnavailable()))
+      }
+      this.#wss.handleUpgrade(req, socket, head, (client) => this.#relay(client, upstream, release))
+    })
+  }
+
+  #relay(client: WebSocket, upstream: WebSocket, release: () => void): void {
+    this.#sockets.add(client)
+    this.#sockets.add(upstream)
+    const filter = new CdpFilter()
+    let done = false
+    const end = (code: number, reason: string) => {
+      if (done) return
+      done = true
+      release()
+      this.#sockets.delete(client)
+      this.#sockets.delete(upstream)
+      closeQuietly(client, code, reason)
+      closeQuietly(upstream, 1000, '')
+    }
+    const toBrowser = sender(upstream, client)
+    const toClient = sender(client, upstream)
+    client.on('message', (data, isBinary) => {
+      if (isBinary) return end(1003, 'CDP messages are text')
+      const req = parseRequest(data.toString())
+      if ('invalid' in req) return toClient(refusal(req.id, req.sessionId, req.invalid))
+      const verdict = filter.judge(req)
+      if ('refuse' in verdict) return toClient(refusal(req.id, req.sessionId, `${req.method} is refused: ${verdict.refuse}`))
+      toBrowser(JSON.stringify(verdict.forward))
+    })
+    upstream.on('message', (data) => {
+      filter.observe(data)
+      toClient(data)
+    })
+    client.on('close', () => end(1000, ''))
+    upstream.on('close', () => end(1011, 'the browser closed the connection'))
+    client.on('error', () => end(1011, 'error'))
+    upstream.on('error', () => end(1011, 'the browser connection failed'))
+  }
+
+  /** Closes every CDP connection and refuses new ones (the pod is closing). */
+  close(): void {
+    this.#closed = true
+    for (const s of this.#sockets) closeQuietly(s, 1001, 'the session ended')
+    this.#sockets.clear()
+    this.#wss.close()
+  }
+}
+
+/** send() with backpressure: past HIGH_WATER unsent bytes, `source` is paused until `to` drains. */
+function sender(to: WebSocket, source: WebSocket): (data: RawData | string) => void {
+  return (data) => {
+    if (to.readyState !== WebSocket.OPEN) return
+    to.send(data as Buffer | string, { binary: false }, () => {
+      if (source.isPaused && to.bufferedAmount < LOW_WATER && source.readyState === WebSocket.OPEN) source.resume()
+    })
+    if (to.bufferedAmount > HIGH_WATER && !source.isPaused) source.pause()
+  }
+}
+
+function closeQuietly(ws: WebSocket, code: number, reason: string): void {
+  if (ws.readyState === WebSocket.CLOSED) return
+  if (ws.readyState === WebSocket.CONNECTING) return ws.terminate()
+  try {
+    ws.close(code, reason)
+  } catch {
+    ws.terminate() // a code ws will not send: the socket goes anyway
+  }
+  // a peer that never answers the close handshake does not hold the socket
+  setTimeout(() => ws.terminate(), 2000).unref()
+}

@@ -1,0 +1,321 @@
+// CDP connect at the node (browser-pod/cdp-proxy.ts): the /v1/cdp upgrade relays to the
+// pod's real Chromium through the filter. Real Chromium, real playwright-core client,
+// real "public web" hosts (a network namespace behind hostAliases), and a loopback server
+// the deny floor forbids (it must never see a request). Raw CDP over `ws` for the
+// refusals: each is answered with a CDP error and never reaches Chromium.
+import t, { type Test } from 'tap'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { chromium } from 'playwright-core'
+import { WebSocket } from 'ws'
+import { NodeClient } from '../../api-server/sessions/node-client.ts'
+import type { ApiError } from '../../contracts/errors.ts'
+import { CDP_MAX_CLIENT_MESSAGE, NODE_CDP_PATH } from '../../contracts/node-api.ts'
+import { startPod } from '../../browser-pod/pod.ts'
+import { devtoolsEndpoint } from '../../browser-pod/chromium.ts'
+import { CdpFilter, parseRequest } from '../../browser-pod/cdp-proxy.ts'
+import { startPublicWeb } from '../helpers/netns.ts'
+import { waitFor } from '../helpers/wait.ts'
+import { loopbackServer, newToken, publicAliases } from './harness.ts'
+
+const CANARY = 'Cdp-Canary-5e1f'
+
+interface Reply {
+  id: number
+  result?: any
+  error?: { code: number; message: string }
+  sessionId?: string
+}
+
+interface Raw {
+  ws: WebSocket
+  send(method: string, params?: Record<string, unknown>, sessionId?: string): Promise<Reply>
+  sendText(text: string): void
+  events: Array<{ method: string; params: any; sessionId?: string }>
+  replies: Reply[]
+  closed: Promise<{ code: number }>
+  close(): Promise<void>
+}
+
+/** A raw CDP client: one WebSocket, replies matched by id, events kept. */
+async function rawCdp(t: Test, url: string, token?: string): Promise<Raw> {
+  const ws = new WebSocket(url, { headers: token ? { authorization: `Bearer ${token}` } : {}, maxPayload: 256 * 1024 * 1024 })
+  const closed = new Promise<{ code: number }>((resolve) => ws.once('close', (code) => resolve({ code })))
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve())
+    ws.once('error', reject)
+    ws.once('unexpected-response', (_req, res) => reject(new Error(`unexpected ${res.statusCode}`)))
+  })
+  let next = 1
+  const waiting = new Map<number, (r: Reply) => void>()
+  const events: Raw['events'] = []
+  const replies: Reply[] = []
+  ws.on('message', (data) => {
+    const msg = JSON.parse(data.toString())
+    if (msg.method) return void events.push(msg)
+    replies.push(msg)
+    waiting.get(msg.id)?.(msg)
+    waiting.delete(msg.id)
+  })
+  const close = async () => {
+    if (ws.readyState === WebSocket.CLOSED) return
+    ws.close()
+    await closed
+  }
+  t.teardown(close)
+  return {
+    ws, events, replies, closed, close,
+    send: (method, params, sessionId) => new Promise<Reply>((resolve) => {
+      const id = next++
+      waiting.set(id, resolve)
+      ws.send(JSON.stringify(sessionId ? { id, method, params, sessionId } : { id, method, params }))
+    }),
+    sendText: (text) => ws.send(text),
+  }
+}
+
+/** The HTTP status a refused upgrade answers with, and its body. */
+function upgradeStatus(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { headers })
+    ws.once('open', () => { ws.close(); reject(new Error('the upgrade was accepted')) })
+    ws.once('unexpected-response', (_req, res) => {
+      let body = ''
+      res.on('data', (d) => (body += d))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+    })
+    ws.once('error', (e) => reject(e))
+  })
+}
+
+const refused = (t: Test, r: Reply, what: RegExp, msg: string) => {
+  t.equal(r.result, undefined, `${msg}: no result`)
+  t.equal(r.error?.code, -32000, `${msg}: a CDP error`)
+  t.match(r.error?.message ?? '', what, msg)
+}
+
+t.test('the filter, message by message', async (t) => {
+  const f = new CdpFilter()
+  const judge = (method: string, params?: Record<string, unknown>) => f.judge({ id: 1, method, params })
+  t.ok('forward' in judge('Runtime.evaluate', { expression: '1' }))
+  t.ok('forward' in judge('Page.navigate', { url: 'https://example.com/' }))
+  t.ok('forward' in judge('Page.navigate', { url: 'data:text/html,hi' }))
+  t.ok('forward' in judge('Target.createTarget', { url: 'about:blank' }))
+  t.ok('forward' in judge('Target.createTarget', { url: '' }))
+  for (const url of ['file:///etc/passwd', 'FILE:///etc/passwd', ' file:///etc/passwd', 'chrome://version', 'devtools://devtools/bundled/inspector.html',
+    'chrome-extension://abc/x.html', 'view-source:http://example.com/', 'about:version', 'javascript:alert(1)', 'filesystem:http://x/temporary/a', '\\\\host\\share']) {
+    t.ok('refuse' in judge('Page.navigate', { url }), `Page.navigate ${url}`)
+    t.ok('refuse' in judge('Target.createTarget', { url }), `Target.createTarget ${url}`)
+  }
+  t.ok('refuse' in judge('Network.loadNetworkResource', { url: 'file:///etc/passwd', frameId: 'x', options: {} }))
+  t.ok('refuse' in judge('Fetch.continueRequest', { requestId: '1', url: 'file:///etc/passwd' }))
+  t.ok('forward' in judge('Fetch.continueRequest', { requestId: '1' }))
+  t.ok('refuse' in judge('Target.createBrowserContext', { proxyServer: 'direct://' }))
+  t.ok('refuse' in judge('Target.createBrowserContext', { proxyBypassList: '*' }))
+  t.ok('refuse' in judge('Target.createBrowserContext', { proxyServer: '' }), 'any proxy field at all')
+  t.ok('forward' in judge('Target.createBrowserContext', { disposeOnDetach: true }))
+  t.ok('refuse' in judge('Input.dispatchDragEvent', { type: 'drop', x: 1, y: 1, data: { items: [], files: ['/etc/passwd'], dragOperationsMask: 1 } }))
+  t.ok('forward' in judge('Input.dispatchDragEvent', { type: 'drop', x: 1, y: 1, data: { items: [], dragOperationsMask: 1 } }))
+  for (const m of ['Extensions.loadUnpacked', 'Cast.enable', 'Tethering.bind', 'PWA.install', 'NewDomain.anything']) t.ok('refuse' in judge(m, {}), `${m}: the domain is closed`)
+  // Browser.setDownloadBehavior: deny passes as asked; anything else is deny on the default context, refused on a foreign one
+  t.same(judge('Browser.setDownloadBehavior', { behavior: 'deny' }), { forward: { id: 1, method: 'Browser.setDownloadBehavior', params: { behavior: 'deny' } } })
+  t.same(judge('Browser.setDownloadBehavior', { behavior: 'allowAndName', downloadPath: '/etc', eventsEnabled: true }),
+    { forward: { id: 1, method: 'Browser.setDownloadBehavior', params: { behavior: 'deny', eventsEnabled: true } } }, 'no path ever reaches Chromium')
+  t.ok('refuse' in judge('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: '/tmp', browserContextId: 'SOMEONE-ELSES' }))
+  // a context is ours once Chromium said so
+  f.judge({ id: 7, method: 'Target.createBrowserContext', params: {} })
+  t.ok('refuse' in judge('Target.disposeBrowserContext', { browserContextId: 'CTX1' }))
+  f.observe(Buffer.from(JSON.stringify({ id: 7, result: { browserContextId: 'CTX1' } })))
+  t.ok('forward' in judge('Target.disposeBrowserContext', { browserContextId: 'CTX1' }))
+  t.same(judge('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: '/tmp', browserContextId: 'CTX1' }),
+    { forward: { id: 1, method: 'Browser.setDownloadBehavior', params: { behavior: 'deny', browserContextId: 'CTX1' } } })
+  // what is forwarded is the message as judged
+  const dup = parseRequest('{"id":3,"method":"Runtime.evaluate","method":"Page.navigate","params":{"url":"file:///etc/passwd"}}')
+  t.ok(!('invalid' in dup) && 'refuse' in f.judge(dup), 'a duplicate key is judged as JSON.parse reads it, and that is what would be sent')
+  const escaped = parseRequest('{"id":4,"method":"Page.navig\\u0061te","params":{"url":"fil\\u0065:///etc/passwd"}}')
+  t.ok(!('invalid' in escaped) && 'refuse' in f.judge(escaped), 'escapes are decoded before judging')
+  t.same(parseRequest('[1]'), { invalid: 'message is not a JSON object' })
+  t.match(parseRequest('{"id":-1,"method":"A.b"}'), { invalid: /^id/ })
+  t.match(parseRequest('{"id":1,"method":"nodot"}'), { invalid: /^method/, id: 1 })
+})
+
+t.test('CDP at the node, real Chromium', async (t) => {
+  const web = await startPublicWeb(t)
+  // the deny floor forbids loopback outright (platform egress would refuse it anyway)
+  const forbidden = await loopbackServer(t, 'forbidden loopback')
+  const token = newToken()
+  const pod = await startPod({ token, hostAliases: publicAliases(web.ip), denyCidrs: ['127.0.0.0/8'] })
+  t.teardown(() => pod.close())
+  const node = new NodeClient(pod.endpoint, token)
+  t.teardown(() => node.close())
+  const url = pod.endpoint.replace(/^http/, 'ws') + NODE_CDP_PATH
+  const devtools = devtoolsEndpoint(pod.browser)!
+
+  t.test('the DevTools endpoint is on loopback, on a port the kernel picked', async (t) => {
+    t.match(devtools, /^ws:\/\/(127\.0\.0\.1|\[::1\]):\d+\/devtools\/browser\//)
+  })
+
+  t.test('refusals before the upgrade: token, configure, path', async (t) => {
+    t.same(await upgradeStatus(url, {}), { status: 401, body: 'unauthorized' })
+    t.same(await upgradeStatus(url, { authorization: 'Bearer wrong' }), { status: 401, body: 'unauthorized' })
+    t.same(await upgradeStatus(url, { authorization: `Bearer ${token}` }), { status: 503, body: 'CDP is not available for this session' }, 'not configured yet')
+    await node.configure({ sessionId: 'nsess_cdpnode', egress: { mode: 'platform', declaredHosts: [] } })
+    await t.rejects(upgradeStatus(pod.endpoint.replace(/^http/, 'ws') + '/v1/other', { authorization: `Bearer ${token}` }), 'another upgrade path is dropped')
+  })
+
+  t.test('playwright-core connectOverCDP drives the session: goto, click, screenshot', async (t) => {
+    const browser = await chromium.connectOverCDP(url, { headers: { authorization: `Bearer ${token}` } })
+    t.teardown(() => browser.close())
+    const page = browser.contexts().flatMap((c) => c.pages())[0]
+    t.ok(page, 'the session’s page is there')
+    await page.goto('http://example.com/cdp-drive.html')
+    await page.click('#go')
+    t.equal(await page.textContent('#status'), 'clicked over CDP')
+    const png = await page.screenshot()
+    t.ok(png.subarray(1, 4).toString() === 'PNG' && png.length > 1000, 'a screenshot')
+    t.equal(pod.session.page.url(), 'http://example.com/cdp-drive.html', 'the same page the node API drives')
+    t.ok((await web.requests()).some((r) => r.url === '/cdp-drive.html'), 'through the gateway to the public web')
+    await browser.close()
+    await waitFor(() => pod.cdp.clients === 0, { what: 'the CDP client to be gone' })
+  })
+
+  t.test('a context created over CDP inherits the egress gateway; one with its own proxy is refused', async (t) => {
+    const cdp = await rawCdp(t, url, token)
+    // the attempt: a context that would go direct, to a loopback server the deny floor forbids
+    refused(t, await cdp.send('Target.createBrowserContext', { proxyServer: 'direct://' }), /cannot choose its own proxy/, 'proxyServer direct://')
+    refused(t, await cdp.send('Target.createBrowserContext', { proxyServer: 'http://127.0.0.1:1', proxyBypassList: '<-loopback>' }), /own proxy/, 'any proxyServer')
+    refused(t, await cdp.send('Target.createBrowserContext', { proxyBypassList: '*' }), /own proxy/, 'a bypass list alone')
+    // a context without one: the browser's launch-level proxy, i.e. the gateway
+    const { result: ctx } = await cdp.send('Target.createBrowserContext', { disposeOnDetach: true })
+    t.ok(ctx?.browserContextId, 'a context of its own')
+    const { result: target } = await cdp.send('Target.createTarget', { url: 'about:blank', browserContextId: ctx.browserContextId })
+    const { result: attached } = await cdp.send('Target.attachToTarget', { targetId: target.targetId, flatten: true })
+    const sid = attached.sessionId as string
+    await cdp.send('Page.enable', {}, sid)
+    const before = pod.gateway.seq
+    await cdp.send('Page.navigate', { url: `http://127.0.0.1:${forbidden.port}/` }, sid)
+    await waitFor(() => pod.gateway.recordsSince(before).find((r) => r.port === forbidden.port), { what: 'the gateway to judge the loopback request' })
+    t.same(pod.gateway.recordsSince(before).filter((r) => r.port === forbidden.port).map((r) => [r.outcome, r.reason]), [['denied', 'deny_floor']], 'the gateway saw it and denied it')
+    const nav = await cdp.send('Page.navigate', { url: 'http://www.example.com/cdp-drive.html' }, sid)
+    t.notOk(nav.error, 'the public web is reachable from that context')
+    await waitFor(async () => (await web.requests()).some((r) => r.host === 'www.example.com'), { what: 'the public web to see the request' })
+    t.equal(forbidden.connections(), 0, 'the loopback server never saw a connection')
+
+    // the control: Chromium's raw endpoint (which nothing but the proxy is told) would have gone direct
+    const control = await loopbackServer(t, 'control loopback')
+    const direct = await rawCdp(t, devtools)
+    const { result: ctx2 } = await direct.send('Target.createBrowserContext', { proxyServer: 'direct://', disposeOnDetach: true })
+    const { result: t2 } = await direct.send('Target.createTarget', { url: 'about:blank', browserContextId: ctx2.browserContextId })
+    const { result: a2 } = await direct.send('Target.attachToTarget', { targetId: t2.targetId, flatten: true })
+    await direct.send('Page.navigate', { url: `http://127.0.0.1:${control.port}/` }, a2.sessionId)
+    await waitFor(() => control.connections() > 0, { what: 'the unfiltered context to reach loopback' })
+    t.pass('unfiltered, proxyServer direct:// does bypass the gateway: the refusal above is what stops it')
+    await direct.close()
+    await cdp.close()
+  })
+
+  t.test('refused, never forwarded: closing or crashing the browser, files, schemes, other channels', async (t) => {
+    const cdp = await rawCdp(t, url, token)
+    for (const m of ['Browser.close', 'Browser.crash', 'Browser.crashGpuProcess']) refused(t, await cdp.send(m), /refused/, m)
+    t.ok(pod.browser.isConnected(), 'the browser is still there')
+    const targets = async () => ((await cdp.send('Target.getTargets')).result.targetInfos as Array<{ type: string; url: string; targetId: string; browserContextId: string }>).filter((x) => x.type === 'page')
+    const pageTarget = (await targets()).find((x) => x.url.startsWith('http://example.com/'))!
+    t.ok(pageTarget, 'the session’s page')
+    const { result: { sessionId: sid } } = await cdp.send('Target.attachToTarget', { targetId: pageTarget.targetId, flatten: true })
+    const count = (await targets()).length
+    for (const u of ['file:///etc/passwd', 'chrome://version', 'devtools://devtools/bundled/inspector.html', 'chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/x.html', 'view-source:http://example.com/']) {
+      refused(t, await cdp.send('Page.navigate', { url: u }, sid), /scheme .* is not allowed/, `Page.navigate ${u}`)
+      refused(t, await cdp.send('Target.createTarget', { url: u }), /scheme .* is not allowed/, `Target.createTarget ${u}`)
+    }
+    t.equal((await targets()).length, count, 'no target was opened')
+    t.equal(pod.session.page.url(), 'http://example.com/cdp-drive.html', 'the page never left')
+    // downloads: where the pod writes is the pod's
+    const dir = mkdtempSync(join(tmpdir(), 'nightjar-cdp-dl-'))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    refused(t, await cdp.send('Page.setDownloadBehavior', { behavior: 'allow', downloadPath: dir }, sid), /download path is the pod/, 'Page.setDownloadBehavior')
+    refused(t, await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: dir, browserContextId: pageTarget.browserContextId }), /the pod/,
+      'Browser.setDownloadBehavior on the session’s context')
+    // on a context of its own it is forwarded as deny: a download there writes nothing
+    const { result: ctx } = await cdp.send('Target.createBrowserContext', { disposeOnDetach: true })
+    const set = await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: dir, browserContextId: ctx.browserContextId, eventsEnabled: true })
+    t.same(set.result, {}, 'answered like Chromium answers it')
+    const { result: own } = await cdp.send('Target.createTarget', { url: 'about:blank', browserContextId: ctx.browserContextId })
+    const { result: { sessionId: ownSid } } = await cdp.send('Target.attachToTarget', { targetId: own.targetId, flatten: true })
+    await cdp.send('Page.enable', {}, ownSid)
+    await cdp.send('Page.navigate', { url: 'http://example.com/cdp-drive.html' }, ownSid)
+    await waitFor(async () => (await cdp.send('Runtime.evaluate', { expression: '!!document.getElementById("dl")', returnByValue: true }, ownSid)).result?.result?.value === true, { what: 'the page' })
+    await cdp.send('Runtime.evaluate', { expression: 'document.getElementById("dl").click()' }, ownSid)
+    const progress = await waitFor(() => cdp.events.find((e) => e.method === 'Browser.downloadProgress' && e.params.state !== 'inProgress'), { what: 'the download to end' })
+    t.equal(progress.params.state, 'canceled', 'the download was denied')
+    t.same(readdirSync(dir), [], 'nothing was written where the client asked')
+    // files of the pod never go into a page
+    const { result: doc } = await cdp.send('DOM.getDocument', {}, sid)
+    refused(t, await cdp.send('DOM.setFileInputFiles', { files: ['/etc/passwd'], nodeId: doc.root.nodeId }, sid), /files of the browser/, 'DOM.setFileInputFiles')
+    refused(t, await cdp.send('Input.dispatchDragEvent', { type: 'drop', x: 5, y: 5, modifiers: 0, data: { items: [], files: ['/etc/passwd'], dragOperationsMask: 1 } }, sid), /dragging files/, 'a drag of pod files')
+    // channels around this filter, and closed domains
+    refused(t, await cdp.send('Target.exposeDevToolsProtocol', { targetId: pageTarget.targetId }), /refused/, 'Target.exposeDevToolsProtocol')
+    refused(t, await cdp.send('Target.sendMessageToTarget', { message: '{"id":1,"method":"Browser.close"}', sessionId: sid }), /flattened/, 'Target.sendMessageToTarget')
+    refused(t, await cdp.send('Target.setRemoteLocations', { locations: [{ host: '127.0.0.1', port: forbidden.port }] }), /refused/, 'Target.setRemoteLocations')
+    refused(t, await cdp.send('Target.disposeBrowserContext', { browserContextId: pageTarget.browserContextId }), /only a browser context this connection created/, 'the session’s context')
+    for (const m of ['Extensions.loadUnpacked', 'Tethering.bind', 'Cast.enable', 'PWA.install']) refused(t, await cdp.send(m, {}), /domain is not available/, m)
+    t.equal(forbidden.connections(), 0, 'the loopback server never saw a connection')
+    // malformed input is answered, never forwarded
+    cdp.sendText('{nope')
+    await waitFor(() => cdp.replies.find((r) => r.id === 0 && /not JSON/.test(r.error?.message ?? '')), { what: 'the answer to a non-JSON message' })
+    t.ok(pod.browser.isConnected() && !pod.session.page.isClosed(), 'the session is whole')
+    // Fetch may fabricate a response (Playwright's routes need it), but not a way to file://: Chromium refuses the redirect
+    refused(t, await cdp.send('Fetch.continueRequest', { requestId: 'x', url: 'file:///etc/passwd' }, sid), /scheme file: is not allowed/, 'Fetch.continueRequest to file://')
+    await cdp.send('Page.enable', {}, sid)
+    await cdp.send('Fetch.enable', { patterns: [{ urlPattern: '*/cdp-redirect*' }] }, sid)
+    const nav = cdp.send('Page.navigate', { url: 'http://example.com/cdp-redirect' }, sid)
+    const paused = await waitFor(() => cdp.events.find((e) => e.method === 'Fetch.requestPaused'), { what: 'the request to pause' })
+    await cdp.send('Fetch.fulfillRequest', { requestId: paused.params.requestId, responseCode: 302, responseHeaders: [{ name: 'Location', value: 'file:///etc/passwd' }] }, sid)
+    t.equal((await nav).result?.errorText, 'net::ERR_UNSAFE_REDIRECT', 'a fabricated redirect to file:// goes nowhere')
+    t.notMatch(pod.session.page.url(), /^file:/)
+    await cdp.send('Fetch.disable', {}, sid)
+    await cdp.close()
+  })
+
+  t.test('frames are bounded: a message past the limit closes the socket (1009)', async (t) => {
+    const cdp = await rawCdp(t, url, token)
+    cdp.sendText(JSON.stringify({ id: 1, method: 'Runtime.evaluate', params: { expression: 'x'.repeat(CDP_MAX_CLIENT_MESSAGE) } }))
+    t.equal((await cdp.closed).code, 1009)
+    const bin = await rawCdp(t, url, token)
+    bin.ws.send(Buffer.from('{"id":1,"method":"Browser.getVersion"}'), { binary: true })
+    t.equal((await bin.closed).code, 1003, 'binary frames are not CDP')
+    await waitFor(() => pod.cdp.clients === 0, { what: 'both clients to be gone' })
+  })
+
+  t.test('the sealed fill and CDP exclude each other at the node', async (t) => {
+    await node.drive('navigate', { url: 'http://login.example.com/login.html' })
+    const fill = () => {
+      const value = Buffer.from(CANARY)
+      return node.secureType({ selector: '#pw', value, allowlist: ['login.example.com'] }).finally(() => value.fill(0))
+    }
+    const cdp = await rawCdp(t, url, token)
+    const err = await fill().then(() => null, (e: ApiError) => e)
+    t.same(err?.toBody(), { error: { code: 'conflict', message: 'a CDP client is connected to this session; credential fill is refused until it disconnects', reason: 'cdp_connected' } })
+    t.equal(err?.status, 409)
+    t.ok(await pod.session.page.locator('#pw').evaluate((el) => (el as HTMLInputElement).value === ''), 'nothing was typed')
+    await cdp.close()
+    await waitFor(() => pod.cdp.clients === 0, { what: 'the CDP client to be gone' })
+    t.same(await fill(), { ok: true, fieldKind: 'password', host: 'login.example.com' }, 'allowed again once it disconnected')
+    t.same(await upgradeStatus(url, { authorization: `Bearer ${token}` }), { status: 403, body: 'CDP is refused on a session a credential was filled in' },
+      'and no CDP client connects to a page a secret was typed into')
+  })
+
+  t.test('closing the pod closes its CDP sockets', async (t) => {
+    // the fill above closed this pod to CDP: a second pod
+    const token2 = newToken()
+    const pod2 = await startPod({ token: token2, hostAliases: publicAliases(web.ip) })
+    t.teardown(() => pod2.close())
+    const n2 = new NodeClient(pod2.endpoint, token2)
+    t.teardown(() => n2.close())
+    await n2.configure({ sessionId: 'nsess_cdpnode2', egress: { mode: 'platform', declaredHosts: [] } })
+    const cdp = await rawCdp(t, pod2.endpoint.replace(/^http/, 'ws') + NODE_CDP_PATH, token2)
+    t.ok((await cdp.send('Browser.getVersion')).result?.product, 'connected')
+    await pod2.close()
+    t.equal((await cdp.closed).code, 1001)
+  })
+})
