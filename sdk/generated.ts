@@ -28,6 +28,7 @@ export const routes = {
   session_list: { method: 'GET', path: '/v1/sessions' },
   session_end: { method: 'DELETE', path: '/v1/sessions/:sessionId' },
   session_journal: { method: 'GET', path: '/v1/sessions/:sessionId/journal' },
+  session_cdp: { method: 'GET', path: '/v1/sessions/:sessionId/cdp' },
   navigate: { method: 'POST', path: '/v1/sessions/:sessionId/navigate' },
   perceive: { method: 'POST', path: '/v1/sessions/:sessionId/perceive' },
   act: { method: 'POST', path: '/v1/sessions/:sessionId/act' },
@@ -40,6 +41,24 @@ export const routes = {
   hover: { method: 'POST', path: '/v1/sessions/:sessionId/hover' },
   pdf: { method: 'POST', path: '/v1/sessions/:sessionId/pdf' },
   console_messages: { method: 'GET', path: '/v1/sessions/:sessionId/console' },
+  go_forward: { method: 'POST', path: '/v1/sessions/:sessionId/go-forward' },
+  tab_list: { method: 'GET', path: '/v1/sessions/:sessionId/tabs' },
+  tab_open: { method: 'POST', path: '/v1/sessions/:sessionId/tabs/open' },
+  tab_select: { method: 'POST', path: '/v1/sessions/:sessionId/tabs/select' },
+  tab_close: { method: 'POST', path: '/v1/sessions/:sessionId/tabs/close' },
+  dialog_handle: { method: 'POST', path: '/v1/sessions/:sessionId/dialog' },
+  resize: { method: 'POST', path: '/v1/sessions/:sessionId/resize' },
+  drag: { method: 'POST', path: '/v1/sessions/:sessionId/drag' },
+  mouse_click: { method: 'POST', path: '/v1/sessions/:sessionId/mouse-click' },
+  mouse_move: { method: 'POST', path: '/v1/sessions/:sessionId/mouse-move' },
+  mouse_wheel: { method: 'POST', path: '/v1/sessions/:sessionId/mouse-wheel' },
+  fill_form: { method: 'POST', path: '/v1/sessions/:sessionId/fill-form' },
+  file_put: { method: 'POST', path: '/v1/sessions/:sessionId/files' },
+  file_upload: { method: 'POST', path: '/v1/sessions/:sessionId/file-upload' },
+  file_list: { method: 'GET', path: '/v1/sessions/:sessionId/files' },
+  file_read: { method: 'GET', path: '/v1/sessions/:sessionId/files/:fileId' },
+  network_requests: { method: 'GET', path: '/v1/sessions/:sessionId/network' },
+  evaluate: { method: 'POST', path: '/v1/sessions/:sessionId/evaluate' },
   network_list: { method: 'GET', path: '/v1/networks' },
   network_create: { method: 'POST', path: '/v1/networks' },
   network_update: { method: 'PATCH', path: '/v1/networks/:networkId' },
@@ -47,6 +66,9 @@ export const routes = {
   network_delete: { method: 'DELETE', path: '/v1/networks/:networkId' },
   network_daemons: { method: 'GET', path: '/v1/networks/:networkId/daemons' },
   local_reach_ensure: { method: 'POST', path: '/v1/local-reach/ensure' },
+  network_reach_grant_create: { method: 'POST', path: '/v1/local-reach/grants' },
+  network_reach_grant_list: { method: 'GET', path: '/v1/local-reach/grants' },
+  network_reach_grant_revoke: { method: 'POST', path: '/v1/local-reach/grants/:grantId/revoke' },
 } as const
 
 /** One method per operation, grouped by domain. */
@@ -119,6 +141,8 @@ export function methods(call: Call) {
       end: (sessionId: In<'session_end'>['sessionId']) => call('session_end', { sessionId }),
       /** The value-free journal of a session’s operations */
       journal: (sessionId: In<'session_journal'>['sessionId'], input: Omit<In<'session_journal'>, 'sessionId'> = {}) => call('session_journal', { ...input, sessionId }),
+      /** Where to connect a CDP client (Playwright connectOverCDP, Puppeteer) to a live session, with this same Bearer credential; not on a session with a bound identity */
+      cdp: (sessionId: In<'session_cdp'>['sessionId']) => call('session_cdp', { sessionId }),
       /** Navigate the session’s page; returns the resolved url after redirects */
       navigate: (sessionId: In<'navigate'>['sessionId'], url: In<'navigate'>['url']) => call('navigate', { sessionId, url }),
       /** Read the page: url, title, accessibility snapshot and visible text (password values never appear) */
@@ -143,8 +167,44 @@ export function methods(call: Call) {
       pdf: (sessionId: In<'pdf'>['sessionId']) => call('pdf', { sessionId }),
       /** Console messages the page logged */
       consoleMessages: (sessionId: In<'console_messages'>['sessionId']) => call('console_messages', { sessionId }),
+      /** Go forward in the active tab’s history */
+      goForward: (sessionId: In<'go_forward'>['sessionId']) => call('go_forward', { sessionId }),
+      /** List the session’s tabs (id, url, title, which is active). New tabs and popups the page opens (window.open, target=_blank) are tracked and become the active tab, as in a browser. The active tab is the one every other tool drives. When it closes (tab_close, or the page closes itself), the tab active before it takes over; closing the last tab opens a blank one, so the session stays usable. */
+      tabList: (sessionId: In<'tab_list'>['sessionId']) => call('tab_list', { sessionId }),
+      /** Open a new tab, optionally at a url, and make it the active tab. New tabs and popups the page opens (window.open, target=_blank) are tracked and become the active tab, as in a browser. The active tab is the one every other tool drives. When it closes (tab_close, or the page closes itself), the tab active before it takes over; closing the last tab opens a blank one, so the session stays usable. */
+      tabOpen: (sessionId: In<'tab_open'>['sessionId'], input: Omit<In<'tab_open'>, 'sessionId'> = {}) => call('tab_open', { ...input, sessionId }),
+      /** Make a tab the active tab (the one every other tool drives) and bring it to the front. New tabs and popups the page opens (window.open, target=_blank) are tracked and become the active tab, as in a browser. The active tab is the one every other tool drives. When it closes (tab_close, or the page closes itself), the tab active before it takes over; closing the last tab opens a blank one, so the session stays usable. */
+      tabSelect: (sessionId: In<'tab_select'>['sessionId'], input: Omit<In<'tab_select'>, 'sessionId'>) => call('tab_select', { ...input, sessionId }),
+      /** Close a tab (default: the active one). The page’s beforeunload handler runs: its dialog is answered like any other (see dialog_handle; by default the page may leave), and a “stay” answer keeps the tab open (closed: false). New tabs and popups the page opens (window.open, target=_blank) are tracked and become the active tab, as in a browser. The active tab is the one every other tool drives. When it closes (tab_close, or the page closes itself), the tab active before it takes over; closing the last tab opens a blank one, so the session stays usable. */
+      tabClose: (sessionId: In<'tab_close'>['sessionId'], input: Omit<In<'tab_close'>, 'sessionId'> = {}) => call('tab_close', { ...input, sessionId }),
+      /** Set the answer to the next JavaScript dialog (alert, confirm, prompt, beforeunload) in any tab: accept (with promptText for a prompt) or dismiss. Dialogs never block the page or a tool call: each one is answered the moment it opens, with the armed answer if this tool set one (used once), otherwise by default: alert closed, confirm and prompt dismissed (false / null), beforeunload accepted (the page may leave). So call this BEFORE the action that opens the dialog. Every dialog is reported with how it was answered: in this tool’s result (the latest dialogs) and as a console message of type "dialog" (console_messages). */
+      dialogHandle: (sessionId: In<'dialog_handle'>['sessionId'], input: Omit<In<'dialog_handle'>, 'sessionId'>) => call('dialog_handle', { ...input, sessionId }),
+      /** Set the viewport size of every tab, open now or later */
+      resize: (sessionId: In<'resize'>['sessionId'], input: Omit<In<'resize'>, 'sessionId'>) => call('resize', { ...input, sessionId }),
+      /** Drag one element onto another (press on the first, move, release on the second; HTML5 drag and drop included) */
+      drag: (sessionId: In<'drag'>['sessionId'], input: Omit<In<'drag'>, 'sessionId'>) => call('drag', { ...input, sessionId }),
+      /** Click at viewport coordinates (for agents that read a screenshot): optional button and click count */
+      mouseClick: (sessionId: In<'mouse_click'>['sessionId'], input: Omit<In<'mouse_click'>, 'sessionId'>) => call('mouse_click', { ...input, sessionId }),
+      /** Move the mouse to viewport coordinates (hover effects, pointer tracking) */
+      mouseMove: (sessionId: In<'mouse_move'>['sessionId'], input: Omit<In<'mouse_move'>, 'sessionId'>) => call('mouse_move', { ...input, sessionId }),
+      /** Turn the mouse wheel at a point (x and y; without them, where the mouse is): deltaX and deltaY in pixels scroll whatever is under it */
+      mouseWheel: (sessionId: In<'mouse_wheel'>['sessionId'], input: Omit<In<'mouse_wheel'>, 'sessionId'>) => call('mouse_wheel', { ...input, sessionId }),
+      /** Fill several form fields at once (at most 50): text inputs, textareas, checkboxes, radios and selects; every field is checked before any is filled */
+      fillForm: (sessionId: In<'fill_form'>['sessionId'], input: Omit<In<'fill_form'>, 'sessionId'>) => call('fill_form', { ...input, sessionId }),
+      /** Put a file into the session (content in base64) for file_upload to set into a page’s file input; at most 20 files per session, 10 MiB each. REST only (the body may be up to 15 MiB) */
+      filePut: (sessionId: In<'file_put'>['sessionId'], input: Omit<In<'file_put'>, 'sessionId'>) => call('file_put', { ...input, sessionId }),
+      /** Set files of the session (put with file_put, or downloaded) into an <input type=file>, by id or name; several need an input with the multiple attribute. The page sees each file’s name, size and type; at most 20 files per session, 10 MiB each */
+      fileUpload: (sessionId: In<'file_upload'>['sessionId'], input: Omit<In<'file_upload'>, 'sessionId'>) => call('file_upload', { ...input, sessionId }),
+      /** The session’s files: those put into it and those its pages downloaded (a download over the limits is listed as refused, with its reason); at most 20 files per session, 10 MiB each */
+      fileList: (sessionId: In<'file_list'>['sessionId']) => call('file_list', { sessionId }),
+      /** Read a session file’s bytes (a download exactly as the page received it): at most 5 MiB per call, from offset; eof says whether more follows */
+      fileRead: (sessionId: In<'file_read'>['sessionId'], fileId: In<'file_read'>['fileId'], input: Omit<In<'file_read'>, 'sessionId' | 'fileId'> = {}) => call('file_read', { ...input, sessionId, fileId }),
+      /** Run JavaScript in the page and return its JSON result: an expression, or a function body that returns a value (await allowed). Refused on a session with a bound identity */
+      evaluate: (sessionId: In<'evaluate'>['sessionId'], input: Omit<In<'evaluate'>, 'sessionId'>) => call('evaluate', { ...input, sessionId }),
     },
     networks: {
+      /** The requests the session’s pages made (the newest 500 are kept): method, URL without its query, status, resource type and timing — never a header or a body */
+      requests: (sessionId: In<'network_requests'>['sessionId'], input: Omit<In<'network_requests'>, 'sessionId'> = {}) => call('network_requests', { ...input, sessionId }),
       /** Networks of the org (empty array if none) */
       list: () => call('network_list', {}),
       /** Create a network; its join token secret is returned once */
@@ -157,8 +217,14 @@ export function methods(call: Call) {
       delete: (networkId: In<'network_delete'>['networkId']) => call('network_delete', { networkId }),
       /** Daemons of a network (reachable true while connected; empty when none is attached) */
       daemons: (networkId: In<'network_daemons'>['networkId']) => call('network_daemons', { networkId }),
-      /** Make a local target reachable: creates or reuses the backing network and declares the target */
+      /** Make a local target reachable: creates or reuses the backing network and declares the target. Needs networks:write, or a reach grant for the calling agent (an OAuth login never holds networks:write): a grant to a network lets the agent declare targets on that network; a seed grant lets it create its own network once (named by network, default "local") */
       ensureLocalReach: (input: In<'local_reach_ensure'>) => call('local_reach_ensure', input),
+      /** Grant an agent local reach without networks:write: to an existing network (networkId), or, without networkId, the right to create one network of its own with local_reach_ensure */
+      reachGrantCreate: (input: In<'network_reach_grant_create'>) => call('network_reach_grant_create', input),
+      /** Reach grants of the org, oldest first, each with its state (live, revoked, ended) */
+      reachGrantList: (input: In<'network_reach_grant_list'> = {}) => call('network_reach_grant_list', input),
+      /** Revoke a reach grant (idempotent): local_reach_ensure stops working with it; networks, declared hosts and daemons stay as they are */
+      reachGrantRevoke: (grantId: In<'network_reach_grant_revoke'>['grantId']) => call('network_reach_grant_revoke', { grantId }),
     },
   }
 }

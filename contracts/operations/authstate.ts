@@ -38,7 +38,7 @@ export const authstateList = defineContract({
   input: z.strictObject({ identityId }),
   output: z.array(AuthStateVersion),
   rest: { method: 'GET', path: '/v1/identities/:identityId/authstates' },
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 })
 
 export const authstateContracts = [authstateCapture, authstateList] as const

@@ -91,7 +91,7 @@ export const fileList = defineDrive({
   restPath: 'files',
   restMethod: 'GET',
   node: { path: '/v1/file_list' },
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 })
 
 export const fileRead = defineDrive({
@@ -108,7 +108,7 @@ export const fileRead = defineDrive({
   restPath: 'files/:fileId',
   restMethod: 'GET',
   node: { path: '/v1/file_read', opaque: ['contentBase64'] },
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 })
 
 export const fileContracts = [filePut, fileUpload, fileList, fileRead] as const

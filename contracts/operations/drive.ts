@@ -36,7 +36,7 @@ export const perceive = defineDrive({
   output: PerceiveResult,
   restPath: 'perceive',
   node: { path: '/v1/perceive' },
-  annotations: { readOnlyHint: true, openWorldHint: true },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
 })
 
 export const act = defineDrive({
@@ -67,7 +67,7 @@ export const screenshot = defineDrive({
   mcpOutput: BinaryMeta,
   restPath: 'screenshot',
   node: { path: '/v1/screenshot', opaque: ['png'] },
-  annotations: { readOnlyHint: true, openWorldHint: true },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
 })
 
 export const goBack = defineDrive({
@@ -98,7 +98,7 @@ export const waitFor = defineDrive({
   output: OkResult,
   restPath: 'wait-for',
   node: { path: '/v1/wait_for' },
-  annotations: { readOnlyHint: true, openWorldHint: true },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
 })
 
 export const selectOption = defineDrive({
@@ -129,7 +129,7 @@ export const pdf = defineDrive({
   mcpOutput: BinaryMeta,
   restPath: 'pdf',
   node: { path: '/v1/pdf', opaque: ['pdf'] },
-  annotations: { readOnlyHint: true, openWorldHint: true },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
 })
 
 export const consoleMessages = defineDrive({
@@ -140,7 +140,7 @@ export const consoleMessages = defineDrive({
   restPath: 'console',
   restMethod: 'GET',
   node: { path: '/v1/console' },
-  annotations: { readOnlyHint: true, openWorldHint: true },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
 })
 
 export const coreDriveContracts = [navigate, perceive, act, screenshot, goBack, reload, waitFor, selectOption, hover, pdf, consoleMessages] as const

@@ -63,7 +63,7 @@ export const me = defineContract({
   output: MeResult,
   rest: { method: 'GET', path: '/v1/me' },
   mcp: false,
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 })
 
 export const keyCreate = defineContract({
@@ -93,7 +93,7 @@ export const auditList = defineContract({
   output: AuditPage,
   rest: { method: 'GET', path: '/v1/audit' },
   mcp: false,
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 })
 
 export const foundationContracts = [me, keyCreate, auditList] as const

@@ -47,7 +47,7 @@ export const networkList = defineContract({
   output: z.array(NetworkView),
   mcpOutput: z.object({ items: z.array(NetworkView) }),
   rest: { method: 'GET', path: '/v1/networks' },
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 })
 
 export const networkCreate = defineContract({
@@ -103,7 +103,7 @@ export const networkDaemons = defineContract({
   output: z.array(Daemon),
   mcpOutput: z.object({ items: z.array(Daemon) }),
   rest: { method: 'GET', path: '/v1/networks/:networkId/daemons' },
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 })
 
 export const localReachEnsure = defineContract({
@@ -174,7 +174,7 @@ export const networkReachGrantList = defineContract({
   input: z.strictObject({ agentId: agentIdField.optional().describe('only this agent’s grants') }),
   output: z.array(ReachGrantView),
   rest: { method: 'GET', path: '/v1/local-reach/grants' },
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 })
 
 export const networkReachGrantRevoke = defineContract({

@@ -154,7 +154,7 @@ export const Governance = z.object({
 
 // --- operations ----------------------------------------------------------------------
 
-const READ = { readOnlyHint: true, openWorldHint: false } as const
+const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const
 
 export const identityListAssumable = defineContract({
   name: 'identity_list_assumable',

@@ -3,6 +3,7 @@ import { startTestServer } from '../../helpers/server.ts'
 import { mcpClient } from '../../helpers/mcp.ts'
 import { contracts } from '../../../contracts/operations/index.ts'
 import { OAUTH_DEFAULT_SCOPES } from '../../../api-server/auth/scopes.ts'
+import { readFileSync } from 'node:fs'
 
 // The 38 (issue #16): the spec's ten, the session lifecycle, driving, and the toolbox
 // agents ask for. Authoring (identities, credentials, grants, auth-states, networks)
@@ -10,8 +11,8 @@ import { OAUTH_DEFAULT_SCOPES } from '../../../api-server/auth/scopes.ts'
 const EXPECTED = [
   'identity_list_assumable', 'credential_list',
   'session_start', 'spawn_and_start_session', 'session_get', 'session_list', 'session_end', 'session_cdp',
-  'navigate', 'perceive', 'act', 'credential_fill', 'screenshot', 'go_back', 'go_forward', 'reload', 'wait_for', 'select_option', 'hover', 'pdf', 'console_messages',
-  'tab_list', 'tab_open', 'tab_select', 'tab_close', 'dialog_handle', 'resize',
+  'navigate', 'perceive', 'act', 'credential_fill', 'screenshot', 'go_back', 'reload', 'wait_for', 'select_option', 'hover', 'pdf', 'console_messages',
+  'go_forward', 'tab_list', 'tab_open', 'tab_select', 'tab_close', 'dialog_handle', 'resize',
   'drag', 'mouse_click', 'mouse_move', 'mouse_wheel', 'fill_form',
   'file_upload', 'file_list', 'file_read',
   'network_requests', 'evaluate',
@@ -76,4 +77,18 @@ t.test('the tool protocol', async (t) => {
     t.same(props('screenshot').required, ['sessionId'])
     t.same(props('session_end').names, ['sessionId'])
   })
+})
+
+t.test('the README’s table of the 38 says what the contracts say: name, scope and REST route', async (t) => {
+  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8')
+  const table = readme.slice(readme.indexOf('<!-- tools:begin -->'), readme.indexOf('<!-- tools:end -->'))
+  const rows = table.split('\n').filter((l) => l.startsWith('| `')).map((l) => l.split('|').map((c) => c.trim()))
+  t.same(rows.map((r) => r[1].replace(/`/g, '')), EXPECTED, 'every tool, in the contracts’ order')
+  for (const r of rows) {
+    const c = contracts.find((x) => x.name === r[1].replace(/`/g, ''))
+    if (!c) continue
+    t.ok(r[2].startsWith(c.scopes.map((s) => `\`${s}\``).join(' ')), `${c.name}: scope ${c.scopes.join(' ')}`)
+    t.equal(r[3], `${c.rest!.method} ${c.rest!.path.replace(/^\/v1/, '')}`, `${c.name}: REST route`)
+    t.ok(r[4].length > 10, `${c.name}: says why`)
+  }
 })
