@@ -25,6 +25,7 @@
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { WebSocket, WebSocketServer, type RawData } from 'ws'
+import { closeQuietly, sender } from '../tunnel/ws-relay.ts'
 import { errors, upgradeErrors, upgradeRefusal, type ErrorReply } from '../contracts/errors.ts'
 import { CDP_MAX_BROWSER_MESSAGE, CDP_MAX_CLIENT_MESSAGE } from '../contracts/node-api.ts'
 import type { PodSession } from './session.ts'
@@ -249,10 +250,6 @@ export function beginFill(session: PodSession): () => void {
 
 // --- the relay ---------------------------------------------------------------------------
 
-/** Past this many bytes waiting to be written, the other side stops being read. */
-const HIGH_WATER = 8 * 1024 * 1024
-const LOW_WATER = 1024 * 1024
-
 export interface CdpProxyOptions {
   session: PodSession
   /** Chromium's DevTools browser endpoint (chromium.ts devtoolsEndpoint), or undefined: no CDP on this pod */
@@ -363,25 +360,3 @@ export class CdpProxy {
   }
 }
 
-/** send() with backpressure: past HIGH_WATER unsent bytes, `source` is paused until `to` drains. */
-function sender(to: WebSocket, source: WebSocket): (data: RawData | string) => void {
-  return (data) => {
-    if (to.readyState !== WebSocket.OPEN) return
-    to.send(data as Buffer | string, { binary: false }, () => {
-      if (source.isPaused && to.bufferedAmount < LOW_WATER && source.readyState === WebSocket.OPEN) source.resume()
-    })
-    if (to.bufferedAmount > HIGH_WATER && !source.isPaused) source.pause()
-  }
-}
-
-function closeQuietly(ws: WebSocket, code: number, reason: string): void {
-  if (ws.readyState === WebSocket.CLOSED) return
-  if (ws.readyState === WebSocket.CONNECTING) return ws.terminate()
-  try {
-    ws.close(code, reason)
-  } catch {
-    ws.terminate() // a code ws will not send: the socket goes anyway
-  }
-  // a peer that never answers the close handshake does not hold the socket
-  setTimeout(() => ws.terminate(), 2000).unref()
-}

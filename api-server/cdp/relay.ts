@@ -18,7 +18,8 @@
 // closes them everywhere else.
 import http, { type IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
-import { WebSocket, WebSocketServer, type RawData } from 'ws'
+import { WebSocket, WebSocketServer } from 'ws'
+import { closeQuietly, sender } from '../../tunnel/ws-relay.ts'
 import { ApiError, errors, isApiError, upgradeErrors, upgradeRefusal, type ErrorReply } from '../../contracts/errors.ts'
 import { CDP_MAX_BROWSER_MESSAGE, CDP_MAX_CLIENT_MESSAGE, NODE_CDP_PATH } from '../../contracts/node-api.ts'
 import { sessionCdp } from '../../contracts/operations/sessions.ts'
@@ -37,8 +38,6 @@ import { cdpSession } from './checks.ts'
 const PATH = /^\/v1\/sessions\/([^/?#]+)\/cdp(?:\?.*)?$/
 
 /** Past this many bytes waiting to be written, the other side stops being read. */
-const HIGH_WATER = 8 * 1024 * 1024
-const LOW_WATER = 1024 * 1024
 
 /**
  * The CDP sockets of this process by session, so session_end closes them at once. Session
@@ -184,25 +183,3 @@ function refuseJson(socket: Duplex, e: ApiError): void {
   socket.end(`HTTP/1.1 ${e.status} ${http.STATUS_CODES[e.status] ?? 'Error'}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`)
 }
 
-/** send() with backpressure: past HIGH_WATER unsent bytes, `source` is paused until `to` drains. */
-function sender(to: WebSocket, source: WebSocket): (data: RawData) => void {
-  return (data) => {
-    if (to.readyState !== WebSocket.OPEN) return
-    to.send(data as Buffer, { binary: false }, () => {
-      if (source.isPaused && to.bufferedAmount < LOW_WATER && source.readyState === WebSocket.OPEN) source.resume()
-    })
-    if (to.bufferedAmount > HIGH_WATER && !source.isPaused) source.pause()
-  }
-}
-
-function closeQuietly(ws: WebSocket, code: number, reason: string): void {
-  if (ws.readyState === WebSocket.CLOSED) return
-  if (ws.readyState === WebSocket.CONNECTING) return ws.terminate()
-  try {
-    ws.close(code, reason)
-  } catch {
-    ws.terminate() // a code ws will not send: the socket goes anyway
-  }
-  // a peer that never answers the close handshake does not hold the socket
-  setTimeout(() => ws.terminate(), 2000).unref()
-}

@@ -68,8 +68,8 @@ t.test('files in a session', async (t) => {
     const byName = new Map(tools.map((x) => [x.name, x]))
     t.notOk(byName.has('file_put'), 'a put is REST only (its body is larger than the MCP door takes)')
     t.same(byName.get('file_upload')?.annotations, { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true })
-    t.same(byName.get('file_list')?.annotations, { readOnlyHint: true, openWorldHint: false })
-    t.same(byName.get('file_read')?.annotations, { readOnlyHint: true, openWorldHint: false })
+    t.same(byName.get('file_list')?.annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false })
+    t.same(byName.get('file_read')?.annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false })
     t.match(byName.get('file_upload')?.description, `at most ${FILE_MAX_COUNT} files per session, ${FILE_MAX_BYTES / 1024 / 1024} MiB each`, 'the limits are said')
   })
 
