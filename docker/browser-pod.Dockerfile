@@ -28,11 +28,13 @@ WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 # what browser-pod/main.ts imports: the pod, the contracts it serves (node API, errors,
-# hosts) and the CRD enums; nothing of the api-server or the operator
+# hosts), the CRD enums and tunnel/ (the WebSocket relay its CDP proxy shares with the
+# api-server); nothing of the api-server or the operator
 # (test/docker/dockerfiles.test.ts checks this list against the imports)
 COPY browser-pod ./browser-pod
 COPY contracts ./contracts
 COPY crds ./crds
+COPY tunnel ./tunnel
 ENV NODE_ENV=production \
     NIGHTJAR_CHROMIUM_PATH=/usr/bin/chromium \
     HOME=/home/nightjar \
