@@ -3,7 +3,9 @@
 // per-session profile directory, behind the same egress gateway flags — and takes the
 // display, the browser and the directory with it when it goes, even when killed.
 import t from 'tap'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { createConnection } from 'node:net'
 import { spawn } from 'node:child_process'
 import { cmdline, descendants, environ, isAlive, ROOT, spawnPod } from '../harness.ts'
@@ -98,7 +100,12 @@ t.test('a cloak pod: headful Chromium on its own display, same egress flags', as
 })
 
 t.test('a SIGKILLed cloak pod leaves no process behind; its directory is swept by the next cloak launch', async (t) => {
-  const pod = await spawnPod(t, CLOAK)
+  // a temp folder of its own: a cloak launch in a test file running beside this one sweeps
+  // the shared temp folder too, and could take the killed pod's directory first
+  const tmp = mkdtempSync(join(tmpdir(), 'nightjar-cloak-sweep-'))
+  t.teardown(() => rmSync(tmp, { recursive: true, force: true }))
+  const own = { ...CLOAK, TMPDIR: tmp }
+  const pod = await spawnPod(t, own)
   const { kids, browser, xvfb } = processesOf(pod.pid)
   t.ok(browser && xvfb)
   const dir = /--user-data-dir=(\S+)\/profile/.exec(cmdline(browser!))![1]
@@ -107,8 +114,9 @@ t.test('a SIGKILLed cloak pod leaves no process behind; its directory is swept b
   // Chromium's end of the DevTools pipe closes with the pod; Xvfb -terminate exits with its last client
   await waitFor(() => kids.every((p) => !isAlive(p)), { timeoutMs: 15_000, what: 'Chromium and Xvfb to exit' })
   t.pass('no Chromium and no Xvfb left')
+  t.ok(dir.startsWith(tmp), 'the profile lives in the test’s own temp folder')
   t.ok(existsSync(dir), 'a killed pod could not remove its directory')
-  await spawnPod(t, CLOAK)
+  await spawnPod(t, own)
   t.notOk(existsSync(dir), 'the next cloak launch swept it')
 })
 
