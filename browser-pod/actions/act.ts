@@ -43,6 +43,9 @@ export async function act(session: PodSession, input: ActInput): Promise<NodeOut
         break
     }
   } catch (e) {
+    // a click or a key that makes its own page close (a popup's "done" button) did what it
+    // was asked; Playwright reports the page going away under it as an error
+    if ((input.verb === 'click' || input.verb === 'press') && page.isClosed() && session.browser.isConnected()) return { ok: true, verb: input.verb, url: page.url() }
     throw actionError(e, input.verb)
   }
   return { ok: true, verb: input.verb, url: page.url() }
