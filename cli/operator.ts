@@ -15,11 +15,10 @@ import pino from 'pino'
 import client from 'prom-client'
 import { startOperator, type RunningOperator } from '../operator/manager.ts'
 import type { AuthStateSource, DaemonCounts, Logger } from '../operator/ports.ts'
-import { existsSync } from 'node:fs'
 import { errors, type ApiError } from '../contracts/errors.ts'
 import { loadOperatorConfig, type OperatorConfig } from '../operator/kube/operator-config.ts'
 import { annotationDaemonCounts } from '../operator/kube/annotation-counts.ts'
-import { checkCrdsServed, KubeEventRecorder, kubeResources, KubePodRuntime, LeaderElector, loadKubeConfig, podNamespace, PromOperatorMetrics } from '../operator/kube/index.ts'
+import { checkCrdsServed, KubeEventRecorder, kubeResources, KubePodRuntime, LeaderElector, loadKubeConfig, podNamespace, PromOperatorMetrics, SecretAuthStateSource } from '../operator/kube/index.ts'
 
 
 export interface OperatorProcessOptions {
@@ -27,6 +26,7 @@ export interface OperatorProcessOptions {
   kc?: KubeConfig
   log?: Logger
   daemonCounts?: DaemonCounts
+  /** default: the auth-state Secrets the api-server writes (the operator has no database or KMS key) */
   authState?: AuthStateSource
   /** how often an unready replica re-checks that the CRDs are served (default 10 s) */
   crdRetryMs?: number
@@ -65,6 +65,9 @@ export async function runOperator(opts: OperatorProcessOptions = {}): Promise<Op
   metrics.setLeader(config.leaseName, false)
 
   const { sessions, networks } = kubeResources(kc, config.watchNamespace, { watchTimeoutSeconds: config.watchTimeoutSeconds })
+  // warm resume: the api-server opens the version and hands it over in a Secret; one that is
+  // still on its way is waited for as long as a pod may take to start
+  const authState = opts.authState ?? new SecretAuthStateSource({ kc, namespace: config.watchNamespace, waitMs: config.startTimeoutMs, now: opts.now })
   let running: RunningOperator | undefined
   const events = new KubeEventRecorder({ kc, instance: config.identity, log })
   const ownPod = config.ownPod && { apiVersion: 'v1', kind: 'Pod', ...config.ownPod }
@@ -118,7 +121,7 @@ export async function runOperator(opts: OperatorProcessOptions = {}): Promise<Op
         pods: runtime,
         // the api-server publishes each Network's daemon counts on it (an annotation)
         daemonCounts: opts.daemonCounts ?? annotationDaemonCounts(networks),
-        authState: opts.authState,
+        authState,
         log,
         events,
         metrics,
@@ -218,28 +221,12 @@ export async function runOperator(opts: OperatorProcessOptions = {}): Promise<Op
 
 /** the CLI entry: runs until SIGTERM/SIGINT */
 export async function operator(_argv: string[]): Promise<number> {
-  let proc: OperatorProcess | undefined
-  // With the database and KMS settings the operator decrypts warm-resume auth-state
-  // just in time; without them, warm-resume sessions fail with AuthStateUnavailable.
-  let authState: AuthStateSource | undefined
-  // (a local key file must already exist: the operator never creates a master key)
-  const kmsReady = process.env.NIGHTJAR_KMS_PROVIDER === 'aws' || (process.env.NIGHTJAR_KMS_KEY_FILE && existsSync(process.env.NIGHTJAR_KMS_KEY_FILE))
-  if (process.env.DATABASE_URL && kmsReady) {
-    const { loadConfig } = await import('../api-server/config.ts')
-    const { createPool } = await import('../api-server/store/db.ts')
-    const { authStateSource } = await import('../api-server/authstate/index.ts')
-    const config = loadConfig()
-    authState = authStateSource(config, createPool(process.env.DATABASE_URL, 4))
-  }
-  proc = await runOperator({
-    onLeadershipLost: () => process.exit(1),
-    authState,
-  })
+  const proc = await runOperator({ onLeadershipLost: () => process.exit(1) })
   const shutdown = (signal: string) => {
     process.stderr.write(`nightjar operator: ${signal}: shutting down\n`)
     // a stuck shutdown must not outlive the pod's termination grace period
     setTimeout(() => process.exit(1), 25_000).unref()
-    void proc!.stop().then(() => process.exit(0), () => process.exit(1))
+    void proc.stop().then(() => process.exit(0), () => process.exit(1))
   }
   process.once('SIGTERM', () => shutdown('SIGTERM'))
   process.once('SIGINT', () => shutdown('SIGINT'))

@@ -19,8 +19,10 @@ export async function start(): Promise<void> {
     const { kubeSessionPlane } = await import('../operator/kube/index.ts')
     const namespace = config.watchNamespace ?? podNamespace() ?? 'default'
     say(`kubernetes runtime: sessions are BrowserSession resources in namespace ${namespace}`)
-    // the operator is its own process (`nightjar operator`): it needs none of the app's ports
-    plane = async () => kubeSessionPlane(loadKubeConfig(), namespace)
+    // the operator is its own process (`nightjar operator`): it needs none of the app's ports,
+    // and neither the database nor the KMS key — a warm resume's auth-state is opened here
+    // and handed over (operator/kube/auth-state-secrets.ts)
+    plane = async () => kubeSessionPlane(loadKubeConfig(), namespace, { authState: authStateSource(config, database.db) })
   } else {
     say(`starting the operator and a warm pool of ${config.warmPoolSize} browser pod(s)`)
     plane = (ports) => startEmbeddedPlane({ config, authState: authStateSource(config, database.db), ...ports })

@@ -28,15 +28,8 @@ COPY cli/operator.ts ./cli/operator.ts
 COPY operator ./operator
 COPY contracts ./contracts
 COPY crds ./crds
-# ...and, for warm resume only (with DATABASE_URL and KMS settings), the api-server's
-# auth-state decryption: its config, database pool, KMS and auth-state store
-COPY api-server/config.ts ./api-server/config.ts
-COPY api-server/audit ./api-server/audit
-COPY api-server/authstate ./api-server/authstate
-COPY api-server/kms ./api-server/kms
-COPY api-server/limits ./api-server/limits
-COPY api-server/sessions ./api-server/sessions
-COPY api-server/store ./api-server/store
+# (nothing of the api-server: a warm resume's auth-state arrives opened, in a Secret the
+# api-server writes — the operator has neither the database nor the KMS key)
 ENV NODE_ENV=production
 USER 10001:10001
 EXPOSE 8081

@@ -53,6 +53,20 @@ export class InvalidError extends ResourceError {
   }
 }
 
+/**
+ * Not an error of the port: something a reconcile needs is not there yet but is on its way
+ * (a warm-resume auth-state the api-server writes right after the resource). The controller
+ * retries it with backoff like any failure, but logs it as routine, like a conflict: a race
+ * that resolves itself, not trouble. Whoever throws it bounds the wait.
+ */
+export class NotReadyError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'NotReadyError'
+  }
+}
+
 export const isNotFound = (e: unknown): e is NotFoundError => e instanceof ResourceError && e.code === 404
 export const isConflict = (e: unknown): e is ConflictError => e instanceof ResourceError && e.code === 409
 export const isGone = (e: unknown): e is GoneError => e instanceof ResourceError && e.code === 410
+export const isNotReady = (e: unknown): e is NotReadyError => e instanceof NotReadyError

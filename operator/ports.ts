@@ -184,12 +184,29 @@ export interface DaemonCounts {
 }
 
 /**
- * Decrypts a warm-resume auth-state (spec.warmResume.versionId) just in time for the
- * pod launch. Optional: without it a warm-resume session fails with AuthStateUnavailable.
- * Resolves undefined when the version does not exist; throws on transient failure (retried).
+ * Hands the operator a warm-resume auth-state (spec.warmResume.versionId) just in time for
+ * the pod launch. Embedded: it decrypts the version itself. Kubernetes: it reads what the
+ * api-server decrypted and wrote for the session (operator/kube/auth-state-secrets.ts).
+ * Optional: without it a warm-resume session fails with AuthStateUnavailable.
+ * Resolves undefined when the version does not exist; throws on transient failure (retried;
+ * NotReadyError when it is on its way).
  */
 export interface AuthStateSource {
-  load(session: { name: string; orgId: string; identityId?: string; versionId: string }): Promise<StorageState | undefined>
+  load(session: AuthStateRequest): Promise<StorageState | undefined>
+  /**
+   * Optional: the session no longer needs a copy outside its pod runtime (the runtime holds
+   * the state, or the session failed or ended): drop it. Best effort, idempotent.
+   */
+  release?(sessionName: string): Promise<void>
+}
+
+export interface AuthStateRequest {
+  name: string
+  orgId: string
+  identityId?: string
+  versionId: string
+  /** when the session's resource was created (RFC 3339): bounds a wait for a hand-over */
+  createdAt?: string
 }
 
 /** The object an event is about. `name` is the caller's name (an id for the custom resources). */

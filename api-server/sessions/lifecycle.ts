@@ -82,7 +82,7 @@ export interface StartRequest {
 
 export async function startSession(services: SessionDeps, { auth, input, admission, actingAgentId = auth.agentId }: StartRequest): Promise<SessionView> {
   // a process without a session plane refuses here, before any work (NO_SESSIONS: the one 503)
-  const { resources, watcher } = services.sessions
+  const { resources, watcher, handOverAuthState } = services.sessions
   const life = lifetimes(services, input)
   const id = newId('nsess_')
   // A launch slot or a place in line first, synchronously and before any database work: in
@@ -140,7 +140,7 @@ export async function startSession(services: SessionDeps, { auth, input, admissi
       }
       const labels: Record<string, string> = { [LABELS.org]: auth.orgId, [LABELS.agent]: actingAgentId }
       if (bound) labels[LABELS.identity] = bound.identityId
-      await resources.create({
+      const created = await resources.create({
         metadata: { name: id, labels },
         spec: {
           orgId: auth.orgId, agentId: actingAgentId, openedBy, browserKind, egress, declaredHosts, desiredState: 'Live',
@@ -151,6 +151,10 @@ export async function startSession(services: SessionDeps, { auth, input, admissi
           ...(warmVersion ? { warmResume: { versionId: warmVersion } } : {}),
         },
       } as unknown as BrowserSession)
+      // Kubernetes: the operator cannot open the version itself; it waits for this hand-over
+      if (warmVersion && handOverAuthState && !(await handOverAuthState(created))) {
+        throw errors.noAuthStateVersion()
+      }
       const obj = await watcher.waitForPhase(id, ['Live', 'Failed', 'Ended'], START_TIMEOUT_MS)
       if (obj.status?.phase !== 'Live') {
         podFailure = obj.status?.conditions?.find((c) => c.type === 'Ready')?.reason ?? 'PodFailed'

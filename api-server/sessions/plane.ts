@@ -8,6 +8,14 @@ export interface SessionPlane {
   sessions: ResourceClient<BrowserSession>
   networks: ResourceClient<Network>
   nodes: NodeDirectory
+  /**
+   * Kubernetes only: the operator is another process with neither the database nor the KMS
+   * key, so a warm-resume session's auth-state is opened here and handed over (a Secret the
+   * resource owns) right after the resource is created; the operator waits for it. False
+   * when the version does not exist (any more). Absent in the embedded plane, whose
+   * in-process operator opens the version itself.
+   */
+  handOverAuthState?(session: BrowserSession): Promise<boolean>
   stop(): Promise<void>
 }
 

@@ -30,6 +30,8 @@ export interface SessionRuntime {
   readonly nodes: NodeClients
   /** the shared watch session starts wait on */
   readonly watcher: SessionWatcher
+  /** the plane's hand-over of a warm-resume auth-state (SessionPlane.handOverAuthState), where it has one */
+  readonly handOverAuthState?: (session: BrowserSession) => Promise<boolean>
 }
 
 /** The one answer of a process that runs no browser sessions (503 unavailable, no_session_plane). */
@@ -50,6 +52,9 @@ export const NO_SESSIONS: SessionRuntime = Object.freeze({
   get watcher(): never {
     throw sessionsUnavailable()
   },
+  get handOverAuthState(): never {
+    throw sessionsUnavailable()
+  },
 })
 
 export interface LiveSessionsDeps {
@@ -66,10 +71,13 @@ export class LiveSessions implements SessionRuntime {
   readonly resources: ResourceClient<BrowserSession>
   readonly nodes: NodeClients
   readonly watcher: SessionWatcher
+  readonly handOverAuthState?: (session: BrowserSession) => Promise<boolean>
   #reaper: Reaper | undefined
 
   constructor(private readonly deps: LiveSessionsDeps) {
     this.resources = deps.plane.sessions
+    const { plane } = deps
+    if (plane.handOverAuthState) this.handOverAuthState = (session) => plane.handOverAuthState!(session)
     this.nodes = new NodeClients(deps.plane.nodes)
     this.watcher = sessionWatcher({ db: deps.db, plane: deps.plane, nodeClients: this.nodes, log: deps.log })
   }

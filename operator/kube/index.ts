@@ -3,11 +3,14 @@
 //   ResourceClient<BrowserSession|Network>  → custom objects (resource-client.ts)
 //   PodRuntime                              → Pods + token Secrets (pod-runtime.ts)
 //   NodeDirectory (for the api-server)      → pod IP + token Secret (node-directory.ts)
+//   AuthStateSource                         → the api-server's auth-state Secret (auth-state-secrets.ts)
 // plus what a cluster operator needs around them: Lease leader election, Prometheus
 // metrics with controller-runtime names, and a CRD discovery check.
 import type { KubeConfig } from '@kubernetes/client-node'
 import { BROWSER_SESSION, GROUP, NETWORK, VERSION, type BrowserSession, type Network } from '../../crds/types.ts'
+import type { AuthStateSource } from '../ports.ts'
 import { customObjectOps } from './api-ops.ts'
+import { AuthStateHandOver } from './auth-state-secrets.ts'
 import { KubeNodeDirectory } from './node-directory.ts'
 import { KubeResourceClient } from './resource-client.ts'
 
@@ -15,6 +18,7 @@ export { KubeResourceClient } from './resource-client.ts'
 export { kubeName, ID_ANNOTATION } from './names.ts'
 export { KubePodRuntime, sessionPodName, type KubePodRuntimeOptions } from './pod-runtime.ts'
 export { KubeNodeDirectory } from './node-directory.ts'
+export { AuthStateHandOver, SecretAuthStateSource, authStateSecretName, type SecretAuthStateSourceOptions } from './auth-state-secrets.ts'
 export { LeaderElector, type LeaderElectorOptions } from './leader-election.ts'
 export { KubeEventRecorder, type KubeEventRecorderOptions } from './events.ts'
 export { PromOperatorMetrics } from './metrics.ts'
@@ -41,9 +45,17 @@ export function kubeResources(kc: KubeConfig, namespace: string, opts: KubeResou
 /**
  * What the api-server needs on Kubernetes (api-server/sessions/plane.ts's SessionPlane,
  * minus daemon counts): the resource clients it creates/ends sessions and networks with,
- * and the NodeDirectory it drives browser pods through. Nothing to stop: the clients hold
- * no connections between calls.
+ * the NodeDirectory it drives browser pods through, and — given the api-server's own
+ * AuthStateSource (database + KMS) — the hand-over of a warm-resume session's auth-state to
+ * the operator, which has neither. Nothing to stop: the clients hold no connections
+ * between calls.
  */
-export function kubeSessionPlane(kc: KubeConfig, namespace: string) {
-  return { ...kubeResources(kc, namespace), nodes: new KubeNodeDirectory({ kc, namespace }), stop: async () => {} }
+export function kubeSessionPlane(kc: KubeConfig, namespace: string, opts: { authState?: AuthStateSource } = {}) {
+  const handOver = opts.authState && new AuthStateHandOver({ kc, namespace, source: opts.authState })
+  return {
+    ...kubeResources(kc, namespace),
+    nodes: new KubeNodeDirectory({ kc, namespace }),
+    ...(handOver ? { handOverAuthState: (session: BrowserSession) => handOver.handOver(session) } : {}),
+    stop: async () => {},
+  }
 }

@@ -3,7 +3,7 @@
 // names; the reconciler reads the current state itself. That is the whole trick of
 // level-triggering: a burst of events collapses into one reconcile of the latest state,
 // and a missed event is repaired by the next one (or by resync).
-import { isConflict } from '../errors.ts'
+import { isConflict, isNotReady } from '../errors.ts'
 import type { Logger } from '../ports.ts'
 import { silentLogger } from '../ports.ts'
 import { noopMetrics, type OperatorMetrics } from './metrics.ts'
@@ -92,6 +92,10 @@ export class Controller {
         // a stale read lost an optimistic-concurrency race: routine, retry on fresh state
         this.metrics.reconcileTotal(this.name, 'requeue')
         this.log.debug({ controller: this.name, key, delayMs: delay }, 'conflict; requeued')
+      } else if (isNotReady(err)) {
+        // an input on its way (see NotReadyError): routine too, retried on the same backoff
+        this.metrics.reconcileTotal(this.name, 'requeue')
+        this.log.debug({ controller: this.name, key, delayMs: delay, reason: err.message }, 'waiting for an input; requeued')
       } else {
         this.metrics.reconcileTotal(this.name, 'error')
         this.metrics.reconcileError(this.name)

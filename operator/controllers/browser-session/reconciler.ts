@@ -11,8 +11,9 @@
 //
 // Retention: with retentionMs set (the Kubernetes runtime), a terminal resource is deleted
 // that long after it ended; the garbage collector then removes whatever it still owns (the
-// token Secret). Postgres keeps the session row: the resource is only the operator's work
-// item, and a cluster must not collect one object per session ever started.
+// token Secret; a warm resume's auth-state Secret, if it was not dropped already). Postgres
+// keeps the session row: the resource is only the operator's work item, and a cluster must
+// not collect one object per session ever started.
 import type { BrowserSession } from '../../../crds/types.ts'
 import type { AuthStateSource, EventRecorder, EventSubject, EventType, Logger, ObjectReader, PodLaunchConfig, PodObservation, PodRuntime, ResourceClient } from '../../ports.ts'
 import { silentEvents, silentLogger } from '../../ports.ts'
@@ -84,6 +85,8 @@ export class BrowserSessionReconciler implements Reconciler {
       await pods.delete(name)
       const status = endedStatus(session, this.now())
       if (await writeStatusIfChanged(sessions, session, status)) {
+        // ended while starting: its auth-state may not have been used
+        await this.releaseAuthState(session)
         this.log.info({ session: name }, 'session ended')
         this.event(session, 'Normal', 'Ended', 'session ended; its browser pod is deleted')
       }
@@ -100,6 +103,8 @@ export class BrowserSessionReconciler implements Reconciler {
       const launch = await this.launchConfig(session)
       if ('failed' in launch) return this.fail(session, launch.failed, launch.message)
       pod = await pods.ensure(launch.config, ownerReference(session))
+      // the runtime holds the auth-state now (and never asks for it again): no copy stays behind
+      if (launch.config.storageState) await this.releaseAuthState(session)
     }
     if (pod.phase === 'Failed') {
       return this.fail(session, REASONS.PodFailed, pod.message || `browser pod failed${pod.reason ? ` (${pod.reason})` : ''}`, pod.reason)
@@ -149,8 +154,23 @@ export class BrowserSessionReconciler implements Reconciler {
     if (await writeStatusIfChanged(this.deps.sessions, session, failedStatus(session, reason, message, this.now()))) {
       this.log.warn({ session: session.metadata.name, reason, message }, 'session failed')
       this.event(session, 'Warning', cause ?? reason, message)
+      await this.releaseAuthState(session)
     }
     await this.deps.pods.delete(session.metadata.name)
+  }
+
+  /**
+   * A warm-resume session's auth-state is credential-equivalent: where the source keeps a copy
+   * (Kubernetes: a Secret the api-server wrote), it goes as soon as nothing needs it. Best
+   * effort: a copy that stays is removed with the resource (owned by it), so a failure here
+   * must not fail the reconcile.
+   */
+  private async releaseAuthState(session: BrowserSession): Promise<void> {
+    const source = this.deps.authState
+    if (!session.spec.warmResume || !source?.release) return
+    await source.release(session.metadata.name).catch((err: unknown) => {
+      this.log.warn({ session: session.metadata.name, err: err instanceof Error ? err.message : String(err) }, 'could not drop the handed-over auth-state; it goes with the resource')
+    })
   }
 
   /** the desired pod plus, for a warm resume, the decrypted auth-state (in memory only) */
@@ -164,6 +184,7 @@ export class BrowserSessionReconciler implements Reconciler {
       orgId: session.spec.orgId,
       identityId: session.spec.identityId,
       versionId: warm.versionId,
+      createdAt: session.metadata.creationTimestamp,
     })
     if (!storageState) return { failed: REASONS.AuthStateNotFound, message: `auth-state version ${warm.versionId} not found` }
     return { config: { ...config, storageState } }
