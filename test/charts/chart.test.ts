@@ -42,6 +42,7 @@ function render(t: Test, extra: string[] = []): Obj[] {
 
 const find = (docs: Obj[], kind: string, name?: RegExp) => docs.filter((d) => d.kind === kind && (!name || name.test(d.metadata.name)))
 const envOf = (container: Obj) => Object.fromEntries((container.env ?? []).map((e: Obj) => [e.name, e.value ?? e.valueFrom]))
+const apiPod = (docs: Obj[]): Obj | undefined => find(docs, 'Deployment', /api-server$/)[0]?.spec.template.spec
 
 async function validateAll(t: Test, docs: Obj[]) {
   t.ok(docs.length > 0, 'rendered something')
@@ -74,6 +75,9 @@ t.test('default values render valid manifests', async (t) => {
   const cookie = find(docs, 'Secret', /-cookie$/)[0]
   t.equal(Buffer.from(Object.values<string>(cookie.data)[0], 'base64').length, 48, 'a generated cookie secret')
   t.equal(cookie.metadata.annotations['helm.sh/resource-policy'], 'keep')
+  const replica = find(docs, 'Secret', /-replica$/)[0]
+  t.equal(Buffer.from(Object.values<string>(replica.data)[0], 'base64').length, 48, 'a generated replica secret')
+  t.equal(replica.metadata.annotations['helm.sh/resource-policy'], 'keep')
 })
 
 t.test('a values file setting every option renders valid manifests', async (t) => {
@@ -97,6 +101,12 @@ t.test('a values file setting every option renders valid manifests', async (t) =
   t.ok(api.containers[0].ports.some((p: Obj) => p.name === 'metrics' && p.containerPort === 9090), 'the container names the metrics port')
   const apiService = find(docs, 'Service', /api-server$/)[0]
   t.ok(apiService.spec.ports.some((p: Obj) => p.name === 'metrics' && p.port === 9090 && p.targetPort === 'metrics'), 'the Service exposes it in the cluster')
+  t.equal(find(docs, 'Deployment', /api-server$/)[0].spec.replicas, 3)
+  t.same(envOf(api.containers[0]).NIGHTJAR_REPLICA_SECRET, { secretKeyRef: { name: 'nightjar-replica', key: 'channel' } }, 'the replica secret comes from the named Secret')
+  t.equal(find(docs, 'Secret').length, 0, 'no generated Secret when every one is named')
+  t.match(envOf(api.containers[0]), { NIGHTJAR_REPLICA_HEARTBEAT_SECONDS: '3', NIGHTJAR_SHUTDOWN_DRAIN_SECONDS: '60' })
+  t.equal(api.terminationGracePeriodSeconds, 90, 'an explicit grace period')
+  t.equal(find(docs, 'Service', /^nightjar-prod-api-server-replicas$/)[0]?.spec.clusterIP, 'None')
   const browserSa = find(docs, 'ServiceAccount', /browsers$/)[0]
   t.equal(browserSa.metadata.namespace, 'nightjar-sessions')
   t.equal(browserSa.automountServiceAccountToken, false)
@@ -108,9 +118,14 @@ t.test('the env the chart renders is accepted by the processes that read it', as
     const op = find(docs, 'Deployment', /operator$/)[0]?.spec.template.spec.containers[0]
     const api = find(docs, 'Deployment', /api-server$/)[0]?.spec.template.spec.containers[0]
     if (!op || !api) continue
-    // downward-API and Secret-backed values stand in as the kubelet would resolve them
-    const resolve = (env: Obj) =>
-      Object.fromEntries(Object.entries(env).map(([k, v]) => [k, typeof v === 'string' ? v : k === 'DATABASE_URL' ? 'postgres://u:p@db:5432/nightjar' : k === 'NIGHTJAR_COOKIE_SECRET' ? 'x'.repeat(48) : k === 'NIGHTJAR_METRICS_TOKEN' ? 'm'.repeat(32) : k.includes('NAMESPACE') ? RELEASE_NS : 'pod-0']))
+    // downward-API and Secret-backed values stand in as the kubelet would resolve them, and
+    // $(VAR) references to variables listed earlier expand as the kubelet expands them
+    const stand = (k: string) => k === 'DATABASE_URL' ? 'postgres://u:p@db:5432/nightjar' : k === 'NIGHTJAR_COOKIE_SECRET' ? 'x'.repeat(48) : k === 'NIGHTJAR_REPLICA_SECRET' ? 'r'.repeat(48) : k === 'NIGHTJAR_METRICS_TOKEN' ? 'm'.repeat(32) : k === 'POD_IP' ? '10.1.2.3' : k.includes('NAMESPACE') ? RELEASE_NS : 'pod-0'
+    const resolve = (env: Obj) => {
+      const out: Record<string, string> = {}
+      for (const [k, v] of Object.entries(env)) out[k] = typeof v === 'string' ? v.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (ref, name) => out[name] ?? ref) : stand(k)
+      return out
+    }
     const opCfg = loadOperatorConfig(resolve(envOf(op)), RELEASE_NS)
     const values = parse(readFileSync(extra.length ? FULL : `${CHART}/values.yaml`, 'utf8'))
     t.same(opCfg.browser.resources, values.browserPods.resources, 'browser pod resources reach the operator')
@@ -118,6 +133,7 @@ t.test('the env the chart renders is accepted by the processes that read it', as
     t.equal(opCfg.poolSize, values.browserPods.warmPoolSize)
     t.match(opCfg.browser.image, new RegExp(`/${values.images.browserPod}:`))
     t.doesNotThrow(() => loadConfig(resolve(envOf(api))), 'the api-server accepts its env')
+    t.equal(resolve(envOf(api)).NIGHTJAR_REPLICA_ADDRESS, 'http://10.1.2.3:8080', 'the replica address expands to the pod IP and the container port')
   }
 })
 
@@ -144,7 +160,7 @@ t.test('RBAC is namespaced and least-privilege', async (t) => {
     t.same(lease.rules.find((r: Obj) => !r.resourceNames).verbs, ['create'], 'only create is unpinned (RBAC cannot pin it)')
     t.equal(lease.metadata.namespace, RELEASE_NS)
     const api = roles.find((r) => r.metadata.name.endsWith('-api-server'))!
-    t.same(api.rules.find((r: Obj) => r.resources.includes('secrets')).verbs, ['get'])
+    t.same(api.rules.find((r: Obj) => r.resources.includes('secrets')).verbs, ['get', 'create'], 'node tokens are read; warm-resume auth-state Secrets are created, never listed, edited or deleted')
     for (const b of find(docs, 'RoleBinding')) t.ok(roles.some((r) => r.metadata.name === b.roleRef.name && r.metadata.namespace === b.metadata.namespace), `${b.metadata.name} binds a Role of its namespace`)
   }
 })
@@ -249,4 +265,73 @@ t.test('the operator may record Events in the sessions namespace and on its own 
   }
   const op = find(render(t), 'Deployment', /-operator$/)[0]
   t.same(envOf(op.spec.template.spec.containers[0]).NIGHTJAR_POD_UID, { fieldRef: { fieldPath: 'metadata.uid' } }, 'the operator knows its own Pod uid (downward API) to record pool events on it')
+})
+
+t.test('the api-server runs 2 replicas by default: a PodDisruptionBudget, a headless Service between them, the replica channel, rollouts that keep the count', async (t) => {
+  const docs = render(t)
+  const deploy = find(docs, 'Deployment', /api-server$/)[0]
+  if (!deploy) return
+  const selector = deploy.spec.selector.matchLabels
+  t.equal(deploy.spec.replicas, 2, 'two replicas by default')
+  t.same(deploy.spec.strategy, { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } }, 'a rollout starts a new pod before it stops an old one: never below the desired count')
+  const pdb = find(docs, 'PodDisruptionBudget', /api-server$/)[0]
+  t.equal(pdb?.spec.maxUnavailable, 1, 'voluntary disruptions take one api-server pod at a time')
+  t.notOk(pdb?.spec.minAvailable)
+  t.same(pdb?.spec.selector.matchLabels, selector)
+
+  const pod = deploy.spec.template.spec
+  const container = pod.containers[0]
+  const port = container.ports.find((p: Obj) => p.name === 'http').containerPort
+  const env = envOf(container)
+  t.equal(env.NIGHTJAR_PORT, String(port), 'the server listens on the container port')
+  const peers = find(docs, 'Service', /-api-server-replicas$/)
+  t.same(peers.map((s) => s.metadata.name), ['nj-nightjar-api-server-replicas'], 'one Service for replica-to-replica traffic')
+  const peer = peers[0]
+  t.equal(peer.spec.clusterIP, 'None', 'headless: one DNS record per pod')
+  t.equal(peer.spec.publishNotReadyAddresses, true, 'a draining (not ready) replica still holds WebSockets: it stays addressable')
+  t.same(peer.spec.selector, selector, 'selects the api-server pods')
+  t.same(peer.spec.ports, [{ name: 'http', port, targetPort: 'http', protocol: 'TCP' }], 'on the container port')
+  t.equal(find(docs, 'Service', /-api-server$/)[0]?.spec.clusterIP, undefined, 'the client-facing Service keeps its ClusterIP')
+
+  const names = container.env.map((e: Obj) => e.name)
+  t.ok(names.indexOf('POD_IP') >= 0 && names.indexOf('POD_IP') < names.indexOf('NIGHTJAR_REPLICA_ADDRESS'), 'POD_IP is listed before the variable that expands it (the kubelet expands only earlier ones)')
+  t.same(env.POD_IP, { fieldRef: { fieldPath: 'status.podIP' } }, 'the pod IP from the downward API')
+  t.equal(env.NIGHTJAR_REPLICA_ADDRESS, `http://$(POD_IP):${port}`, 'other replicas reach this one at its pod IP and container port')
+  t.equal(env.NIGHTJAR_REPLICA_HEARTBEAT_SECONDS, '5')
+  const secret = find(docs, 'Secret', /-replica$/)[0]
+  t.same(env.NIGHTJAR_REPLICA_SECRET, { secretKeyRef: { name: 'nj-nightjar-replica', key: 'replica-secret' } }, 'the replica secret from the generated Secret')
+  t.equal(secret?.metadata.name, 'nj-nightjar-replica')
+  const generated = Buffer.from(secret?.data['replica-secret'] ?? '', 'base64').toString()
+  t.match(generated, /^[\x21-\x7e]{32,512}$/, '32-512 printable characters, as the api-server requires')
+  t.not(generated, Buffer.from(find(docs, 'Secret', /-cookie$/)[0].data['cookie-secret'], 'base64').toString(), 'not the cookie secret')
+  const template = readFileSync(`${CHART}/templates/api-server.yaml`, 'utf8') + readFileSync(`${CHART}/templates/_helpers.tpl`, 'utf8')
+  t.match(template, /define "nightjar\.generatedSecret"[\s\S]*lookup "v1" "Secret"/, 'generated Secrets are read back on upgrade (lookup), like the cookie secret')
+  t.match(template, /include "nightjar\.generatedSecret" \(dict "ctx" \$ "name" \(include "nightjar\.replicaSecretName" \.\)/, 'the replica secret is one of them')
+
+  const own = render(t, ['--set', 'apiServer.replicaSecret.existingSecret=peers', '--set', 'apiServer.replicaSecret.key=k'])
+  t.equal(find(own, 'Secret', /-replica$/).length, 0, 'no generated Secret when one is named')
+  t.same(envOf(apiPod(own)?.containers[0] ?? {}).NIGHTJAR_REPLICA_SECRET, { secretKeyRef: { name: 'peers', key: 'k' } }, 'apiServer.replicaSecret.existingSecret is honoured')
+
+  // graceful shutdown: the kubelet waits longer than the server drains
+  t.equal(env.NIGHTJAR_SHUTDOWN_DRAIN_SECONDS, '30', 'the chart sets the drain')
+  t.ok(pod.terminationGracePeriodSeconds > Number(env.NIGHTJAR_SHUTDOWN_DRAIN_SECONDS), `grace period ${pod.terminationGracePeriodSeconds}s > drain ${env.NIGHTJAR_SHUTDOWN_DRAIN_SECONDS}s`)
+  t.equal(pod.terminationGracePeriodSeconds, 45, 'drain + 15s by default')
+  const longer = apiPod(render(t, ['--set', 'apiServer.shutdownDrainSeconds=120']))
+  t.equal(envOf(longer?.containers[0] ?? {}).NIGHTJAR_SHUTDOWN_DRAIN_SECONDS, '120')
+  t.equal(longer?.terminationGracePeriodSeconds, 135, 'the grace period follows the drain')
+  const short = helm(t, ['template', 'nj', CHART, '--set', 'apiServer.terminationGracePeriodSeconds=30'])
+  t.notOk(short.ok, 'a grace period at or below the drain is refused')
+  t.match(short.out, /terminationGracePeriodSeconds \(30\) must be above apiServer\.shutdownDrainSeconds \(30\)/)
+
+  // a NetworkPolicy that restricts ingress to api-server pods must let the other replicas in
+  for (const np of [...find(docs, 'NetworkPolicy'), ...find(render(t, ['-f', FULL]), 'NetworkPolicy')]) {
+    const labels = { ...selector, ...deploy.spec.template.metadata.labels }
+    const selectsApi = np.metadata.namespace === RELEASE_NS && Object.entries(np.spec.podSelector.matchLabels ?? {}).every(([k, v]) => labels[k] === v) && (np.spec.policyTypes ?? ['Ingress']).includes('Ingress')
+    if (!selectsApi) continue
+    const peersAllowed = (np.spec.ingress ?? []).some((r: Obj) => (r.from ?? []).some((f: Obj) => f.podSelector?.matchLabels?.['app.kubernetes.io/component'] === 'api-server') && (!r.ports || r.ports.some((p: Obj) => p.port === port || p.port === 'http')))
+    t.ok(peersAllowed, `${np.metadata.name} lets api-server replicas reach each other on port ${port}`)
+  }
+
+  const single = render(t, ['--set', 'apiServer.replicas=1'])
+  t.equal(find(single, 'Deployment', /api-server$/)[0]?.spec.replicas, 1, 'one replica still renders')
 })

@@ -18,6 +18,7 @@ import { waitFor } from '../helpers/wait.ts'
 import { restrictedViolations } from '../operator/kube/pod-security.ts'
 import { bridgeWeb, cluster, createTestDb, installNightjar, kubectl, kubectlJson, podDatabaseUrl, ROOT, tokenKubeConfig } from './helpers.ts'
 import { fnv1a } from '../helpers/fnv.ts'
+import { authStateSecretName } from '../../operator/kube/auth-state-secrets.ts'
 
 const DEV_APP = String.raw`
 require('node:http').createServer((req, res) => {
@@ -60,7 +61,7 @@ t.test('helm install on a real control plane: a session from MCP to the garbage 
   const info = cluster()
   const db = await createTestDb(t)
   const web = await bridgeWeb(t)
-  const aliases = { 'example.com': web.ip, 'login.example.com': web.ip }
+  const aliases = { 'example.com': web.ip, 'login.example.com': web.ip, 'app.example.com': web.ip }
   const install = await installNightjar(t, {
     databaseUrl: await podDatabaseUrl(t, db.url),
     values: {
@@ -84,7 +85,7 @@ t.test('helm install on a real control plane: a session from MCP to the garbage 
   t.test('the release is up: both Deployments ran through the real ReplicaSet controller on the test node', async (t) => {
     const pods = (await kubectlJson(['-n', ns, 'get', 'pods', '-l', `app.kubernetes.io/instance=${install.release}`])).items
     const components = pods.map((p: any) => p.metadata.labels['app.kubernetes.io/component']).sort()
-    t.same(components, ['api-server', 'operator', 'operator'], 'one api-server, two operators (a leader and a standby)')
+    t.same(components, ['api-server', 'api-server', 'operator', 'operator'], 'two api-servers (the chart’s default) and two operators (a leader and a standby)')
     for (const p of pods) {
       t.equal(p.spec.nodeName, info.node.name, `${p.metadata.name} runs on the test node`)
       t.equal(p.metadata.ownerReferences?.[0]?.kind, 'ReplicaSet', `${p.metadata.name} belongs to a ReplicaSet`)
@@ -162,6 +163,64 @@ t.test('helm install on a real control plane: a session from MCP to the garbage 
     t.ok(logs.length >= 3, `the pods' logs are there to search (${logs.length} files)`)
     for (const [what, text] of [['MCP replies', replies.join('\n')], ['resources and events', everything], ['Secret values', decodedSecrets.join('\n')], ['container logs', logs.join('\n')]] as const) {
       t.notOk(text.includes(CANARY), `the secret is in no ${what}`)
+    }
+  })
+
+  t.test('[RULE-18] warm resume with the local KMS provider: the api-server hands the opened auth-state over, and the new session’s page is signed in', async (t) => {
+    const APP = 'http://app.example.com'
+    const PASSWORD = 'Cnry-' + Math.random().toString(36).slice(2, 12) + '-wr'
+    // the operator gets no database and no key with the local provider (the chart gives it neither)
+    const operatorEnv = (await kubectlJson(['-n', ns, 'get', 'deployment', `${install.fullname}-operator`])).spec.template.spec.containers[0].env.map((e: any) => e.name)
+    t.same(operatorEnv.filter((n: string) => n === 'DATABASE_URL' || n.startsWith('NIGHTJAR_KMS_')), [], 'the operator has neither DATABASE_URL nor KMS settings')
+    t.equal((await api('PUT', '/v1/governance', { cloakEnabled: true, declaredAdvisorOrigins: [APP] })).status, 200)
+    const ident = await api('POST', '/v1/identities', { name: 'traveller' })
+    t.equal(ident.status, 201)
+    // the login page derives its session cookie from the password: the canary travels in the auth-state
+    t.equal((await api('POST', `/v1/identities/${ident.body.id}/credentials`, { name: 'login', value: PASSWORD, originAllowlist: ['app.example.com'] })).status, 201)
+    t.equal((await api('POST', `/v1/identities/${ident.body.id}/grants`, {
+      principalAgentId: owner.agentId, role: 'assume', expiresAt: new Date(Date.now() + 3600_000).toISOString(),
+      allowedOrigins: [], propagation: 'same_conversation', maxSessionDurationSecs: null, reason: 'cluster warm resume',
+    })).status, 201)
+    const start = { identity: ident.body.id, browserKind: 'cloak', url: `${APP}/` }
+    const drive = async (id: string, path: string, body: unknown) => {
+      const r = await api('POST', `/v1/sessions/${id}/${path}`, body)
+      if (r.status !== 200) throw new Error(`${path}: ${r.status} ${r.body?.error?.code ?? ''}`)
+      return r.body
+    }
+
+    // capture: a cloak session signs in, and the admin captures its auth-state (sealed with the local key)
+    const first = await api('POST', '/v1/sessions', start)
+    t.equal(first.status, 201, `cloak session_start: ${first.body?.error?.code ?? first.status}`)
+    await drive(first.body.id, 'navigate', { url: `${APP}/app-login.html` })
+    await drive(first.body.id, 'act', { verb: 'type', selector: '#user', text: 'traveller' })
+    await drive(first.body.id, 'fill-credential', { credentialName: 'login', selector: '#pw' })
+    await drive(first.body.id, 'act', { verb: 'click', selector: '#submit' })
+    await drive(first.body.id, 'wait-for', { text: 'signed in as' })
+    const captured = await api('POST', `/v1/sessions/${first.body.id}/authstate`, {})
+    t.equal(captured.status, 201, 'auth-state captured')
+    t.equal((await api('DELETE', `/v1/sessions/${first.body.id}`)).status, 200)
+
+    // resume: the operator launches the pod with the state it read from the api-server's Secret
+    const resumed = await api('POST', '/v1/sessions', { ...start, warmResume: true })
+    t.equal(resumed.status, 201, `warm-resume session_start: ${resumed.body?.error?.code ?? resumed.status}`)
+    t.equal(resumed.body.status, 'live')
+    const id = resumed.body.id as string
+    const secrets = await kubectl(['-n', ns, 'get', 'secrets', '-o', 'name'])
+    t.notOk(secrets.includes(`secret/${authStateSecretName(id)}\n`), 'once the pod runtime held it, the operator deleted the auth-state Secret')
+    await drive(id, 'navigate', { url: `${APP}/app-home.html` })
+    const text = (await drive(id, 'perceive', {})).text as string
+    t.match(text, /signed in as traveller/, 'the new session’s page is signed in')
+    t.ok(text.includes(`cookie len=${PASSWORD.length} fnv=${fnv1a(PASSWORD)}`), 'with exactly the captured session cookie')
+    const bs = (await kubectlJson(['-n', ns, 'get', 'browsersessions'])).items.find((x: any) => x.metadata.annotations?.['nightjar.dev/id'] === id)
+    t.equal(bs?.status?.phase, 'Live')
+    t.equal((await api('DELETE', `/v1/sessions/${id}`)).status, 200)
+
+    // the auth-state is in no resource, status, event, Secret or log
+    const everything = await kubectl(['-n', ns, 'get', 'all,browsersessions,networks,events,secrets,configmaps,leases', '-o', 'json'])
+    const decodedSecrets = JSON.parse(await kubectl(['-n', ns, 'get', 'secrets', '-o', 'json'])).items.flatMap((x: any) => Object.values(x.data ?? {}).map((v: any) => Buffer.from(v, 'base64').toString('latin1')))
+    const logs = readdirSync(info.node.logDir).filter((f) => f.startsWith(`${ns}_`)).map((f) => readFileSync(join(info.node.logDir, f), 'utf8'))
+    for (const [what, text] of [['resources, statuses and events', everything], ['Secret values', decodedSecrets.join('\n')], ['container logs', logs.join('\n')]] as const) {
+      t.notOk(text.includes(PASSWORD), `the auth-state is in no ${what}`)
     }
   })
 

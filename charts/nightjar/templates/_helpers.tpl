@@ -56,6 +56,51 @@ app.kubernetes.io/component: {{ .component }}
 {{- default (printf "%s-cookie" (include "nightjar.fullname" .)) .Values.apiServer.cookieSecret.existingSecret }}
 {{- end }}
 
+{{- define "nightjar.replicaSecretName" -}}
+{{- default (printf "%s-replica" (include "nightjar.fullname" .)) .Values.apiServer.replicaSecret.existingSecret }}
+{{- end }}
+
+{{/* the api-server's container port (NIGHTJAR_PORT): its Services, replica address and NetworkPolicy rules */}}
+{{- define "nightjar.apiServer.port" -}}
+8080
+{{- end }}
+
+{{/* apiServer.terminationGracePeriodSeconds, default shutdownDrainSeconds + 15; never at or below the drain */}}
+{{- define "nightjar.apiServer.terminationGracePeriodSeconds" -}}
+{{- $drain := int .Values.apiServer.shutdownDrainSeconds }}
+{{- $grace := .Values.apiServer.terminationGracePeriodSeconds }}
+{{- if kindIs "invalid" $grace }}{{- $grace = add $drain 15 }}{{- end }}
+{{- if le (int $grace) $drain }}
+{{- fail (printf "apiServer.terminationGracePeriodSeconds (%d) must be above apiServer.shutdownDrainSeconds (%d): the kubelet would kill the api-server before requests in flight drain" (int $grace) $drain) }}
+{{- end }}
+{{- int $grace }}
+{{- end }}
+
+{{/*
+A Secret generated once, then kept: an upgrade reads the current value back (lookup), so
+what depends on it survives the upgrade. (`helm template` cannot look up, so it shows a
+fresh value.) Pass (dict "ctx" $ "name" <Secret name> "key" <data key> "component" <label>).
+*/}}
+{{- define "nightjar.generatedSecret" -}}
+{{- $existing := lookup "v1" "Secret" .ctx.Release.Namespace .name -}}
+apiVersion: v1
+kind: Secret
+metadata:
+  name: {{ .name }}
+  namespace: {{ .ctx.Release.Namespace }}
+  labels:
+    {{- include "nightjar.labels" (dict "ctx" .ctx "component" .component) | nindent 4 }}
+  annotations:
+    helm.sh/resource-policy: keep
+type: Opaque
+data:
+  {{- if and $existing $existing.data (index $existing.data .key) }}
+  {{ .key }}: {{ index $existing.data .key }}
+  {{- else }}
+  {{ .key }}: {{ randAlphaNum 48 | b64enc }}
+  {{- end }}
+{{- end }}
+
 {{- define "nightjar.baseUrl" -}}
 {{- if .Values.apiServer.baseUrl }}{{ .Values.apiServer.baseUrl }}
 {{- else if .Values.ingress.enabled }}{{ ternary "https" "http" .Values.ingress.tls.enabled }}://{{ .Values.ingress.host }}
