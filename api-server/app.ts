@@ -29,6 +29,10 @@ import { ClusterNetworkResources, NO_NETWORK_RESOURCES } from './networks/resour
 import { EgressRelay } from './networks/egress-relay.ts'
 import { CdpRelay } from './cdp/relay.ts'
 import { TunnelBroker } from './control/broker.ts'
+import { ReplicaRegistry } from './replicas/registry.ts'
+import { ReplicaDialServer } from './replicas/channel.ts'
+import { TunnelFanout } from './replicas/fanout.ts'
+import { declaredHostsOf } from './networks/store.ts'
 import { clientAddress, trustFunction } from './http/client-address.ts'
 import { joinGate, Limits, limitSettings, PgLimitStore } from './limits/index.ts'
 import { Admission } from './sessions/admission.ts'
@@ -110,11 +114,13 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
   const changes = new DaemonChanges()
   // the abuse limits count in Postgres, so every replica shares one budget per key
   const limits = new Limits(limitSettings(config), now, new PgLimitStore(db))
-  const broker = new TunnelBroker({ ...daemonRegistry({ db, changes }), joinGate: joinGate(limits), clientAddress: (req) => clientAddress(req, trust), log: (level, msg, fields) => log[level](fields ?? {}, msg) })
+  // this process as one replica among many: daemon rows name it, dials for its daemons are forwarded to it
+  const replica = new ReplicaRegistry({ db, address: config.replica.address, heartbeatMs: config.replica.heartbeatMs, log: (level, msg, fields) => log[level](fields ?? {}, msg) })
+  const broker = new TunnelBroker({ ...daemonRegistry({ db, changes, replicaId: replica.id }), joinGate: joinGate(limits), clientAddress: (req) => clientAddress(req, trust), log: (level, msg, fields) => log[level](fields ?? {}, msg) })
 
   // the operator side, started with the daemon counts it reads (the broker exists by now)
   const plane = opts.plane
-    ? await opts.plane({ daemonCounts: daemonCounts({ db, broker, changes }), log: log.child({ component: 'operator' }) }).catch(async (e: Error) => {
+    ? await opts.plane({ daemonCounts: daemonCounts({ db, broker, changes, replica }), log: log.child({ component: 'operator' }) }).catch(async (e: Error) => {
       await broker.close()
       throw new Error(`the session plane did not start: ${e.message}`, { cause: e })
     })
@@ -133,9 +139,14 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
     const networkResources = plane ? new ClusterNetworkResources({ db, networks: plane.networks, log }) : NO_NETWORK_RESOURCES
     // in a cluster the operator is another process: it reads the daemon counts we publish on each Network
     const countPublisher = plane && config.runtime === 'kubernetes'
-      ? new DaemonCountPublisher({ networks: plane.networks, changes, counts: (networkId) => countDaemons({ db, broker }, { networkId }), log })
+      ? new DaemonCountPublisher({
+        networks: plane.networks, changes, counts: (networkId) => countDaemons({ db, broker, replica }, { networkId }), log,
+        // a replica that died publishes nothing: the others' refresh shows its daemons offline soon after it counts as dead
+        refreshMs: Math.max(15_000, replica.deadAfterMs),
+      })
       : undefined
-    const localReach = new LocalReach({ db, broker, resources: networkResources })
+    const fanout = new TunnelFanout({ db, broker, replicaId: replica.id, loadDeclaredHosts: (id) => declaredHostsOf(db, id), log: (level, msg, fields) => log[level](fields ?? {}, msg) })
+    const localReach = new LocalReach({ db, broker, resources: networkResources, replica, fanout })
     // a session may ask for an idle timeout down to 10 s: marks must come well within that
     const shortestIdleMs = Math.min(10, config.lifetimes.idleTimeoutSecs) * 1000
     const activity = new SessionActivity(db, log, Math.min(5000, shortestIdleMs / 4), now)
@@ -177,16 +188,23 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
     registerOAuth(app, services)
 
     // the daemons' control channel, and (with sessions) the pods' egress relay
-    const relay = plane ? new EgressRelay({ plane, broker }) : undefined
+    const forwarding = config.replica.secret ? { secret: config.replica.secret, ownerOf: (networkId: string) => replica.ownerOf(networkId) } : undefined
+    const relay = plane ? new EgressRelay({ plane, broker, forwarding }) : undefined
+    // dials other replicas forward to this one (refused without the replica secret)
+    const replicaDials = new ReplicaDialServer({ secret: config.replica.secret, broker })
     // CDP connect: GET /v1/sessions/:sessionId/cdp with Upgrade (cdp/relay.ts)
     const cdp = new CdpRelay(services, plane?.nodes)
     app.server.on('upgrade', (req, socket, head) => {
       if (broker.handleUpgrade(req, socket, head)) return
       if (relay?.handleUpgrade(req, socket, head)) return
+      if (replicaDials.handleUpgrade(req, socket, head)) return
       if (cdp.handleUpgrade(req, socket, head)) return
       socket.destroy()
     })
     app.addHook('onReady', async () => {
+      // registered and listening before any daemon can join through this replica
+      await replica.start()
+      await fanout.start()
       await live?.start()
       // the operator's copy of the networks catches up with the table (never throws: repaired later)
       await networkResources.start()
@@ -194,10 +212,20 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
       countPublisher?.start()
       void countPublisher?.refresh()
     })
-    app.addHook('onClose', async () => {
+    // WebSockets are not HTTP requests: the server's close would wait for them forever. They go
+    // first — daemons are told to rejoin (they find another replica), streams end — while the
+    // requests in flight drain.
+    app.addHook('preClose', async () => {
       relay?.close()
+      replicaDials.close()
       cdp.close()
       await broker.close()
+    })
+    app.addHook('onClose', async () => {
+      await broker.close() // a build that never became ready skips preClose
+      // then this replica's row goes: the daemons it held read offline until they rejoin
+      await fanout.stop()
+      await replica.stop()
       networkResources.stop()
       countPublisher?.stop()
       await live?.stop()

@@ -102,6 +102,10 @@ const schema = z.object({
   // a stalled database answers 503 quickly instead of holding requests (store/db.ts)
   NIGHTJAR_DB_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(2000),
   NIGHTJAR_DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(2000),
+  // replicas (replicas/): the channel a replica forwards a tunnel dial over to the replica holding the daemon
+  NIGHTJAR_REPLICA_SECRET: z.string().regex(/^[\x21-\x7e]{32,512}$/, 'must be 32-512 printable characters without spaces').optional(),
+  NIGHTJAR_REPLICA_ADDRESS: z.url({ protocol: /^https?$/ }).optional(),
+  NIGHTJAR_REPLICA_HEARTBEAT_SECONDS: z.coerce.number().int().min(1).max(300).default(5),
 })
 
 export type Config = {
@@ -150,6 +154,13 @@ export type Config = {
   }
   lifetimes: { idleTimeoutSecs: number; maxDurationSecs: number }
   db: { queryTimeoutMs: number; connectTimeoutMs: number }
+  /**
+   * Replicas: every api-server process registers itself and heartbeats; a tunnel dial that
+   * lands on a replica without the network's daemon is forwarded to the one holding it, over
+   * the replica channel (address + shared secret; without both this replica never forwards
+   * and refuses forwarded dials).
+   */
+  replica: { secret?: string; address?: string; heartbeatMs: number }
 }
 
 
@@ -163,6 +174,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const e = parsed.data
   if (e.NIGHTJAR_KMS_PROVIDER === 'aws' && !e.NIGHTJAR_KMS_KEY_ID) {
     throw new ConfigError('invalid configuration: NIGHTJAR_KMS_KEY_ID: required when NIGHTJAR_KMS_PROVIDER=aws')
+  }
+  if (Boolean(e.NIGHTJAR_REPLICA_SECRET) !== Boolean(e.NIGHTJAR_REPLICA_ADDRESS)) {
+    // one without the other would forward nowhere or accept nothing: say so at start, not at the first dial
+    const missing = e.NIGHTJAR_REPLICA_SECRET ? 'NIGHTJAR_REPLICA_ADDRESS' : 'NIGHTJAR_REPLICA_SECRET'
+    throw new ConfigError(`invalid configuration: ${missing}: required when ${missing === 'NIGHTJAR_REPLICA_ADDRESS' ? 'NIGHTJAR_REPLICA_SECRET' : 'NIGHTJAR_REPLICA_ADDRESS'} is set`)
   }
   const dataDir = resolve(e.NIGHTJAR_DATA_DIR)
   const shownHost = e.NIGHTJAR_HOST === '0.0.0.0' || e.NIGHTJAR_HOST === '::' ? 'localhost' : e.NIGHTJAR_HOST
@@ -219,6 +235,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownDrainSecs: e.NIGHTJAR_SHUTDOWN_DRAIN_SECONDS,
     lifetimes: { idleTimeoutSecs: e.NIGHTJAR_SESSION_IDLE_TIMEOUT_SECONDS, maxDurationSecs: e.NIGHTJAR_SESSION_MAX_DURATION_SECONDS },
     db: { queryTimeoutMs: e.NIGHTJAR_DB_QUERY_TIMEOUT_MS, connectTimeoutMs: e.NIGHTJAR_DB_CONNECT_TIMEOUT_MS },
+    replica: { secret: e.NIGHTJAR_REPLICA_SECRET, address: e.NIGHTJAR_REPLICA_ADDRESS?.replace(/\/+$/, ''), heartbeatMs: e.NIGHTJAR_REPLICA_HEARTBEAT_SECONDS * 1000 },
   }
 }
 

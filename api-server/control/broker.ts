@@ -106,6 +106,7 @@ export class TunnelBroker {
   private readonly heartbeatMs: number
   private readonly heartbeatTimeoutMs: number
   private closed = false
+  private closing: Promise<void> | undefined
   private readonly joinGate?: JoinGate
 
   constructor(opts: BrokerOptions) {
@@ -279,6 +280,11 @@ export class TunnelBroker {
       .sort((a, b) => b.reg.connectedSince.localeCompare(a.reg.connectedSince))
   }
 
+  /** Networks with at least one daemon connected here. */
+  networksHeld(): string[] {
+    return [...new Set([...this.daemons.values()].map((d) => d.reg.networkId))]
+  }
+
   /** Per-daemon tunnel counters (metrics, tests): open streams and bytes queued on the socket. */
   sessionStats(networkId: string): Array<{ daemonId: string; streams: number; pendingOpens: number; bufferedOut: number }> {
     return this.online(networkId).map((d) => ({ daemonId: d.reg.daemonId, ...d.session.stats() }))
@@ -320,11 +326,14 @@ export class TunnelBroker {
 
   /** Stop accepting daemons and close every connection. */
   async close(): Promise<void> {
-    this.closed = true
-    for (const d of [...this.daemons.values()]) d.session.close(1001, 'server shutting down')
-    for (const ws of this.wss.clients) ws.terminate()
-    await Promise.allSettled([...this.hookChains.values()])
-    await new Promise<void>((r) => this.wss.close(() => r()))
+    this.closing ??= (async () => {
+      this.closed = true
+      for (const d of [...this.daemons.values()]) d.session.close(1001, 'server shutting down')
+      for (const ws of this.wss.clients) ws.terminate()
+      await Promise.allSettled([...this.hookChains.values()])
+      await new Promise<void>((r) => this.wss.close(() => r()))
+    })()
+    return this.closing
   }
 
   private log(level: 'info' | 'warn', msg: string, fields?: Record<string, unknown>): void {

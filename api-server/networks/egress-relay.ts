@@ -2,39 +2,40 @@
 // WebSocket per local connection to /ws/egress?session=…&host=…&port=…, with its
 // per-session node token as Bearer. The relay checks the token against the node
 // directory, the target against the session's launch-time declared hosts, then
-// dials through a daemon of the session's network and pipes bytes both ways.
+// dials through a daemon of the session's network and pipes bytes both ways. When no
+// daemon of the network is held by this replica, the dial is forwarded to the replica that
+// holds one (replicas/channel.ts), which answers on the same wire.
 //
-// Outcome on the socket: a text frame "open" then raw bytes; or a close with
-// 4403 not_declared, 4404 no network, 4502 refused/unreachable/error,
+// Outcome on the socket (tunnel/ws-dial.ts): a text frame "open" then raw bytes; or a close
+// with 4403 not_declared, 4404 no network, 4502 refused/unreachable/error,
 // 4503 no daemon online, 4504 timeout.
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
-import { WebSocketServer, createWebSocketStream, type WebSocket } from 'ws'
+import { WebSocketServer, type WebSocket } from 'ws'
 import type { SessionPlane } from '../sessions/plane.ts'
 import type { TunnelBroker } from '../control/broker.ts'
 import { hostAllowed } from '../../contracts/hosts.ts'
 import { safeEqual } from '../../contracts/ids.ts'
 import { isTunnelError } from '../../tunnel/errors.ts'
+import { acceptDial, DialError, refuseDial } from '../../tunnel/ws-dial.ts'
 import { upgradeErrors, upgradeRefusal } from '../../contracts/errors.ts'
+import { forwardDial } from '../replicas/channel.ts'
+import type { PeerReplica } from '../replicas/registry.ts'
 
 export const EGRESS_PATH = '/ws/egress'
 
-export const EGRESS_CLOSE = {
-  not_declared: 4403,
-  no_network: 4404,
-  refused: 4502,
-  unreachable: 4502,
-  error: 4502,
-  reset: 4502,
-  closed: 4502,
-  no_daemon: 4503,
-  timeout: 4504,
-} as const
+/** Forwarding to the replica that holds a network's daemon (absent: one replica, never forwards). */
+export interface DialForwarding {
+  /** the live replica holding the network's newest online daemon, when it is not this one */
+  ownerOf(networkId: string): Promise<PeerReplica | undefined>
+  secret: string
+  timeoutMs?: number
+}
 
 export class EgressRelay {
   private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false })
 
-  constructor(private readonly deps: { plane: SessionPlane; broker: TunnelBroker }) {}
+  constructor(private readonly deps: { plane: SessionPlane; broker: Pick<TunnelBroker, 'dial'>; forwarding?: DialForwarding }) {}
 
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
     const url = new URL(req.url ?? '/', 'http://x')
@@ -56,30 +57,36 @@ export class EgressRelay {
     }
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       // the session lookup failing (the cluster API, say) closes this one stream with an error code: never an unhandled rejection
-      this.relay(ws, sessionId, host, port).catch(() => ws.close(EGRESS_CLOSE.error, 'error'))
+      this.relay(ws, sessionId, host, port).catch(() => refuseDial(ws, 'error'))
     })
   }
 
   private async relay(ws: WebSocket, sessionId: string, host: string, port: number) {
     const session = await this.deps.plane.sessions.get(sessionId)
     const networkId = session?.spec.networkRef?.name
-    if (!session || !networkId) return ws.close(EGRESS_CLOSE.no_network, 'no network')
+    if (!session || !networkId) return refuseDial(ws, 'no_network')
     // the launch-time list, exactly as the pod was configured with it
-    if (!hostAllowed(host, port, session.spec.declaredHosts)) return ws.close(EGRESS_CLOSE.not_declared, 'not_declared')
+    if (!hostAllowed(host, port, session.spec.declaredHosts)) return refuseDial(ws, 'not_declared')
     let stream
     try {
-      stream = await this.deps.broker.dial(networkId, host, port)
+      stream = await this.dial(networkId, host, port)
     } catch (e) {
-      const code = isTunnelError(e) ? e.code : 'error'
-      return ws.close(EGRESS_CLOSE[code as keyof typeof EGRESS_CLOSE] ?? 4502, code)
+      return refuseDial(ws, isTunnelError(e) || e instanceof DialError ? e.code : 'error')
     }
-    if (ws.readyState !== ws.OPEN) return stream.destroy()
-    ws.send('open')
-    const local = createWebSocketStream(ws)
-    local.on('error', () => stream.destroy())
-    stream.on('error', () => local.destroy())
-    local.pipe(stream)
-    stream.pipe(local)
+    acceptDial(ws, stream)
+  }
+
+  /** through a daemon held here; else through the replica holding one; else no_daemon */
+  private async dial(networkId: string, host: string, port: number) {
+    try {
+      return await this.deps.broker.dial(networkId, host, port)
+    } catch (e) {
+      const fwd = this.deps.forwarding
+      if (!fwd || !isTunnelError(e, 'no_daemon')) throw e
+      const owner = await fwd.ownerOf(networkId)
+      if (!owner) throw e
+      return forwardDial(owner, fwd.secret, { networkId, host, port, timeoutMs: fwd.timeoutMs ?? 15_000 })
+    }
   }
 
   close(): void {

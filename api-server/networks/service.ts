@@ -7,7 +7,9 @@ import { recordAudit } from '../audit/audit.ts'
 import { errors } from '../../contracts/errors.ts'
 import { parseHostPattern, formatHostPattern } from '../../contracts/hosts.ts'
 import type { NetworkDirectory } from '../sessions/directories.ts'
-import { countDaemons, type DaemonChanges } from './counts.ts'
+import { countDaemons, daemonStates, type DaemonChanges } from './counts.ts'
+import type { ReplicaRegistry } from '../replicas/registry.ts'
+import type { TunnelFanout } from '../replicas/fanout.ts'
 import type { NetworkResources } from './resources.ts'
 import * as store from './store.ts'
 
@@ -24,20 +26,17 @@ export interface NetworkView {
  * only the database (and the change feed), so they exist before the broker, which exists
  * before LocalReach: no cycle, nothing plugged in later.
  */
-export function daemonRegistry(deps: { db: Db; changes: DaemonChanges }): Pick<BrokerOptions, 'authenticate' | 'onRegister' | 'onDisconnect' | 'loadDeclaredHosts'> {
-  const { db, changes } = deps
+export function daemonRegistry(deps: { db: Db; changes: DaemonChanges; replicaId: string }): Pick<BrokerOptions, 'authenticate' | 'onRegister' | 'onDisconnect' | 'loadDeclaredHosts'> {
+  const { db, changes, replicaId } = deps
   return {
     authenticate: (ref, token) => store.authenticateJoin(db, ref, token),
-    loadDeclaredHosts: async (networkId) => {
-      const r = await db.query('select declared_hosts from networks where id = $1', [networkId])
-      return (r.rows[0]?.declared_hosts as string[] | undefined) ?? []
-    },
+    loadDeclaredHosts: (networkId) => store.declaredHostsOf(db, networkId),
     onRegister: async (reg) => {
-      await store.upsertDaemon(db, reg)
+      await store.upsertDaemon(db, { ...reg, replicaId })
       changes.notify(reg.networkId)
     },
     onDisconnect: async (d) => {
-      await store.markDaemonOffline(db, d.networkId, d.daemonId)
+      await store.markDaemonOffline(db, d.networkId, d.daemonId, replicaId)
       changes.notify(d.networkId)
     },
   }
@@ -49,6 +48,10 @@ export interface LocalReachDeps {
   broker: TunnelBroker
   /** the operator's copy of each network (NO_NETWORK_RESOURCES without a session plane) */
   resources: NetworkResources
+  /** this replica, for whose daemons the broker's word counts */
+  replica: Pick<ReplicaRegistry, 'id' | 'deadAfterSql'>
+  /** changes every replica's daemons must hear (declared hosts, rejoin) */
+  fanout: Pick<TunnelFanout, 'hostsChanged' | 'disconnect'>
 }
 
 export class LocalReach implements NetworkDirectory {
@@ -99,7 +102,7 @@ export class LocalReach implements NetworkDirectory {
   private async hostsChanged(orgId: string, actor: string, n: store.NetworkRow) {
     await this.deps.resources.sync(n.id)
     // live sessions keep their launch-time list; daemons re-check against the new one
-    this.deps.broker.pushDeclaredHosts(n.id, n.declaredHosts)
+    await this.deps.fanout.hostsChanged(n.id, n.declaredHosts)
     await recordAudit(this.deps.db, { orgId, actor, action: 'network.update', targetType: 'network', targetId: n.id })
     return this.view(n)
   }
@@ -111,24 +114,21 @@ export class LocalReach implements NetworkDirectory {
       return store.insertToken(c, n.id)
     })
     // daemons joined with the old token must rejoin, and fail with 401
-    this.deps.broker.disconnectNetwork(n.id, 'join token rotated')
+    await this.deps.fanout.disconnect(n.id, 'join token rotated')
     await recordAudit(this.deps.db, { orgId, actor, action: 'network.rotate_token', targetType: 'network', targetId: n.id })
     return { network: await this.view(n), token }
   }
 
   async delete(orgId: string, actor: string, id: string) {
     const n = await store.deleteNetworkRow(this.deps.db, orgId, id)
-    this.deps.broker.disconnectNetwork(n.id, 'network deleted')
+    await this.deps.fanout.disconnect(n.id, 'network deleted')
     await this.deps.resources.sync(n.id)
     await recordAudit(this.deps.db, { orgId, actor, action: 'network.delete', targetType: 'network', targetId: n.id })
   }
 
   async daemons(orgId: string, id: string) {
     const n = await store.getNetwork(this.deps.db, orgId, id)
-    const live = new Map(this.deps.broker.listDaemons(n.id).map((d) => [d.id, d]))
-    return (await store.daemonRows(this.deps.db, n.id)).map((d) => ({
-      id: d.id, host: d.host, version: d.version, connectedSince: live.get(d.id)?.connectedSince ?? d.connectedSince, reachable: live.get(d.id)?.reachable ?? false,
-    }))
+    return daemonStates(this.deps, n.id)
   }
 
   /**

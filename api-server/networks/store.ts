@@ -97,6 +97,12 @@ export async function appendDeclaredHost(db: Queryable, orgId: string, id: strin
   return null
 }
 
+/** the declared hosts as the table has them now (any org: the broker's lookup by network id) */
+export async function declaredHostsOf(db: Queryable, networkId: string): Promise<string[]> {
+  const r = await db.query('select declared_hosts from networks where id = $1', [networkId])
+  return (r.rows[0]?.declared_hosts as string[] | undefined) ?? []
+}
+
 export async function revokeTokens(db: Queryable, networkId: string): Promise<void> {
   await db.query('update network_join_tokens set revoked_at = now() where network_id = $1 and revoked_at is null', [networkId])
 }
@@ -120,21 +126,54 @@ export async function authenticateJoin(db: Queryable, ref: string, token: string
 
 // --- daemon registry --------------------------------------------------------------
 
-export async function upsertDaemon(db: Queryable, d: { networkId: string; orgId: string; daemonId: string; host: string; version: string; connectedSince: string }) {
+export async function upsertDaemon(db: Queryable, d: { networkId: string; orgId: string; daemonId: string; host: string; version: string; connectedSince: string; replicaId: string }) {
+  // a daemon that reconnected to another replica moves its row there
   await db.query(
-    `insert into network_daemons (id, network_id, org_id, host, version, connected_since, online) values ($1,$2,$3,$4,$5,$6,true)
-     on conflict (network_id, id) do update set host = excluded.host, version = excluded.version, connected_since = excluded.connected_since, online = true, last_seen_at = now()`,
-    [d.daemonId, d.networkId, d.orgId, d.host.slice(0, 200), d.version.slice(0, 50), d.connectedSince],
+    `insert into network_daemons (id, network_id, org_id, host, version, connected_since, online, replica_id) values ($1,$2,$3,$4,$5,$6,true,$7)
+     on conflict (network_id, id) do update set host = excluded.host, version = excluded.version, connected_since = excluded.connected_since, online = true, last_seen_at = now(), replica_id = excluded.replica_id`,
+    [d.daemonId, d.networkId, d.orgId, d.host.slice(0, 200), d.version.slice(0, 50), d.connectedSince, d.replicaId],
   )
 }
 
-export async function markDaemonOffline(db: Queryable, networkId: string, daemonId: string) {
-  await db.query('update network_daemons set online = false, last_seen_at = now() where network_id = $1 and id = $2', [networkId, daemonId])
+/** Offline, unless the daemon has moved to another replica meanwhile (its old socket closing late must not undo the move). */
+export async function markDaemonOffline(db: Queryable, networkId: string, daemonId: string, replicaId: string) {
+  await db.query('update network_daemons set online = false, last_seen_at = now() where network_id = $1 and id = $2 and replica_id = $3', [networkId, daemonId, replicaId])
 }
 
-/** Offline daemons are forgotten after an hour so one-off ids do not pile up. */
-export async function daemonRows(db: Queryable, networkId: string) {
-  await db.query(`delete from network_daemons where network_id = $1 and not online and last_seen_at < now() - interval '1 hour'`, [networkId])
-  const r = await db.query('select * from network_daemons where network_id = $1 order by connected_since', [networkId])
-  return r.rows.map((x) => ({ id: x.id as string, host: x.host as string, version: x.version as string, connectedSince: new Date(x.connected_since).toISOString(), online: x.online as boolean }))
+export interface DaemonRow {
+  id: string
+  host: string
+  version: string
+  connectedSince: string
+  /** the replica holding its WebSocket (null: registered before replicas were recorded) */
+  replicaId: string | null
+  /** online, on a replica whose heartbeat is fresh */
+  live: boolean
+}
+
+/**
+ * A network's daemons. A daemon is live while its row says online and its replica still
+ * heartbeats (`deadAfter`, an SQL interval): a killed replica cannot mark its daemons offline.
+ * Offline daemons, and daemons of replicas gone for good, are forgotten after an hour so
+ * one-off ids do not pile up.
+ */
+export async function daemonRows(db: Queryable, networkId: string, deadAfter: string): Promise<DaemonRow[]> {
+  await db.query(
+    `delete from network_daemons d where d.network_id = $1 and d.last_seen_at < now() - interval '1 hour'
+      and (not d.online or not exists (select 1 from api_replicas r where r.id = d.replica_id))`,
+    [networkId],
+  )
+  const r = await db.query(
+    `select d.*, (d.online and r.heartbeat_at > now() - $2::interval) as live from network_daemons d
+       left join api_replicas r on r.id = d.replica_id where d.network_id = $1 order by d.connected_since`,
+    [networkId, deadAfter],
+  )
+  return r.rows.map((x) => ({
+    id: x.id as string,
+    host: x.host as string,
+    version: x.version as string,
+    connectedSince: new Date(x.connected_since).toISOString(),
+    replicaId: (x.replica_id as string | null) ?? null,
+    live: x.live === true,
+  }))
 }

@@ -38,7 +38,7 @@ export const FAMILIES: Record<Family, { title: string; wire: string; builder: st
   api: { title: 'Service errors (REST, MCP tool results, node API)', wire: '`{"error":{"code","message","reason"?}}` (node fill refusals add `host` / `field_kind`); MCP tool errors carry the same body with `status` in `structuredContent`', builder: 'errors' },
   oauth: { title: 'OAuth endpoints (RFC 6749)', wire: '`{"error","error_description"}`; the authorization endpoint sends the pair as redirect parameters', builder: 'oauthErrors' },
   page: { title: 'Console and OAuth pages', wire: 'an HTML page showing the message (a client that does not ask for HTML gets the JSON 429 above instead of a 429 page)', builder: 'pageErrors' },
-  upgrade: { title: 'WebSocket upgrades (/ws/control, /ws/egress, CDP)', wire: 'plain-text HTTP response before any WebSocket exists', builder: 'upgradeErrors' },
+  upgrade: { title: 'WebSocket upgrades (/ws/control, /ws/egress, CDP, /internal/tunnel)', wire: 'plain-text HTTP response before any WebSocket exists', builder: 'upgradeErrors' },
   rpc: { title: 'MCP protocol (JSON-RPC)', wire: 'JSON-RPC `error` `{code, message, data?}`; `data` is `{status, error}` like a tool error', builder: 'rpcErrors' },
 }
 

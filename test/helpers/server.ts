@@ -63,6 +63,8 @@ export async function startTestServer(
     listenHost?: string
     /** another replica: share this server's database instead of creating one */
     sharing?: TestServer
+    /** join the replica channel with this shared secret (the address is this server's own URL) */
+    replicaSecret?: string
   } = {},
 ): Promise<TestServer> {
   const testDb = opts.sharing?.testDb ?? await createTestDb(t)
@@ -75,6 +77,7 @@ export async function startTestServer(
     NIGHTJAR_DATA_DIR: dataDir,
     NIGHTJAR_LOG_LEVEL: 'info',
     NIGHTJAR_WARM_POOL_SIZE: '1',
+    ...(opts.replicaSecret ? { NIGHTJAR_REPLICA_SECRET: opts.replicaSecret, NIGHTJAR_REPLICA_ADDRESS: `http://127.0.0.1:${port}` } : {}),
     ...opts.env,
   })
   let logText = ''
