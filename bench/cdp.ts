@@ -4,7 +4,8 @@
 // → close + session_end — against what a client pays for its own browser: chromium.launch
 // → newPage → goto → close. Runs alternate one by one, so a load change on this shared
 // machine hits both sides alike; the pool is given time to refill between runs (not timed),
-// as between an agent's sessions.
+// as between an agent's sessions, and each side starts only once the pool is full and no pod
+// is launching or exiting (so neither pays for the other's clean-up).
 import { chromium } from 'playwright-core'
 import { startBench, percentile, progress, ms, type Bench } from './harness.ts'
 import { CHROMIUM_TEST_ARGS } from '../test/helpers/chromium.ts'
@@ -18,10 +19,12 @@ const PAGE = 'data:text/html,' + encodeURIComponent(
 )
 
 const unclaimed = (b: Bench) => b.plane.pods.processes().filter((p) => !p.sessionId && p.state === 'running').length
+const busy = (b: Bench) => b.plane.pods.processes().some((p) => p.state === 'starting' || p.state === 'terminating')
 
-async function waitForWarmPod(b: Bench) {
+/** the pool full and no pod launching or exiting: each side's run starts on a quiet machine */
+async function waitForQuietPool(b: Bench) {
   const deadline = Date.now() + 60_000
-  while (unclaimed(b) < 1) {
+  while (unclaimed(b) < POOL || busy(b)) {
     if (Date.now() > deadline) throw new Error('the warm pool did not refill')
     await new Promise((r) => setTimeout(r, 20))
   }
@@ -44,7 +47,7 @@ export async function benchCdp(): Promise<Array<Record<string, string | number>>
     const release: number[] = []
     const raw: number[] = []
     const viaCdp = async (record: boolean) => {
-      await waitForWarmPod(b)
+      await waitForQuietPool(b)
       const t0 = performance.now()
       const session = await api(b, 'POST', '/v1/sessions', {})
       const { url } = await api(b, 'GET', `/v1/sessions/${session.id}/cdp`)
@@ -65,6 +68,7 @@ export async function benchCdp(): Promise<Array<Record<string, string | number>>
       release.push(t4 - t3)
     }
     const rawLaunch = async (record: boolean) => {
+      await waitForQuietPool(b) // the pool's refill after our session must not land on the baseline
       const t0 = performance.now()
       const browser = await chromium.launch({ executablePath: process.env.NIGHTJAR_CHROMIUM_PATH || '/usr/bin/chromium', args: CHROMIUM_TEST_ARGS })
       const page = await browser.newPage()

@@ -47,6 +47,13 @@ export interface EmbeddedPodRuntimeOptions {
   poolWindowMs?: number
   /** pool pods launching at once (default 2): a refill never thrashes the CPU */
   poolLaunchConcurrency?: number
+  /**
+   * After a claim that leaves a warm pod in the pool, the refill waits this long (default
+   * 1 s): a Chromium launch takes a core-second, and the session just claimed is in its
+   * latency-critical first steps (connect, first navigation) on the same cores. A claim that
+   * empties the pool refills at once — the next start would be cold otherwise.
+   */
+  poolRefillDelayMs?: number
   /** source of pass-through variables (default process.env) */
   env?: NodeJS.ProcessEnv
   /** extra variables for every pod (tests use it to steer the fake pod) */
@@ -102,6 +109,8 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
   private seq = 0
   private poolFailures = 0
   private refillTimer?: NodeJS.Timeout
+  private deferredRefill?: NodeJS.Timeout
+  private readonly poolRefillDelayMs: number
   private shrinkTimer?: NodeJS.Timeout
   private closed = false
 
@@ -111,6 +120,7 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
     this.poolMax = Math.max(this.poolSize, opts.poolMax ?? this.poolSize)
     this.poolWindowMs = opts.poolWindowMs ?? 120_000
     this.poolLaunchConcurrency = Math.max(1, opts.poolLaunchConcurrency ?? 2)
+    this.poolRefillDelayMs = opts.poolRefillDelayMs ?? 1000
     this.readyTimeoutMs = opts.readyTimeoutMs ?? 60_000
     this.configureTimeoutMs = opts.configureTimeoutMs ?? 30_000
     this.killGraceMs = opts.killGraceMs ?? 5_000
@@ -141,7 +151,7 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
     this.bySession.set(config.sessionId, rec)
     this.log.info({ pod: rec.name, session: config.sessionId, warm }, 'pod claimed')
     if (config.browserKind === 'chromium') this.claims.push(Date.now())
-    this.refillPool()
+    this.refillAfterClaim()
 
     const configured = this.configure(rec)
     // a warm pod is configured right away, so the first reconcile can already report Live;
@@ -188,6 +198,7 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
   async shutdown(): Promise<void> {
     this.closed = true
     if (this.refillTimer) clearTimeout(this.refillTimer)
+    if (this.deferredRefill) clearTimeout(this.deferredRefill)
     if (this.shrinkTimer) clearTimeout(this.shrinkTimer)
     this.listeners.clear()
     const all = [...this.pods.values()]
@@ -213,6 +224,18 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
       peak = Math.max(peak, i - j + 1)
     }
     return Math.min(this.poolMax, Math.max(this.poolSize, peak))
+  }
+
+  /** a claim that left a warm pod behind lets the claimed session start on free cores first */
+  private refillAfterClaim(): void {
+    const warmLeft = [...this.pods.values()].some((r) => !r.sessionId && r.browserKind === 'chromium' && r.state === 'running')
+    if (!warmLeft || this.poolRefillDelayMs === 0) return this.refillPool()
+    if (this.deferredRefill) return
+    this.deferredRefill = setTimeout(() => {
+      this.deferredRefill = undefined
+      this.refillPool()
+    }, this.poolRefillDelayMs)
+    this.deferredRefill.unref()
   }
 
   /**

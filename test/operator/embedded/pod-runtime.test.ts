@@ -72,6 +72,20 @@ t.test('a claim takes a warm pod, configures it over the node API, and the pool 
   t.notOk(log.lines.some((l) => l.includes(access.token) || l.includes(access2.token)), 'tokens never logged')
 })
 
+t.test('a claim that leaves a warm pod lets the claimed session start before the refill; a claim that empties the pool refills at once', async (t) => {
+  const { rt } = runtime(t, { poolSize: 2, poolRefillDelayMs: 60_000 })
+  rt.start()
+  await waitFor(() => running(rt).length === 2, { what: 'warm pool', timeoutMs: POD_TIMEOUT })
+  const launching = () => rt.processes().filter((p) => p.state === 'starting').length
+  await rt.ensure(launch('nsess_first'), owner)
+  t.equal(running(rt).length, 1, 'one warm pod is left')
+  t.equal(launching(), 0, 'no Chromium launch competes with the session just claimed')
+  await rt.ensure(launch('nsess_second'), owner)
+  t.equal(running(rt).length, 0, 'the pool is empty')
+  t.ok(launching() > 0, 'so the refill starts at once: the next start would be cold otherwise')
+  await waitFor(() => running(rt).length === 2, { what: 'pool refilled', timeoutMs: POD_TIMEOUT })
+})
+
 t.test('a cold start reports Pending, then notifies and turns Ready', async (t) => {
   const { rt } = runtime(t, { poolSize: 0 })
   rt.start()
