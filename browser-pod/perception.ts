@@ -3,6 +3,10 @@
 // in clear (`- textbox "Password": S3cret`) and even folds it into a label's
 // accessible name (`- checkbox "remember S3cret"`), so we collect every password
 // field's live value in the same round trip and scrub each rendering of it.
+// A field that renders masked is redacted the same way, whatever its type: a text or
+// email field the secure fill typed into (field-mask.ts keeps it masked), or one the page
+// itself masks with -webkit-text-security. Judged by the computed style, so a page can
+// only ever make perception redact more, never less, than the screen shows.
 import type { Frame } from 'playwright-core'
 import type { NodeOutput } from '../contracts/node-api.ts'
 import { actionError } from './errors.ts'
@@ -57,7 +61,18 @@ function collectPageInfo(): PageInfo {
   const roots: Array<Document | ShadowRoot> = [document]
   while (roots.length) {
     for (const el of Array.from(roots.pop()!.querySelectorAll('*'))) {
-      if (el instanceof HTMLInputElement && el.type === 'password' && el.value) secrets.push(el.value)
+      if (el instanceof HTMLInputElement && el.type === 'password') {
+        if (el.value) secrets.push(el.value)
+      } else if (((el instanceof HTMLInputElement && /^(text|email|tel|search|url|number)$/.test(el.type)) || el instanceof HTMLTextAreaElement) && el.value) {
+        const security = getComputedStyle(el).getPropertyValue('-webkit-text-security')
+        if (security && security !== 'none') secrets.push(el.value)
+      } else if (el instanceof HTMLElement && el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable)) {
+        const security = getComputedStyle(el).getPropertyValue('-webkit-text-security')
+        if (security && security !== 'none') {
+          if (el.textContent) secrets.push(el.textContent)
+          if (el.innerText && el.innerText !== el.textContent) secrets.push(el.innerText)
+        }
+      }
       if (el.shadowRoot) roots.push(el.shadowRoot)
     }
   }

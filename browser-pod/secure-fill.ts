@@ -13,12 +13,18 @@
 // lost its context, so the call fails before any script runs, and the function itself
 // re-checks `location.origin` before typing. Nothing is typed through page-wide
 // keyboard events, which would land in whatever has focus after a navigation.
+//
+// What the field shows: from the fill onward the field renders masked (bullets), whatever
+// its type: fillInPage sets the mask in the same task as the text, and a watcher armed in
+// the field's frame just before keeps it there if the page rewrites or replaces the
+// element (field-mask.ts). The value itself stays in the DOM.
 import type { ElementHandle } from 'playwright-core'
 import { hostAllowed } from '../contracts/hosts.ts'
 import { ApiError, errors } from '../contracts/errors.ts'
 import type { EditableKind, SecureTypeInput, SecureTypeResult } from '../contracts/node-api.ts'
 import { isTimeout } from './errors.ts'
 import { beginFill } from './cdp-proxy.ts'
+import { armFieldMask, MASK_PROPERTY, MASK_VALUE, type ArmedMask } from './field-mask.ts'
 import type { PodSession } from './session.ts'
 
 interface Inspection {
@@ -81,16 +87,29 @@ export async function fillElement(handle: ElementHandle, allowlist: readonly str
   // 2. Is it a field a secret belongs in?
   if (!seen.editable) throw errors.credentialFieldDenied(seen.kind)
 
-  // 3. Type, atomically with a re-check of the origin inside the same document.
+  // 3. Arm the mask watcher in the field's frame before the page gets anything: a secret
+  // that could not be kept masked is not typed (fail closed).
+  let mask: ArmedMask
+  try {
+    mask = await armFieldMask(frame, value)
+  } catch {
+    if (frame.isDetached()) throw navigated()
+    throw errors.internal()
+  }
+
+  // 4. Type, atomically with a re-check of the origin inside the same document.
   let outcome: string
   beforeType?.()
   try {
-    outcome = await handle.evaluate(fillInPage, [seen.origin, value.toString('utf8')] as [string, string])
+    outcome = await handle.evaluate(fillInPage, [seen.origin, value.toString('utf8'), MASK_PROPERTY, MASK_VALUE] as [string, string, string, string])
   } catch {
     outcome = 'navigated'
   }
   if (outcome === 'navigated') throw navigated()
   if (outcome !== 'ok') throw errors.credentialFieldDenied(outcome)
+  // the watcher finds the field by its value even when no event reached it (a page
+  // listener that stopped the input event, a re-render inside the fill's own task)
+  await mask.rescan().catch(() => {}) // the fill's inline mask is on already; a frame gone since holds nothing
   return { ok: true, fieldKind: seen.kind as EditableKind, host: live!.host }
 }
 
@@ -144,12 +163,15 @@ function inspectInPage(el: Element): Inspection {
 }
 
 /** Returns 'ok', 'navigated', or a field kind when the element cannot take focus. */
-function fillInPage(el: Element, [expectedOrigin, value]: [string, string]): string {
+function fillInPage(el: Element, [expectedOrigin, value, maskProperty, maskValue]: [string, string, string, string]): string {
   if (location.origin !== expectedOrigin || !el.isConnected || el.ownerDocument !== document) return 'navigated'
   const target = el as HTMLInputElement | HTMLTextAreaElement | HTMLElement
   target.focus()
   // getRootNode: a field inside a shadow root is that root's activeElement
   if ((target.getRootNode() as Document | ShadowRoot).activeElement !== target) return 'unfocusable'
+  // Masked before the value lands, in the same task: no frame shows it (field-mask.ts).
+  // Password fields too, so a "show password" toggle that switches the type keeps bullets.
+  target.style.setProperty(maskProperty, maskValue, 'important')
   if (target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement) {
     target.select()
   } else {

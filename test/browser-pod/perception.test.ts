@@ -30,13 +30,17 @@ t.test('perceive masks tricky password values (real Chromium)', async (t) => {
     <label><input type=checkbox> keep <input type=password id=b aria-label=again></label>
     <div id=host></div>
     <iframe srcdoc="<input type=password id=c aria-label=inner>"></iframe>
+    <input id=d aria-label=masked style="-webkit-text-security: disc">
+    <textarea id=e aria-label=notes style="-webkit-text-security: square"></textarea>
     <script>document.getElementById('host').attachShadow({ mode: 'open' }).innerHTML = '<input type=password aria-label=shadow>'</script>`
   await c.drive('navigate', { url: 'data:text/html,' + encodeURIComponent(html) })
-  const values = { a: '-lead: "quoted" \\ sec', b: 'Label Folded Secret', c: 'FrameSecret99', shadow: 'ShadowSecret42' }
+  const values = { a: '-lead: "quoted" \\ sec', b: 'Label Folded Secret', c: 'FrameSecret99', shadow: 'ShadowSecret42', d: 'MaskedText77', e: 'MaskedNotes88' }
   await c.drive('act', { verb: 'type', selector: '#a', text: values.a })
   await c.drive('act', { verb: 'type', selector: '#b', text: values.b })
   await c.drive('act', { verb: 'type', selector: 'iframe >> internal:control=enter-frame >> #c', text: values.c })
   await c.drive('act', { verb: 'type', selector: '#host input', text: values.shadow })
+  await c.drive('act', { verb: 'type', selector: '#d', text: values.d })
+  await c.drive('act', { verb: 'type', selector: '#e', text: values.e })
   const p = await c.drive('perceive', {})
   const all = p.snapshot + '\n' + p.text
   for (const [k, v] of Object.entries(values)) {
@@ -44,4 +48,6 @@ t.test('perceive masks tricky password values (real Chromium)', async (t) => {
     t.ok(!all.includes(v) && !all.includes(n) && !all.includes(JSON.stringify(n).slice(1, -1)), `${k} is masked`)
   }
   t.match(p.snapshot, /- textbox "Password": ••••••••/)
+  t.match(p.snapshot, /- textbox "masked": ••••••••/, 'a text field that renders masked is redacted like a password')
+  t.match(p.snapshot, /- textbox "notes": ••••••••/)
 })

@@ -9,6 +9,7 @@ import { startPod } from '../../browser-pod/pod.ts'
 import { fillElement } from '../../browser-pod/secure-fill.ts'
 import { startPublicWeb } from '../helpers/netns.ts'
 import { newToken, publicAliases } from './harness.ts'
+import { waitFor } from '../helpers/wait.ts'
 
 const CANARY = 'Canary-S3cret-7f1d9'
 
@@ -51,6 +52,11 @@ t.test('secure fill at the node', async (t) => {
       (el, c) => (el as HTMLInputElement).value === c || el.textContent === c,
       CANARY,
     )
+  /** the element's computed -webkit-text-security: 'disc' once the fill masked it (field-mask.ts) */
+  const security = (selector: string, frameSel?: string) =>
+    (frameSel ? page().frameLocator(frameSel).locator(selector) : page().locator(selector)).evaluate((el) =>
+      getComputedStyle(el).getPropertyValue('-webkit-text-security'),
+    )
   const isEmpty = (selector: string, frameSel?: string) =>
     (frameSel ? page().frameLocator(frameSel).locator(selector) : page().locator(selector)).evaluate((el) => (el as HTMLInputElement).value === '')
 
@@ -77,6 +83,13 @@ t.test('secure fill at the node', async (t) => {
     t.same(await fill('#editable', ['example.com']), { ok: true, fieldKind: 'contenteditable', host: 'login.example.com' })
     t.ok(await holdsCanary('#notes'))
     t.ok(await holdsCanary('#editable'), 'contenteditable content replaced, not appended')
+    for (const sel of ['#user', '#email', '#notes', '#editable', '#shadow-host #shadow-pw']) {
+      t.equal(await security(sel), 'disc', `${sel} renders masked after the fill`)
+    }
+    t.equal(await security('#disabled'), 'none', 'a field that was not filled is left alone')
+    const seen = await client.drive('perceive', {})
+    t.notOk(JSON.stringify(seen).includes(CANARY), 'perception never shows it')
+    t.match(seen.snapshot, /- textbox "Username": ••••••••/)
   })
 
   t.test('[ERR-11] [EV-03] a redirect from an allowed host to a foreign host is refused', async (t) => {
@@ -142,6 +155,21 @@ t.test('secure fill at the node', async (t) => {
     const r = await fill('#login-frame >> internal:control=enter-frame >> #pw', ['login.example.com'])
     t.same(r, { ok: true, fieldKind: 'password', host: 'login.example.com' })
     t.ok(await holdsCanary('#pw', '#login-frame'))
+    t.same(await fill('#login-frame >> internal:control=enter-frame >> #user', ['login.example.com']), { ok: true, fieldKind: 'text', host: 'login.example.com' })
+    t.equal(await security('#user', '#login-frame'), 'disc', 'a field in a same-site frame renders masked')
+  })
+
+  t.test('a cross-site login frame (its own renderer process) is masked in that frame', async (t) => {
+    await client.drive('navigate', { url: 'http://example.com/frame-foreign.html' })
+    await page().frameLocator('#login-frame').locator('#user').waitFor()
+    const r = await fill('#login-frame >> internal:control=enter-frame >> #user', ['evil-example.com'])
+    t.same(r, { ok: true, fieldKind: 'text', host: 'evil-example.com' })
+    t.ok(await holdsCanary('#user', '#login-frame'))
+    t.equal(await security('#user', '#login-frame'), 'disc', 'renders masked')
+    // the frame's page rewrites the element: masked again (the watcher lives in the frame's own target)
+    await page().frameLocator('#login-frame').locator('#user').evaluate((el) => el.removeAttribute('style'))
+    await waitFor(async () => (await security('#user', '#login-frame')) === 'disc', { what: 'the mask back in the frame' })
+    t.pass('re-masked after the page removed the style')
   })
 
   t.test('a document that navigated away after the lookup gets nothing', async (t) => {
