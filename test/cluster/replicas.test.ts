@@ -59,7 +59,7 @@ t.test('three api-server replicas on a real control plane: tunnel owner routing,
   const api = (method: string, path: string, body?: unknown) => call(install.apiUrl, method, path, body)
   const replicaUrls = async () => {
     const pods = (await kubectlJson(['-n', ns, 'get', 'pods', '-l', 'app.kubernetes.io/component=api-server'])).items
-    return pods.filter((p: any) => !p.metadata.deletionTimestamp && p.status.podIP && p.status.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True')).map((p: any) => `http://${p.status.podIP}:8080`)
+    return pods.filter((p: any) => !p.metadata.deletionTimestamp && p.status.podIP && p.status.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True')).map((p: any) => `http://${p.status.podIP}:8080`) as string[]
   }
   /** the replica (its address) holding the network's daemon now, from the registry */
   const ownerOf = async (netId: string) => (await sql.query(
