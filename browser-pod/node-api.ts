@@ -19,6 +19,9 @@ import { actions } from './actions/index.ts'
 import { storageState } from './actions/storage.ts'
 import { secureType } from './secure-fill.ts'
 import type { CdpProxy } from './cdp-proxy.ts'
+import { NODE_LIVE_PATH } from '../contracts/operations/live-view.ts'
+import { driveContracts } from '../contracts/operations/drive.ts'
+import { liveView } from './screencast.ts'
 import type { PodSession } from './session.ts'
 
 const MAX_BODY = 16 * 1024 * 1024 // a storageState can be large
@@ -32,10 +35,21 @@ const handlers: { [N in NodeRouteName]: Handler<N> } = {
     await s.configure(i)
     return { ok: true, sessionId: i.sessionId }
   },
-  secure_type: secureType,
+  // the live view streams nothing while a secret is being typed (screencast.ts)
+  secure_type: async (s, i) => {
+    const resume = liveView(s).pause()
+    try {
+      return await secureType(s, i)
+    } finally {
+      resume()
+    }
+  },
   storage_state: storageState,
   ...actions,
 }
+
+/** The agent's calls a live viewer sees as "agent acting": every driving route and the fill. */
+const ACTING_PATHS: ReadonlySet<string> = new Set([...driveContracts.map((c) => c.node.path), nodeRoutes.secure_type.path])
 
 interface Route extends NodeRoute {
   handle: (session: PodSession, input: unknown) => Promise<unknown> | unknown
@@ -74,7 +88,12 @@ export function createNodeApi(opts: NodeApiOptions): http.Server {
       if (!r) throw errors.noSuchRoute()
       if (req.method !== r.method) throw errors.methodNotAllowed(r.method).withHeaders({ allow: r.method })
       const input = parse(r, r.method === 'POST' ? await readBody(req) : Buffer.alloc(0))
-      send(res, 200, guard.scrub(await r.handle(opts.session, input), r.opaque))
+      const acted = ACTING_PATHS.has(path) ? liveView(opts.session).acting() : undefined
+      try {
+        send(res, 200, guard.scrub(await r.handle(opts.session, input), r.opaque))
+      } finally {
+        acted?.()
+      }
     } catch (e) {
       const err = e instanceof ApiError ? e : errors.internal()
       if (!(e instanceof ApiError)) {
@@ -92,10 +111,19 @@ export function createNodeApi(opts: NodeApiOptions): http.Server {
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy())
     if (!authorized(req.headers.authorization, digest)) return void socket.end(upgradeRefusal(upgradeErrors.cdpNodeUnauthorized()))
+    // the console's live view (screencast.ts), relayed by the api-server
+    if ((req.url ?? '').split('?')[0] === NODE_LIVE_PATH) return liveView(opts.session, log).handleUpgrade(req, socket, head)
     if ((req.url ?? '').split('?')[0] !== NODE_CDP_PATH) return void socket.destroy()
     if (!opts.cdp) return void socket.end(upgradeRefusal(upgradeErrors.cdpUnavailable()))
     opts.cdp.handleUpgrade(req, socket, head)
   })
+  // Live viewers' sockets are upgraded, so neither closeAllConnections nor close reaches
+  // them: closing the node API ends them first (pod.ts closes the CDP proxy itself).
+  const closeServer = server.close.bind(server)
+  server.close = ((cb?: (err?: Error) => void) => {
+    liveView(opts.session).close()
+    return closeServer(cb)
+  }) as typeof server.close
   // Longer than the client's idle timeout, so the client never reuses a socket the
   // server is about to close.
   server.keepAliveTimeout = 65_000

@@ -29,6 +29,7 @@ export const routes = {
   session_end: { method: 'DELETE', path: '/v1/sessions/:sessionId' },
   session_journal: { method: 'GET', path: '/v1/sessions/:sessionId/journal' },
   session_cdp: { method: 'GET', path: '/v1/sessions/:sessionId/cdp' },
+  request_human: { method: 'POST', path: '/v1/sessions/:sessionId/request-human' },
   navigate: { method: 'POST', path: '/v1/sessions/:sessionId/navigate' },
   perceive: { method: 'POST', path: '/v1/sessions/:sessionId/perceive' },
   act: { method: 'POST', path: '/v1/sessions/:sessionId/act' },
@@ -143,6 +144,8 @@ export function methods(call: Call) {
       journal: (sessionId: In<'session_journal'>['sessionId'], input: Omit<In<'session_journal'>, 'sessionId'> = {}) => call('session_journal', { ...input, sessionId }),
       /** Where to connect a CDP client (Playwright connectOverCDP, Puppeteer) to a live session, with this same Bearer credential; not on a session with a bound identity */
       cdp: (sessionId: In<'session_cdp'>['sessionId']) => call('session_cdp', { sessionId }),
+      /** Ask a person for help (a CAPTCHA, a second factor, a judgement call): returns the console URL where someone of the org watches the session live and can take control. While they hold it, driving tools answer 409 human_in_control; session_get shows control: agent again once they hand back */
+      requestHuman: (sessionId: In<'request_human'>['sessionId'], input: Omit<In<'request_human'>, 'sessionId'>) => call('request_human', { ...input, sessionId }),
       /** Navigate the session’s page; returns the resolved url after redirects */
       navigate: (sessionId: In<'navigate'>['sessionId'], url: In<'navigate'>['url']) => call('navigate', { sessionId, url }),
       /** Read the page: url, title, accessibility snapshot and visible text (password values never appear) */

@@ -13,14 +13,15 @@
 // (browser-pod/cdp-proxy.ts), which holds whichever replica relays. Frames are bounded
 // (a client frame past CDP_MAX_CLIENT_MESSAGE closes the socket, 1009) and a slow reader
 // pauses the other side. Each client message keeps the session from its idle timeout; the
-// journal records the connect and the disconnect (counts only, never a message).
+// journal records the connect and the disconnect (counts only, never a message). A person
+// taking control of the session in the console closes it (1008) within a second.
 // session_end on this replica closes the session's CDP sockets at once; the pod's end
 // closes them everywhere else.
-import http, { type IncomingMessage } from 'node:http'
+import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { WebSocket, WebSocketServer } from 'ws'
 import { closeQuietly, sender } from '../../tunnel/ws-relay.ts'
-import { ApiError, errors, isApiError, upgradeErrors, upgradeRefusal, type ErrorReply } from '../../contracts/errors.ts'
+import { errors, isApiError, upgradeErrors, upgradeRefusal, type ErrorReply } from '../../contracts/errors.ts'
 import { CDP_MAX_BROWSER_MESSAGE, CDP_MAX_CLIENT_MESSAGE, NODE_CDP_PATH } from '../../contracts/node-api.ts'
 import { sessionCdp } from '../../contracts/operations/sessions.ts'
 import type { NodeDirectory } from '../../operator/ports.ts'
@@ -33,7 +34,9 @@ import { assertWellFormed, parseInput } from '../http/validate.ts'
 import { addressKey } from '../limits/index.ts'
 import { sessionsUnavailable } from '../sessions/runtime.ts'
 import { journalLater, type SessionRow } from '../sessions/store.ts'
-import { cdpSession } from './checks.ts'
+import { cdpSession, refuseJson } from './checks.ts'
+import { LiveViewRelay } from './live.ts'
+import { controlState } from '../sessions/control.ts'
 
 const PATH = /^\/v1\/sessions\/([^/?#]+)\/cdp(?:\?.*)?$/
 
@@ -54,15 +57,19 @@ export class CdpRelay {
   readonly #wss = new WebSocketServer({ noServer: true, maxPayload: CDP_MAX_CLIENT_MESSAGE, perMessageDeflate: false })
   readonly #closers = new Set<() => void>()
   readonly #trust: TrustFunction
+  /** the console's live view (live.ts): its upgrades arrive here too, so app.ts needs no second hook */
+  readonly #live: LiveViewRelay
   #closed = false
 
   /** `nodes` is the session plane's node directory; a process without one answers the one 503 */
   constructor(private readonly deps: Services, private readonly nodes: NodeDirectory | undefined) {
     this.#trust = trustFunction(deps.config.trustedProxies)
+    this.#live = new LiveViewRelay(deps, nodes)
   }
 
   /** Takes an 'upgrade' whose path is a session's CDP endpoint; false for any other path. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
+    if (this.#live.handleUpgrade(req, socket, head)) return true
     const m = PATH.exec(req.url ?? '')
     if (!m) return false
     socket.on('error', () => socket.destroy())
@@ -137,6 +144,7 @@ export class CdpRelay {
     const end = (code: number, reason: string) => {
       if (done) return
       done = true
+      clearInterval(watch)
       this.#closers.delete(close)
       const set = open.get(row.id)
       set?.delete(close)
@@ -147,6 +155,15 @@ export class CdpRelay {
         (err) => log.error({ err }, 'journal write failed'))
     }
     const close = () => end(1001, 'the session ended')
+    // a person taking control in the console, on any replica (the row is shared), ends the connection
+    let checking = false
+    const watch = setInterval(() => {
+      if (checking) return
+      checking = true
+      controlState(db, row.orgId, row.id).then((c) => {
+        if (c?.control === 'human') end(1008, 'a person took control of the session')
+      }, (err: unknown) => log.warn({ err }, 'cdp: reading control failed')).finally(() => { checking = false })
+    }, 1000)
     this.#closers.add(close)
     if (!open.has(row.id)) open.set(row.id, new Set())
     open.get(row.id)!.add(close)
@@ -170,16 +187,8 @@ export class CdpRelay {
   /** Closes every CDP connection and refuses new ones (the app is closing). */
   close(): void {
     this.#closed = true
+    this.#live.close()
     for (const close of [...this.#closers]) close()
     this.#wss.close()
   }
 }
-
-/** A refusal before the upgrade: the REST door's JSON error, status, headers and body alike. */
-function refuseJson(socket: Duplex, e: ApiError): void {
-  if (socket.destroyed) return
-  const body = JSON.stringify(e.toBody())
-  const headers: Record<string, string | number> = { ...e.headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' }
-  socket.end(`HTTP/1.1 ${e.status} ${http.STATUS_CODES[e.status] ?? 'Error'}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`)
-}
-

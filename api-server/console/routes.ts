@@ -1,4 +1,5 @@
-// The web console: sign in, sign out, and the keys page with its create-key form.
+// The web console: sign in, sign out, the keys page with its create-key form, the Local
+// reach page (reach.ts) and the Sessions pages with the live view (live.ts).
 // The form accepts prefill query parameters (new, name, scopes, agent); prefill
 // submits nothing, and scopes the signed-in human cannot grant are disabled.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -13,6 +14,7 @@ import { checkCsrf, consoleUser, csrfToken, endConsoleSession, startConsoleSessi
 import { accountKey, addressKey, limitsFor, strictest } from '../limits/index.ts'
 import { checkLoginCsrf, issueLoginCsrf, knownBrowser, rememberBrowser, safeNext, sameOriginRequest, sendTooMany } from './guard.ts'
 import { registerReachPage } from './reach.ts'
+import { registerLivePages } from './live.ts'
 
 export { safeNext } from './guard.ts'
 
@@ -162,5 +164,7 @@ export function registerConsole(app: FastifyInstance, services: Services) {
 
   // the Local reach page: reach grants for agents (api-server/console/reach.ts)
   registerReachPage(app, services, { send, chrome, requireUser, formTokenInvalid })
+  // the Sessions pages: live view, take control, hand back (api-server/console/live.ts)
+  registerLivePages(app, services, { send, chrome, requireUser, formTokenInvalid })
 }
 

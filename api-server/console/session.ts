@@ -2,6 +2,7 @@
 // session row, so logout really ends it. Only this credential carries the
 // human's role-derived scopes.
 import { SignJWT, jwtVerify } from 'jose'
+import { fastifyCookie } from '@fastify/cookie'
 import { createHmac } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Services } from '../services.ts'
@@ -34,7 +35,22 @@ export async function startConsoleSession(services: Services, reply: FastifyRepl
 }
 
 export async function consoleUser(services: Services, req: FastifyRequest): Promise<ConsoleUser | null> {
-  const raw = req.cookies?.[COOKIE]
+  return consoleUserOf(services, req.cookies?.[COOKIE])
+}
+
+/** The signed-in person behind a raw request's Cookie header (the live view's WebSocket upgrade). */
+export async function consoleUserOfHeader(services: Services, cookieHeader: string | undefined): Promise<ConsoleUser | null> {
+  if (!cookieHeader) return null
+  let cookies: Record<string, string | undefined>
+  try {
+    cookies = fastifyCookie.parse(cookieHeader)
+  } catch {
+    return null
+  }
+  return consoleUserOf(services, cookies[COOKIE])
+}
+
+async function consoleUserOf(services: Services, raw: string | undefined): Promise<ConsoleUser | null> {
   if (!raw) return null
   try {
     const { payload } = await jwtVerify(raw, services.cookieKey, { algorithms: ['HS256'] })

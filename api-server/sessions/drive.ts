@@ -4,6 +4,7 @@ import type { OpContext } from '../operations/types.ts'
 import type { NodeClient } from './node-client.ts'
 import { errors, isApiError, type ApiError } from '../../contracts/errors.ts'
 import { getSession, journalLater, type SessionRow } from './store.ts'
+import { assertAgentDrives } from './control.ts'
 
 const logJournalError = (ctx: OpContext) => (err: unknown) => ctx.log.error({ err }, 'journal write failed')
 
@@ -34,6 +35,8 @@ export async function drive<T>(
   action: (node: NodeClient, row: SessionRow) => Promise<T>,
 ): Promise<T> {
   const row = await liveSession(ctx, sessionId)
+  // a person holding control in the console: only read-only tools run until they hand back
+  assertAgentDrives(row, op)
   ctx.services.activity.touch(row.id)
   const node = await nodeFor(ctx, row)
   const started = performance.now()

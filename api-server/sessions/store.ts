@@ -30,6 +30,12 @@ export interface SessionRow {
   maxDurationSecs: number | null
   /** why a session ended on its own (idle_timeout, max_duration); null when a caller ended it */
   endReason: string | null
+  /** who drives the browser (issue #17); rows built in memory before any takeover omit it: 'agent' */
+  control?: 'agent' | 'human'
+  /** the console user holding control, while control is 'human' */
+  controlHolder?: string | null
+  /** what the agent asked a person to do (request_human), until control is handed back */
+  humanRequest?: { at: string; reason: string } | null
 }
 
 const iso = (v: unknown) => (v ? new Date(v as string).toISOString() : null)
@@ -41,6 +47,8 @@ function toRow(r: Record<string, any>): SessionRow {
     url: r.url, viewport: r.viewport, status: r.status, failureReason: r.failure_reason,
     createdAt: iso(r.created_at)!, liveAt: iso(r.live_at), endedAt: iso(r.ended_at),
     idleTimeoutSecs: r.idle_timeout_secs ?? null, maxDurationSecs: r.max_duration_secs ?? null, endReason: r.end_reason ?? null,
+    control: r.control ?? 'agent', controlHolder: r.control_holder ?? null,
+    humanRequest: r.human_requested_at ? { at: iso(r.human_requested_at)!, reason: r.human_request_reason ?? '' } : null,
   }
 }
 

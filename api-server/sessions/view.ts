@@ -24,13 +24,15 @@ export interface SessionView {
   endReason?: string
   /** while a start waits for a browser: its place in line (1 = next) */
   queuePosition?: number
+  /** who drives the browser: the agent, or a person who took control in the console */
+  control: 'agent' | 'human'
 }
 
 export function sessionView(r: SessionRow, queuePosition?: number): SessionView {
   const v: SessionView = {
     id: r.id, status: r.status, egress: r.egress, network: r.networkId, openedBy: r.openedBy, identity: r.identityId,
     agentId: r.agentId, browserKind: r.browserKind, url: r.url, viewport: r.viewport, createdAt: r.createdAt, liveAt: r.liveAt, endedAt: r.endedAt,
-    idleTimeoutSecs: r.idleTimeoutSecs, maxDurationSecs: r.maxDurationSecs,
+    idleTimeoutSecs: r.idleTimeoutSecs, maxDurationSecs: r.maxDurationSecs, control: r.control ?? 'agent',
   }
   if (r.failureReason) v.failureReason = r.failureReason
   if (r.endReason) v.endReason = r.endReason

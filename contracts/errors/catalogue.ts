@@ -14,13 +14,14 @@ import { FILE_ERRORS } from './catalogue-files.ts'
 import { INSPECT_ERRORS } from './catalogue-inspect.ts'
 import { CDP_ERRORS, CDP_UPGRADE_ERRORS } from './catalogue-cdp.ts'
 import { REACH_ERRORS } from './catalogue-reach.ts'
+import { LIVE_ERRORS, LIVE_UPGRADE_ERRORS } from './catalogue-live.ts'
 
-const UPGRADE_ERRORS = { ...BASE_UPGRADE_ERRORS, ...CDP_UPGRADE_ERRORS } as const
+const UPGRADE_ERRORS = { ...BASE_UPGRADE_ERRORS, ...CDP_UPGRADE_ERRORS, ...LIVE_UPGRADE_ERRORS } as const
 
 /** JSON errors {"error": {"code", "message", "reason"?}}: REST, MCP tool results, the node API */
 export const API_ERRORS = {
   ...REQUEST_ERRORS, ...AUTH_ERRORS, ...SESSION_ERRORS, ...PERSONA_ERRORS, ...NETWORK_ERRORS, ...NODE_ERRORS, ...CONSOLE_ERRORS,
-  ...TAB_ERRORS, ...MOUSE_ERRORS, ...FILE_ERRORS, ...INSPECT_ERRORS, ...CDP_ERRORS, ...REACH_ERRORS,
+  ...TAB_ERRORS, ...MOUSE_ERRORS, ...FILE_ERRORS, ...INSPECT_ERRORS, ...CDP_ERRORS, ...REACH_ERRORS, ...LIVE_ERRORS,
 } as const satisfies Record<string, ApiEntry>
 
 export { OAUTH_ERRORS, PAGE_ERRORS, UPGRADE_ERRORS, RPC_ERRORS }
@@ -38,7 +39,7 @@ export const FAMILIES: Record<Family, { title: string; wire: string; builder: st
   api: { title: 'Service errors (REST, MCP tool results, node API)', wire: '`{"error":{"code","message","reason"?}}` (node fill refusals add `host` / `field_kind`); MCP tool errors carry the same body with `status` in `structuredContent`', builder: 'errors' },
   oauth: { title: 'OAuth endpoints (RFC 6749)', wire: '`{"error","error_description"}`; the authorization endpoint sends the pair as redirect parameters', builder: 'oauthErrors' },
   page: { title: 'Console and OAuth pages', wire: 'an HTML page showing the message (a client that does not ask for HTML gets the JSON 429 above instead of a 429 page)', builder: 'pageErrors' },
-  upgrade: { title: 'WebSocket upgrades (/ws/control, /ws/egress, CDP, /internal/tunnel)', wire: 'plain-text HTTP response before any WebSocket exists', builder: 'upgradeErrors' },
+  upgrade: { title: 'WebSocket upgrades (/ws/control, /ws/egress, CDP, live view, /internal/tunnel)', wire: 'plain-text HTTP response before any WebSocket exists', builder: 'upgradeErrors' },
   rpc: { title: 'MCP protocol (JSON-RPC)', wire: 'JSON-RPC `error` `{code, message, data?}`; `data` is `{status, error}` like a tool error', builder: 'rpcErrors' },
 }
 
@@ -59,10 +60,12 @@ const SECTIONS: [Family, string, Record<string, AnyEntry>][] = [
   ['api', 'network log and evaluate', INSPECT_ERRORS],
   ['api', 'CDP connect', CDP_ERRORS],
   ['api', 'reach grants', REACH_ERRORS],
+  ['api', 'watching and taking over', LIVE_ERRORS],
   ['oauth', 'OAuth', OAUTH_ERRORS],
   ['page', 'pages', PAGE_ERRORS],
   ['upgrade', 'upgrades', BASE_UPGRADE_ERRORS],
   ['upgrade', 'CDP upgrades', CDP_UPGRADE_ERRORS],
+  ['upgrade', 'live-view upgrades', LIVE_UPGRADE_ERRORS],
   ['rpc', 'MCP protocol', RPC_ERRORS],
 ]
 

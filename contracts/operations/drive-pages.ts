@@ -118,6 +118,9 @@ export const resize = defineDrive({
   output: ResizeResult,
   restPath: 'resize',
   node: { path: '/v1/resize' },
+  // REST and the SDK only (issue #17 made room for request_human among the 38): the
+  // viewport is chosen at session_start, and a live resize is rarely what an agent needs
+  mcp: false,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 })
 

@@ -30,6 +30,7 @@ export const SessionView = z.object({
   maxDurationSecs: z.number().int().nullable().describe('and at the latest this long after it went live'),
   endReason: z.string().optional().describe('present when the session ended on its own: idle_timeout or max_duration'),
   queuePosition: z.number().int().min(1).optional().describe('present while a start waits for a browser: its place in line (1 = next)'),
+  control: z.enum(['agent', 'human']).describe('who drives the browser: the agent, or a person who took control in the console (driving tools then answer 409 human_in_control until they hand it back)'),
 })
 
 export const SessionList = z.object({ items: z.array(SessionView) })
@@ -154,4 +155,21 @@ export const sessionCdp = defineContract({
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 })
 
-export const sessionLifecycleContracts = [sessionStart, spawnAndStartSession, sessionGet, sessionList, sessionEnd, sessionJournal, sessionCdp] as const
+export const HumanRequest = z.object({
+  sessionId: z.string().describe('the session (nsess_…)'),
+  url: z.string().describe('the console’s live view of the session: send it to a person of the org; they watch, take control and hand back there'),
+  status: z.enum(['pending', 'live', 'ended', 'failed']),
+  control: z.enum(['agent', 'human']).describe('who drives now; poll session_get until control is agent again (driving tools answer 409 human_in_control meanwhile)'),
+})
+
+export const requestHuman = defineContract({
+  name: 'request_human',
+  description: 'Ask a person for help (a CAPTCHA, a second factor, a judgement call): returns the console URL where someone of the org watches the session live and can take control. While they hold it, driving tools answer 409 human_in_control; session_get shows control: agent again once they hand back',
+  scopes: ['sessions:drive'],
+  input: z.strictObject({ sessionId, reason: z.string().min(1).max(500).describe('what the person should do; shown on the live view') }),
+  output: HumanRequest,
+  rest: { method: 'POST', path: '/v1/sessions/:sessionId/request-human' },
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+})
+
+export const sessionLifecycleContracts = [sessionStart, spawnAndStartSession, sessionGet, sessionList, sessionEnd, sessionJournal, sessionCdp, requestHuman] as const

@@ -16,6 +16,7 @@ import { inspectDrives } from './drive-inspect.ts'
 import { drive, liveSession, nodeFor } from '../../sessions/drive.ts'
 import { fillCredential, freetextFill } from '../../sessions/fill.ts'
 import { journal } from '../../sessions/store.ts'
+import { assertAgentDrives } from '../../sessions/control.ts'
 
 const coreDrives: DriveSpecs<(typeof coreDriveContracts)[number]['name']> = {
   navigate: { journal: ({ url }) => ({ url: journalUrl(url) }) },
@@ -59,6 +60,7 @@ const drives: DriveSpecs<DriveName> = { ...coreDrives, ...pageDrives, ...mouseDr
  */
 async function freetextAct(ctx: OpContext, sessionId: string, text: string, selector: string | undefined, detail: Record<string, unknown>) {
   const row = await liveSession(ctx, sessionId)
+  assertAgentDrives(row, 'act')
   const entry = { op: 'act', detail: { ...detail, textLength: undefined, freetext: true } }
   try {
     const out = await freetextFill(ctx, row, text, selector, () => nodeFor(ctx, row))

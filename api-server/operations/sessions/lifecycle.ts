@@ -8,6 +8,7 @@ import { sessionView } from '../../sessions/view.ts'
 import { childAgent } from '../../sessions/children.ts'
 import { closeCdp } from '../../cdp/relay.ts'
 import { sessionCdpOperation } from './cdp.ts'
+import { requestHumanOperation } from './human.ts'
 
 export const sessionStartOperation = implement(sessionStart, {
   handler: async ({ auth, services }, { agent, ...input }) => {
@@ -52,5 +53,5 @@ export const sessionJournalOperation = implement(sessionJournal, {
 
 export const sessionLifecycleOperations = [
   sessionStartOperation, spawnAndStartSessionOperation, sessionGetOperation, sessionListOperation, sessionEndOperation, sessionJournalOperation,
-  sessionCdpOperation,
+  sessionCdpOperation, requestHumanOperation,
 ] as const

@@ -6,13 +6,13 @@ import { OAUTH_DEFAULT_SCOPES } from '../../../api-server/auth/scopes.ts'
 import { readFileSync } from 'node:fs'
 
 // The 38 (issue #16): the spec's ten, the session lifecycle, driving, and the toolbox
-// agents ask for. Authoring (identities, credentials, grants, auth-states, networks)
+// agents ask for; request_human (issue #17) took resize's place (resize stays in REST). Authoring (identities, credentials, grants, auth-states, networks)
 // is REST, the SDK, the CLI and the console: it never passes an agent's context.
 const EXPECTED = [
   'identity_list_assumable', 'credential_list',
-  'session_start', 'spawn_and_start_session', 'session_get', 'session_list', 'session_end', 'session_cdp',
+  'session_start', 'spawn_and_start_session', 'session_get', 'session_list', 'session_end', 'session_cdp', 'request_human',
   'navigate', 'perceive', 'act', 'credential_fill', 'screenshot', 'go_back', 'reload', 'wait_for', 'select_option', 'hover', 'pdf', 'console_messages',
-  'go_forward', 'tab_list', 'tab_open', 'tab_select', 'tab_close', 'dialog_handle', 'resize',
+  'go_forward', 'tab_list', 'tab_open', 'tab_select', 'tab_close', 'dialog_handle',
   'drag', 'mouse_click', 'mouse_move', 'mouse_wheel', 'fill_form',
   'file_upload', 'file_list', 'file_read',
   'network_requests', 'evaluate',
@@ -76,6 +76,8 @@ t.test('the tool protocol', async (t) => {
     t.same(props('credential_fill').names, ['credentialName', 'selector', 'sessionId'])
     t.same(props('screenshot').required, ['sessionId'])
     t.same(props('session_end').names, ['sessionId'])
+    t.same(props('request_human').names, ['reason', 'sessionId'])
+    t.same(props('request_human').required, ['reason', 'sessionId'])
   })
 })
 

@@ -1,0 +1,194 @@
+// The console's live view, the api-server's hop (issue #17): `GET <console>/sessions/:id/live`
+// with `Upgrade: websocket`, opened by the live-view page (api-server/console/live.ts) with
+// the person's console session cookie. It relays the session's pod (/v1/live, the pod's
+// node token, as the CDP relay does) to the page: frames and page state one way, a
+// person's input the other — only while that person holds control.
+//
+// Before the upgrade every refusal is a plain HTTP response: a foreign Origin (403) or no
+// console session (401) are the catalogue's live-view upgrade errors; a role that cannot
+// drive, an unknown or foreign session (the REST door's 404, byte for byte), a session not
+// live are the REST door's JSON errors. Control lives in Postgres (sessions.control), so a
+// viewer on one replica follows a take-over or a hand-back made on another: the relay reads
+// it every second, tells the page, and forwards input only from its holder.
+import type { IncomingMessage } from 'node:http'
+import type { Duplex } from 'node:stream'
+import type { FastifyRequest } from 'fastify'
+import { WebSocket, WebSocketServer } from 'ws'
+import { closeQuietly } from '../../tunnel/ws-relay.ts'
+import { errors, isApiError, upgradeErrors, upgradeRefusal, type ErrorReply } from '../../contracts/errors.ts'
+import { LiveInput, NODE_LIVE_PATH, type LiveEvent } from '../../contracts/operations/live-view.ts'
+import { sessionId as sessionIdField } from '../../contracts/operations/fields.ts'
+import type { NodeDirectory } from '../../operator/ports.ts'
+import type { Services } from '../services.ts'
+import { consoleUserOfHeader, type ConsoleUser } from '../console/session.ts'
+import { sameOriginRequest } from '../console/guard.ts'
+import { sessionsUnavailable } from '../sessions/runtime.ts'
+import { getSession, journalLater, type SessionRow } from '../sessions/store.ts'
+import { notLive } from '../sessions/drive.ts'
+import { controlState } from '../sessions/control.ts'
+import { refuseJson } from './checks.ts'
+
+/** the scope a console role needs to watch (and to take control) */
+export const WATCH_SCOPE = 'sessions:drive'
+/** how often a viewer's relay reads the session's control and status */
+const CONTROL_POLL_MS = 1000
+/** a page this far behind loses frames instead of growing a buffer (it is a live view) */
+const MAX_BUFFERED = 4 * 1024 * 1024
+/** the largest message the page may send (one input event) */
+const MAX_INPUT = 4 * 1024
+
+export class LiveViewRelay {
+  readonly #wss = new WebSocketServer({ noServer: true, maxPayload: MAX_INPUT, perMessageDeflate: false })
+  readonly #closers = new Set<() => void>()
+  readonly #path: RegExp
+  #closed = false
+
+  constructor(private readonly deps: Services, private readonly nodes: NodeDirectory | undefined) {
+    const base = deps.config.consolePath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+    this.#path = new RegExp(`^${base}/sessions/([^/?#]+)/live(?:\\?.*)?$`)
+  }
+
+  /** Takes an 'upgrade' for a session's live view; false for any other path. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
+    const m = this.#path.exec(req.url ?? '')
+    if (!m) return false
+    socket.on('error', () => socket.destroy())
+    this.#admit(req, socket, head, m[1]).catch((e) => {
+      if (!isApiError(e)) this.deps.log.error({ err: e }, 'live view upgrade failed')
+      refuseJson(socket, isApiError(e) ? e : errors.internal())
+    })
+    return true
+  }
+
+  async #admit(req: IncomingMessage, socket: Duplex, head: Buffer, rawId: string): Promise<void> {
+    if (this.#closed) return refusePlain(socket, upgradeErrors.liveViewUnavailable())
+    // the cookie rides along with any page's WebSocket: only our own pages may open one
+    if (!sameOriginRequest(this.deps, req as unknown as FastifyRequest)) return refusePlain(socket, upgradeErrors.liveViewCrossOrigin())
+    const u = await consoleUserOfHeader(this.deps, req.headers.cookie)
+    if (!u) return refusePlain(socket, upgradeErrors.liveViewSignIn())
+    if (!u.scopes.has(WATCH_SCOPE)) throw errors.missingScope(WATCH_SCOPE)
+    let id: string
+    try {
+      id = decodeURIComponent(rawId)
+    } catch {
+      throw errors.notFound('session')
+    }
+    // a malformed id is just another unknown session: the one 404
+    if (!sessionIdField.safeParse(id).success) throw errors.notFound('session')
+    const row = await getSession(this.deps.db, u.orgId, id)
+    if (row.status !== 'live') throw notLive(row)
+    if (!this.nodes) throw sessionsUnavailable()
+    const access = await this.nodes.lookup(row.id)
+    if (!access) return refusePlain(socket, upgradeErrors.liveViewUnavailable())
+    const first = await controlState(this.deps.db, u.orgId, row.id)
+    if (socket.destroyed || !first) return
+
+    const upstream = new WebSocket(access.endpoint.replace(/^http/, 'ws').replace(/\/+$/, '') + NODE_LIVE_PATH, {
+      headers: { authorization: `Bearer ${access.token}` },
+      perMessageDeflate: false,
+      handshakeTimeout: 10_000,
+    })
+    let settled = false
+    const fail = (reply: ErrorReply) => {
+      if (settled) return
+      settled = true
+      upstream.terminate()
+      refusePlain(socket, reply)
+    }
+    upstream.once('unexpected-response', (_r, res) => {
+      res.resume()
+      fail(upgradeErrors.liveViewUnavailable())
+    })
+    upstream.once('error', () => fail(upgradeErrors.liveViewUnavailable()))
+    socket.once('close', () => { if (!settled) { settled = true; upstream.terminate() } })
+    upstream.once('open', () => {
+      if (settled) return upstream.terminate()
+      settled = true
+      if (this.#closed) return fail(upgradeErrors.liveViewUnavailable())
+      this.#wss.handleUpgrade(req, socket, head, (client) => this.#relay(client, upstream, row, u, first))
+    })
+  }
+
+  #relay(client: WebSocket, upstream: WebSocket, row: SessionRow, u: ConsoleUser, first: NonNullable<Awaited<ReturnType<typeof controlState>>>): void {
+    const { db, log, activity } = this.deps
+    const journalError = (err: unknown) => log.error({ err }, 'journal write failed')
+    let control = first
+    let frames = 0
+    let inputs = 0
+    let done = false
+    const send = (e: LiveEvent) => { if (client.readyState === WebSocket.OPEN) client.send(JSON.stringify(e)) }
+    const tellControl = () => send({ type: 'control', control: control.control, holder: control.holderEmail, mine: control.control === 'human' && control.holder === u.userId })
+    const end = (code: number, reason: string) => {
+      if (done) return
+      done = true
+      clearInterval(poll)
+      this.#closers.delete(close)
+      closeQuietly(client, code, reason)
+      closeQuietly(upstream, 1000, '')
+      journalLater(db, row, { op: 'live_view_close', outcome: 'ok', detail: { userId: u.userId, frames, inputs } }, journalError)
+    }
+    const close = () => end(1001, 'the server is closing')
+    this.#closers.add(close)
+    journalLater(db, row, { op: 'live_view_open', outcome: 'ok', detail: { userId: u.userId } }, journalError)
+    tellControl()
+
+    let polling = false
+    const poll = setInterval(() => {
+      if (polling) return
+      polling = true
+      controlState(db, u.orgId, row.id).then((now) => {
+        if (!now || now.status !== 'live') {
+          send({ type: 'ended' })
+          return end(1000, 'the session ended')
+        }
+        const changed = now.control !== control.control || now.holder !== control.holder
+        control = now
+        if (changed) tellControl()
+      }, (err: unknown) => log.warn({ err }, 'live view: reading control failed')).finally(() => { polling = false })
+    }, CONTROL_POLL_MS)
+
+    upstream.on('message', (data, isBinary) => {
+      if (isBinary || client.readyState !== WebSocket.OPEN) return
+      // frames are the bulk: a page that cannot keep up skips some, never the page state
+      const text = data.toString('utf8')
+      if (text.startsWith('{"type":"frame"')) {
+        if (client.bufferedAmount > MAX_BUFFERED) return
+        frames++
+      }
+      client.send(text)
+    })
+    client.on('message', (data, isBinary) => {
+      // input only from the person holding control, as read from the shared store
+      if (isBinary || !(control.control === 'human' && control.holder === u.userId)) return
+      let raw: unknown
+      try {
+        raw = JSON.parse(data.toString('utf8'))
+      } catch {
+        return
+      }
+      const parsed = LiveInput.safeParse(raw)
+      if (!parsed.success || upstream.readyState !== WebSocket.OPEN) return
+      inputs++
+      activity.touch(row.id)
+      upstream.send(JSON.stringify(parsed.data))
+    })
+    client.on('close', () => end(1000, ''))
+    upstream.on('close', () => {
+      send({ type: 'ended' })
+      end(1000, 'the browser connection closed')
+    })
+    client.on('error', () => end(1011, 'error'))
+    upstream.on('error', () => end(1011, 'the browser connection failed'))
+  }
+
+  /** Closes every live view and refuses new ones (the app is closing). */
+  close(): void {
+    this.#closed = true
+    for (const close of [...this.#closers]) close()
+    this.#wss.close()
+  }
+}
+
+function refusePlain(socket: Duplex, reply: ErrorReply): void {
+  if (!socket.destroyed) socket.end(upgradeRefusal(reply))
+}

@@ -1,0 +1,218 @@
+// The console's Sessions pages (issue #17): the org's live sessions, and one session's
+// browser live — a CDP screencast relayed over a WebSocket (api-server/cdp/live.ts) and
+// drawn in an <img>, with the page's URL and the state (connecting, live, agent acting,
+// paused for a credential fill, you have control, ended). "Take control" and "Hand back"
+// are forms with the session's CSRF token; control lives on the session row
+// (api-server/sessions/control.ts), so every replica refuses the agent's driving tools
+// with 409 human_in_control while a person holds it. Watching and taking control need a
+// role that may drive (sessions:drive: owners, admins, members).
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { Services } from '../services.ts'
+import { errors, isApiError } from '../../contracts/errors.ts'
+import { getSession, listSessions, type SessionRow } from '../sessions/store.ts'
+import { controlState, handBack, takeControl } from '../sessions/control.ts'
+import { closeCdp } from '../cdp/relay.ts'
+import { WATCH_SCOPE } from '../cdp/live.ts'
+import { Html, html, page } from './html.ts'
+import { checkCsrf, csrfToken, type ConsoleUser } from './session.ts'
+import type { ConsolePageKit } from './reach.ts'
+
+/** The live page runs one script of ours and opens one WebSocket to this origin; frames are data: URLs. */
+const LIVE_CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'self'; img-src data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'"
+
+export function registerLivePages(app: FastifyInstance, services: Services, kit: ConsolePageKit) {
+  const base = services.config.consolePath
+  const list = `${base}/sessions`
+  const sendLive = (reply: FastifyReply, status: number, body: string) =>
+    reply.code(status).header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store')
+      .header('x-frame-options', 'DENY').header('content-security-policy', LIVE_CSP).send(body)
+  const refusedPage = (reply: FastifyReply, u: ConsoleUser, e: unknown) => {
+    if (!isApiError(e)) throw e
+    return kit.send(reply, e.status, page('Sessions', html`<p class="error" role="alert">${e.message}</p><p><a href="${list}">All live sessions</a></p>`, kit.chrome(u)))
+  }
+  const idOf = (params: unknown) => String((params as Record<string, unknown>).id ?? '')
+
+  app.get(list, async (req, reply) => {
+    const u = await kit.requireUser(req, reply)
+    if (!u) return reply
+    if (!u.scopes.has(WATCH_SCOPE)) return refusedPage(reply, u, errors.missingScope(WATCH_SCOPE))
+    const rows = await listSessions(services.db, u.orgId, { status: 'live', limit: 200 })
+    const holders = await holderEmails(services, u.orgId, rows)
+    const body = rows.map((r) => html`<tr id="session-${r.id}">
+      <td><a href="${list}/${r.id}">${r.id}</a></td>
+      <td>${r.openedBy.name}<div class="muted"><code>${r.agentId}</code></div></td>
+      <td>${r.browserKind}${r.identityId ? html`<div class="muted">persona <code>${r.identityId}</code></div>` : ''}</td>
+      <td class="control">${r.control === 'human' ? html`a person${r.controlHolder ? html` (${holders.get(r.controlHolder) ?? ''})` : ''}` : 'the agent'}</td>
+      <td class="request">${r.humanRequest ? html`<strong>asks for a person:</strong> ${r.humanRequest.reason}` : ''}</td>
+      <td>${r.liveAt ?? ''}</td>
+    </tr>`)
+    return kit.send(reply, 200, page('Live sessions', html`
+      <h1>Live sessions</h1>
+      <div class="card"><p class="muted">Watch a session’s browser live; take control when the agent needs a person (a CAPTCHA, a second factor),
+      then hand it back. While you hold control the agent’s driving tools answer <code>409 human_in_control</code>.</p>
+        ${rows.length
+          ? html`<table><thead><tr><th>Session</th><th>Opened by</th><th>Browser</th><th>Control</th><th></th><th>Live since</th></tr></thead><tbody>${body}</tbody></table>`
+          : html`<p id="no-sessions">No live sessions in ${u.orgName}.</p>`}
+      </div>`, kit.chrome(u)))
+  })
+
+  app.get(`${list}/:id`, async (req, reply) => {
+    const u = await kit.requireUser(req, reply)
+    if (!u) return reply
+    let row: SessionRow
+    try {
+      if (!u.scopes.has(WATCH_SCOPE)) throw errors.missingScope(WATCH_SCOPE)
+      row = await getSession(services.db, u.orgId, idOf(req.params))
+    } catch (e) {
+      return refusedPage(reply, u, e)
+    }
+    const state = await controlState(services.db, u.orgId, row.id)
+    const csrf = csrfToken(services, u)
+    const human = row.control === 'human'
+    const mine = human && row.controlHolder === u.userId
+    const holder = state?.holderEmail ?? ''
+    return sendLive(reply, 200, page(`Session ${row.id}`, html`
+      <h1>Session <code>${row.id}</code></h1>
+      <div class="card" id="live" data-ws="${list}/${row.id}/live" data-frames="0" data-state="connecting" data-control="${mine ? 'mine' : row.control}">
+        <p>State: <strong id="state">${row.status === 'live' ? 'connecting' : 'ended'}</strong> · <span id="url" class="muted"></span></p>
+        <p>Control: <strong id="control">${human ? `a person (${holder})` : 'the agent'}</strong></p>
+        ${row.humanRequest ? html`<p class="ok" id="request" role="status">The agent asks for a person: ${row.humanRequest.reason}</p>` : ''}
+        <form method="post" action="${list}/${row.id}/take" id="take-form" ${new Html(human ? 'hidden' : '')}>
+          <input type="hidden" name="csrf" value="${csrf}"><button type="submit" id="take">Take control</button>
+        </form>
+        <form method="post" action="${list}/${row.id}/hand-back" id="hand-back-form" ${new Html(human ? '' : 'hidden')}>
+          <input type="hidden" name="csrf" value="${csrf}"><button type="submit" id="hand-back">Hand back to the agent</button>
+        </form>
+        <p class="muted">While you hold control, clicks, wheel and keys on the picture go to the browser. Nothing is shown while a credential is being filled.</p>
+        <img id="screen" alt="the session’s browser" tabindex="0" draggable="false" style="display:block;width:100%;margin-top:12px;border:1px solid var(--line);background:#eef0f6;min-height:120px;outline:none">
+      </div>
+      <p><a href="${list}">All live sessions</a></p>
+      <script src="${base}/assets/live.js"></script>`, kit.chrome(u)))
+  })
+
+  const control = (path: 'take' | 'hand-back') => app.post(`${list}/:id/${path}`, async (req, reply) => {
+    const u = await kit.requireUser(req, reply)
+    if (!u) return reply
+    const body = (req.body ?? {}) as Record<string, unknown>
+    if (!checkCsrf(services, u, body.csrf)) return kit.formTokenInvalid(reply, u)
+    const id = idOf(req.params)
+    try {
+      if (!u.scopes.has(WATCH_SCOPE)) throw errors.missingScope(WATCH_SCOPE)
+      const actor = { orgId: u.orgId, userId: u.userId }
+      if (path === 'take') {
+        const row = await takeControl(services.db, actor, id)
+        // CDP clients this replica relays go now: a script must not drive under the person's hands
+        if (row.control === 'human' && row.controlHolder === u.userId) closeCdp(row.id)
+      } else {
+        await handBack(services.db, actor, id)
+      }
+    } catch (e) {
+      return refusedPage(reply, u, e)
+    }
+    return reply.redirect(`${list}/${encodeURIComponent(id)}`, 303)
+  })
+  control('take')
+  control('hand-back')
+
+  app.get(`${base}/assets/live.js`, async (_req, reply) =>
+    reply.code(200).header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'no-cache').header('x-content-type-options', 'nosniff').send(LIVE_JS))
+}
+
+async function holderEmails(services: Services, orgId: string, rows: SessionRow[]): Promise<Map<string, string>> {
+  const ids = [...new Set(rows.map((r) => r.controlHolder).filter((x): x is string => !!x))]
+  if (!ids.length) return new Map()
+  const r = await services.db.query('select id, email from users where org_id = $1 and id = any($2)', [orgId, ids])
+  return new Map(r.rows.map((x) => [x.id as string, x.email as string]))
+}
+
+/**
+ * The live page's script: draws frames, shows the state, and — only while this person
+ * holds control — sends mouse, wheel and key events in viewport coordinates (the picture
+ * is scaled to the page; events are scaled back by the frame's size).
+ */
+const LIVE_JS = `(() => {
+  'use strict'
+  const root = document.getElementById('live')
+  const img = document.getElementById('screen')
+  const stateEl = document.getElementById('state')
+  const urlEl = document.getElementById('url')
+  const controlEl = document.getElementById('control')
+  const takeForm = document.getElementById('take-form')
+  const backForm = document.getElementById('hand-back-form')
+  let size = { width: 1280, height: 720 }
+  let frames = 0, mine = root.dataset.control === 'mine', acting = false, paused = false, ended = false, open = false
+  const show = () => {
+    const s = ended ? 'ended' : !open ? 'connecting' : paused ? 'paused' : mine ? 'you have control' : acting ? 'agent acting' : 'live'
+    stateEl.textContent = s === 'paused' ? 'paused (a credential is being filled)' : s
+    root.dataset.state = s
+  }
+  const ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + root.dataset.ws)
+  ws.onopen = () => { open = true; show() }
+  ws.onclose = () => { ended = true; show() }
+  ws.onmessage = (m) => {
+    let e
+    try { e = JSON.parse(m.data) } catch { return }
+    if (e.type === 'frame') {
+      img.src = 'data:image/jpeg;base64,' + e.jpeg
+      size = { width: e.width, height: e.height }
+      root.dataset.frames = String(++frames)
+    } else if (e.type === 'page') {
+      urlEl.textContent = e.url
+      acting = e.acting
+    } else if (e.type === 'paused') paused = true
+    else if (e.type === 'resumed') paused = false
+    else if (e.type === 'control') {
+      mine = e.mine
+      controlEl.textContent = e.control === 'human' ? 'a person' + (e.holder ? ' (' + e.holder + ')' : '') + (e.mine ? ' — you' : '') : 'the agent'
+      takeForm.hidden = e.control === 'human'
+      backForm.hidden = e.control !== 'human'
+      root.dataset.control = e.mine ? 'mine' : e.control
+    } else if (e.type === 'ended') ended = true
+    show()
+  }
+  const send = (o) => { if (mine && ws.readyState === 1) ws.send(JSON.stringify(o)) }
+  const point = (ev) => {
+    const r = img.getBoundingClientRect()
+    const x = (ev.clientX - r.left) * size.width / Math.max(1, r.width)
+    const y = (ev.clientY - r.top) * size.height / Math.max(1, r.height)
+    return { x: Math.max(0, Math.round(x)), y: Math.max(0, Math.round(y)) }
+  }
+  const mods = (ev) => (ev.altKey ? 1 : 0) | (ev.ctrlKey ? 2 : 0) | (ev.metaKey ? 4 : 0) | (ev.shiftKey ? 8 : 0)
+  const buttons = ['left', 'middle', 'right']
+  img.addEventListener('mousedown', (ev) => {
+    if (!mine) return
+    ev.preventDefault()
+    const at = point(ev)
+    // keys go where the picture has focus; focusing must not scroll the picture under the pointer
+    img.focus({ preventScroll: true })
+    send({ type: 'mouse', event: 'mousePressed', ...at, button: buttons[ev.button] || 'left', clickCount: Math.min(3, ev.detail || 1), modifiers: mods(ev) })
+  })
+  img.addEventListener('mouseup', (ev) => {
+    if (!mine) return
+    send({ type: 'mouse', event: 'mouseReleased', ...point(ev), button: buttons[ev.button] || 'left', clickCount: Math.min(3, ev.detail || 1), modifiers: mods(ev) })
+  })
+  let moved = 0
+  img.addEventListener('mousemove', (ev) => {
+    const now = Date.now()
+    if (!mine || now - moved < 30) return
+    moved = now
+    send({ type: 'mouse', event: 'mouseMoved', ...point(ev), modifiers: mods(ev) })
+  })
+  img.addEventListener('wheel', (ev) => {
+    if (!mine) return
+    ev.preventDefault()
+    send({ type: 'wheel', ...point(ev), deltaX: ev.deltaX, deltaY: ev.deltaY, modifiers: mods(ev) })
+  }, { passive: false })
+  img.addEventListener('contextmenu', (ev) => { if (mine) ev.preventDefault() })
+  const key = (event) => (ev) => {
+    if (!mine) return
+    ev.preventDefault()
+    const plain = !ev.ctrlKey && !ev.metaKey && !ev.altKey
+    const text = event === 'keyDown' && plain ? (ev.key.length <= 2 && ev.key.length > 0 && ev.key !== 'Dead' ? ev.key : ev.key === 'Enter' ? '\\r' : undefined) : undefined
+    send({ type: 'key', event, key: ev.key.slice(0, 32), code: ev.code.slice(0, 32), text, keyCode: ev.keyCode & 255, modifiers: mods(ev) })
+  }
+  img.addEventListener('keydown', key('keyDown'))
+  img.addEventListener('keyup', key('keyUp'))
+  show()
+})()
+`

@@ -1,0 +1,61 @@
+// Watching and taking over (issue #17): the wire of the console's live view, shared by
+// the browser pod (browser-pod/screencast.ts serves NODE_LIVE_PATH), the api-server's
+// relay (api-server/cdp/live.ts) and the console page's script (api-server/console/live.ts).
+//
+//   page ──(LiveInput JSON)──► api-server ──(LiveInput JSON, only while this person
+//        ◄──(LiveEvent JSON)──            ◄── holds control)──► pod ── CDP Input.* ──► Chromium
+//
+// The pod streams a CDP screencast (Page.startScreencast, JPEG) only while at least one
+// viewer is connected, and streams nothing while a credential fill runs (`paused` …
+// `resumed`). The api-server adds `control` (who holds the browser: the agent, or a
+// person) and `ended`. Every URL the pod sends passes its echo guard.
+import { z } from 'zod'
+
+/** The pod's live-view WebSocket (node token required, like every node route). Not a JSON route. */
+export const NODE_LIVE_PATH = '/v1/live'
+
+const coord = z.number().min(0).max(100_000)
+const modifiers = z.number().int().min(0).max(15).optional().describe('CDP bit field: Alt=1, Ctrl=2, Meta=4, Shift=8')
+
+/** One input event of a person holding control, in viewport CSS pixels. */
+export const LiveInput = z.discriminatedUnion('type', [
+  z.strictObject({
+    type: z.literal('mouse'),
+    event: z.enum(['mousePressed', 'mouseReleased', 'mouseMoved']),
+    x: coord,
+    y: coord,
+    button: z.enum(['none', 'left', 'middle', 'right']).optional(),
+    clickCount: z.number().int().min(0).max(3).optional(),
+    modifiers,
+  }),
+  z.strictObject({
+    type: z.literal('wheel'),
+    x: coord,
+    y: coord,
+    deltaX: z.number().min(-100_000).max(100_000),
+    deltaY: z.number().min(-100_000).max(100_000),
+    modifiers,
+  }),
+  z.strictObject({
+    type: z.literal('key'),
+    event: z.enum(['keyDown', 'keyUp']),
+    key: z.string().min(1).max(32),
+    code: z.string().max(32).optional(),
+    /** the character a keyDown types, if any (one grapheme) */
+    text: z.string().max(8).optional(),
+    keyCode: z.number().int().min(0).max(255).optional(),
+    modifiers,
+  }),
+])
+export type LiveInput = z.output<typeof LiveInput>
+
+/** What the page is sent: from the pod (frame, page, paused, resumed) and from the api-server (control, ended). */
+export const LiveEvent = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('frame'), jpeg: z.string().describe('base64 JPEG'), width: z.number(), height: z.number() }),
+  z.object({ type: z.literal('page'), url: z.string(), acting: z.boolean().describe('the agent’s driving call is running at the pod') }),
+  z.object({ type: z.literal('paused'), why: z.literal('credential_fill') }),
+  z.object({ type: z.literal('resumed') }),
+  z.object({ type: z.literal('control'), control: z.enum(['agent', 'human']), holder: z.string().nullable(), mine: z.boolean() }),
+  z.object({ type: z.literal('ended') }),
+])
+export type LiveEvent = z.output<typeof LiveEvent>
