@@ -16,14 +16,14 @@ export function base62(bytes: Buffer): string {
 
 export type IdPrefix =
   | 'norg_' | 'nusr_' | 'nagt_' | 'nkey_'
-  | 'nident_' | 'ncred_' | 'ngrnt_' | 'nsess_' | 'nnet_' | 'ntok_' | 'niver_' | 'ncli_' | 'ndmn_' | 'naud_' | 'nrch_' | 'nfile_' | 'nrep_'
+  | 'nident_' | 'ncred_' | 'ngrnt_' | 'nsess_' | 'nnet_' | 'ntok_' | 'niver_' | 'ncli_' | 'ndmn_' | 'naud_' | 'nrch_' | 'nfile_' | 'nrep_' | 'nshr_'
 
 /** prefix + 22 base62 characters (128 bits, left-padded so every id has one length) */
 export function newId(prefix: IdPrefix): string {
   return prefix + base62(randomBytes(16)).padStart(22, '0')
 }
 
-export type TokenPrefix = 'njk_' | 'njo_' | 'njr_' | 'njt_'
+export type TokenPrefix = 'njk_' | 'njo_' | 'njr_' | 'njt_' | 'njs_'
 
 export function newToken(prefix: TokenPrefix): string {
   return prefix + base62(randomBytes(32)).padStart(43, '0')

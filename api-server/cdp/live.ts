@@ -26,6 +26,7 @@ import { sessionsUnavailable } from '../sessions/runtime.ts'
 import { getSession, journalLater, type SessionRow } from '../sessions/store.ts'
 import { notLive } from '../sessions/drive.ts'
 import { controlState } from '../sessions/control.ts'
+import { resolveShare, shareStillValid } from '../sessions/shares.ts'
 import { refuseJson } from './checks.ts'
 
 /** the scope a console role needs to watch (and to take control) */
@@ -36,20 +37,34 @@ const CONTROL_POLL_MS = 1000
 const MAX_BUFFERED = 4 * 1024 * 1024
 /** the largest message the page may send (one input event) */
 const MAX_INPUT = 4 * 1024
+/** a share-link viewer must say its token this soon after the upgrade */
+const SHARE_AUTH_MS = 5000
+/** the close a share-link viewer gets for a link that does not work: unknown, revoked, expired, or its session not live */
+export const SHARE_INVALID = { code: 4404, reason: 'this share link does not work (expired, revoked, or the session ended)' }
+
+/** who watches: a person of the org (may take control), or the holder of a share link (view only) */
+type Viewer = { kind: 'person'; user: ConsoleUser } | { kind: 'share'; shareId: string; orgId: string }
 
 export class LiveViewRelay {
   readonly #wss = new WebSocketServer({ noServer: true, maxPayload: MAX_INPUT, perMessageDeflate: false })
   readonly #closers = new Set<() => void>()
   readonly #path: RegExp
+  readonly #sharePath: string
   #closed = false
 
   constructor(private readonly deps: Services, private readonly nodes: NodeDirectory | undefined) {
     const base = deps.config.consolePath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
     this.#path = new RegExp(`^${base}/sessions/([^/?#]+)/live(?:\\?.*)?$`)
+    this.#sharePath = `${deps.config.consolePath}/share/live`
   }
 
   /** Takes an 'upgrade' for a session's live view; false for any other path. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
+    if ((req.url ?? '').split('?')[0] === this.#sharePath) {
+      socket.on('error', () => socket.destroy())
+      this.#admitShare(req, socket, head)
+      return true
+    }
     const m = this.#path.exec(req.url ?? '')
     if (!m) return false
     socket.on('error', () => socket.destroy())
@@ -82,42 +97,105 @@ export class LiveViewRelay {
     if (!access) return refusePlain(socket, upgradeErrors.liveViewUnavailable())
     const first = await controlState(this.deps.db, u.orgId, row.id)
     if (socket.destroyed || !first) return
+    let settled = false
+    socket.once('close', () => { settled = true })
+    this.#upstream(access, (upstream) => {
+      if (settled) return upstream?.terminate()
+      settled = true
+      if (!upstream || this.#closed) {
+        upstream?.terminate()
+        return refusePlain(socket, upgradeErrors.liveViewUnavailable())
+      }
+      this.#wss.handleUpgrade(req, socket, head, (client) => this.#relay(client, upstream, row, { kind: 'person', user: u }, first))
+    })
+  }
 
+  /** the pod's live stream, or undefined when it cannot be opened */
+  #upstream(access: { endpoint: string; token: string }, then: (ws: WebSocket | undefined) => void): void {
     const upstream = new WebSocket(access.endpoint.replace(/^http/, 'ws').replace(/\/+$/, '') + NODE_LIVE_PATH, {
       headers: { authorization: `Bearer ${access.token}` },
       perMessageDeflate: false,
       handshakeTimeout: 10_000,
     })
-    let settled = false
-    const fail = (reply: ErrorReply) => {
-      if (settled) return
-      settled = true
+    let done = false
+    const fail = () => {
+      if (done) return
+      done = true
       upstream.terminate()
-      refusePlain(socket, reply)
+      then(undefined)
     }
     upstream.once('unexpected-response', (_r, res) => {
       res.resume()
-      fail(upgradeErrors.liveViewUnavailable())
+      fail()
     })
-    upstream.once('error', () => fail(upgradeErrors.liveViewUnavailable()))
-    socket.once('close', () => { if (!settled) { settled = true; upstream.terminate() } })
+    upstream.once('error', fail)
     upstream.once('open', () => {
-      if (settled) return upstream.terminate()
-      settled = true
-      if (this.#closed) return fail(upgradeErrors.liveViewUnavailable())
-      this.#wss.handleUpgrade(req, socket, head, (client) => this.#relay(client, upstream, row, u, first))
+      if (done) return upstream.terminate()
+      done = true
+      then(upstream)
     })
   }
 
-  #relay(client: WebSocket, upstream: WebSocket, row: SessionRow, u: ConsoleUser, first: NonNullable<Awaited<ReturnType<typeof controlState>>>): void {
-    const { db, log, activity } = this.deps
+  /**
+   * A share-link viewer: the upgrade is accepted first (the token is in the link's fragment,
+   * never in a URL a server logs), then the first message must carry the token. Every way a
+   * link can fail closes alike with SHARE_INVALID.
+   */
+  #admitShare(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    if (this.#closed) return refusePlain(socket, upgradeErrors.liveViewUnavailable())
+    if (!sameOriginRequest(this.deps, req as unknown as FastifyRequest)) return refusePlain(socket, upgradeErrors.liveViewCrossOrigin())
+    this.#wss.handleUpgrade(req, socket, head, (client) => {
+      const invalid = () => closeQuietly(client, SHARE_INVALID.code, SHARE_INVALID.reason)
+      const timer = setTimeout(invalid, SHARE_AUTH_MS)
+      client.once('close', () => clearTimeout(timer))
+      client.once('message', (data, isBinary) => {
+        clearTimeout(timer)
+        let token = ''
+        try {
+          const m = JSON.parse(isBinary ? '' : data.toString('utf8'))
+          if (m?.type === 'auth' && typeof m.token === 'string') token = m.token
+        } catch {
+          // not JSON: no token, the link does not work
+        }
+        void this.#openShare(client, token).catch((e) => {
+          if (!isApiError(e)) this.deps.log.error({ err: e }, 'live view share failed')
+          invalid()
+        })
+      })
+    })
+  }
+
+  async #openShare(client: WebSocket, token: string): Promise<void> {
+    const { db, now } = this.deps
+    const invalid = () => closeQuietly(client, SHARE_INVALID.code, SHARE_INVALID.reason)
+    const share = await resolveShare(db, token, now())
+    if (!share) return invalid()
+    const row = await getSession(db, share.orgId, share.sessionId)
+    const first = await controlState(db, share.orgId, row.id)
+    const access = row.status === 'live' && this.nodes ? await this.nodes.lookup(row.id) : undefined
+    if (!access || !first) return invalid()
+    this.#upstream(access, (upstream) => {
+      if (!upstream || client.readyState !== WebSocket.OPEN || this.#closed) {
+        upstream?.terminate()
+        return invalid()
+      }
+      this.#relay(client, upstream, row, { kind: 'share', shareId: share.id, orgId: share.orgId }, first)
+    })
+  }
+
+  #relay(client: WebSocket, upstream: WebSocket, row: SessionRow, viewer: Viewer, first: NonNullable<Awaited<ReturnType<typeof controlState>>>): void {
+    const { db, log, activity, now } = this.deps
+    const orgId = viewer.kind === 'person' ? viewer.user.orgId : viewer.orgId
+    const userId = viewer.kind === 'person' ? viewer.user.userId : undefined
+    const who = viewer.kind === 'person' ? { userId } : { shareId: viewer.shareId }
     const journalError = (err: unknown) => log.error({ err }, 'journal write failed')
     let control = first
     let frames = 0
     let inputs = 0
     let done = false
     const send = (e: LiveEvent) => { if (client.readyState === WebSocket.OPEN) client.send(JSON.stringify(e)) }
-    const tellControl = () => send({ type: 'control', control: control.control, holder: control.holderEmail, mine: control.control === 'human' && control.holder === u.userId })
+    // a share-link viewer is told nothing about who holds control (a person's e-mail is the org's business)
+    const tellControl = () => { if (userId) send({ type: 'control', control: control.control, holder: control.holderEmail, mine: control.control === 'human' && control.holder === userId }) }
     const end = (code: number, reason: string) => {
       if (done) return
       done = true
@@ -125,24 +203,26 @@ export class LiveViewRelay {
       this.#closers.delete(close)
       closeQuietly(client, code, reason)
       closeQuietly(upstream, 1000, '')
-      journalLater(db, row, { op: 'live_view_close', outcome: 'ok', detail: { userId: u.userId, frames, inputs } }, journalError)
+      journalLater(db, row, { op: 'live_view_close', outcome: 'ok', detail: { ...who, frames, inputs } }, journalError)
     }
     const close = () => end(1001, 'the server is closing')
     this.#closers.add(close)
-    journalLater(db, row, { op: 'live_view_open', outcome: 'ok', detail: { userId: u.userId } }, journalError)
+    journalLater(db, row, { op: 'live_view_open', outcome: 'ok', detail: who }, journalError)
     tellControl()
 
     let polling = false
     const poll = setInterval(() => {
       if (polling) return
       polling = true
-      controlState(db, u.orgId, row.id).then((now) => {
-        if (!now || now.status !== 'live') {
+      Promise.all([controlState(db, orgId, row.id), viewer.kind === 'share' ? shareStillValid(db, viewer.shareId, now()) : true]).then(([state, shareOk]) => {
+        if (!state || state.status !== 'live') {
           send({ type: 'ended' })
           return end(1000, 'the session ended')
         }
-        const changed = now.control !== control.control || now.holder !== control.holder
-        control = now
+        // a revoked or expired link stops within a poll
+        if (!shareOk) return end(SHARE_INVALID.code, SHARE_INVALID.reason)
+        const changed = state.control !== control.control || state.holder !== control.holder
+        control = state
         if (changed) tellControl()
       }, (err: unknown) => log.warn({ err }, 'live view: reading control failed')).finally(() => { polling = false })
     }, CONTROL_POLL_MS)
@@ -159,7 +239,7 @@ export class LiveViewRelay {
     })
     client.on('message', (data, isBinary) => {
       // input only from the person holding control, as read from the shared store
-      if (isBinary || !(control.control === 'human' && control.holder === u.userId)) return
+      if (isBinary || !userId || !(control.control === 'human' && control.holder === userId)) return
       let raw: unknown
       try {
         raw = JSON.parse(data.toString('utf8'))

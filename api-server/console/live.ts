@@ -16,6 +16,7 @@ import { WATCH_SCOPE } from '../cdp/live.ts'
 import { Html, html, page } from './html.ts'
 import { checkCsrf, csrfToken, type ConsoleUser } from './session.ts'
 import type { ConsolePageKit } from './reach.ts'
+import { sharesCard, sharesFor } from './share.ts'
 
 /** The live page runs one script of ours and opens one WebSocket to this origin; frames are data: URLs. */
 const LIVE_CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'self'; img-src data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'"
@@ -71,6 +72,7 @@ export function registerLivePages(app: FastifyInstance, services: Services, kit:
     const human = row.control === 'human'
     const mine = human && row.controlHolder === u.userId
     const holder = state?.holderEmail ?? ''
+    const shared = row.status === 'live' ? await sharesFor(services, u, row.id) : undefined
     return sendLive(reply, 200, page(`Session ${row.id}`, html`
       <h1>Session <code>${row.id}</code></h1>
       <div class="card" id="live" data-ws="${list}/${row.id}/live" data-frames="0" data-state="connecting" data-control="${mine ? 'mine' : row.control}">
@@ -86,6 +88,7 @@ export function registerLivePages(app: FastifyInstance, services: Services, kit:
         <p class="muted">While you hold control, clicks, wheel and keys on the picture go to the browser. Nothing is shown while a credential is being filled.</p>
         <img id="screen" alt="the session’s browser" tabindex="0" draggable="false" style="display:block;width:100%;margin-top:12px;border:1px solid var(--line);background:#eef0f6;min-height:120px;outline:none">
       </div>
+      ${shared ? sharesCard(base, row.id, shared.csrf, shared.shares) : ''}
       <p><a href="${list}">All live sessions</a></p>
       <script src="${base}/assets/live.js"></script>`, kit.chrome(u)))
   })
@@ -140,15 +143,16 @@ const LIVE_JS = `(() => {
   const takeForm = document.getElementById('take-form')
   const backForm = document.getElementById('hand-back-form')
   let size = { width: 1280, height: 720 }
-  let frames = 0, mine = root.dataset.control === 'mine', acting = false, paused = false, ended = false, open = false
+  let frames = 0, mine = root.dataset.control === 'mine', acting = false, paused = false, ended = false, open = false, invalid = false
   const show = () => {
-    const s = ended ? 'ended' : !open ? 'connecting' : paused ? 'paused' : mine ? 'you have control' : acting ? 'agent acting' : 'live'
+    const s = invalid ? 'link not working' : ended ? 'ended' : !open ? 'connecting' : paused ? 'paused' : mine ? 'you have control' : acting ? 'agent acting' : 'live'
     stateEl.textContent = s === 'paused' ? 'paused (a credential is being filled)' : s
     root.dataset.state = s
   }
   const ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + root.dataset.ws)
-  ws.onopen = () => { open = true; show() }
-  ws.onclose = () => { ended = true; show() }
+  // a share link's token lives in the fragment (never sent in a request line): it goes as the first message
+  ws.onopen = () => { open = true; if (root.dataset.share) ws.send(JSON.stringify({ type: 'auth', token: location.hash.slice(1) })); show() }
+  ws.onclose = (ev) => { ended = true; if (ev.code === 4404) { invalid = true; stateEl.title = ev.reason } show() }
   ws.onmessage = (m) => {
     let e
     try { e = JSON.parse(m.data) } catch { return }
