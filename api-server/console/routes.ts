@@ -15,6 +15,7 @@ import { accountKey, addressKey, limitsFor, strictest } from '../limits/index.ts
 import { checkLoginCsrf, issueLoginCsrf, knownBrowser, rememberBrowser, safeNext, sameOriginRequest, sendTooMany } from './guard.ts'
 import { registerReachPage } from './reach.ts'
 import { registerLivePages } from './live.ts'
+import { registerSetupPages } from './setup-pages.ts'
 import { registerSharePages } from './share.ts'
 
 export { safeNext } from './guard.ts'
@@ -167,6 +168,8 @@ export function registerConsole(app: FastifyInstance, services: Services) {
   registerReachPage(app, services, { send, chrome, requireUser, formTokenInvalid })
   // the Sessions pages: live view, take control, hand back (api-server/console/live.ts)
   registerLivePages(app, services, { send, chrome, requireUser, formTokenInvalid })
+  // setting up without curl: identities, credentials, grants, networks, governance (api-server/console/setup-*.ts)
+  registerSetupPages(app, services, { send, chrome, requireUser, formTokenInvalid })
   registerSharePages(app, services, { send, chrome, requireUser, formTokenInvalid })
 }
 

@@ -1,0 +1,101 @@
+// The credentials section of an identity's console page: the metadata list (name,
+// placeholder, mask, allowlist, dates — what credential_list returns, never a value), a
+// create form whose secret is typed into a password field, and per credential a rotate
+// form (a new secret, again a password field) and a delete button. The secret is sent
+// only in the POST body, handed to credential_create / credential_rotate, and never put
+// back into a form, a page, a redirect or a log line: after an error the form comes back
+// with the name and hosts typed, the secret field empty.
+import type { FastifyInstance } from 'fastify'
+import type { z } from 'zod'
+import type { CredentialView } from '../../contracts/operations/personas.ts'
+import { credentialCreate, credentialDelete, credentialRotate } from '../operations/personas/credentials.ts'
+import { isApiError } from '../../contracts/errors.ts'
+import { html } from './html.ts'
+import type { ConsoleUser } from './session.ts'
+import { csrfInput, disabledUnless, errorLine, field, formBody, listField, may, param, roleNote, runOp, TEXTAREA_STYLE, type CredentialForm, type SetupKit, type ShowIdentity } from './setup-kit.ts'
+
+export function credentialSection(kit: SetupKit, u: ConsoleUser, identityId: string, creds: readonly z.input<typeof CredentialView>[], form: CredentialForm = {}) {
+  const path = `${kit.base}/identities/${identityId}/credentials`
+  const canWrite = may(u, credentialCreate)
+  // an error about a credential the list does not hold (deleted meanwhile) shows above the list
+  const createError = form.credentialId ? undefined : form.error
+  const orphanError = form.credentialId && !creds.some((c) => c.id === form.credentialId) ? form.error : undefined
+  const rows = creds.map((c) => html`<tr id="credential-${c.id}">
+    <td><strong class="name">${c.name}</strong><div class="muted"><code>${c.id}</code></div></td>
+    <td><code>${c.placeholder}</code></td>
+    <td class="mask">${c.maskedValue}</td>
+    <td class="allowlist">${c.originAllowlist.map((h) => html`<code>${h}</code> `)}</td>
+    <td>${c.createdAt}${c.rotatedAt ? html`<div class="muted">rotated ${c.rotatedAt}</div>` : ''}</td>
+    <td>${canWrite ? html`
+      ${form.credentialId === c.id ? errorLine(form.error) : ''}
+      <form method="post" action="${path}/${c.id}/rotate" class="rotate">${csrfInput(kit, u)}
+        <label for="rotate-${c.id}">New secret</label>
+        <input id="rotate-${c.id}" name="value" type="password" autocomplete="off" required>
+        <button type="submit">Rotate</button>
+      </form>
+      <form method="post" action="${path}/${c.id}/delete" class="delete">${csrfInput(kit, u)}<button type="submit">Delete</button></form>` : ''}</td>
+  </tr>`)
+  return html`<div class="card" id="credentials">
+    <h2>Credentials</h2>
+    <p class="muted">A credential’s secret is sealed when you save it and never shown again — here, in the API or to an agent.
+    An agent fills it with <code>credential_fill</code> into a page whose host is on the allowlist.</p>
+    ${errorLine(orphanError)}
+    ${creds.length
+      ? html`<table><thead><tr><th>Name</th><th>Placeholder</th><th>Secret</th><th>Allowed hosts</th><th>Created</th><th></th></tr></thead><tbody>${rows}</tbody></table>`
+      : html`<p id="no-credentials">No credentials yet.</p>`}
+    <h2 style="margin-top:20px">Add a credential</h2>
+    ${errorLine(createError)}
+    ${roleNote(u, credentialCreate)}
+    <form method="post" action="${path}" id="credential-create">${csrfInput(kit, u)}
+      <label for="credential-name">Name</label>
+      <input id="credential-name" name="name" type="text" maxlength="64" value="${form.credentialId ? '' : form.name ?? ''}" required>
+      <label for="credential-value">Secret</label>
+      <input id="credential-value" name="value" type="password" autocomplete="off" required>
+      <label for="credential-hosts">Allowed hosts <span class="muted">(one per line: host or host:port; no scheme, path or wildcard)</span></label>
+      <textarea id="credential-hosts" name="originAllowlist" rows="3" style="${TEXTAREA_STYLE}">${form.credentialId ? '' : form.hosts ?? ''}</textarea>
+      <button type="submit" ${disabledUnless(u, credentialCreate)}>Save credential</button>
+    </form>
+  </div>`
+}
+
+export function registerCredentialRoutes(app: FastifyInstance, kit: SetupKit, show: ShowIdentity) {
+  const path = `${kit.base}/identities/:identityId/credentials`
+  const back = (identityId: string, done: string) => `${kit.base}/identities/${identityId}?done=${done}#credentials`
+
+  app.post(path, async (req, reply) => {
+    const u = await kit.requireUser(req, reply)
+    if (!u) return reply
+    const body = formBody(kit, req, reply, u)
+    if (!body) return reply
+    const identityId = param(req, 'identityId')
+    try {
+      await runOp(kit.services, req, u, credentialCreate, {
+        identityId, name: field(body, 'name'), value: field(body, 'value'), originAllowlist: listField(body, 'originAllowlist'),
+      })
+    } catch (e) {
+      if (!isApiError(e)) throw e
+      // the name and hosts come back as typed; the secret never does
+      return show(req, reply, u, identityId, { error: e, credential: { error: e.message, name: field(body, 'name'), hosts: field(body, 'originAllowlist') } })
+    }
+    return reply.redirect(back(identityId, 'credential-created'), 303)
+  })
+
+  for (const [action, op] of [['rotate', credentialRotate], ['delete', credentialDelete]] as const) {
+    app.post(`${path}/:credentialId/${action}`, async (req, reply) => {
+      const u = await kit.requireUser(req, reply)
+      if (!u) return reply
+      const body = formBody(kit, req, reply, u)
+      if (!body) return reply
+      const identityId = param(req, 'identityId')
+      const credentialId = param(req, 'credentialId')
+      try {
+        if (op === credentialRotate) await runOp(kit.services, req, u, credentialRotate, { identityId, credentialId, value: field(body, 'value') })
+        else await runOp(kit.services, req, u, credentialDelete, { identityId, credentialId })
+      } catch (e) {
+        if (!isApiError(e)) throw e
+        return show(req, reply, u, identityId, { error: e, credential: { error: e.message, credentialId } })
+      }
+      return reply.redirect(back(identityId, action === 'rotate' ? 'credential-rotated' : 'credential-deleted'), 303)
+    })
+  }
+}

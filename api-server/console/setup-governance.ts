@@ -1,0 +1,65 @@
+// The console's Governance page (issue #17 item 5): the org's flags — free-text credential
+// fill, cloak sessions, the declared advisor origins — read with governance_get and saved
+// with governance_put. Both need org:admin (owners and admins); anyone else gets the
+// API's 403 in words.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { isApiError, type ApiError } from '../../contracts/errors.ts'
+import { governanceGet, governancePut } from '../operations/personas/governance.ts'
+import { Html, html, page } from './html.ts'
+import type { ConsoleUser } from './session.ts'
+import { csrfInput, errorLine, field, formBody, listField, notice, okNotice, refusalPage, runOp, setupNav, TEXTAREA_STYLE, type SetupKit } from './setup-kit.ts'
+
+export function registerGovernancePage(app: FastifyInstance, kit: SetupKit) {
+  const path = `${kit.base}/governance`
+
+  const show = async (req: FastifyRequest, reply: FastifyReply, u: ConsoleUser, o: { error?: ApiError; origins?: string } = {}) => {
+    let g
+    try {
+      g = await runOp(kit.services, req, u, governanceGet, {})
+    } catch (e) {
+      return refusalPage(kit, reply, u, 'Governance', e, { href: `${kit.base}/identities`, text: 'Identities' })
+    }
+    const checked = (b: boolean) => new Html(b ? 'checked' : '')
+    return kit.send(o.error ? reply.headers(o.error.headers) : reply, o.error?.status ?? 200, page('Governance', html`
+      <h1>Governance</h1>
+      ${setupNav(kit)}
+      ${okNotice(notice(req, { saved: 'Governance saved.' }))}
+      <div class="card" id="governance">
+        <p class="muted">Org-wide rules for ${u.orgName}. Changes are audited.</p>
+        ${errorLine(o.error?.message)}
+        <form method="post" action="${path}" id="governance-form">${csrfInput(kit, u)}
+          <label style="font-weight:400"><input type="checkbox" name="credential_freetext_fill" value="on" ${checked(g.credential_freetext_fill)}>
+            Free-text credential fill: an agent may type <code>{{credential:&lt;name&gt;}}</code> placeholders into any editable field, not only password fields</label>
+          <label style="font-weight:400"><input type="checkbox" name="cloakEnabled" value="on" ${checked(g.cloakEnabled)}> Cloak sessions enabled</label>
+          <label for="advisor-origins">Declared advisor origins <span class="muted">(http(s)://host[:port], one per line)</span></label>
+          <textarea id="advisor-origins" name="declaredAdvisorOrigins" rows="3" style="${TEXTAREA_STYLE}">${o.origins ?? g.declaredAdvisorOrigins.join('\n')}</textarea>
+          <button type="submit">Save governance</button>
+        </form>
+      </div>`, kit.chrome(u)))
+  }
+
+  app.get(path, async (req, reply) => {
+    const u = await kit.requireUser(req, reply)
+    if (!u) return reply
+    return show(req, reply, u)
+  })
+
+  app.post(path, async (req, reply) => {
+    const u = await kit.requireUser(req, reply)
+    if (!u) return reply
+    const body = formBody(kit, req, reply, u)
+    if (!body) return reply
+    try {
+      await runOp(kit.services, req, u, governancePut, {
+        // an unticked box is not sent: false
+        credential_freetext_fill: field(body, 'credential_freetext_fill') === 'on',
+        cloakEnabled: field(body, 'cloakEnabled') === 'on',
+        declaredAdvisorOrigins: listField(body, 'declaredAdvisorOrigins'),
+      })
+    } catch (e) {
+      if (!isApiError(e)) throw e
+      return e.status === 403 ? refusalPage(kit, reply, u, 'Governance', e, { href: `${kit.base}/identities`, text: 'Identities' }) : show(req, reply, u, { error: e, origins: field(body, 'declaredAdvisorOrigins') })
+    }
+    return reply.redirect(`${path}?done=saved`, 303)
+  })
+}

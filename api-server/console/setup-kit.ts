@@ -1,0 +1,130 @@
+// What the console's setup pages (identities, credentials, grants, networks, governance:
+// issue #17 item 5) share. The central rule: a page never reimplements an operation. It
+// calls the very operation the REST door calls (api-server/operations/**), through
+// runOp below, which applies the door's checks in the door's order — the operation's
+// scopes against the signed-in person's role-derived scopes, the well-formedness check,
+// the operation's zod schema — and then its handler with the console's auth context.
+// So every refusal is the API's own catalogue error; a page shows its message in words
+// with its status, and another org's id gets the same 404 as an unknown one.
+//
+// Secrets (a credential value, a network join token) travel only in POST bodies, which
+// nothing logs (the request logger writes method, URL and status); redirects carry ids
+// and a fixed notice word, never a value.
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { z } from 'zod'
+import type { Services } from '../services.ts'
+import type { AnyContract } from '../../contracts/operations/types.ts'
+import type { Operation } from '../operations/types.ts'
+import { errors, isApiError, type ApiError } from '../../contracts/errors.ts'
+import { hasScopes } from '../auth/scopes.ts'
+import { assertWellFormed, parseInput } from '../http/validate.ts'
+import { Html, html, page } from './html.ts'
+import { checkCsrf, consoleAuthContext, csrfToken, type ConsoleUser } from './session.ts'
+import type { ConsolePageKit } from './reach.ts'
+
+export interface SetupKit extends ConsolePageKit {
+  services: Services
+  /** the console's base path (/console) */
+  base: string
+}
+
+/** Runs one operation as the signed-in person, exactly as the REST door would. */
+export async function runOp<C extends AnyContract>(
+  services: Services, req: FastifyRequest, u: ConsoleUser, op: Operation<C>, input: Record<string, unknown>,
+): Promise<z.input<C['output']>> {
+  if (!hasScopes(u.scopes, op.scopes)) throw errors.missingScope(op.scopes.filter((s: string) => !u.scopes.has(s)).join(' '))
+  assertWellFormed(input, 'body')
+  const parsed = parseInput(op.input, input)
+  return op.handler({ auth: consoleAuthContext(u), services, log: req.log, via: 'rest', ip: req.ip }, parsed)
+}
+
+/** May this person run the operation (its scopes are all theirs)? */
+export const may = (u: ConsoleUser, op: { scopes: readonly string[] }) => hasScopes(u.scopes, op.scopes)
+
+/** The form body as a record; checks the form token. Null (and the 403 page sent) when the token is wrong. */
+export function formBody(kit: SetupKit, req: FastifyRequest, reply: FastifyReply, u: ConsoleUser): Record<string, unknown> | null {
+  const body = (req.body ?? {}) as Record<string, unknown>
+  if (typeof body !== 'object' || !checkCsrf(kit.services, u, body.csrf)) {
+    kit.formTokenInvalid(reply, u)
+    return null
+  }
+  return body
+}
+
+/** One text field of a form ('' when absent or repeated). */
+export const field = (body: Record<string, unknown>, name: string): string => (typeof body[name] === 'string' ? (body[name] as string) : '')
+
+/** A list typed into a textarea: one entry per line, or separated by commas or spaces. */
+export const listField = (body: Record<string, unknown>, name: string): string[] =>
+  field(body, name).split(/[\s,]+/).map((s) => s.trim()).filter(Boolean)
+
+/** The id in a route's params. */
+export const param = (req: FastifyRequest, name: string): string => String((req.params as Record<string, unknown>)[name] ?? '')
+
+/** A fixed notice word from ?done=, as words; anything else shows nothing. */
+export function notice(req: FastifyRequest, words: Record<string, string>): string | undefined {
+  const done = (req.query as Record<string, unknown> | undefined)?.done
+  return typeof done === 'string' && Object.hasOwn(words, done) ? words[done] : undefined
+}
+
+/** The hidden form-token input every setup form carries. */
+export const csrfInput = (kit: SetupKit, u: ConsoleUser) => html`<input type="hidden" name="csrf" value="${csrfToken(kit.services, u)}">`
+
+/** The links between the setup pages. */
+export const setupNav = (kit: SetupKit) => html`<p class="muted" id="setup-nav">
+  <a href="${kit.base}/identities">Identities</a> · <a href="${kit.base}/networks">Networks</a> · <a href="${kit.base}/governance">Governance</a> ·
+  <a href="${kit.base}/keys">API keys</a> · <a href="${kit.base}/reach">Local reach</a> · <a href="${kit.base}/sessions">Sessions</a></p>`
+
+export const okNotice = (text: string | undefined) => (text ? html`<div class="card" role="status"><p class="ok">${text}</p></div>` : '')
+export const errorLine = (text: string | undefined) => (text ? html`<p class="error" role="alert">${text}</p>` : '')
+
+/** Why a form is disabled for this person: the API's own 403 words. */
+export function roleNote(u: ConsoleUser, op: { scopes: readonly string[] }): Html | '' {
+  if (may(u, op)) return ''
+  const missing = op.scopes.filter((s) => !u.scopes.has(s)).join(' ')
+  return html`<p class="muted role-note">Your role (${u.role}) cannot do this: ${errors.missingScope(missing).message}.</p>`
+}
+
+export const disabledUnless = (u: ConsoleUser, op: { scopes: readonly string[] }) => new Html(may(u, op) ? '' : 'disabled')
+
+/** A page holding only a refusal: the catalogue error's status and message (value-free, id-free, so byte-identical across orgs). */
+export function refusalPage(kit: SetupKit, reply: FastifyReply, u: ConsoleUser, title: string, e: unknown, back: { href: string; text: string }) {
+  if (!isApiError(e)) throw e
+  return kit.send(reply.headers(e.headers), e.status, page(title, html`${setupNav(kit)}
+    <div class="card"><p class="error" role="alert">${e.message}</p><p><a href="${back.href}">${back.text}</a></p></div>`, kit.chrome(u)))
+}
+
+/** A textarea style that fits the console's form look (the shared stylesheet has none). */
+export const TEXTAREA_STYLE = 'width:100%;padding:8px 10px;border:1px solid #e2e5ee;border-radius:6px;font:13px ui-monospace,monospace'
+
+/** Quotes a word for a POSIX shell when it needs it. */
+export const shellWord = (s: string) => (/^[A-Za-z0-9._\/:@%+=-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`)
+
+// --- the identity page's form state (setup-identities.ts renders it; the credential and grant routes fill it) ---
+
+export interface CredentialForm {
+  error?: string
+  /** the credential the error is about (a rotate form), else the create form */
+  credentialId?: string
+  name?: string
+  hosts?: string
+}
+
+export interface GrantFormState {
+  error?: string
+  /** the grant the error is about (revoke, delete), else the create form */
+  grantId?: string
+  values?: Record<string, string>
+}
+
+/** Sends an identity's page (or its refusal) with the given status and the form state. */
+export type ShowIdentity = (req: FastifyRequest, reply: FastifyReply, u: ConsoleUser, identityId: string, o: IdentityPageState) => Promise<FastifyReply>
+
+export interface IdentityPageState {
+  /** the catalogue error that sends the page back, if any */
+  error?: ApiError
+  credential?: CredentialForm
+  grant?: GrantFormState
+  /** words beside the identity's delete button */
+  deleteError?: string
+}

@@ -1,0 +1,197 @@
+// The console's Networks pages (issue #17 item 5): the org's local-reach networks with a
+// create form, and one network's page — its declared hosts (an editable list:
+// network_update), its daemons with their reachable state (network_daemons), "Rotate
+// token" and "Delete". The join token is shown exactly once, on the page that answers
+// the create or rotate POST (201/200, no redirect: nothing stores it to show again),
+// beside the exact `nightjar daemon` command for this network and server. Listing needs
+// networks:read (every role); writing needs networks:write (owners, admins).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { errors, isApiError, type ApiError } from '../../contracts/errors.ts'
+import { networkCreate, networkDaemons, networkDelete, networkList, networkRotateToken, networkUpdate } from '../operations/networks/index.ts'
+import { html, page, type Html } from './html.ts'
+import type { ConsoleUser } from './session.ts'
+import {
+  csrfInput, disabledUnless, errorLine, field, formBody, listField, notice, okNotice, param, refusalPage, roleNote, runOp, setupNav, shellWord, TEXTAREA_STYLE, type SetupKit,
+} from './setup-kit.ts'
+
+const NOTICES: Record<string, string> = {
+  deleted: 'Network deleted. Its token no longer works and its daemons were dropped.',
+  hosts: 'Declared hosts saved. Sessions started from now on use the new list.',
+}
+
+/** The file the page suggests for the token (outside shell history, mode 0600). */
+export const TOKEN_FILE = '~/.nightjar-token'
+
+/** The control URL a daemon dials: the server's base URL with ws(s) for http(s). */
+export const controlUrl = (baseUrl: string) => baseUrl.replace(/^http(s?):/, 'ws$1:').replace(/\/+$/, '')
+
+/** The command the page gives to copy, as the README documents it. */
+export const daemonCommand = (network: string, baseUrl: string) =>
+  `npx nightjar daemon --network ${shellWord(network)} --control-url ${controlUrl(baseUrl)} --network-token-file ${TOKEN_FILE}`
+
+export function registerNetworkPages(app: FastifyInstance, kit: SetupKit) {
+  const list = `${kit.base}/networks`
+  const backToList = { href: list, text: 'All networks' }
+
+  /** The one-time card: the token and the command. Only a create or rotate answer renders it. */
+  const tokenCard = (name: string, token: { tokenId: string; secret: string }, rotated: boolean) => html`<div class="card" role="status" id="join-token-card">
+    <p class="ok">${rotated ? `New join token for ${name}. The old one no longer works: joined daemons must rejoin with this one.` : `Network ${name} created.`}</p>
+    <p>Copy the join token now; it is shown only this once. Save it into <code>${TOKEN_FILE}</code> (readable only by you), without putting it on a command line:</p>
+    <code class="secret" id="network-token">${token.secret}</code>
+    <p class="muted">For example <code>(umask 077; cat &gt; ${TOKEN_FILE})</code>, paste, then Ctrl-D.</p>
+    <p>Then, on the machine whose hosts the sessions should reach:</p>
+    <code class="secret" id="daemon-command">${daemonCommand(name, kit.services.config.baseUrl)}</code>
+    <p class="muted">Token id <code>${token.tokenId}</code>. Declare the hosts the browser may reach below; nothing is reachable until declared.</p>
+  </div>`
+
+  const listPage = async (req: FastifyRequest, u: ConsoleUser, o: { card?: Html; error?: string; name?: string } = {}) => {
+    const nets = await runOp(kit.services, req, u, networkList, {})
+    return page('Networks', html`
+      <h1>Networks</h1>
+      ${setupNav(kit)}
+      ${o.card ?? okNotice(notice(req, NOTICES))}
+      <div class="card" id="network-create-card">
+        <h2>Create a network</h2>
+        <p class="muted">A network joins a developer’s machine: <code>nightjar daemon</code> runs there and the sessions’ browsers reach its declared hosts through it.</p>
+        ${errorLine(o.error)}
+        ${roleNote(u, networkCreate)}
+        <form method="post" action="${list}" id="network-create">${csrfInput(kit, u)}
+          <label for="network-name">Name</label>
+          <input id="network-name" name="name" type="text" maxlength="63" value="${o.name ?? ''}" required>
+          <button type="submit" ${disabledUnless(u, networkCreate)}>Create network</button>
+        </form>
+      </div>
+      <div class="card"><h2>Networks in ${u.orgName}</h2>
+        ${nets.length
+          ? html`<table><thead><tr><th>Name</th><th>Daemons</th><th>Declared hosts</th></tr></thead><tbody>${nets.map((n) => html`<tr id="network-${n.id}">
+            <td><a href="${list}/${n.id}">${n.name}</a><div class="muted"><code>${n.id}</code></div></td>
+            <td>${n.onlineDaemonCount} reachable of ${n.daemonCount}</td>
+            <td>${n.declaredHosts.map((h) => html`<code>${h}</code> `)}</td></tr>`)}</tbody></table>`
+          : html`<p id="no-networks">No networks yet.</p>`}
+      </div>`, kit.chrome(u))
+  }
+
+  /** One network's page, or (unknown or foreign id) the API's refusal. */
+  const show = async (req: FastifyRequest, reply: FastifyReply, u: ConsoleUser, networkId: string, o: { status?: number; error?: ApiError; card?: Html; hosts?: string } = {}) => {
+    let daemons
+    try {
+      // network_daemons is the existence check: the REST door's 404 for another org's id
+      daemons = await runOp(kit.services, req, u, networkDaemons, { networkId })
+    } catch (e) {
+      return refusalPage(kit, reply, u, 'Network', e, backToList)
+    }
+    const n = (await runOp(kit.services, req, u, networkList, {})).find((x) => x.id === networkId)
+    if (!n) return refusalPage(kit, reply, u, 'Network', errors.notFound('network'), backToList)
+    const body = page(`Network ${n.name}`, html`
+      <h1>Network <span id="network-name-shown">${n.name}</span></h1>
+      ${setupNav(kit)}
+      <p><a href="${list}">All networks</a> · <code>${n.id}</code></p>
+      ${o.card ?? okNotice(notice(req, NOTICES))}
+      ${o.error ? html`<div class="card">${errorLine(o.error.message)}</div>` : ''}
+      <div class="card" id="daemons">
+        <h2>Daemons</h2>
+        ${daemons.length
+          ? html`<table><thead><tr><th>Daemon</th><th>Host</th><th>Version</th><th>Connected since</th><th>State</th></tr></thead><tbody>${daemons.map((d) => html`<tr id="daemon-${d.id}">
+            <td><code>${d.id}</code></td><td>${d.host}</td><td>${d.version}</td><td>${d.connectedSince}</td>
+            <td class="reachable">${d.reachable ? 'reachable' : 'not reachable'}</td></tr>`)}</tbody></table>`
+          : html`<p id="no-daemons">No daemon has joined yet. Run <code>${daemonCommand(n.name, kit.services.config.baseUrl)}</code> with the join token (rotate it if you no longer have it).</p>`}
+      </div>
+      <div class="card" id="hosts">
+        <h2>Declared hosts</h2>
+        <p class="muted">What a session’s browser may reach through the daemon: host, IPv4, [IPv6] or ::1, each optionally with :port, one per line. A live session keeps the list it started with.</p>
+        ${roleNote(u, networkUpdate)}
+        <form method="post" action="${list}/${n.id}/hosts" id="network-hosts">${csrfInput(kit, u)}
+          <textarea id="declared-hosts" name="declaredHosts" rows="4" style="${TEXTAREA_STYLE}">${o.hosts ?? n.declaredHosts.join('\n')}</textarea>
+          <button type="submit" ${disabledUnless(u, networkUpdate)}>Save hosts</button>
+        </form>
+      </div>
+      <div class="card" id="token">
+        <h2>Join token</h2>
+        <p class="muted">Rotating issues a new token (shown once) and stops the old one: daemons joined with it must rejoin.</p>
+        ${roleNote(u, networkRotateToken)}
+        <form method="post" action="${list}/${n.id}/rotate" id="network-rotate">${csrfInput(kit, u)}
+          <button type="submit" ${disabledUnless(u, networkRotateToken)}>Rotate token</button>
+        </form>
+        <h2 style="margin-top:20px">Delete</h2>
+        <p class="muted">Deleting ends its tokens, drops its daemons and ends its reach grants.</p>
+        <form method="post" action="${list}/${n.id}/delete" id="network-delete">${csrfInput(kit, u)}
+          <button type="submit" style="background:#c92a2a" ${disabledUnless(u, networkDelete)}>Delete network</button>
+        </form>
+      </div>`, kit.chrome(u))
+    return kit.send(o.error ? reply.headers(o.error.headers) : reply, o.status ?? o.error?.status ?? 200, body)
+  }
+
+  app.get(list, async (req, reply) => {
+    const u = await kit.requireUser(req, reply)
+    if (!u) return reply
+    try {
+      return kit.send(reply, 200, await listPage(req, u))
+    } catch (e) {
+      return refusalPage(kit, reply, u, 'Networks', e, { href: `${kit.base}/keys`, text: 'API keys' })
+    }
+  })
+
+  app.post(list, async (req, reply) => {
+    const u = await kit.requireUser(req, reply)
+    if (!u) return reply
+    const body = formBody(kit, req, reply, u)
+    if (!body) return reply
+    try {
+      const { network, token } = await runOp(kit.services, req, u, networkCreate, { name: field(body, 'name') })
+      // the token is rendered into this answer only; the list page never shows it again
+      return kit.send(reply, 201, await listPage(req, u, { card: tokenCard(network.name, token, false) }))
+    } catch (e) {
+      if (!isApiError(e)) throw e
+      return kit.send(reply.headers(e.headers), e.status, await listPage(req, u, { error: e.message, name: field(body, 'name') }))
+    }
+  })
+
+  app.get(`${list}/:networkId`, async (req, reply) => {
+    const u = await kit.requireUser(req, reply)
+    if (!u) return reply
+    return show(req, reply, u, param(req, 'networkId'))
+  })
+
+  app.post(`${list}/:networkId/hosts`, async (req, reply) => {
+    const u = await kit.requireUser(req, reply)
+    if (!u) return reply
+    const body = formBody(kit, req, reply, u)
+    if (!body) return reply
+    const networkId = param(req, 'networkId')
+    try {
+      await runOp(kit.services, req, u, networkUpdate, { networkId, declaredHosts: listField(body, 'declaredHosts') })
+    } catch (e) {
+      if (!isApiError(e)) throw e
+      return show(req, reply, u, networkId, { error: e, hosts: field(body, 'declaredHosts') })
+    }
+    return reply.redirect(`${list}/${networkId}?done=hosts`, 303)
+  })
+
+  app.post(`${list}/:networkId/rotate`, async (req, reply) => {
+    const u = await kit.requireUser(req, reply)
+    if (!u) return reply
+    if (!formBody(kit, req, reply, u)) return reply
+    const networkId = param(req, 'networkId')
+    try {
+      const { network, token } = await runOp(kit.services, req, u, networkRotateToken, { networkId })
+      return show(req, reply, u, networkId, { card: tokenCard(network.name, token, true) })
+    } catch (e) {
+      if (!isApiError(e)) throw e
+      return e.status === 404 ? refusalPage(kit, reply, u, 'Network', e, backToList) : show(req, reply, u, networkId, { error: e })
+    }
+  })
+
+  app.post(`${list}/:networkId/delete`, async (req, reply) => {
+    const u = await kit.requireUser(req, reply)
+    if (!u) return reply
+    if (!formBody(kit, req, reply, u)) return reply
+    const networkId = param(req, 'networkId')
+    try {
+      await runOp(kit.services, req, u, networkDelete, { networkId })
+    } catch (e) {
+      if (!isApiError(e)) throw e
+      return e.status === 404 ? refusalPage(kit, reply, u, 'Network', e, backToList) : show(req, reply, u, networkId, { error: e })
+    }
+    return reply.redirect(`${list}?done=deleted`, 303)
+  })
+}

@@ -1,0 +1,16 @@
+// The setup pages of the console (issue #17 item 5: setting up without curl), registered
+// together: Identities with their credentials and grants, Networks, Governance.
+import type { FastifyInstance } from 'fastify'
+import type { Services } from '../services.ts'
+import type { ConsolePageKit } from './reach.ts'
+import type { SetupKit } from './setup-kit.ts'
+import { registerIdentityPages } from './setup-identities.ts'
+import { registerNetworkPages } from './setup-networks.ts'
+import { registerGovernancePage } from './setup-governance.ts'
+
+export function registerSetupPages(app: FastifyInstance, services: Services, pageKit: ConsolePageKit) {
+  const kit: SetupKit = { ...pageKit, services, base: services.config.consolePath }
+  registerIdentityPages(app, kit)
+  registerNetworkPages(app, kit)
+  registerGovernancePage(app, kit)
+}
