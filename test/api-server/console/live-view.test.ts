@@ -9,6 +9,7 @@ import t from 'tap'
 import { chromium, type BrowserContext, type Page } from 'playwright-core'
 import { WebSocket } from 'ws'
 import { startTestServer, type TestServer } from '../../helpers/server.ts'
+import { signIn } from '../../helpers/console.ts'
 import { startPublicWeb } from '../../helpers/netns.ts'
 import { launchTestBrowser } from '../../helpers/chromium.ts'
 import { mcpClient } from '../../helpers/mcp.ts'
@@ -30,15 +31,6 @@ function refusedUpgrade(url: string, headers: Record<string, string>): Promise<R
   })
 }
 
-async function signIn(s: TestServer, ctx: BrowserContext, email: string, password: string, path: string): Promise<Page> {
-  const page = await ctx.newPage()
-  await page.goto(`${s.url}${path}`)
-  await page.fill('#email', email)
-  await page.fill('#password', password)
-  await page.click('button[type=submit]')
-  await page.waitForURL((u) => u.pathname === path)
-  return page
-}
 
 const frames = async (page: Page) => Number(await page.getAttribute('#live', 'data-frames'))
 

@@ -5,6 +5,7 @@
 import t from 'tap'
 import type { BrowserContext, Page } from 'playwright-core'
 import { startTestServer, type TestServer } from '../../helpers/server.ts'
+import { signIn } from '../../helpers/console.ts'
 import { launchTestBrowser } from '../../helpers/chromium.ts'
 import { createUser } from '../../../api-server/auth/orgs.ts'
 import { createPersona } from '../../helpers/personas.ts'
@@ -12,15 +13,6 @@ import { createPersona } from '../../helpers/personas.ts'
 const CANARY = 'Cnry-' + Math.random().toString(36).slice(2, 12) + '-setup'
 const CANARY_2 = 'Cnry-' + Math.random().toString(36).slice(2, 12) + '-rotated'
 
-async function signIn(s: TestServer, ctx: BrowserContext, email: string, password: string, path: string): Promise<Page> {
-  const page = await ctx.newPage()
-  await page.goto(`${s.url}${path}`)
-  await page.fill('#email', email)
-  await page.fill('#password', password)
-  await page.click('button[type=submit]')
-  await page.waitForURL((u) => u.pathname === path)
-  return page
-}
 
 const cookieHeader = async (ctx: BrowserContext) => (await ctx.cookies()).map((c) => `${c.name}=${c.value}`).join('; ')
 

@@ -4,27 +4,18 @@
 // or once it has expired (an injected clock, no waiting); the token never appears in a
 // request line, so never in the server's log.
 import t from 'tap'
-import { chromium, type BrowserContext, type Page } from 'playwright-core'
-import { startTestServer, type TestServer } from '../../helpers/server.ts'
+import type { Page } from 'playwright-core'
+import { startTestServer } from '../../helpers/server.ts'
+import { signIn } from '../../helpers/console.ts'
 import { startPublicWeb } from '../../helpers/netns.ts'
 import { launchTestBrowser } from '../../helpers/chromium.ts'
 import { waitFor } from '../../helpers/wait.ts'
 
-async function signIn(s: TestServer, ctx: BrowserContext, email: string, password: string, path: string): Promise<Page> {
-  const page = await ctx.newPage()
-  await page.goto(`${s.url}${path}`)
-  await page.fill('#email', email)
-  await page.fill('#password', password)
-  await page.click('button[type=submit]')
-  await page.waitForURL((u) => u.pathname === path)
-  return page
-}
 
 const frames = async (page: Page) => Number(await page.getAttribute('#live', 'data-frames'))
 const state = async (page: Page) => page.getAttribute('#live', 'data-state')
 
 t.test('a view-only share link: watch without signing in, until revoked or expired', async (t) => {
-  void chromium // the browser comes from launchTestBrowser (Debian's Chromium)
   let clock = Date.now()
   const web = await startPublicWeb(t)
   const s = await startTestServer(t, { sessions: true, now: () => clock, env: { NIGHTJAR_HOST_ALIASES: JSON.stringify({ 'example.com': web.ip }) } })
