@@ -41,6 +41,7 @@ import { SessionActivity } from './sessions/expiry.ts'
 import { corsOptions, registerOAuth, resolveAccessToken } from './oauth/index.ts'
 import { createKmsProvider, PgDataKeyStore, Sealer } from './kms/index.ts'
 import { PgAuthStateDirectory } from './authstate/index.ts'
+import { Recordings, recordingSettings } from './recordings/service.ts'
 
 export interface BuildOptions<P extends SessionPlane = SessionPlane> {
   config: Config
@@ -153,9 +154,12 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
     // the reaper passes at a quarter of the shortest timeout, every 5 s at most
     const reaperIntervalMs = Math.min(5000, Math.max(250, (config.lifetimes.idleTimeoutSecs * 1000) / 4))
     const live = plane ? new LiveSessions({ db, plane, activity, log, reaperIntervalMs }) : undefined
+    const sessions = live ?? NO_SESSIONS
+    const recordings = new Recordings({ db, log, now, node: (id) => sessions.nodes.get(id), settings: recordingSettings(config) })
     const services: Services = {
       config, db, log, bearer, cookieKey: opts.cookieKey, now, sealer,
-      sessions: live ?? NO_SESSIONS,
+      sessions,
+      recordings,
       localReach,
       networks: localReach,
       authStates: new PgAuthStateDirectory(db), // warm resume: which captured version to restore
@@ -206,6 +210,8 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
       await replica.start()
       await fanout.start()
       await live?.start()
+      // retention runs in every replica (deleting twice is harmless)
+      recordings.startSweeper()
       // the operator's copy of the networks catches up with the table (never throws: repaired later)
       await networkResources.start()
       // every network's counts once (a restarted api-server has no daemons until they rejoin), then on each change
@@ -228,6 +234,7 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
       await replica.stop()
       networkResources.stop()
       countPublisher?.stop()
+      await recordings.stop()
       await live?.stop()
     })
     return services

@@ -106,6 +106,14 @@ const schema = z.object({
   NIGHTJAR_REPLICA_SECRET: z.string().regex(/^[\x21-\x7e]{32,512}$/, 'must be 32-512 printable characters without spaces').optional(),
   NIGHTJAR_REPLICA_ADDRESS: z.url({ protocol: /^https?$/ }).optional(),
   NIGHTJAR_REPLICA_HEARTBEAT_SECONDS: z.coerce.number().int().min(1).max(300).default(5),
+  // session recordings (recordings/): where the timelines are kept, how long, how often the pods are read
+  NIGHTJAR_RECORDING_STORE: z.enum(['directory', 's3']).default('directory'),
+  NIGHTJAR_RECORDING_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  NIGHTJAR_RECORDING_POLL_SECONDS: z.coerce.number().int().min(1).max(300).default(5),
+  NIGHTJAR_RECORDING_S3_BUCKET: z.string().min(3).max(63).optional(),
+  NIGHTJAR_RECORDING_S3_PREFIX: z.string().max(200).regex(/^[A-Za-z0-9_.\/-]*$/).optional(),
+  NIGHTJAR_RECORDING_S3_REGION: z.string().min(1).max(50).optional(),
+  NIGHTJAR_RECORDING_S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
 })
 
 export type Config = {
@@ -161,6 +169,8 @@ export type Config = {
    * and refuses forwarded dials).
    */
   replica: { secret?: string; address?: string; heartbeatMs: number }
+  /** session recordings: the store (a directory under the data dir, or S3), retention, the pods' read interval */
+  recordings: { store: 'directory' | 's3'; retentionDays: number; pollMs: number; s3?: { bucket: string; prefix?: string; region?: string; endpoint?: string } }
 }
 
 
@@ -179,6 +189,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // one without the other would forward nowhere or accept nothing: say so at start, not at the first dial
     const missing = e.NIGHTJAR_REPLICA_SECRET ? 'NIGHTJAR_REPLICA_ADDRESS' : 'NIGHTJAR_REPLICA_SECRET'
     throw new ConfigError(`invalid configuration: ${missing}: required when ${missing === 'NIGHTJAR_REPLICA_ADDRESS' ? 'NIGHTJAR_REPLICA_SECRET' : 'NIGHTJAR_REPLICA_ADDRESS'} is set`)
+  }
+  if (e.NIGHTJAR_RECORDING_STORE === 's3' && !e.NIGHTJAR_RECORDING_S3_BUCKET) {
+    throw new ConfigError('invalid configuration: NIGHTJAR_RECORDING_S3_BUCKET: required when NIGHTJAR_RECORDING_STORE=s3')
   }
   const dataDir = resolve(e.NIGHTJAR_DATA_DIR)
   const shownHost = e.NIGHTJAR_HOST === '0.0.0.0' || e.NIGHTJAR_HOST === '::' ? 'localhost' : e.NIGHTJAR_HOST
@@ -235,6 +248,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownDrainSecs: e.NIGHTJAR_SHUTDOWN_DRAIN_SECONDS,
     lifetimes: { idleTimeoutSecs: e.NIGHTJAR_SESSION_IDLE_TIMEOUT_SECONDS, maxDurationSecs: e.NIGHTJAR_SESSION_MAX_DURATION_SECONDS },
     db: { queryTimeoutMs: e.NIGHTJAR_DB_QUERY_TIMEOUT_MS, connectTimeoutMs: e.NIGHTJAR_DB_CONNECT_TIMEOUT_MS },
+    recordings: {
+      store: e.NIGHTJAR_RECORDING_STORE,
+      retentionDays: e.NIGHTJAR_RECORDING_RETENTION_DAYS,
+      pollMs: e.NIGHTJAR_RECORDING_POLL_SECONDS * 1000,
+      ...(e.NIGHTJAR_RECORDING_S3_BUCKET ? { s3: { bucket: e.NIGHTJAR_RECORDING_S3_BUCKET, prefix: e.NIGHTJAR_RECORDING_S3_PREFIX, region: e.NIGHTJAR_RECORDING_S3_REGION, endpoint: e.NIGHTJAR_RECORDING_S3_ENDPOINT } } : {}),
+    },
     replica: { secret: e.NIGHTJAR_REPLICA_SECRET, address: e.NIGHTJAR_REPLICA_ADDRESS?.replace(/\/+$/, ''), heartbeatMs: e.NIGHTJAR_REPLICA_HEARTBEAT_SECONDS * 1000 },
   }
 }

@@ -10,6 +10,7 @@ import type { LocalReach } from './networks/service.ts'
 import type { Admission } from './sessions/admission.ts'
 import type { Limits } from './limits/index.ts'
 import type { SessionActivity } from './sessions/expiry.ts'
+import type { Recordings } from './recordings/service.ts'
 
 /**
  * Every field is set when build() returns, and none changes after: the app builds each
@@ -41,4 +42,6 @@ export interface Services {
   limits: Limits
   /** driving calls keep a session from its idle timeout */
   activity: SessionActivity
+  /** session recordings: each recorded session's pod read on a timer, blobs through the store, the retention sweep */
+  recordings: Recordings
 }

@@ -22,6 +22,7 @@ import type { CdpProxy } from './cdp-proxy.ts'
 import { NODE_LIVE_PATH } from '../contracts/operations/live-view.ts'
 import { driveContracts } from '../contracts/operations/drive.ts'
 import { liveView } from './screencast.ts'
+import { recorder } from './recorder.ts'
 import type { PodSession } from './session.ts'
 
 const MAX_BODY = 16 * 1024 * 1024 // a storageState can be large
@@ -45,6 +46,14 @@ const handlers: { [N in NodeRouteName]: Handler<N> } = {
     }
   },
   storage_state: storageState,
+  recording_start: (s) => {
+    recorder(s).start()
+    return { ok: true }
+  },
+  recording_read: async (s, i) => {
+    if (i.flush) await recorder(s).flush()
+    return recorder(s).read(i.after)
+  },
   ...actions,
 }
 

@@ -72,6 +72,21 @@ export const StorageStateResult = z.object({
 
 const Empty = z.object({})
 
+/** Recordings (browser-pod/recorder.ts): start recording every page; read what was recorded after `after` (acknowledging it). */
+export const RecordingReadInput = z.object({
+  after: z.number().int().min(0),
+  /** ask each page to hand over the events it batches first (the read at the session's end) */
+  flush: z.boolean().optional(),
+})
+export const RecordingReadResult = z.object({
+  chunks: z.array(z.object({ seq: z.number().int().min(1), events: z.array(z.unknown()) })),
+  /** more chunks wait: read again after the last seq */
+  more: z.boolean(),
+  /** events dropped because the pod's buffer was full (nobody read it) */
+  dropped: z.number().int().min(0),
+  recording: z.boolean(),
+})
+
 const podRoutes = {
   health: { method: 'GET', path: '/healthz', input: Empty, output: HealthResult, auth: false, secret: false, opaque: [] },
   // the storageState it may carry is credential-equivalent
@@ -88,6 +103,9 @@ const podRoutes = {
     secret: true,
     opaque: ['cookies', 'origins', 'sessionStorage'],
   },
+  recording_start: { method: 'POST', path: '/v1/recording/start', input: Empty, output: z.object({ ok: z.literal(true) }), auth: true, secret: false, opaque: [] },
+  // every string of the events passes the echo guard again here (none is opaque)
+  recording_read: { method: 'POST', path: '/v1/recording/read', input: RecordingReadInput, output: RecordingReadResult, auth: true, secret: false, opaque: [] },
 } as const satisfies Record<string, NodeRoute>
 
 /**

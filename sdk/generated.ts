@@ -70,6 +70,8 @@ export const routes = {
   network_reach_grant_create: { method: 'POST', path: '/v1/local-reach/grants' },
   network_reach_grant_list: { method: 'GET', path: '/v1/local-reach/grants' },
   network_reach_grant_revoke: { method: 'POST', path: '/v1/local-reach/grants/:grantId/revoke' },
+  session_recording_get: { method: 'GET', path: '/v1/sessions/:sessionId/recording' },
+  session_recording_events: { method: 'GET', path: '/v1/sessions/:sessionId/recording/events' },
 } as const
 
 /** One method per operation, grouped by domain. */
@@ -204,6 +206,10 @@ export function methods(call: Call) {
       fileRead: (sessionId: In<'file_read'>['sessionId'], fileId: In<'file_read'>['fileId'], input: Omit<In<'file_read'>, 'sessionId' | 'fileId'> = {}) => call('file_read', { ...input, sessionId, fileId }),
       /** Run JavaScript in the page and return its JSON result: an expression, or a function body that returns a value (await allowed). Refused on a session with a bound identity */
       evaluate: (sessionId: In<'evaluate'>['sessionId'], input: Omit<In<'evaluate'>, 'sessionId'>) => call('evaluate', { ...input, sessionId }),
+      /** A recorded session’s recording: when, how large, where to download and replay it */
+      recordingGet: (sessionId: In<'session_recording_get'>['sessionId']) => call('session_recording_get', { sessionId }),
+      /** Download a recorded session’s timeline (rrweb events, JSON); a live session’s is read up to now */
+      recordingEvents: (sessionId: In<'session_recording_events'>['sessionId']) => call('session_recording_events', { sessionId }),
     },
     networks: {
       /** The requests the session’s pages made (the newest 500 are kept): method, URL without its query, status, resource type and timing — never a header or a body */

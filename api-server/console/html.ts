@@ -22,6 +22,7 @@ const STYLE = `
 :root{--fg:#1d2330;--muted:#5d6679;--bg:#f6f7fb;--card:#fff;--line:#e2e5ee;--accent:#3b5bdb;--ok:#2b8a3e;--warn:#c92a2a}
 *{box-sizing:border-box}body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
 header{display:flex;align-items:center;justify-content:space-between;padding:12px 28px;background:#141a2a;color:#fff}
+header nav a{color:#dfe6ff;text-decoration:none}header nav a:hover{text-decoration:underline}
 header .brand{font-weight:650;letter-spacing:.3px}header form{margin:0}header .who{color:#c5cbe0;margin-right:12px;font-size:14px}
 main{max-width:880px;margin:28px auto;padding:0 20px}h1{font-size:22px;margin:0 0 16px}h2{font-size:17px;margin:0 0 12px}
 .card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:20px 22px;margin-bottom:20px;box-shadow:0 1px 2px rgba(20,26,42,.04)}
@@ -36,11 +37,17 @@ th{color:var(--muted);font-weight:600}code{font:13px ui-monospace,SFMono-Regular
 .error{color:var(--warn);font-weight:600}.muted{color:var(--muted)}.ok{color:var(--ok);font-weight:600}
 `
 
-export function page(title: string, body: Html, opts: { user?: { email: string; orgName: string }; logoutAction?: string; csrf?: string } = {}): string {
+/** the console's sections, in the header of every signed-in page */
+const SECTIONS: Array<[string, string]> = [['/sessions', 'Sessions'], ['/recordings', 'Recordings'], ['/identities', 'Identities'], ['/networks', 'Networks'], ['/reach', 'Local reach'], ['/keys', 'API keys'], ['/governance', 'Governance']]
+
+export function page(title: string, body: Html, opts: { user?: { email: string; orgName: string }; logoutAction?: string; csrf?: string; consoleBase?: string } = {}): string {
+  const nav = opts.user && opts.consoleBase !== undefined
+    ? html`<nav>${SECTIONS.map(([path, label]) => html`<a href="${opts.consoleBase}${path}" style="margin-right:12px">${label}</a>`)}</nav>`
+    : html``
   const who = opts.user
     ? html`<div><span class="who">${opts.user.email} · ${opts.user.orgName}</span><form method="post" action="${opts.logoutAction}" style="display:inline"><input type="hidden" name="csrf" value="${opts.csrf}"><button class="link" type="submit">Sign out</button></form></div>`
     : html``
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${esc(title)} · Nightjar</title><style>${STYLE}</style></head>
-<body><header><span class="brand">Nightjar</span>${who}</header><main>${body}</main></body></html>`
+<body><header><span class="brand">Nightjar</span>${nav}${who}</header><main>${body}</main></body></html>`
 }

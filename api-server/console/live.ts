@@ -54,7 +54,8 @@ export function registerLivePages(app: FastifyInstance, services: Services, kit:
         ${rows.length
           ? html`<table><thead><tr><th>Session</th><th>Opened by</th><th>Browser</th><th>Control</th><th></th><th>Live since</th></tr></thead><tbody>${body}</tbody></table>`
           : html`<p id="no-sessions">No live sessions in ${u.orgName}.</p>`}
-      </div>`, kit.chrome(u)))
+      </div>
+      <p><a href="${base}/recordings" id="recordings-link">Recordings</a> of sessions started with <code>record: true</code></p>`, kit.chrome(u)))
   })
 
   app.get(`${list}/:id`, async (req, reply) => {

@@ -13,7 +13,7 @@ import { checkCsrf, csrfToken, type ConsoleUser } from './session.ts'
 
 export interface ConsolePageKit {
   send: (reply: FastifyReply, status: number, body: string) => FastifyReply
-  chrome: (u: ConsoleUser) => { user: { email: string; orgName: string }; logoutAction: string; csrf: string }
+  chrome: (u: ConsoleUser) => { user: { email: string; orgName: string }; logoutAction: string; csrf: string; consoleBase?: string }
   requireUser: (req: FastifyRequest, reply: FastifyReply) => Promise<ConsoleUser | null>
   formTokenInvalid: (reply: FastifyReply, u?: ConsoleUser) => FastifyReply
 }

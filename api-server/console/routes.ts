@@ -15,6 +15,7 @@ import { accountKey, addressKey, limitsFor, strictest } from '../limits/index.ts
 import { checkLoginCsrf, issueLoginCsrf, knownBrowser, rememberBrowser, safeNext, sameOriginRequest, sendTooMany } from './guard.ts'
 import { registerReachPage } from './reach.ts'
 import { registerLivePages } from './live.ts'
+import { registerRecordingPages } from './recordings.ts'
 import { registerSetupPages } from './setup-pages.ts'
 import { registerSharePages } from './share.ts'
 
@@ -26,7 +27,7 @@ export function registerConsole(app: FastifyInstance, services: Services) {
   const send = (reply: FastifyReply, status: number, body: string) =>
     reply.code(status).header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store')
       .header('x-frame-options', 'DENY').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http: https:; frame-ancestors 'none'").send(body)
-  const chrome = (u: ConsoleUser) => ({ user: { email: u.email, orgName: u.orgName }, logoutAction: `${base}/logout`, csrf: csrfToken(services, u) })
+  const chrome = (u: ConsoleUser) => ({ user: { email: u.email, orgName: u.orgName }, logoutAction: `${base}/logout`, csrf: csrfToken(services, u), consoleBase: base })
   const formTokenInvalid = (reply: FastifyReply, u?: ConsoleUser) => {
     const e = pageErrors.formTokenInvalid()
     return send(reply, e.status, page('Forbidden', html`<p class="error">${e.message}</p>`, u && chrome(u)))
@@ -168,6 +169,8 @@ export function registerConsole(app: FastifyInstance, services: Services) {
   registerReachPage(app, services, { send, chrome, requireUser, formTokenInvalid })
   // the Sessions pages: live view, take control, hand back (api-server/console/live.ts)
   registerLivePages(app, services, { send, chrome, requireUser, formTokenInvalid })
+  // recorded sessions, replayed (api-server/console/recordings.ts)
+  registerRecordingPages(app, services, { send, chrome, requireUser, formTokenInvalid })
   // setting up without curl: identities, credentials, grants, networks, governance (api-server/console/setup-*.ts)
   registerSetupPages(app, services, { send, chrome, requireUser, formTokenInvalid })
   registerSharePages(app, services, { send, chrome, requireUser, formTokenInvalid })

@@ -8,6 +8,7 @@ import { sessionLifecycleOperations } from './sessions/lifecycle.ts'
 import { sessionDriveOperations } from './sessions/drive.ts'
 import { networkOperations } from './networks/index.ts'
 import { authstateOperations } from './authstate/index.ts'
+import { recordingOperations } from './recordings/index.ts'
 
 export const operations: readonly AnyOperation[] = [
   ...foundationOperations,
@@ -16,4 +17,5 @@ export const operations: readonly AnyOperation[] = [
   ...sessionLifecycleOperations,
   ...sessionDriveOperations,
   ...networkOperations,
+  ...recordingOperations,
 ]

@@ -24,6 +24,8 @@ export interface StartInput {
   fromVersion?: string
   idleTimeoutSecs?: number
   maxDurationSecs?: number
+  /** record the session (README "Recordings") */
+  record?: boolean
 }
 
 export type { AuthStateDirectory, NetworkDirectory, ResolvedNetwork } from './directories.ts'
@@ -31,7 +33,7 @@ export type { AuthStateDirectory, NetworkDirectory, ResolvedNetwork } from './di
 const START_TIMEOUT_MS = 60_000
 
 /** What opening and ending sessions use: a typed part of Services (callers pass Services). */
-export type SessionDeps = Pick<Services, 'config' | 'db' | 'log' | 'now' | 'sessions' | 'networks' | 'authStates' | 'admission'>
+export type SessionDeps = Pick<Services, 'config' | 'db' | 'log' | 'now' | 'sessions' | 'networks' | 'authStates' | 'admission' | 'recordings'>
 
 async function agentDefaultEgress(services: SessionDeps, agentId: string): Promise<EgressMode> {
   const r = await services.db.query('select default_egress from agents where id = $1', [agentId])
@@ -160,6 +162,8 @@ export async function startSession(services: SessionDeps, { auth, input, admissi
         podFailure = obj.status?.conditions?.find((c) => c.type === 'Ready')?.reason ?? 'PodFailed'
         throw errors.sessionStartFailed()
       }
+      // asked for a recording: it runs before the caller can drive, or the start fails
+      if (input.record) await services.recordings.begin({ id, orgId: auth.orgId })
       // the status must be written before the caller drives the session; the journal row
       // queues in order behind it (readers wait for pending rows); the view is built, not read back
       const liveAt = new Date(services.now()).toISOString()
@@ -196,6 +200,8 @@ export async function endSession(services: SessionDeps, { auth, sessionId }: { a
   const { resources, nodes } = services.sessions
   const row: SessionRow = await getSession(services.db, auth.orgId, sessionId)
   if (row.status === 'pending' || row.status === 'live') {
+    // the recording's last seconds are read while the pod still runs (never throws)
+    await services.recordings.finish(sessionId)
     // the browser must really stop: a failed patch fails the call (the row stays open, so the
     // caller's retry does it again); only a resource that is gone already is fine
     await resources.patch(sessionId, { spec: { desiredState: 'Ended' } }).catch((err) => {

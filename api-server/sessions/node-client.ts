@@ -37,6 +37,14 @@ export class NodeClient {
   drive<N extends DriveName>(name: N, input: NodeInput<N>): Promise<NodeOutput<N>> {
     return this.#call(name, input)
   }
+  /** Recordings: start recording every page of the session (idempotent). */
+  recordingStart(): Promise<NodeOutput<'recording_start'>> {
+    return this.#call('recording_start', {})
+  }
+  /** Recordings: the chunks after `after`, acknowledging everything up to it. */
+  recordingRead(input: NodeInput<'recording_read'>): Promise<NodeOutput<'recording_read'>> {
+    return this.#call('recording_read', input)
+  }
   /** Credential-equivalent: seal it, never log it. */
   storageState(): Promise<NodeOutput<'storage_state'>> {
     return this.#call('storage_state', {})

@@ -7,6 +7,7 @@ import { authstateContracts } from './authstate.ts'
 import { sessionLifecycleContracts } from './sessions.ts'
 import { sessionDriveContracts } from './drive.ts'
 import { networkContracts } from './networks.ts'
+import { recordingContracts } from './recordings.ts'
 
 export const contracts = [
   ...foundationContracts,
@@ -15,6 +16,7 @@ export const contracts = [
   ...sessionLifecycleContracts,
   ...sessionDriveContracts,
   ...networkContracts,
+  ...recordingContracts,
 ] as const
 
 export type Contract = (typeof contracts)[number]

@@ -1,0 +1,197 @@
+// Session recordings (issue #17 item 3): a DOM timeline, not a video.
+//
+// Why a DOM timeline (rrweb) rather than video: the recording is JSON, so every string in
+// it passes the session's echo guard like every other string leaving the pod, and the
+// secret canary can search it exactly (a video would have to be OCR'd, and a glyph is not
+// a string the guard can mask); it costs kilobytes per minute instead of megabytes; it
+// needs no encoder process competing with Chromium for the pod's CPU; and the console
+// replays it with rrweb's Replayer, scalable and pausable, with text a person can select.
+// What it does not show: canvas/WebGL pixels, video elements' frames, cross-origin
+// iframes (out-of-process frames: recorded as empty frames), and closed shadow roots.
+//
+// How. rrweb's recorder is injected into an ISOLATED WORLD of every page (CDP
+// Page.addScriptToEvaluateOnNewDocument with a worldName, runImmediately): it shares the
+// DOM with the page but none of its globals, so page scripts can neither see it, stop it,
+// nor forge events (the binding it reports through, Runtime.addBinding with
+// executionContextName, exists in that world only). `maskAllInputs: true`: the value of
+// every input, textarea and select is recorded as asterisks — as typed, as set, and in
+// the snapshot — so what a credential fill types never enters the timeline at all.
+// Events are batched in the page (at most every BATCH_MS) and handed to this process,
+// where each batch passes the echo guard (a page that copied the secret into its text, a
+// title or a URL is masked), and waits in a bounded buffer until the api-server reads it
+// (the node API's recording_read, which acknowledges what it had read and scrubs again
+// at the response boundary, with every fingerprint known by then).
+//
+// Driving is never slowed by more than the recorder's own in-page work (rrweb's observers
+// and one DOM serialisation per document load): the pod does no work per event on the
+// driving path, a batch costs one parse and one scrub, and a full buffer drops batches
+// (counted, reported as `dropped`) rather than holding anything up.
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import type { CDPSession, Page } from 'playwright-core'
+import type { PodSession } from './session.ts'
+
+/** The isolated world's name (page script never sees it). */
+export const RECORD_WORLD = '__nightjar_record'
+const BINDING = '__nightjarRecordEmit'
+const FLUSH = '__nightjarRecordFlush'
+const BATCH_MS = 500
+/** What the buffer holds at most before batches are dropped (the api-server reads it every few seconds). */
+export const MAX_BUFFERED_BYTES = 64 * 1024 * 1024
+/** What one read returns at most (the api-server reads again while `more`). */
+const MAX_READ_BYTES = 8 * 1024 * 1024
+
+let recorderSource: string | undefined
+/** rrweb's UMD bundle (defines `rrweb` in the world it runs in), then our start-up. */
+function source(): string {
+  if (recorderSource) return recorderSource
+  const require = createRequire(import.meta.url)
+  const bundle = readFileSync(join(dirname(require.resolve('rrweb')), 'rrweb.umd.min.cjs'), 'utf8')
+  // The UMD wrapper looks for module/define: in the isolated world neither exists, so it
+  // sets globalThis.rrweb there (never in the page's world).
+  recorderSource = `${bundle}\n;(${BOOT})(${JSON.stringify(BINDING)}, ${JSON.stringify(FLUSH)}, ${BATCH_MS});`
+  return recorderSource
+}
+
+/**
+ * Runs in the isolated world of each document, top frames only (rrweb records same-origin
+ * iframes from there). Plain JavaScript in a string: a compiled function's toString()
+ * may call the compiler's helpers, which do not exist in the page.
+ */
+const BOOT = `(binding, flushName, batchMs) => {
+  const g = globalThis
+  if (window.top !== window || g.__nightjarRecording || !g.rrweb) return
+  g.__nightjarRecording = true
+  let buf = []
+  let timer
+  const flush = () => {
+    if (timer !== undefined) clearTimeout(timer)
+    timer = undefined
+    if (!buf.length) return
+    const batch = buf
+    buf = []
+    try { g[binding](JSON.stringify(batch)) } catch (e) { /* the binding is gone: nothing to report to */ }
+  }
+  g[flushName] = flush
+  g.rrweb.record({
+    emit(e) {
+      buf.push(e)
+      if (timer === undefined) timer = setTimeout(flush, batchMs)
+    },
+    maskAllInputs: true,
+    // no canvas pixels, no inlined images or fonts: small timelines, nothing fetched twice
+    recordCanvas: false,
+    inlineImages: false,
+    collectFonts: false,
+    sampling: { mousemove: 100, scroll: 150 },
+  })
+  // a navigation: hand over what is batched while the document still runs (beforeunload), and at pagehide
+  addEventListener('beforeunload', flush)
+  addEventListener('pagehide', flush)
+}`
+
+export interface RecordedChunk {
+  seq: number
+  /** rrweb events, as recorded (already through the echo guard) */
+  events: unknown[]
+}
+
+export class SessionRecorder {
+  #started = false
+  #seq = 0
+  #chunks: Array<RecordedChunk & { bytes: number }> = []
+  #bytes = 0
+  #dropped = 0
+  /** the CDP session of each page, and the isolated worlds' execution contexts in it */
+  readonly #pages = new Map<Page, { cdp: CDPSession; contexts: Set<number> }>()
+
+  constructor(private readonly session: PodSession) {}
+
+  get started(): boolean {
+    return this.#started
+  }
+
+  /** Starts recording every page of the session, open now or later. Idempotent. */
+  start(): void {
+    if (this.#started) return
+    this.#started = true
+    this.session.onPage((page) => void this.#attach(page))
+  }
+
+  async #attach(page: Page): Promise<void> {
+    try {
+      const cdp = await page.context().newCDPSession(page)
+      const contexts = new Set<number>()
+      this.#pages.set(page, { cdp, contexts })
+      page.once('close', () => this.#pages.delete(page))
+      cdp.on('Runtime.bindingCalled', (e) => {
+        if (e.name === BINDING) this.#intake(e.payload)
+      })
+      cdp.on('Runtime.executionContextCreated', (e) => {
+        if (e.context.name === RECORD_WORLD) contexts.add(e.context.id)
+      })
+      cdp.on('Runtime.executionContextDestroyed', (e) => contexts.delete(e.executionContextId))
+      cdp.on('Runtime.executionContextsCleared', () => contexts.clear())
+      // Page.enable: without it Chromium runs a new-document script in the documents existing
+      // now (runImmediately) but in no later one (field-mask.ts measured the same)
+      await cdp.send('Page.enable')
+      await cdp.send('Runtime.enable')
+      await cdp.send('Runtime.addBinding', { name: BINDING, executionContextName: RECORD_WORLD })
+      await cdp.send('Page.addScriptToEvaluateOnNewDocument', { source: source(), worldName: RECORD_WORLD, runImmediately: true })
+    } catch {
+      // the page closed while attaching: nothing of it to record
+    }
+  }
+
+  #intake(payload: string): void {
+    let events: unknown
+    try {
+      events = JSON.parse(payload)
+    } catch {
+      return // not ours: only our isolated world can call the binding, but never trust a shape
+    }
+    if (!Array.isArray(events) || !events.length) return
+    const bytes = payload.length
+    if (this.#bytes + bytes > MAX_BUFFERED_BYTES) {
+      this.#dropped += events.length
+      return
+    }
+    // the echo guard at intake: the buffer never holds a secret this session has filled
+    const scrubbed = this.session.echoGuard.scrub(events)
+    this.#chunks.push({ seq: ++this.#seq, events: scrubbed, bytes })
+    this.#bytes += bytes
+  }
+
+  /** Asks each page to hand over the events it holds now (before a final read). */
+  async flush(): Promise<void> {
+    await Promise.all([...this.#pages.values()].flatMap(({ cdp, contexts }) => [...contexts].map((contextId) =>
+      cdp.send('Runtime.evaluate', { expression: `globalThis.${FLUSH}?.()`, contextId, returnByValue: true }).catch(() => undefined),
+    )))
+  }
+
+  /**
+   * The chunks after `after` (everything up to it is acknowledged and freed), at most
+   * MAX_READ_BYTES of them; `more` when there are others waiting.
+   */
+  read(after: number): { chunks: RecordedChunk[]; more: boolean; dropped: number; recording: boolean } {
+    while (this.#chunks.length && this.#chunks[0].seq <= after) this.#bytes -= this.#chunks.shift()!.bytes
+    const out: RecordedChunk[] = []
+    let size = 0
+    for (const c of this.#chunks) {
+      if (out.length && size + c.bytes > MAX_READ_BYTES) break
+      out.push({ seq: c.seq, events: c.events })
+      size += c.bytes
+    }
+    return { chunks: out, more: out.length < this.#chunks.length, dropped: this.#dropped, recording: this.#started }
+  }
+}
+
+const recorders = new WeakMap<PodSession, SessionRecorder>()
+
+/** The session's recorder (one per pod session). */
+export function recorder(session: PodSession): SessionRecorder {
+  let r = recorders.get(session)
+  if (!r) recorders.set(session, (r = new SessionRecorder(session)))
+  return r
+}
