@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { printTable, progress } from './harness.ts'
 
-const BENCHMARKS = ['sessions', 'cdp', 'tunnel', 'cloak', 'operator', 'burst', 'live'] as const
+const BENCHMARKS = ['sessions', 'cdp', 'tunnel', 'cloak', 'operator', 'burst', 'live', 'recording'] as const
 const only = process.argv[2]
 
 if (only === undefined) {
@@ -32,6 +32,10 @@ if (only === 'sessions') {
 if (only === 'cdp') {
   const { benchCdp } = await import('./cdp.ts')
   printTable('a session driven over CDP, start to release (warm pool), vs a raw local launch, same page, alternating runs', await benchCdp())
+}
+if (only === 'recording') {
+  const { benchRecording } = await import('./recording.ts')
+  printTable('drive rounds on a recorded session vs an unrecorded one, same run, alternating blocks', await benchRecording())
 }
 if (only === 'live') {
   const { benchLive } = await import('./live.ts')

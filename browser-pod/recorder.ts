@@ -43,13 +43,17 @@ export const MAX_BUFFERED_BYTES = 64 * 1024 * 1024
 const MAX_READ_BYTES = 8 * 1024 * 1024
 
 let recorderSource: string | undefined
-/** rrweb's UMD bundle (defines `rrweb` in the world it runs in), then our start-up. */
+/**
+ * rrweb's record-only UMD bundle (@rrweb/record: 77 KB against the full rrweb's 282 KB — it
+ * is compiled in every document, so its size is paid on every navigation), defining
+ * `rrwebRecord` in the world it runs in, then our start-up.
+ */
 function source(): string {
   if (recorderSource) return recorderSource
   const require = createRequire(import.meta.url)
-  const bundle = readFileSync(join(dirname(require.resolve('rrweb')), 'rrweb.umd.min.cjs'), 'utf8')
+  const bundle = readFileSync(join(dirname(require.resolve('@rrweb/record')), 'record.umd.min.cjs'), 'utf8')
   // The UMD wrapper looks for module/define: in the isolated world neither exists, so it
-  // sets globalThis.rrweb there (never in the page's world).
+  // sets globalThis.rrwebRecord there (never in the page's world).
   recorderSource = `${bundle}\n;(${BOOT})(${JSON.stringify(BINDING)}, ${JSON.stringify(FLUSH)}, ${BATCH_MS});`
   return recorderSource
 }
@@ -61,7 +65,7 @@ function source(): string {
  */
 const BOOT = `(binding, flushName, batchMs) => {
   const g = globalThis
-  if (window.top !== window || g.__nightjarRecording || !g.rrweb) return
+  if (window.top !== window || g.__nightjarRecording || !g.rrwebRecord) return
   g.__nightjarRecording = true
   let buf = []
   let timer
@@ -74,7 +78,7 @@ const BOOT = `(binding, flushName, batchMs) => {
     try { g[binding](JSON.stringify(batch)) } catch (e) { /* the binding is gone: nothing to report to */ }
   }
   g[flushName] = flush
-  g.rrweb.record({
+  g.rrwebRecord.record({
     emit(e) {
       buf.push(e)
       if (timer === undefined) timer = setTimeout(flush, batchMs)
@@ -85,6 +89,9 @@ const BOOT = `(binding, flushName, batchMs) => {
     inlineImages: false,
     collectFonts: false,
     sampling: { mousemove: 100, scroll: 150 },
+    // scripts, comments and head metadata replay nothing: leave them out of every snapshot
+    // (title changes stay: the replay shows them, and they pass the echo guard like the rest)
+    slimDOMOptions: { script: true, comment: true, headFavicon: true, headWhitespace: true, headMetaDescKeywords: true, headMetaSocial: true, headMetaRobots: true, headMetaHttpEquiv: true, headMetaAuthorship: true, headMetaVerification: true },
   })
   // a navigation: hand over what is batched while the document still runs (beforeunload), and at pagehide
   addEventListener('beforeunload', flush)
