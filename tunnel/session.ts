@@ -13,6 +13,7 @@ import {
   encodeData,
   encodeFrame,
   frameName,
+  recycleHeadroom,
   type Frame,
   type HelloInfo,
   type OpenFailReason,
@@ -124,14 +125,15 @@ export class TunnelSession extends EventEmitter<SessionEvents> implements Stream
 
   // ---- sending ----
 
-  /** Send one encoded frame (streams use it for zero-copy DATA). */
-  sendFrame(buf: Buffer): void {
+  /** Send one encoded frame (streams use it for zero-copy DATA; `recycle`: see allocWithHeadroom). */
+  sendFrame(buf: Buffer, recycle = false): void {
     if (!this.isOpen) return
     this.inflight += buf.length
     // The callback fires once ws has flushed the bytes to the socket: our own, exact
     // view of the WebSocket's bufferedAmount, which paces DATA (see congested).
-    this.ws.send(buf, { binary: true }, () => {
+    this.ws.send(buf, { binary: true }, (err) => {
       this.inflight -= buf.length
+      if (recycle && !err) recycleHeadroom(buf)
       if (this.drainWaiters.size > 0 && !this.congested) this.releaseWaiters()
     })
   }

@@ -25,7 +25,8 @@ export interface StreamHost {
   readonly isOpen: boolean
   readonly congested: boolean
   sendData(id: number, chunk: Buffer): void
-  sendFrame(frame: Buffer): void
+  /** `recycle`: the frame is the last use of its headroom buffer, reusable once flushed */
+  sendFrame(frame: Buffer, recycle?: boolean): void
   /** Ask for up to `want` bytes of extra receive window; returns what the budget allows. */
   claimWindow(want: number): number
   releaseWindow(bytes: number): void
@@ -69,6 +70,7 @@ export class TunnelStream extends Duplex {
   private pending: Buffer[] = []
   private pendingBytes = 0
   private readWanted = false
+  private deliverQueued = false
   private remoteFin = false
   private endPushed = false
   private localFin = false
@@ -156,7 +158,8 @@ export class TunnelStream extends Duplex {
       }
       const n = Math.min(this.sendCredit, MAX_DATA, job.chunk.length - job.off)
       const inPlace = job.off === 0 ? encodeDataInPlace(this.id, job.chunk, n) : null
-      if (inPlace) this.host.sendFrame(inPlace)
+      // a frame that carries the whole chunk is the chunk's last use (see allocWithHeadroom)
+      if (inPlace) this.host.sendFrame(inPlace, n === job.chunk.length)
       else this.host.sendData(this.id, job.chunk.subarray(job.off, job.off + n))
       job.off += n
       this.sendCredit -= n
@@ -197,6 +200,19 @@ export class TunnelStream extends Duplex {
 
   override _read(): void {
     this.readWanted = true
+    // read() asks for more before it takes what is buffered: a chunk pushed now would be
+    // concatenated (copied) with the one read() is about to return, so while the Readable
+    // still holds data the next chunk follows on the next tick (as a socket's would)
+    if (this.readableLength > 0) {
+      if (!this.deliverQueued) {
+        this.deliverQueued = true
+        process.nextTick(() => {
+          this.deliverQueued = false
+          this.deliver()
+        })
+      }
+      return
+    }
     this.deliver()
   }
 
