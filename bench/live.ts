@@ -118,7 +118,7 @@ export async function benchLive(): Promise<Array<Record<string, string | number>
       const clock = new FrameClock()
       cdp.on('Page.screencastFrame', (f) => {
         clock.frame()
-        void cdp.send('Page.screencastFrameAck', { sessionId: f.sessionId }).catch(() => {})
+        void cdp.send('Page.screencastFrameAck', { sessionId: f.sessionId }).catch(() => {}) // the page closed at the end of the run: no more frames either way
       })
       await cdp.send('Page.startScreencast', { format: 'jpeg', quality: 60, everyNthFrame: 1 })
       await clock.next()

@@ -173,6 +173,7 @@ export class SessionRecorder {
   /** Asks each page to hand over the events it holds now (before a final read). */
   async flush(): Promise<void> {
     await Promise.all([...this.#pages.values()].flatMap(({ cdp, contexts }) => [...contexts].map((contextId) =>
+      // a page that navigated or closed meanwhile handed its batch over at pagehide, or has nothing left
       cdp.send('Runtime.evaluate', { expression: `globalThis.${FLUSH}?.()`, contextId, returnByValue: true }).catch(() => undefined),
     )))
   }

@@ -142,7 +142,8 @@ export class Recordings {
     const node = await this.deps.node(session.id)
     await node.recordingStart()
     if (this.#active.has(session.id)) return
-    const timer = setInterval(() => void this.drain(session.id).catch(() => undefined), settings.pollMs)
+    // a failed read (the store unreachable, the pod busy) is retried by the next poll; say so rather than lose it
+    const timer = setInterval(() => void this.drain(session.id).catch((err) => this.deps.log.warn({ err, session: session.id }, 'reading a recording failed; the next poll reads it again')), settings.pollMs)
     timer.unref()
     this.#active.set(session.id, { orgId: session.orgId, timer })
   }
@@ -156,7 +157,7 @@ export class Recordings {
   drain(sessionId: string, opts: { flush?: boolean } = {}): Promise<void> {
     const a = this.#active.get(sessionId)
     if (!a) return Promise.resolve()
-    // behind the read in flight, whatever became of it
+    // behind the read in flight, whatever became of it (its own caller saw its failure)
     const run = (a.running ?? Promise.resolve()).catch(() => undefined).then(() => this.#read(sessionId, a.orgId, opts.flush ?? false))
     a.running = run
     return run
