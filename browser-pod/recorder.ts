@@ -67,6 +67,11 @@ const BOOT = `(binding, flushName, batchMs) => {
   const g = globalThis
   if (window.top !== window || g.__nightjarRecording || !g.rrwebRecord) return
   g.__nightjarRecording = true
+  // Chromium refuses the custom element registry to isolated worlds: every customElements.get
+  // throws a DOMException, and rrweb asks once per serialised element (and catches it) — that
+  // alone doubled the cost of a snapshot. A custom element's name always holds a hyphen, and
+  // whether it is one is all rrweb records (isCustom, so the replay can define it).
+  Object.defineProperty(g, 'customElements', { value: { get: (name) => (String(name).includes('-') ? class {} : undefined) }, configurable: true })
   let buf = []
   let timer
   const flush = () => {

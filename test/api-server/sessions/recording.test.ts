@@ -74,6 +74,8 @@ t.test('session recordings', async (t) => {
   await ok('POST', `/v1/sessions/${id}/navigate`, { url: 'http://login.example.com/echo-title.html' })
   await ok('POST', `/v1/sessions/${id}/fill-credential`, { credentialName: 'login', selector: '#pw' })
   await ok('POST', `/v1/sessions/${id}/act`, { verb: 'click', selector: '#go' })
+  // a page with a custom element (the recorder cannot read the registry from its isolated world)
+  await ok('POST', `/v1/sessions/${id}/navigate`, { url: 'data:text/html,' + encodeURIComponent('<title>Cards</title><x-card>A card</x-card><article>Plain</article><script>customElements.define("x-card", class extends HTMLElement {})</script>') })
 
   t.test('a live session’s recording is listed, and downloads up to now', async (t) => {
     const meta = await ok('GET', `/v1/sessions/${id}/recording`)
@@ -103,6 +105,11 @@ t.test('session recordings', async (t) => {
     t.ok(json.includes('clicked'), 'the click’s effect on the page is in the timeline')
     t.ok(json.includes('Fill check'), 'the login page is in the timeline')
     t.ok(events.some((e) => e.type === 3 && e.data?.source === 5), 'input events are recorded (masked)')
+    const nodes: any[] = []
+    const walk = (n: any) => { nodes.push(n); for (const c of n.childNodes ?? []) walk(c) }
+    for (const e of events) if (e.type === 2) walk(e.data.node)
+    t.equal(nodes.find((n) => n.tagName === 'x-card')?.isCustom, true, 'a custom element is recorded as one, so the replay can define it')
+    t.notOk(nodes.find((n) => n.tagName === 'article')?.isCustom, 'a built-in element is not')
   })
 
   t.test('canary: the secret filled into a password and a text field is nowhere in the recording', async (t) => {
@@ -145,7 +152,7 @@ t.test('session recordings', async (t) => {
     await page.waitForSelector('#replay[data-state="finished"]', { timeout: 60_000 })
     t.equal(await page.getAttribute('#replay', 'data-count'), String(events.length), 'the replay played every event')
     const frame = page.frameLocator('#player iframe')
-    t.equal((await frame.locator('h1').textContent())?.trim(), 'Title', 'the last page is drawn')
+    t.equal((await frame.locator('x-card').textContent())?.trim(), 'A card', 'the last page is drawn, its custom element too')
     const drawn = await page.frames().find((f) => f !== page.mainFrame())?.content()
     t.same(hits(drawn ?? ''), [], 'the replayed DOM holds no form of the secret')
     const otherCtx = await browser.newContext()
