@@ -1,0 +1,291 @@
+// The live-view canary (issue #17: "frames captured during a fill act are never streamed or
+// recorded … fill a secret into a password field and into a text field, then search every
+// live-view frame for it — zero hits"), in real Chromium, by decoding the frames.
+//
+// The frames are JPEG (lossy), so no string search over pixels can find a secret. The proof
+// is differential instead: a viewer on the pod's live WebSocket (what the api-server relays
+// to the console verbatim) collects every frame; each is decoded (jpeg-js) and the pixels of
+// the field's box are compared with the same field after a fill of ANOTHER secret of the
+// same length, through the same real fill path. If the secret rendered, the pixels would
+// depend on it; they do not (mean absolute difference per channel below TOLERANCE). A
+// positive control shows the detector can fail: the two strings typed in plain text (no
+// fill, so no mask) give field pixels that differ by far more. The pod runs in-process like
+// field-mask.test.ts (the page is served by a route on its context; no network). Secrets
+// are only ever compared with includes(), never printed.
+//
+// Determinism: the fields have no caret (caret-color: transparent) and no focus ring, so
+// focus does not change their pixels; a small animated square far from them (own JPEG
+// blocks) keeps Chromium painting, so the screencast streams frames all the time and the
+// check covers many frames, not one. Every wait is on a condition (waitFor).
+import t, { type Test } from 'tap'
+import { randomBytes } from 'node:crypto'
+import jpeg from 'jpeg-js'
+import { WebSocket } from 'ws'
+import { NodeClient } from '../../api-server/sessions/node-client.ts'
+import { startPod } from '../../browser-pod/pod.ts'
+import { liveView } from '../../browser-pod/screencast.ts'
+import { NODE_LIVE_PATH } from '../../contracts/operations/live-view.ts'
+import { waitFor } from '../helpers/wait.ts'
+import { newToken } from './harness.ts'
+
+const CANARY = `Live-S3cret-${randomBytes(6).toString('hex')}`
+/** another secret of the same length, different at (nearly) every position */
+const OTHER = `Ref0#Decoy!${randomBytes(7).toString('hex').toUpperCase().slice(0, 13)}`
+const HOST = 'live-canary.example'
+const URL_ = `http://${HOST}/login.html`
+/** mean absolute difference per channel (0..255) under which two crops render the same */
+const TOLERANCE = 2
+/** the positive control must differ by at least this much (10× the tolerance) */
+const CONTROL_MIN = 10 * TOLERANCE
+/** frames each phase waits for after a fill (the animation keeps them coming) */
+const FRAMES_PER_PHASE = 3
+
+const PAGE = `<!doctype html><html><head><title>live canary</title><style>
+  html, body { margin: 0; background: #fff }
+  input { position: absolute; left: 48px; width: ${CANARY.length + 1}ch; font: 28px monospace; padding: 3px 4px; border: 2px solid #000;
+          outline: none; caret-color: transparent; color: #000; background: #fff; box-shadow: none }
+  #user { top: 96px }
+  #pw { top: 288px }
+  /* always painting, far from the fields: the screencast streams frames all the time */
+  #tick { position: absolute; right: 48px; bottom: 48px; width: 64px; height: 64px; background: #c92a2a; animation: tick 0.5s steps(2) infinite }
+  @keyframes tick { from { background: #c92a2a } to { background: #1864ab } }
+</style></head><body>
+  <input id="user" type="text" aria-label="User" autocomplete="off">
+  <input id="pw" type="password" aria-label="Password" autocomplete="off">
+  <div id="tick"></div>
+</body></html>`
+
+interface Message { type: string; jpeg?: string; width?: number; height?: number; url?: string }
+interface Seen { msg: Message; raw: string }
+interface Box { x: number; y: number; width: number; height: number }
+interface Crop { w: number; h: number; rgb: Uint8Array }
+
+/** A viewer on the pod's live WebSocket, keeping every message in arrival order. */
+function viewer(t: { teardown(fn: () => unknown): void }, endpoint: string, token: string) {
+  const seen: Seen[] = []
+  const ws = new WebSocket(endpoint.replace(/^http/, 'ws') + NODE_LIVE_PATH, { headers: { authorization: `Bearer ${token}` } })
+  ws.on('message', (d) => {
+    const raw = d.toString()
+    seen.push({ msg: JSON.parse(raw) as Message, raw })
+  })
+  t.teardown(() => ws.terminate())
+  const opened = new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve())
+    ws.once('unexpected-response', (_q, res) => reject(new Error(`refused ${res.statusCode}`)))
+    ws.once('error', reject)
+  })
+  /** indexes (into seen) of the messages of one type */
+  const at = (type: string) => seen.flatMap((s, i) => (s.msg.type === type ? [i] : []))
+  /** the frames with an index in [from, to) */
+  const frames = (from = 0, to = Infinity) => seen.slice(from, to).filter((s) => s.msg.type === 'frame').map((s) => s.msg)
+  return { ws, seen, opened, at, frames }
+}
+
+/** A frame decoded to RGBA, with the factor from CSS pixels to its pixels. */
+function decode(frame: Message): { width: number; height: number; data: Uint8Array; scale: number } {
+  const img = jpeg.decode(Buffer.from(frame.jpeg!, 'base64'), { useTArray: true, formatAsRGBA: true })
+  return { width: img.width, height: img.height, data: img.data, scale: img.width / frame.width! }
+}
+
+/** The RGB pixels of `box` (CSS pixels, the element's border box) in a decoded frame. */
+function crop(img: ReturnType<typeof decode>, box: Box): Crop {
+  const x0 = Math.floor(box.x * img.scale)
+  const y0 = Math.floor(box.y * img.scale)
+  const x1 = Math.min(img.width, Math.ceil((box.x + box.width) * img.scale))
+  const y1 = Math.min(img.height, Math.ceil((box.y + box.height) * img.scale))
+  const w = x1 - x0
+  const h = y1 - y0
+  const rgb = new Uint8Array(w * h * 3)
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const src = ((y0 + y) * img.width + (x0 + x)) * 4
+      const dst = (y * w + x) * 3
+      rgb[dst] = img.data[src]
+      rgb[dst + 1] = img.data[src + 1]
+      rgb[dst + 2] = img.data[src + 2]
+    }
+  }
+  return { w, h, rgb }
+}
+
+/** mean absolute difference per channel between two crops of the same size (0 = identical, 255 = inverted) */
+function meanDiff(a: Crop, b: Crop): number {
+  if (a.w !== b.w || a.h !== b.h) throw new Error(`crops differ in size: ${a.w}×${a.h} vs ${b.w}×${b.h}`)
+  let sum = 0
+  for (let i = 0; i < a.rgb.length; i++) sum += Math.abs(a.rgb[i] - b.rgb[i])
+  return sum / a.rgb.length
+}
+
+const round = (n: number) => Math.round(n * 1000) / 1000
+
+t.test('the live view never shows a filled secret', async (t) => {
+  t.equal(OTHER.length, CANARY.length, 'the reference secret has the canary’s length')
+  t.not(OTHER, CANARY)
+  const logs: string[] = []
+  const token = newToken()
+  const pod = await startPod({ token, log: (l) => logs.push(l) })
+  t.teardown(() => pod.close())
+  const client = new NodeClient(pod.endpoint, token)
+  t.teardown(() => client.close())
+  await client.configure({ sessionId: 'nsess_livecanary', egress: { mode: 'platform', declaredHosts: [] } })
+  await pod.session.context!.route(`http://${HOST}/**`, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: PAGE }))
+  const page = () => pod.session.page
+  const view = liveView(pod.session)
+  const open = () => client.drive('navigate', { url: URL_ })
+  const box = (selector: string) =>
+    page().locator(selector).evaluate((el) => {
+      const r = el.getBoundingClientRect()
+      return { x: r.x, y: r.y, width: r.width, height: r.height }
+    })
+  /** the real credential fill path of the pod (node API secure_type, as the api-server calls it) */
+  const fill = async (selector: string, secret: string) => {
+    const value = Buffer.from(secret)
+    try {
+      return await client.secureType({ selector, value, allowlist: [HOST] })
+    } finally {
+      value.fill(0)
+    }
+  }
+  /** the last viewer is gone and the screencast fully stopped: the next viewer starts a fresh one */
+  const closeViewer = async (v: ReturnType<typeof viewer>) => {
+    v.ws.close()
+    await waitFor(() => view.viewers === 0 && !view.streaming, { what: 'the screencast to stop' })
+  }
+  /** every viewer of the test, for the byte search at the end */
+  const viewers: Array<ReturnType<typeof viewer>> = []
+  const watch = async () => {
+    const v = viewer(t, pod.endpoint, token)
+    viewers.push(v)
+    await v.opened
+    return v
+  }
+
+  let boxes: { user: Box; pw: Box } | undefined
+  /** the field crops of the plain-text control, per string */
+  const plain = new Map<string, { user: Crop; pw: Crop }>()
+
+  // Taken before any fill: no watcher is armed in the tab yet, so nothing masks a field.
+  t.test('positive control: the canary in plain text renders unlike another string of its length (the detector can fail)', async (t) => {
+    for (const text of [CANARY, OTHER]) {
+      await open()
+      boxes ??= { user: await box('#user'), pw: await box('#pw') }
+      // a password field shows its characters only as a text field ("show password"); the box stays the same
+      await page().locator('#pw').evaluate((el) => { (el as HTMLInputElement).type = 'text' })
+      await page().locator('#user').fill(text)
+      await page().locator('#pw').fill(text)
+      // a viewer connecting now starts a fresh screencast: every frame it gets shows this state
+      const v = await watch()
+      await waitFor(() => v.frames().length >= FRAMES_PER_PHASE, { what: 'frames of the plain page' })
+      await closeViewer(v)
+      const last = decode(v.frames().at(-1)!)
+      plain.set(text, { user: crop(last, boxes.user), pw: crop(last, boxes.pw) })
+    }
+    const user = meanDiff(plain.get(CANARY)!.user, plain.get(OTHER)!.user)
+    const pw = meanDiff(plain.get(CANARY)!.pw, plain.get(OTHER)!.pw)
+    t.comment(`plain text, canary vs other: text field ${round(user)}, password field (unmasked) ${round(pw)} (mean abs diff per channel)`)
+    t.ok(user > CONTROL_MIN, `text field: plain canary vs plain other differ clearly (${round(user)} > ${CONTROL_MIN})`)
+    t.ok(pw > CONTROL_MIN, `password field box: plain canary vs plain other differ clearly (${round(pw)} > ${CONTROL_MIN})`)
+  })
+
+  interface Run {
+    v: ReturnType<typeof viewer>
+    paused: number[]
+    resumed: number[]
+  }
+  /** Fills `secret` into the text field, then the password field, with a viewer connected throughout. */
+  const filledRun = async (t: Test, secret: string): Promise<Run> => {
+    await open()
+    const v = await watch()
+    await waitFor(() => v.frames().length >= FRAMES_PER_PHASE, { what: 'frames before the fill' })
+    t.same(await fill('#user', secret), { ok: true, fieldKind: 'text', host: HOST })
+    await waitFor(() => v.at('resumed').length === 1, { what: 'the view to resume after the text fill' })
+    await waitFor(() => v.frames(v.at('resumed')[0]).length >= FRAMES_PER_PHASE, { what: 'frames after the text fill' })
+    t.same(await fill('#pw', secret), { ok: true, fieldKind: 'password', host: HOST })
+    await waitFor(() => v.at('resumed').length === 2, { what: 'the view to resume after the password fill' })
+    await waitFor(() => v.frames(v.at('resumed')[1]).length >= FRAMES_PER_PHASE, { what: 'frames after the password fill' })
+    await closeViewer(v)
+    t.ok(await page().locator('#user').evaluate((el, s) => (el as HTMLInputElement).value === s, secret), 'the text field holds the secret')
+    t.ok(await page().locator('#pw').evaluate((el, s) => (el as HTMLInputElement).value === s, secret), 'the password field holds the secret')
+    return { v, paused: v.at('paused'), resumed: v.at('resumed') }
+  }
+
+  let canary: Run | undefined
+  let reference: Run | undefined
+  t.test('[INV-03] live-view canary: no decoded frame after a fill shows the secret — text and password fields pixel-equal to another secret of the same length', async (t) => {
+    // the reference first: the same page, the same real fill path, another secret of the same length
+    reference = await filledRun(t, OTHER)
+    canary = await filledRun(t, CANARY)
+    if (!boxes) return t.fail('the positive control measured the field boxes')
+    const b = boxes
+    const refLast = decode(reference.v.frames(reference.resumed[1]).at(-1)!)
+    const refUser = crop(refLast, b.user)
+    const refPw = crop(refLast, b.pw)
+
+    // every frame streamed after the text fill, each decoded and cropped
+    const afterText = canary.v.frames(canary.resumed[0])
+    const afterPw = canary.v.frames(canary.resumed[1])
+    let worstUser = 0
+    let worstPw = 0
+    for (const f of afterText) {
+      const img = decode(f)
+      worstUser = Math.max(worstUser, meanDiff(crop(img, b.user), refUser))
+      if (afterPw.includes(f)) worstPw = Math.max(worstPw, meanDiff(crop(img, b.pw), refPw))
+    }
+    const last = decode(afterPw.at(-1)!)
+    const lastUser = meanDiff(crop(last, b.user), refUser)
+    const lastPw = meanDiff(crop(last, b.pw), refPw)
+    t.comment(`frames decoded after the text fill: ${afterText.length} (${afterPw.length} after the password fill), ${last.width}×${last.height} px at ${last.scale} px per CSS px`)
+    t.comment(`masked, canary vs other (last frame): text field ${round(lastUser)}, password field ${round(lastPw)}; worst frame: ${round(worstUser)}, ${round(worstPw)}`)
+    t.ok(afterText.length >= 2 * FRAMES_PER_PHASE && afterPw.length >= FRAMES_PER_PHASE, 'frames were streamed after each fill')
+    t.ok(worstUser < TOLERANCE, `text field: every frame after the fill renders as the other secret does (worst ${round(worstUser)} < ${TOLERANCE})`)
+    t.ok(worstPw < TOLERANCE, `password field: every frame after the fill renders as the other secret does (worst ${round(worstPw)} < ${TOLERANCE})`)
+
+    // the same crops would have told: the plain canary is far from what was streamed
+    const p = plain.get(CANARY)
+    if (p) {
+      const user = meanDiff(crop(last, b.user), p.user)
+      const pw = meanDiff(crop(last, b.pw), p.pw)
+      t.comment(`streamed (masked) vs the canary in plain text: text field ${round(user)}, password field ${round(pw)}`)
+      t.ok(user > CONTROL_MIN, 'the streamed text field is not the canary in plain text')
+      t.ok(pw > CONTROL_MIN, 'the streamed password field box is not the canary in plain text')
+    } else t.fail('the positive control ran first')
+    // and the crops are of the fields: the fill did change them (empty field before, bullets after)
+    const before = decode(canary.v.frames(0, canary.paused[0]).at(-1)!)
+    const emptyUser = meanDiff(crop(before, b.user), crop(last, b.user))
+    const emptyPw = meanDiff(crop(before, b.pw), crop(last, b.pw))
+    t.comment(`empty (before the fill) vs filled: text field ${round(emptyUser)}, password field ${round(emptyPw)}`)
+    t.ok(emptyUser > 5 * TOLERANCE && emptyPw > 5 * TOLERANCE, 'the crops see the fields change when filled')
+  })
+
+  t.test('[INV-03] not one frame while a fill runs, and no frame’s bytes carry the canary (base64, JPEG, decoded pixels)', async (t) => {
+    for (const [name, run] of [['reference', reference], ['canary', canary]] as const) {
+      if (!run) {
+        t.fail(`the ${name} run happened`)
+        continue
+      }
+      t.equal(run.paused.length, 2, `${name}: two fills, two pauses`)
+      t.equal(run.resumed.length, 2, `${name}: and two resumes`)
+      t.ok(run.v.frames(0, run.paused[0]).length >= FRAMES_PER_PHASE, `${name}: frames flowed before the fill`)
+      for (let i = 0; i < run.paused.length; i++) {
+        t.ok(run.paused[i] < run.resumed[i], `${name}: fill ${i + 1} paused before it resumed`)
+        t.same(run.v.frames(run.paused[i], run.resumed[i]), [], `${name}: not one frame while fill ${i + 1} ran`)
+      }
+    }
+    const text = Buffer.from(CANARY)
+    const b64 = text.toString('base64')
+    let frames = 0
+    for (const v of viewers) {
+      for (const { msg, raw } of v.seen) {
+        if (raw.includes(CANARY) || raw.includes(b64)) t.fail(`a ${msg.type} message carries the canary`)
+        if (msg.type !== 'frame') continue
+        frames++
+        const file = Buffer.from(msg.jpeg!, 'base64')
+        if (file.includes(text)) t.fail('a JPEG file carries the canary’s bytes')
+        if (Buffer.from(decode(msg).data).includes(text)) t.fail('decoded pixels carry the canary’s bytes')
+      }
+    }
+    t.ok(frames > 0, `searched ${frames} frames`)
+    t.pass('no message, JPEG file or decoded frame carries the canary')
+    t.notOk(logs.some((l) => l.includes(CANARY) || l.includes(b64)), 'no pod log line carries it')
+  })
+})
