@@ -1,9 +1,13 @@
-// Recording overhead (issue #17): the same drive loop — navigate to a page, click a button
-// that changes it, perceive — on a recorded session beside an unrecorded one, both live at
-// once and driven in alternating blocks so a load change hits both; plus what a recorded
+// Recording overhead (issue #17): the same drive loops on a recorded session beside an
+// unrecorded one, both live at once and driven in alternating blocks so a load change hits
+// both — the drive benchmark's round (MCP navigate + perceive, bench/sessions.ts) and a
+// harder one (navigate, click a button that adds 20 elements, perceive: a full snapshot
+// and a burst of mutations for the recorder in every round); plus what a recorded
 // minute costs: bytes stored and the pod's CPU (its process's user+system time per minute,
 // read from /proc, recorded pod beside unrecorded pod).
 import { readFileSync } from 'node:fs'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { startBench, percentile, progress, ms, type Bench } from './harness.ts'
 
 const ROUNDS = 60
@@ -45,42 +49,69 @@ function treeCpu(root: number): number {
 export async function benchRecording(): Promise<Array<Record<string, string | number>>> {
   const b = await startBench({ warmPool: 2 })
   try {
-    progress(`recording overhead: ${ROUNDS} drive rounds on a recorded and an unrecorded session, alternating blocks`)
+    progress(`recording overhead: ${ROUNDS} rounds of two drive loops on a recorded and an unrecorded session, alternating blocks`)
     const recorded = await api(b, 'POST', '/v1/sessions', { record: true })
     const plain = await api(b, 'POST', '/v1/sessions', {})
     const pidOf = (id: string) => b.plane.pods.processes().find((p) => p.sessionId === id)!.pid!
-    const round = async (id: string) => {
-      await api(b, 'POST', `/v1/sessions/${id}/navigate`, { url: PAGE })
-      await api(b, 'POST', `/v1/sessions/${id}/act`, { verb: 'click', selector: '#more' })
-      await api(b, 'POST', `/v1/sessions/${id}/perceive`, {})
+    const mcp = new Client({ name: 'bench', version: '1' })
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(b.url + '/mcp'), { requestInit: { headers: { authorization: `Bearer ${b.apiKey}` } } }))
+    const loops = {
+      // the drive benchmark's round
+      drive: async (id: string) => {
+        await mcp.callTool({ name: 'navigate', arguments: { sessionId: id, url: PAGE } })
+        await mcp.callTool({ name: 'perceive', arguments: { sessionId: id } })
+      },
+      mutate: async (id: string) => {
+        await api(b, 'POST', `/v1/sessions/${id}/navigate`, { url: PAGE })
+        await api(b, 'POST', `/v1/sessions/${id}/act`, { verb: 'click', selector: '#more' })
+        await api(b, 'POST', `/v1/sessions/${id}/perceive`, {})
+      },
     }
     for (let i = 0; i < 3; i++) {
-      await round(recorded.id)
-      await round(plain.id)
+      for (const loop of Object.values(loops)) {
+        await loop(recorded.id)
+        await loop(plain.id)
+      }
     }
     const cpu0 = { rec: treeCpu(pidOf(recorded.id)), plain: treeCpu(pidOf(plain.id)) }
     const t0 = performance.now()
-    const times = { rec: [] as number[], plain: [] as number[] }
+    const times = { drive: { rec: [] as number[], plain: [] as number[] }, mutate: { rec: [] as number[], plain: [] as number[] } }
     for (let block = 0; block < ROUNDS / BLOCK; block++) {
       const order = block % 2 === 0 ? (['rec', 'plain'] as const) : (['plain', 'rec'] as const)
-      for (const side of order) {
-        for (let i = 0; i < BLOCK; i++) {
-          const s = performance.now()
-          await round(side === 'rec' ? recorded.id : plain.id)
-          times[side].push(performance.now() - s)
+      for (const kind of ['drive', 'mutate'] as const) {
+        for (const side of order) {
+          for (let i = 0; i < BLOCK; i++) {
+            const s = performance.now()
+            await loops[kind](side === 'rec' ? recorded.id : plain.id)
+            times[kind][side].push(performance.now() - s)
+          }
         }
       }
     }
+    await mcp.close()
     const minutes = (performance.now() - t0) / 60_000
     const cpu = { rec: treeCpu(pidOf(recorded.id)) - cpu0.rec, plain: treeCpu(pidOf(plain.id)) - cpu0.plain }
     await api(b, 'DELETE', `/v1/sessions/${recorded.id}`)
     await api(b, 'DELETE', `/v1/sessions/${plain.id}`)
     const meta = await api(b, 'GET', `/v1/sessions/${recorded.id}/recording`)
     const span = (Date.parse(meta.endedAt) - Date.parse(meta.startedAt)) / 60_000
-    const p50 = { rec: percentile(times.rec, 50), plain: percentile(times.plain, 50) }
+    const row = (kind: 'drive' | 'mutate', side: 'rec' | 'plain', path: string, extra: Record<string, string>) => {
+      const p50 = percentile(times[kind][side], 50)
+      const base = percentile(times[kind].plain, 50)
+      return { path, n: times[kind][side].length, p50: ms(p50), p95: ms(percentile(times[kind][side], 95)), ...extra, target: side === 'plain' ? 'baseline' : `≤ 1.2× unrecorded: ${(p50 / base).toFixed(2)}×` }
+    }
+    const costs = (side: 'rec' | 'plain') => ({
+      'pod CPU s / min': (cpu[side] / minutes).toFixed(1),
+      'stored KiB / recorded min': side === 'rec' ? (meta.bytes / 1024 / span).toFixed(0) : '-',
+    })
+    const none = { 'pod CPU s / min': '', 'stored KiB / recorded min': '' }
     return [
-      { path: 'drive round (navigate + click + perceive), recorded', n: times.rec.length, p50: ms(p50.rec), p95: ms(percentile(times.rec, 95)), 'pod CPU s / min': (cpu.rec / minutes).toFixed(1), 'stored KiB / recorded min': (meta.bytes / 1024 / span).toFixed(0), target: `≤ 1.2× unrecorded: ${(p50.rec / p50.plain).toFixed(2)}×` },
-      { path: 'drive round, not recorded (baseline)', n: times.plain.length, p50: ms(p50.plain), p95: ms(percentile(times.plain, 95)), 'pod CPU s / min': (cpu.plain / minutes).toFixed(1), 'stored KiB / recorded min': '-', target: 'baseline' },
+      row('drive', 'rec', 'drive round (MCP navigate + perceive), recorded', none),
+      row('drive', 'plain', 'drive round, not recorded (baseline)', none),
+      row('mutate', 'rec', 'navigate + click adding 20 elements + perceive, recorded', none),
+      row('mutate', 'plain', 'navigate + click + perceive, not recorded (baseline)', none),
+      { path: 'both loops, recorded session', n: '', p50: '', p95: '', ...costs('rec'), target: 'report' },
+      { path: 'both loops, unrecorded session', n: '', p50: '', p95: '', ...costs('plain'), target: 'baseline' },
     ]
   } finally {
     await b.stop()

@@ -36,7 +36,7 @@ import type { PodSession } from './session.ts'
 export const RECORD_WORLD = '__nightjar_record'
 const BINDING = '__nightjarRecordEmit'
 const FLUSH = '__nightjarRecordFlush'
-const BATCH_MS = 500
+const BATCH_MS = 100
 /** What the buffer holds at most before batches are dropped (the api-server reads it every few seconds). */
 export const MAX_BUFFERED_BYTES = 64 * 1024 * 1024
 /** What one read returns at most (the api-server reads again while `more`). */
@@ -74,9 +74,14 @@ const BOOT = `(binding, flushName, batchMs) => {
   Object.defineProperty(g, 'customElements', { value: { get: (name) => (String(name).includes('-') ? class {} : undefined) }, configurable: true })
   let buf = []
   let timer
+  // A navigation away hands over what is batched while the document still runs
+  // (beforeunload; a call through the binding at pagehide is lost). But a document with a
+  // beforeunload listener makes Chromium ask it before every navigation — ~20 ms each on
+  // this machine — so the listener is there only while a batch waits.
   const flush = () => {
     if (timer !== undefined) clearTimeout(timer)
     timer = undefined
+    removeEventListener('beforeunload', flush)
     if (!buf.length) return
     const batch = buf
     buf = []
@@ -86,7 +91,9 @@ const BOOT = `(binding, flushName, batchMs) => {
   g.rrwebRecord.record({
     emit(e) {
       buf.push(e)
-      if (timer === undefined) timer = setTimeout(flush, batchMs)
+      if (timer !== undefined) return
+      timer = setTimeout(flush, batchMs)
+      addEventListener('beforeunload', flush)
     },
     maskAllInputs: true,
     // no canvas pixels, no inlined images or fonts: small timelines, nothing fetched twice
@@ -98,9 +105,6 @@ const BOOT = `(binding, flushName, batchMs) => {
     // (title changes stay: the replay shows them, and they pass the echo guard like the rest)
     slimDOMOptions: { script: true, comment: true, headFavicon: true, headWhitespace: true, headMetaDescKeywords: true, headMetaSocial: true, headMetaRobots: true, headMetaHttpEquiv: true, headMetaAuthorship: true, headMetaVerification: true },
   })
-  // a navigation: hand over what is batched while the document still runs (beforeunload), and at pagehide
-  addEventListener('beforeunload', flush)
-  addEventListener('pagehide', flush)
 }`
 
 export interface RecordedChunk {
