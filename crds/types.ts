@@ -22,10 +22,13 @@ export const LABELS = {
  * Annotations the api-server writes on resources. `daemonCounts` carries a Network's
  * daemon counts ({"daemonCount":N,"onlineDaemonCount":M}) into the cluster, where the
  * operator (another process) turns them into status; the daemons' WebSockets live in the
- * api-server, so it is the one that knows.
+ * api-server, so it is the one that knows. `requestedAt` is when a BrowserSession's start
+ * was asked for (RFC 3339) — earlier than the resource itself when the start waited for a
+ * launch slot — so a warm pool sizes itself to the demand, not to how fast it was served.
  */
 export const ANNOTATIONS = {
   daemonCounts: 'nightjar.dev/daemon-counts',
+  requestedAt: 'nightjar.dev/requested-at',
 } as const
 
 export interface DaemonCountsValue {

@@ -120,6 +120,8 @@ export interface PodLaunchConfig {
   labels: Record<string, string>
   /** warm resume only; a secret — the runtime hands it to the pod and drops it */
   storageState?: StorageState
+  /** when the start was asked for (ms since the epoch), for a warm pool's demand; absent: now */
+  requestedAt?: number
 }
 
 /**

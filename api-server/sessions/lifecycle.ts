@@ -4,7 +4,7 @@
 import type { AuthStateDirectory, NetworkDirectory, ResolvedNetwork } from './directories.ts'
 import type { Services } from '../services.ts'
 import type { AuthContext } from '../auth/context.ts'
-import { LABELS, type BrowserKind, type BrowserSession, type EgressMode } from '../../crds/types.ts'
+import { ANNOTATIONS, LABELS, type BrowserKind, type BrowserSession, type EgressMode } from '../../crds/types.ts'
 import { newId } from '../../contracts/ids.ts'
 import { errors, isApiError } from '../../contracts/errors.ts'
 import { bindIdentity, release, getGovernance, urlIsAdvisorOrigin, type Admission } from '../personas/index.ts'
@@ -143,7 +143,7 @@ export async function startSession(services: SessionDeps, { auth, input, admissi
       const labels: Record<string, string> = { [LABELS.org]: auth.orgId, [LABELS.agent]: actingAgentId }
       if (bound) labels[LABELS.identity] = bound.identityId
       const created = await resources.create({
-        metadata: { name: id, labels },
+        metadata: { name: id, labels, annotations: { [ANNOTATIONS.requestedAt]: createdAt } },
         spec: {
           orgId: auth.orgId, agentId: actingAgentId, openedBy, browserKind, egress, declaredHosts, desiredState: 'Live',
           ...(bound ? { identityId: bound.identityId, leaseExpiresAt: bound.leaseExpiresAt } : {}),

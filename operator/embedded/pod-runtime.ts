@@ -24,7 +24,7 @@ export function defaultPodCommand(): PodCommand {
   return { command: process.execPath, args: ['--import', 'tsx', `${REPO_ROOT}browser-pod/main.ts`], cwd: REPO_ROOT }
 }
 
-/** the pool's demand: the most claims within any window this long */
+/** the pool's demand: the most starts asked for within any window this long */
 const DEMAND_BUCKET_MS = 10_000
 /** a pool above its target retires one idle pod this often */
 const SHRINK_STEP_MS = 1000
@@ -39,7 +39,8 @@ export interface EmbeddedPodRuntimeOptions {
   poolSize?: number
   /**
    * The pool grows toward recent demand up to this many (default: poolSize, i.e. a fixed
-   * pool). Demand is the most claims seen in any DEMAND_BUCKET_MS within poolWindowMs;
+   * pool). Demand is the most claims asked for in any DEMAND_BUCKET_MS within poolWindowMs
+   * (by when each start was asked for, so a burst that waited for launch slots counts whole);
    * when it passes out of the window the pool shrinks back, one pod per refill.
    */
   poolMax?: number
@@ -94,7 +95,7 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
   private readonly poolMax: number
   private readonly poolWindowMs: number
   private readonly poolLaunchConcurrency: number
-  /** when recent claims happened, for the pool's demand */
+  /** when recent claims were asked for (ascending), for the pool's demand */
   private claims: number[] = []
   private readonly readyTimeoutMs: number
   private readonly configureTimeoutMs: number
@@ -150,7 +151,7 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
     rec.launch = config
     this.bySession.set(config.sessionId, rec)
     this.log.info({ pod: rec.name, session: config.sessionId, warm }, 'pod claimed')
-    if (config.browserKind === 'chromium') this.claims.push(Date.now())
+    if (config.browserKind === 'chromium') this.noteDemand(config.requestedAt)
     this.refillAfterClaim()
 
     const configured = this.configure(rec)
@@ -213,6 +214,15 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
   private claimFromPool(kind: BrowserKind): PodRecord | undefined {
     const free = [...this.pods.values()].filter((r) => !r.sessionId && r.browserKind === kind && (r.state === 'running' || r.state === 'starting'))
     return free.find((r) => r.state === 'running') ?? free[0]
+  }
+
+  /** a claim asked for at `requestedAt` (never later than now), kept in order */
+  private noteDemand(requestedAt: number | undefined): void {
+    const now = Date.now()
+    const at = Math.min(now, requestedAt ?? now)
+    let i = this.claims.length
+    while (i > 0 && this.claims[i - 1] > at) i--
+    this.claims.splice(i, 0, at)
   }
 
   /** how many pool pods recent demand asks for, between poolSize and poolMax */

@@ -1,10 +1,11 @@
 // The desired browser pod of a session — a pure function of the resource, so it can be
 // tested on its own and is identical in both runtimes.
-import { API_VERSION, BROWSER_SESSION, LABELS, type BrowserSession } from '../../../crds/types.ts'
+import { ANNOTATIONS, API_VERSION, BROWSER_SESSION, LABELS, type BrowserSession } from '../../../crds/types.ts'
 import type { OwnerReference, PodLaunchConfig } from '../../ports.ts'
 
 export function desiredPod(session: BrowserSession): PodLaunchConfig {
   const { spec, metadata } = session
+  const requestedAt = Date.parse(metadata.annotations?.[ANNOTATIONS.requestedAt] ?? '')
   return {
     sessionId: metadata.name,
     browserKind: spec.browserKind,
@@ -23,6 +24,7 @@ export function desiredPod(session: BrowserSession): PodLaunchConfig {
       [LABELS.agent]: spec.agentId,
       ...(spec.identityId ? { [LABELS.identity]: spec.identityId } : {}),
     },
+    ...(Number.isFinite(requestedAt) ? { requestedAt } : {}),
   }
 }
 

@@ -70,6 +70,10 @@ t.test('desired pod is a pure function of the session', async (t) => {
   session.spec.egress = 'platform'
   t.same(desiredPod(session).egress, { mode: 'platform', declaredHosts: [] }, 'platform egress tunnels nothing')
   t.same(ownerReference(session), { apiVersion: 'nightjar.dev/v1alpha1', kind: 'BrowserSession', name: 'nsess_x', uid: 'uid-1', controller: true, blockOwnerDeletion: true })
+  session.metadata.annotations = { 'nightjar.dev/requested-at': '2025-01-01T00:00:00.250Z' }
+  t.equal(desiredPod(session).requestedAt, Date.parse('2025-01-01T00:00:00.250Z'), 'when the start was asked for reaches the runtime (the pool\u2019s demand)')
+  session.metadata.annotations = { 'nightjar.dev/requested-at': 'yesterday' }
+  t.notOk('requestedAt' in desiredPod(session), 'an unreadable time is left out (the runtime counts the claim as now)')
 })
 
 t.test('session created → pod claimed from the warm pool → Live with endpoint', async (t) => {

@@ -210,3 +210,16 @@ t.test('the warm pool grows toward a burst of claims, launching a bounded number
   await waitFor(() => running(rt).length === 1 && rt.poolTarget() === 1, { what: 'the pool back to its minimum once the burst aged out', timeoutMs: POD_TIMEOUT })
   t.pass('shrunk back to the minimum')
 })
+
+t.test('demand counts starts by when they were asked for: a burst that waited for launch slots is still one burst', async (t) => {
+  const { rt } = runtime(t, { poolSize: 1, poolMax: 8, poolWindowMs: 120_000 })
+  const now = Date.now()
+  // served now, one after another as slots freed, but all asked for 30 s ago within two seconds
+  for (const [i, id] of ['nsess_w1', 'nsess_w2', 'nsess_w3', 'nsess_w4'].entries()) await rt.ensure(launch(id, { requestedAt: now - 30_000 + i * 500 }), owner)
+  t.equal(rt.poolTarget(), 4, 'four starts asked for at once ask for four warm pods')
+  // two more, asked for 20 s apart: neither joins the burst's window
+  await rt.ensure(launch('nsess_w5', { requestedAt: now - 5_000 }), owner)
+  await rt.ensure(launch('nsess_w6', { requestedAt: now + 60_000 }), owner) // a clock ahead counts as now
+  t.equal(rt.poolTarget(), 4, 'later, spread starts do not add to the burst')
+  t.equal(rt.poolTarget(now + 91_000), 2, 'once the burst leaves the window, the latest two (5 s apart) are the demand')
+})
