@@ -7,13 +7,11 @@
 // inside the page, never printed.
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
-import { NodeClient } from '../../api-server/sessions/node-client.ts'
 import type { ApiError } from '../../contracts/errors.ts'
-import { startPod } from '../../browser-pod/pod.ts'
 import { perceive, MASK } from '../../browser-pod/perception.ts'
 import { fingerprints } from '../../browser-pod/field-mask.ts'
 import { waitFor } from '../helpers/wait.ts'
-import { newToken } from './harness.ts'
+import { startPagePod } from './harness.ts'
 
 const CANARY = `Mask-S3cret-${randomBytes(4).toString('hex')}`
 /** below the echo guard's minimum length: only perception's own redaction hides it */
@@ -35,15 +33,8 @@ const PAGE = `<!doctype html><html><head><title>mask</title><style>
 </body></html>`
 
 t.test('a filled secret never renders', async (t) => {
-  const logs: string[] = []
-  const token = newToken()
-  const pod = await startPod({ token, log: (l) => logs.push(l) })
-  t.teardown(() => pod.close())
-  const client = new NodeClient(pod.endpoint, token)
-  t.teardown(() => client.close())
-  await client.configure({ sessionId: 'nsess_mask', egress: { mode: 'platform', declaredHosts: [] } })
+  const { pod, client, logs } = await startPagePod(t, 'nsess_mask', HOST, PAGE)
   const page = () => pod.session.page
-  await pod.session.context!.route(`http://${HOST}/**`, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: PAGE }))
   const responses: string[] = []
   const open = async () => {
     await client.drive('navigate', { url: URL_ })

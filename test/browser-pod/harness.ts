@@ -160,3 +160,21 @@ export function fakeTunnel(): TunnelDialer & { dials: string[] } {
     },
   }
 }
+
+/**
+ * An in-process pod (startPod) configured for one platform-egress session whose pages at
+ * `host` are `html`, served by a route on its context (no network); closed at teardown.
+ */
+export async function startPagePod(t: T, sessionId: string, host: string, html: string) {
+  // loaded here, not at the top: most users of this harness run the pod as a child process
+  const { startPod } = await import('../../browser-pod/pod.ts')
+  const logs: string[] = []
+  const token = newToken()
+  const pod = await startPod({ token, log: (l) => logs.push(l) })
+  t.teardown(() => pod.close())
+  const client = new NodeClient(pod.endpoint, token)
+  t.teardown(() => client.close())
+  await client.configure({ sessionId, egress: { mode: 'platform', declaredHosts: [] } })
+  await pod.session.context!.route(`http://${host}/**`, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: html }))
+  return { pod, client, logs, token }
+}

@@ -21,12 +21,10 @@ import t, { type Test } from 'tap'
 import { randomBytes } from 'node:crypto'
 import jpeg from 'jpeg-js'
 import { WebSocket } from 'ws'
-import { NodeClient } from '../../api-server/sessions/node-client.ts'
-import { startPod } from '../../browser-pod/pod.ts'
 import { liveView } from '../../browser-pod/screencast.ts'
 import { NODE_LIVE_PATH } from '../../contracts/operations/live-view.ts'
 import { waitFor } from '../helpers/wait.ts'
-import { newToken } from './harness.ts'
+import { startPagePod } from './harness.ts'
 
 const CANARY = `Live-S3cret-${randomBytes(6).toString('hex')}`
 /** another secret of the same length, different at (nearly) every position */
@@ -121,14 +119,7 @@ const round = (n: number) => Math.round(n * 1000) / 1000
 t.test('the live view never shows a filled secret', async (t) => {
   t.equal(OTHER.length, CANARY.length, 'the reference secret has the canary’s length')
   t.not(OTHER, CANARY)
-  const logs: string[] = []
-  const token = newToken()
-  const pod = await startPod({ token, log: (l) => logs.push(l) })
-  t.teardown(() => pod.close())
-  const client = new NodeClient(pod.endpoint, token)
-  t.teardown(() => client.close())
-  await client.configure({ sessionId: 'nsess_livecanary', egress: { mode: 'platform', declaredHosts: [] } })
-  await pod.session.context!.route(`http://${HOST}/**`, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: PAGE }))
+  const { pod, client, logs, token } = await startPagePod(t, 'nsess_livecanary', HOST, PAGE)
   const page = () => pod.session.page
   const view = liveView(pod.session)
   const open = () => client.drive('navigate', { url: URL_ })
