@@ -81,7 +81,10 @@ export function sessionWatcher(deps: { db: Db; plane: SessionPlane; nodeClients:
     const r = await db.query(`select 1 from sessions where id = $1 and status in ('pending', 'live')`, [sessionId])
     return (r.rowCount ?? 0) > 0
   }
-  const reap = () => reapDeadLeases(db, isAlive).catch((err) => log.error({ err }, 'lease reaper'))
+  // a freed lease is a repair (its holder closed without giving it back): say so, with whose
+  const reap = () => reapDeadLeases(db, isAlive)
+    .then((freed) => { for (const f of freed) log.warn({ session: f.sessionId, identity: f.identityId }, 'lease reaper freed the lease of a closed session') })
+    .catch((err) => log.error({ err }, 'lease reaper'))
   let timer: ReturnType<typeof setInterval> | undefined
 
   return {
