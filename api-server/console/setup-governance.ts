@@ -1,5 +1,5 @@
 // The console's Governance page (issue #17 item 5): the org's flags — free-text credential
-// fill, cloak sessions, the declared advisor origins — read with governance_get and saved
+// fill, cloak sessions, the declared advisor origins, recording every session by default — read with governance_get and saved
 // with governance_put. Both need org:admin (owners and admins); anyone else gets the
 // API's 403 in words.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -31,6 +31,8 @@ export function registerGovernancePage(app: FastifyInstance, kit: SetupKit) {
           <label style="font-weight:400"><input type="checkbox" name="credential_freetext_fill" value="on" ${checked(g.credential_freetext_fill)}>
             Free-text credential fill: an agent may type <code>{{credential:&lt;name&gt;}}</code> placeholders into any editable field, not only password fields</label>
           <label style="font-weight:400"><input type="checkbox" name="cloakEnabled" value="on" ${checked(g.cloakEnabled)}> Cloak sessions enabled</label>
+          <label style="font-weight:400"><input type="checkbox" name="recordSessions" value="on" ${checked(g.recordSessions)}> Record every session by default
+            <span class="muted">(a start may still say <code>record: false</code>; recordings are kept ${kit.services.config.recordings.retentionDays} days)</span></label>
           <label for="advisor-origins">Declared advisor origins <span class="muted">(http(s)://host[:port], one per line)</span></label>
           <textarea id="advisor-origins" name="declaredAdvisorOrigins" rows="3" style="${TEXTAREA_STYLE}">${o.origins ?? g.declaredAdvisorOrigins.join('\n')}</textarea>
           <button type="submit">Save governance</button>
@@ -54,6 +56,7 @@ export function registerGovernancePage(app: FastifyInstance, kit: SetupKit) {
         // an unticked box is not sent: false
         credential_freetext_fill: field(body, 'credential_freetext_fill') === 'on',
         cloakEnabled: field(body, 'cloakEnabled') === 'on',
+        recordSessions: field(body, 'recordSessions') === 'on',
         declaredAdvisorOrigins: listField(body, 'declaredAdvisorOrigins'),
       })
     } catch (e) {

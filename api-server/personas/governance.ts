@@ -1,20 +1,22 @@
 // Per-org governance flags. An org without a row has the defaults: free-text fill
-// off (RULE-16), cloak off, no advisor origins.
+// off (RULE-16), cloak off, no advisor origins, sessions not recorded unless asked.
 import type { Queryable } from '../store/db.ts'
 
 export interface Governance {
   credential_freetext_fill: boolean
   cloakEnabled: boolean
   declaredAdvisorOrigins: string[]
+  /** the default for a session start that leaves `record` out */
+  recordSessions: boolean
 }
 
-export const DEFAULT_GOVERNANCE: Governance = { credential_freetext_fill: false, cloakEnabled: false, declaredAdvisorOrigins: [] }
+export const DEFAULT_GOVERNANCE: Governance = { credential_freetext_fill: false, cloakEnabled: false, declaredAdvisorOrigins: [], recordSessions: false }
 
 export async function getGovernance(db: Queryable, orgId: string): Promise<Governance> {
   const r = await db.query(`select * from org_governance where org_id = $1`, [orgId])
   const row = r.rows[0]
   if (!row) return { ...DEFAULT_GOVERNANCE, declaredAdvisorOrigins: [] }
-  return { credential_freetext_fill: row.credential_freetext_fill, cloakEnabled: row.cloak_enabled, declaredAdvisorOrigins: row.declared_advisor_origins }
+  return { credential_freetext_fill: row.credential_freetext_fill, cloakEnabled: row.cloak_enabled, declaredAdvisorOrigins: row.declared_advisor_origins, recordSessions: row.record_sessions }
 }
 
 /** Applies the fields given; fields left out keep their current value. */
@@ -22,11 +24,12 @@ export async function putGovernance(db: Queryable, orgId: string, patch: Partial
   const current = await getGovernance(db, orgId)
   const next: Governance = { ...current, ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) }
   await db.query(
-    `insert into org_governance (org_id, credential_freetext_fill, cloak_enabled, declared_advisor_origins, updated_at)
-     values ($1,$2,$3,$4,$5)
+    `insert into org_governance (org_id, credential_freetext_fill, cloak_enabled, declared_advisor_origins, record_sessions, updated_at)
+     values ($1,$2,$3,$4,$5,$6)
      on conflict (org_id) do update set credential_freetext_fill = excluded.credential_freetext_fill,
-       cloak_enabled = excluded.cloak_enabled, declared_advisor_origins = excluded.declared_advisor_origins, updated_at = excluded.updated_at`,
-    [orgId, next.credential_freetext_fill, next.cloakEnabled, next.declaredAdvisorOrigins, at],
+       cloak_enabled = excluded.cloak_enabled, declared_advisor_origins = excluded.declared_advisor_origins,
+       record_sessions = excluded.record_sessions, updated_at = excluded.updated_at`,
+    [orgId, next.credential_freetext_fill, next.cloakEnabled, next.declaredAdvisorOrigins, next.recordSessions, at],
   )
   return next
 }

@@ -24,7 +24,7 @@ export interface StartInput {
   fromVersion?: string
   idleTimeoutSecs?: number
   maxDurationSecs?: number
-  /** record the session (README "Recordings") */
+  /** record the session (README "Recordings"); left out, the org's governance default decides */
   record?: boolean
 }
 
@@ -35,9 +35,14 @@ const START_TIMEOUT_MS = 60_000
 /** What opening and ending sessions use: a typed part of Services (callers pass Services). */
 export type SessionDeps = Pick<Services, 'config' | 'db' | 'log' | 'now' | 'sessions' | 'networks' | 'authStates' | 'admission' | 'recordings'>
 
-async function agentDefaultEgress(services: SessionDeps, agentId: string): Promise<EgressMode> {
-  const r = await services.db.query('select default_egress from agents where id = $1', [agentId])
-  return (r.rows[0]?.default_egress as EgressMode | undefined) ?? 'platform'
+/** what a start takes when the caller leaves it out: the agent's egress, the org's recording default */
+async function startDefaults(services: SessionDeps, orgId: string, agentId: string): Promise<{ egress: EgressMode; record: boolean }> {
+  const r = await services.db.query(
+    `select (select default_egress from agents where id = $1) as egress,
+            (select record_sessions from org_governance where org_id = $2) as record`,
+    [agentId, orgId],
+  )
+  return { egress: (r.rows[0]?.egress as EgressMode | null) ?? 'platform', record: r.rows[0]?.record === true }
 }
 
 /** a session's own lifetimes: the server's values unless it asks for shorter ones */
@@ -91,11 +96,14 @@ export async function startSession(services: SessionDeps, { auth, input, admissi
   // a burst, every start beyond the queue is refused at once (429). Given back on any failure.
   const ticket = services.admission.reserve(id)
   const orCancel = <T>(p: Promise<T>): Promise<T> => p.catch((e) => { ticket.cancel(); throw e })
-  // the checks and the agent's default egress are independent reads: one round trip, not two
-  const [{ network }, egress] = await orCancel(Promise.all([
+  // the checks and the defaults are independent reads: one round trip, not two
+  const [{ network }, defaults] = await orCancel(Promise.all([
     precheck(services, auth, input),
-    input.egress ?? agentDefaultEgress(services, actingAgentId),
+    startDefaults(services, auth.orgId, actingAgentId),
   ]))
+  const egress = input.egress ?? defaults.egress
+  // an org that records every session by default still lets a start say record: false
+  const record = input.record ?? defaults.record
   // local and split without a network are not rejected: nothing is declared, so nothing is tunnelled
   const declaredHosts = egress !== 'platform' && network ? network.declaredHosts : []
   const openedBy = { principalId: actingAgentId, credentialId: auth.principal.credentialId, name: auth.principal.name }
@@ -163,7 +171,7 @@ export async function startSession(services: SessionDeps, { auth, input, admissi
         throw errors.sessionStartFailed()
       }
       // asked for a recording: it runs before the caller can drive, or the start fails
-      if (input.record) await services.recordings.begin({ id, orgId: auth.orgId })
+      if (record) await services.recordings.begin({ id, orgId: auth.orgId })
       // the status must be written before the caller drives the session; the journal row
       // queues in order behind it (readers wait for pending rows); the view is built, not read back
       const liveAt = new Date(services.now()).toISOString()

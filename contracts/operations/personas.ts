@@ -150,6 +150,7 @@ export const Governance = z.object({
   credential_freetext_fill: z.boolean(),
   cloakEnabled: z.boolean(),
   declaredAdvisorOrigins: z.array(z.string()).describe('origins, http(s)://host[:port]'),
+  recordSessions: z.boolean().describe('record every session whose start leaves `record` out (a start may still say record: false)'),
 })
 
 // --- operations ----------------------------------------------------------------------
@@ -325,6 +326,7 @@ export const governancePut = defineContract({
     credential_freetext_fill: z.boolean().optional(),
     cloakEnabled: z.boolean().optional(),
     declaredAdvisorOrigins: advisorOrigins.optional(),
+    recordSessions: z.boolean().optional(),
   }),
   output: Governance.describe('the flags after the update'),
   rest: { method: 'PUT', path: '/v1/governance' },

@@ -71,7 +71,7 @@ export const sessionStart = defineContract({
     // the spec fixes session_start's tool inputs; lifetimes are a REST/SDK extension
     idleTimeoutSecs: z.number().int().min(10).max(7 * 86400).optional().describe('REST/SDK only: end the session after this long without a driving call (at most the server’s value)'),
     maxDurationSecs: z.number().int().min(10).max(7 * 86400).optional().describe('REST/SDK only: end the session this long after it went live (at most the server’s value)'),
-    record: z.boolean().optional().describe('REST/SDK only: record the session (a DOM timeline; GET /v1/sessions/{sessionId}/recording)'),
+    record: z.boolean().optional().describe('REST/SDK only: record the session (a DOM timeline; GET /v1/sessions/{sessionId}/recording); left out, the org default (governance recordSessions) decides'),
   }),
   output: SessionView,
   restOnlyFields: ['agent', 'idleTimeoutSecs', 'maxDurationSecs', 'record'],

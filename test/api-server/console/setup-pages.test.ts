@@ -211,12 +211,15 @@ t.test('console setup pages', async (t) => {
     t.equal(same.status, 400)
     t.equal(await alert(), same.body.error.message)
     await page.check('input[name=cloakEnabled]')
+    await page.check('input[name=recordSessions]')
     await page.fill('#advisor-origins', 'https://advisor.example.com')
     await page.click('#governance-form button[type=submit]')
     await page.waitForURL(/\?done=saved$/)
     const g = (await rest('GET', '/v1/governance')).body
     t.equal(g.cloakEnabled, true)
+    t.equal(g.recordSessions, true, 'the org records every session by default')
     t.same(g.declaredAdvisorOrigins, ['https://advisor.example.com'])
+    t.equal(await page.isChecked('input[name=recordSessions]'), true, 'the page shows the saved default')
   })
 
   t.test('a member reads what members may read and gets the API’s 403 words for the rest', async (t) => {
