@@ -131,12 +131,14 @@ export async function startSession(services: SessionDeps, { auth, input, admissi
         bound = await bindIdentity({ db: services.db, now: services.now }, {
           orgId: auth.orgId, agentId: actingAgentId, scopes: auth.scopes, identityRef: input.identity, sessionId: id, admission,
         })
+        await bindSessionIdentity(services.db, id, bound.identityId, bound.grantId)
       } catch (e) {
-        // a refused bind opened nothing: no session row remains
+        // a refused bind opened nothing: no lease (a step after the lease may have refused)
+        // and no session row remain
+        await release(services.db, id)
         await deleteSession(services.db, id)
         throw e
       }
-      await bindSessionIdentity(services.db, id, bound.identityId, bound.grantId)
     }
     // the operator's condition reason (PodFailed, StartTimeout …) when the pod failed: a
     // field of the session view, not the error's reason

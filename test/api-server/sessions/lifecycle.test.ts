@@ -23,7 +23,10 @@ t.test('session lifecycle', async (t) => {
     t.equal(entry.leaseState, 'in_use')
     t.notOk(JSON.stringify(entry).includes(first.body.id), '[FLD-24] the holder is never disclosed')
 
-    t.test('[ERR-17] deleting a leased identity is refused', async (t) => {
+    // awaited: an unawaited t.test runs beside the rest of this body, so the session end
+    // below could free the lease before this delete reached the database (204, then the
+    // third start's 404 — seen once in CI under load)
+    await t.test('[ERR-17] deleting a leased identity is refused', async (t) => {
       const del = await s.request('DELETE', `/v1/identities/${persona.identityId}`, { token: acme.apiKey })
       t.equal(del.status, 409)
       t.equal(del.body.error.message, 'identity in use')
@@ -34,6 +37,33 @@ t.test('session lifecycle', async (t) => {
     const third = await open({ identity: persona.identityId })
     t.equal(third.status, 201, '[ST-03] ending the holder frees the lease')
     await s.request('DELETE', `/v1/sessions/${third.body.id}`, { token: acme.apiKey })
+  })
+
+  t.test('a start whose bind fails after the lease was taken leaves the identity free', async (t) => {
+    const p = await createPersona(s, acme.apiKey, { name: 'audit-fails', value: 'pw-value-4', originAllowlist: ['example.com'], agentId: acme.agentId })
+    // the bind's audit row is written after the lease: make exactly that write fail
+    const db = s.services.db as unknown as { query: (...args: unknown[]) => Promise<unknown> }
+    const query = db.query
+    db.query = function (this: unknown, ...args: unknown[]) {
+      if (typeof args[0] === 'string' && /insert into audit/i.test(args[0]) && JSON.stringify(args[1] ?? []).includes('identity.bind')) {
+        return Promise.reject(new Error('injected: the audit write failed'))
+      }
+      return query.apply(this, args)
+    }
+    let failed
+    try {
+      failed = await open({ identity: p.identityId })
+    } finally {
+      db.query = query
+    }
+    t.equal(failed.status, 500)
+    const lease = await s.testDb.db.query('select 1 from identity_leases where identity_id = $1', [p.identityId])
+    t.equal(lease.rowCount, 0, 'no lease is left behind')
+    const rows = await s.testDb.db.query(`select 1 from sessions where identity_id = $1 or (org_id = $2 and status = 'pending')`, [p.identityId, acme.orgId])
+    t.equal(rows.rowCount, 0, 'and no session row')
+    const next = await open({ identity: p.identityId })
+    t.equal(next.status, 201, 'the next start binds at once, without waiting for the reaper')
+    await s.request('DELETE', `/v1/sessions/${next.body.id}`, { token: acme.apiKey })
   })
 
   t.test('[ERR-15] [EP-33] [RULE-15] propagation none blocks a spawned child, never the direct path', async (t) => {
