@@ -45,6 +45,10 @@ export async function startEmbeddedPlane(opts: {
       daemonCounts,
       authState: opts.authState,
       log: opts.log,
+      // a reconcile that claims a warm pod waits on the pod's configure call: with a worker
+      // per launch slot, every admitted start is reconciled at once (four made a burst of
+      // sixteen warm starts queue behind each other's pod round trips)
+      concurrency: config.capacity.startConcurrency,
     })
   } catch (e) {
     // a plane that did not start leaves no browser pod behind

@@ -5,7 +5,9 @@
 // 2. the deployment's open sessions against the machine's (or cluster's) session cap —
 //    both counted in Postgres, and the count and the new session's row written under one
 //    transaction-scoped advisory lock, so a burst of starts on any number of replicas
-//    admits exactly up to the quota (the lock is held for the count and one insert);
+//    admits exactly up to the quota. Lock, count and insert are one call of a database
+//    function (migration 016): the lock is held for the server's own work, never across a
+//    client round trip, so a burst does not queue on it;
 // 3. a launch slot: at most `startConcurrency` starts in flight in this process (a cold
 //    Chromium launch is CPU-bound). A start that finds no slot waits in a bounded FIFO
 //    queue, its position visible on the session; when the queue is full, or the wait would
@@ -14,7 +16,8 @@
 // Slots are per process: with several replicas the cluster-wide figure is replicas ×
 // startConcurrency, which is what a per-replica CPU budget wants anyway.
 import { errors, type ApiError } from '../../contracts/errors.ts'
-import { tx, type Db, type Queryable } from '../store/db.ts'
+import type { Db } from '../store/db.ts'
+import { newSessionValues, type NewSession } from './store.ts'
 
 /** the advisory lock key of admission (any fixed 64-bit number; 'njadmit' in ASCII) */
 const ADMISSION_LOCK = '31079213967436148'
@@ -77,19 +80,17 @@ export class Admission {
   /**
    * With a ticket reserved first (reserve(), synchronously — so a burst is sorted by the
    * event loop and every start beyond the queue is refused without touching the database):
-   * the quotas are checked and the session's row written (`insert`, inside the same
-   * transaction: pending, so a queued start shows its place in line), then the slot is
-   * awaited. Any refusal gives the reservation back and leaves no row.
+   * the quotas are checked and the session's row written under the lock (pending, so a
+   * queued start shows its place in line), then the slot is awaited. Any refusal gives the
+   * reservation back and leaves no row.
    */
-  async admit(db: Db, orgId: string, sessionId: string, ticket: Ticket, insert: (tx: Queryable) => Promise<void>): Promise<Admitted> {
+  async admit(db: Db, row: NewSession, ticket: Ticket): Promise<Admitted> {
     try {
-      // over quota without the lock: refused without waiting for it (one read)
-      await this.checkQuotas(db, orgId)
-      await tx(db, async (c) => {
-        await c.query('select pg_advisory_xact_lock($1)', [ADMISSION_LOCK])
-        await this.checkQuotas(c, orgId)
-        await insert(c)
-      })
+      const r = await db.query(
+        `select nightjar_admit_session($1, $2, $3, $4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18) as verdict`,
+        [ADMISSION_LOCK, this.limits.orgMaxLiveSessions, this.limits.maxLiveSessions, ...newSessionValues(row)],
+      )
+      this.verdict(r.rows[0]?.verdict)
     } catch (e) {
       ticket.cancel()
       throw e
@@ -97,24 +98,16 @@ export class Admission {
     try {
       return await ticket.granted
     } catch (e) {
-      await db.query('delete from sessions where id = $1', [sessionId])
+      await db.query('delete from sessions where id = $1', [row.id])
       throw e
     }
   }
 
-  private async checkQuotas(db: Queryable, orgId: string): Promise<void> {
-    const r = await db.query(
-      `select count(*) filter (where org_id = $1)::int as org, count(*)::int as total
-         from sessions where status in ('pending', 'live')`,
-      [orgId],
-    )
-    const { org, total } = r.rows[0] as { org: number; total: number }
-    if (org >= this.limits.orgMaxLiveSessions) {
-      throw this.refuse(errors.orgSessionQuota(30, this.limits.orgMaxLiveSessions))
-    }
-    if (total >= this.limits.maxLiveSessions) {
-      throw this.refuse(errors.sessionCapacity(30))
-    }
+  private verdict(v: unknown): void {
+    if (v === 'admitted') return
+    if (v === 'org_session_quota') throw this.refuse(errors.orgSessionQuota(30, this.limits.orgMaxLiveSessions))
+    if (v === 'session_capacity') throw this.refuse(errors.sessionCapacity(30))
+    throw new Error(`admission: unexpected verdict ${String(v)}`)
   }
 
   private queueFull(): ApiError {

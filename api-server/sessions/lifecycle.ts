@@ -8,7 +8,7 @@ import { ANNOTATIONS, LABELS, type BrowserKind, type BrowserSession, type Egress
 import { newId } from '../../contracts/ids.ts'
 import { errors, isApiError } from '../../contracts/errors.ts'
 import { bindIdentity, release, getGovernance, urlIsAdvisorOrigin, type Admission } from '../personas/index.ts'
-import { bindSessionIdentity, deleteSession, getSession, insertSession, journal, journalLater, setStatus, type SessionRow } from './store.ts'
+import { bindSessionIdentity, deleteSession, getSession, journal, journalLater, setStatus, type SessionRow } from './store.ts'
 import { sessionView, type SessionView } from './view.ts'
 import { isNotFound } from '../../operator/errors.ts'
 import type { Admitted } from './admission.ts'
@@ -117,7 +117,7 @@ export async function startSession(services: SessionDeps, { auth, input, admissi
     id, orgId: auth.orgId, agentId: actingAgentId, openedBy, admission, identityId: null, grantId: null,
     egress, networkId: network?.id ?? null, browserKind, url: input.url ?? null, viewport: input.viewport ?? null, createdAt, ...life,
   }
-  const admitted: Admitted = await services.admission.admit(services.db, auth.orgId, id, ticket, (c) => insertSession(c, row))
+  const admitted: Admitted = await services.admission.admit(services.db, row, ticket)
   try {
     return await launch()
   } finally {

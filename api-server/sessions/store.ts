@@ -54,13 +54,22 @@ function toRow(r: Record<string, any>): SessionRow {
 
 export const unknownSession = () => errors.notFound('session')
 
-export async function insertSession(db: Queryable, s: Omit<SessionRow, 'status' | 'failureReason' | 'liveAt' | 'endedAt' | 'endReason'>): Promise<void> {
+/** what a new session's row is made of (the rest starts empty, status pending) */
+export type NewSession = Omit<SessionRow, 'status' | 'failureReason' | 'liveAt' | 'endedAt' | 'endReason' | 'control' | 'controlHolder' | 'humanRequest'>
+
+/** a new row's values, in the column order of insertSession and of nightjar_admit_session (migration 016) */
+export function newSessionValues(s: NewSession): unknown[] {
+  return [s.id, s.orgId, s.agentId, JSON.stringify(s.openedBy), s.admission, s.identityId, s.grantId, s.egress, s.networkId, s.browserKind,
+    s.url, s.viewport ? JSON.stringify(s.viewport) : null, s.createdAt, s.idleTimeoutSecs, s.maxDurationSecs]
+}
+
+/** a row without admission (tests and tools); session starts go through Admission.admit */
+export async function insertSession(db: Queryable, s: NewSession): Promise<void> {
   await db.query(
     `insert into sessions (id, org_id, agent_id, opened_by, admission, identity_id, grant_id, egress, network_id, browser_kind, url, viewport, status, created_at,
                            idle_timeout_secs, max_duration_secs)
      values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,'pending',$13,$14,$15)`,
-    [s.id, s.orgId, s.agentId, JSON.stringify(s.openedBy), s.admission, s.identityId, s.grantId, s.egress, s.networkId, s.browserKind,
-      s.url, s.viewport ? JSON.stringify(s.viewport) : null, s.createdAt, s.idleTimeoutSecs, s.maxDurationSecs],
+    newSessionValues(s),
   )
 }
 
