@@ -7,7 +7,7 @@ import { devtoolsEndpoint, launchChromium } from './chromium.ts'
 import { CdpProxy } from './cdp-proxy.ts'
 import { launchCloak } from './cloak.ts'
 import { EgressGateway, type TunnelDialer } from './egress-gateway.ts'
-import { createNodeApi } from './node-api.ts'
+import { createNodeApi, warmParsers } from './node-api.ts'
 import { PodSession } from './session.ts'
 
 export interface PodOptions {
@@ -42,7 +42,9 @@ export async function startPod(opts: PodOptions): Promise<Pod> {
   let browser: Browser
   try {
     const launch = opts.browserKind === 'cloak' ? launchCloak : launchChromium
-    browser = await launch({ proxyServer: gateway.proxyServer, executablePath: opts.chromiumPath })
+    const launching = launch({ proxyServer: gateway.proxyServer, executablePath: opts.chromiumPath })
+    warmParsers() // while Chromium starts
+    browser = await launching
   } catch (e) {
     await gateway.close()
     throw e
