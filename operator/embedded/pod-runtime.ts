@@ -52,7 +52,9 @@ export interface EmbeddedPodRuntimeOptions {
    * After a claim that leaves a warm pod in the pool, the refill waits this long (default
    * 1 s): a Chromium launch takes a core-second, and the session just claimed is in its
    * latency-critical first steps (connect, first navigation) on the same cores. A claim that
-   * empties the pool refills at once — the next start would be cold otherwise.
+   * empties the pool refills as soon as the warm claims in flight are configured — the next
+   * start would be cold otherwise, but a launch begun in the middle of a burst's claims
+   * takes their cores (a launch takes over a second; the claims, tens of milliseconds).
    */
   poolRefillDelayMs?: number
   /** source of pass-through variables (default process.env) */
@@ -111,6 +113,10 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
   private poolFailures = 0
   private refillTimer?: NodeJS.Timeout
   private deferredRefill?: NodeJS.Timeout
+  /** warm claims whose configure call is in flight */
+  private warmConfiguring = 0
+  /** the pool emptied while warm claims were in flight: refill once they are configured */
+  private refillWhenConfigured = false
   private readonly poolRefillDelayMs: number
   private shrinkTimer?: NodeJS.Timeout
   private closed = false
@@ -152,12 +158,19 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
     this.bySession.set(config.sessionId, rec)
     this.log.info({ pod: rec.name, session: config.sessionId, warm }, 'pod claimed')
     if (config.browserKind === 'chromium') this.noteDemand(config.requestedAt)
+    if (warm) this.warmConfiguring++
     this.refillAfterClaim()
 
     const configured = this.configure(rec)
     // a warm pod is configured right away, so the first reconcile can already report Live;
     // a cold one reports Pending and notifies subscribers when configure() is done
-    if (warm) await configured
+    if (warm) {
+      await configured.finally(() => {
+        if (--this.warmConfiguring > 0 || !this.refillWhenConfigured) return
+        this.refillWhenConfigured = false
+        this.refillPool()
+      })
+    }
     return this.observation(config.sessionId, rec)
   }
 
@@ -236,10 +249,15 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
     return Math.min(this.poolMax, Math.max(this.poolSize, peak))
   }
 
-  /** a claim that left a warm pod behind lets the claimed session start on free cores first */
+  /** a claim lets the sessions being claimed start on free cores first (see poolRefillDelayMs) */
   private refillAfterClaim(): void {
     const warmLeft = [...this.pods.values()].some((r) => !r.sessionId && r.browserKind === 'chromium' && r.state === 'running')
-    if (!warmLeft || this.poolRefillDelayMs === 0) return this.refillPool()
+    if (this.poolRefillDelayMs === 0) return this.refillPool()
+    if (!warmLeft) {
+      if (this.warmConfiguring === 0) return this.refillPool()
+      this.refillWhenConfigured = true
+      return
+    }
     if (this.deferredRefill) return
     this.deferredRefill = setTimeout(() => {
       this.deferredRefill = undefined

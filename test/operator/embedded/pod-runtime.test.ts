@@ -72,7 +72,7 @@ t.test('a claim takes a warm pod, configures it over the node API, and the pool 
   t.notOk(log.lines.some((l) => l.includes(access.token) || l.includes(access2.token)), 'tokens never logged')
 })
 
-t.test('a claim that leaves a warm pod lets the claimed session start before the refill; a claim that empties the pool refills at once', async (t) => {
+t.test('a claim that leaves a warm pod lets the claimed session start before the refill; a claim that empties the pool refills once the claims in flight are configured', async (t) => {
   const { rt } = runtime(t, { poolSize: 2, poolRefillDelayMs: 60_000 })
   rt.start()
   await waitFor(() => running(rt).length === 2, { what: 'warm pool', timeoutMs: POD_TIMEOUT })
@@ -82,8 +82,19 @@ t.test('a claim that leaves a warm pod lets the claimed session start before the
   t.equal(launching(), 0, 'no Chromium launch competes with the session just claimed')
   await rt.ensure(launch('nsess_second'), owner)
   t.equal(running(rt).length, 0, 'the pool is empty')
-  t.ok(launching() > 0, 'so the refill starts at once: the next start would be cold otherwise')
+  t.ok(launching() > 0, 'so the refill starts as soon as it is configured: the next start would be cold otherwise')
   await waitFor(() => running(rt).length === 2, { what: 'pool refilled', timeoutMs: POD_TIMEOUT })
+  await waitFor(() => launching() === 0, { what: 'refill done', timeoutMs: POD_TIMEOUT })
+
+  // a burst: both warm pods claimed at once, the second claim empties the pool
+  const a = rt.ensure(launch('nsess_burst_a'), owner)
+  const b = rt.ensure(launch('nsess_burst_b'), owner)
+  t.equal(running(rt).length, 0, 'both warm pods are claimed')
+  t.equal(launching(), 0, 'no Chromium launch competes with the two configure calls in flight')
+  await Promise.all([a, b])
+  t.ok(launching() > 0, 'the refill starts once both are configured')
+  t.equal((await rt.observe('nsess_burst_a')).phase, 'Ready')
+  t.equal((await rt.observe('nsess_burst_b')).phase, 'Ready')
 })
 
 t.test('a cold start reports Pending, then notifies and turns Ready', async (t) => {
