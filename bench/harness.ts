@@ -13,12 +13,15 @@ import { EMBEDDED_PG_FLAGS } from '../api-server/store/embedded-pg.ts'
 import { startEmbeddedPlane, type EmbeddedPlane } from '../cli/embedded-plane.ts'
 import { authStateSource } from '../api-server/authstate/index.ts'
 import { bootstrapOrg } from '../api-server/auth/orgs.ts'
+import type { Services } from '../api-server/services.ts'
 import { freePort } from '../test/helpers/server.ts'
 
 export interface Bench {
   url: string
   apiKey: string
   plane: EmbeddedPlane
+  /** the server's own services, for benchmarks that read a figure in-process instead of over HTTP */
+  services: Services
   stop(): Promise<void>
 }
 
@@ -38,13 +41,14 @@ export async function startBench(opts: { warmPool?: number } = {}): Promise<Benc
     NIGHTJAR_WARM_POOL_SIZE: String(opts.warmPool ?? 2),
   })
   // the app starts the plane (handing it the daemon counts) and stops it on close
-  const { app, plane } = await build({ config, db, cookieKey: randomBytes(32), plane: (ports) => startEmbeddedPlane({ config, authState: authStateSource(config, db), ...ports }), logStream: new PassThrough().resume() })
+  const { app, services, plane } = await build({ config, db, cookieKey: randomBytes(32), plane: (ports) => startEmbeddedPlane({ config, authState: authStateSource(config, db), ...ports }), logStream: new PassThrough().resume() })
   await app.listen({ host: '127.0.0.1', port })
   const org = await bootstrapOrg(db, { org: 'bench', email: 'bench@bench.test', password: 'bench password' })
   return {
     url: `http://127.0.0.1:${port}`,
     apiKey: org.apiKey,
     plane,
+    services,
     stop: async () => {
       await app.close()
       await db.end()
