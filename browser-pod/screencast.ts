@@ -218,7 +218,18 @@ export class LiveView {
     } catch {
       // a browser going away has no URL to show; the viewer keeps the last one
     }
-    return { type: 'page', url: this.session.echoGuard.redact(url), acting: this.#acting > 0 }
+    const guard = this.session.echoGuard
+    const active = this.session.configured ? this.session.activeTab : undefined
+    const tabs = this.session.tabs.map((t) => {
+      let tabUrl = ''
+      try {
+        tabUrl = t.page.url()
+      } catch {
+        // a tab closing under us shows without a URL until the next event
+      }
+      return { id: t.id, url: guard.redact(tabUrl), active: t === active }
+    })
+    return { type: 'page', url: guard.redact(url), acting: this.#acting > 0, tabs }
   }
 
   #send(ws: WebSocket, e: LiveEvent): void {

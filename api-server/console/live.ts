@@ -9,7 +9,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { Services } from '../services.ts'
 import { errors, isApiError } from '../../contracts/errors.ts'
-import { getSession, listSessions, type SessionRow } from '../sessions/store.ts'
+import { getSession, listSessions, readJournal, recentJournal, type SessionRow } from '../sessions/store.ts'
 import { controlState, handBack, takeControl } from '../sessions/control.ts'
 import { closeCdp } from '../cdp/relay.ts'
 import { WATCH_SCOPE } from '../cdp/live.ts'
@@ -74,6 +74,7 @@ export function registerLivePages(app: FastifyInstance, services: Services, kit:
     const mine = human && row.controlHolder === u.userId
     const holder = state?.holderEmail ?? ''
     const shared = row.status === 'live' ? await sharesFor(services, u, row.id) : undefined
+    const journal = await recentJournal(services.db, u.orgId, row.id, JOURNAL_ROWS)
     return sendLive(reply, 200, page(`Session ${row.id}`, html`
       <h1>Session <code>${row.id}</code></h1>
       <div class="card" id="live" data-ws="${list}/${row.id}/live" data-frames="0" data-state="connecting" data-control="${mine ? 'mine' : row.control}">
@@ -89,9 +90,35 @@ export function registerLivePages(app: FastifyInstance, services: Services, kit:
         <p class="muted">While you hold control, clicks, wheel and keys on the picture go to the browser. Nothing is shown while a credential is being filled.</p>
         <img id="screen" alt="the session’s browser" tabindex="0" draggable="false" style="display:block;width:100%;margin-top:12px;border:1px solid var(--line);background:#eef0f6;min-height:120px;outline:none">
       </div>
+      <div class="card"><h2>Tabs</h2><ul id="tabs"><li class="muted">shown once the view is connected</li></ul></div>
+      <div class="card" id="journal-card" data-journal="${list}/${row.id}/journal" data-after="${journal.at(-1)?.id ?? '0'}">
+        <h2>Journal</h2>
+        <p class="muted">What the agent did, newest last (values are never journalled).</p>
+        <table><thead><tr><th>When</th><th>Call</th><th>Outcome</th></tr></thead>
+          <tbody id="journal">${journal.map(journalRow)}</tbody></table>
+      </div>
       ${shared ? sharesCard(base, row.id, shared.csrf, shared.shares) : ''}
       <p><a href="${list}">All live sessions</a></p>
       <script src="${base}/assets/live.js"></script>`, kit.chrome(u)))
+  })
+
+  // the journal card's refresh: rows after the newest one the page shows (JSON; the same
+  // scope and org checks as the page, and the API's 404 for another org's session)
+  app.get(`${list}/:id/journal`, async (req, reply) => {
+    const u = await kit.requireUser(req, reply)
+    if (!u) return reply
+    const after = Number((req.query as Record<string, unknown>).after ?? 0)
+    try {
+      if (!u.scopes.has(WATCH_SCOPE)) throw errors.missingScope(WATCH_SCOPE)
+      if (!Number.isSafeInteger(after) || after < 0) throw errors.invalidRequest('after: a journal row id')
+      const row = await getSession(services.db, u.orgId, idOf(req.params))
+      const rows = await readJournal(services.db, u.orgId, row.id, { after, limit: JOURNAL_ROWS })
+      return reply.code(200).header('cache-control', 'no-store')
+        .send({ status: row.status, rows: rows.map((r) => ({ id: r.id, at: r.at, op: r.op, outcome: r.outcome, errorCode: r.errorCode ?? null })) })
+    } catch (e) {
+      if (!isApiError(e)) throw e
+      return reply.code(e.status).header('cache-control', 'no-store').send(e.toBody())
+    }
   })
 
   const control = (path: 'take' | 'hand-back') => app.post(`${list}/:id/${path}`, async (req, reply) => {
@@ -122,6 +149,13 @@ export function registerLivePages(app: FastifyInstance, services: Services, kit:
     reply.code(200).header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'no-cache').header('x-content-type-options', 'nosniff').send(LIVE_JS))
 }
 
+/** how many journal rows the live page shows at first, and fetches at most per refresh */
+const JOURNAL_ROWS = 50
+
+function journalRow(r: { at: string; op: string; outcome: string; errorCode?: string }): Html {
+  return html`<tr><td>${r.at.slice(11, 19)}</td><td><code>${r.op}</code></td><td>${r.outcome}${r.errorCode ? html` <code>${r.errorCode}</code>` : ''}</td></tr>`
+}
+
 async function holderEmails(services: Services, orgId: string, rows: SessionRow[]): Promise<Map<string, string>> {
   const ids = [...new Set(rows.map((r) => r.controlHolder).filter((x): x is string => !!x))]
   if (!ids.length) return new Map()
@@ -141,6 +175,7 @@ const LIVE_JS = `(() => {
   const stateEl = document.getElementById('state')
   const urlEl = document.getElementById('url')
   const controlEl = document.getElementById('control')
+  const tabsEl = document.getElementById('tabs')
   const takeForm = document.getElementById('take-form')
   const backForm = document.getElementById('hand-back-form')
   let size = { width: 1280, height: 720 }
@@ -164,6 +199,15 @@ const LIVE_JS = `(() => {
     } else if (e.type === 'page') {
       urlEl.textContent = e.url
       acting = e.acting
+      if (tabsEl && Array.isArray(e.tabs)) {
+        tabsEl.replaceChildren(...e.tabs.map((t) => {
+          const li = document.createElement('li')
+          li.dataset.tab = t.id
+          li.textContent = t.url || 'about:blank'
+          if (t.active) { li.className = 'active'; li.append(' (active)') }
+          return li
+        }))
+      }
     } else if (e.type === 'paused') paused = true
     else if (e.type === 'resumed') paused = false
     else if (e.type === 'control') {
@@ -174,6 +218,26 @@ const LIVE_JS = `(() => {
       root.dataset.control = e.mine ? 'mine' : e.control
     } else if (e.type === 'ended') ended = true
     show()
+  }
+  // the journal card (not on a share link's page): new rows every two seconds while the view is open
+  const journalCard = document.getElementById('journal-card')
+  if (journalCard) {
+    const body = document.getElementById('journal')
+    const refresh = async () => {
+      try {
+        const res = await fetch(journalCard.dataset.journal + '?after=' + encodeURIComponent(journalCard.dataset.after), { credentials: 'same-origin', headers: { accept: 'application/json' } })
+        if (!res.ok) return
+        const { rows } = await res.json()
+        for (const r of rows) {
+          const tr = document.createElement('tr')
+          const cells = [r.at.slice(11, 19), r.op, r.outcome + (r.errorCode ? ' ' + r.errorCode : '')]
+          for (const c of cells) { const td = document.createElement('td'); td.textContent = c; tr.append(td) }
+          body.append(tr)
+          journalCard.dataset.after = r.id
+        }
+      } catch { /* the next refresh tries again */ }
+    }
+    const timer = setInterval(() => { if (ended) clearInterval(timer); void refresh() }, 2000)
   }
   const send = (o) => { if (mine && ws.readyState === 1) ws.send(JSON.stringify(o)) }
   const point = (ev) => {

@@ -186,6 +186,16 @@ export function journalLater(db: Queryable, session: { id: string; orgId: string
   journal(db, session, e).catch(onError)
 }
 
+/** The session's newest `limit` journal rows, oldest first (the console's journal beside the live view). */
+export async function recentJournal(db: Queryable, orgId: string, sessionId: string, limit: number) {
+  await pendingJournal.get(sessionId)
+  const r = await db.query(
+    'select id, op, outcome, error_code, created_at from session_journal where session_id = $1 and org_id = $2 order by id desc limit $3',
+    [sessionId, orgId, limit],
+  )
+  return r.rows.reverse().map((x) => ({ id: String(x.id), op: x.op as string, outcome: x.outcome as string, errorCode: (x.error_code as string | null) ?? undefined, at: new Date(x.created_at).toISOString() }))
+}
+
 export async function readJournal(db: Queryable, orgId: string, sessionId: string, opts: { after?: number; limit: number }) {
   await pendingJournal.get(sessionId)
   const r = await db.query(

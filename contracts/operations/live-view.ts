@@ -52,7 +52,10 @@ export type LiveInput = z.output<typeof LiveInput>
 /** What the page is sent: from the pod (frame, page, paused, resumed) and from the api-server (control, ended). */
 export const LiveEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('frame'), jpeg: z.string().describe('base64 JPEG'), width: z.number(), height: z.number() }),
-  z.object({ type: z.literal('page'), url: z.string(), acting: z.boolean().describe('the agent’s driving call is running at the pod') }),
+  z.object({
+    type: z.literal('page'), url: z.string(), acting: z.boolean().describe('the agent’s driving call is running at the pod'),
+    tabs: z.array(z.object({ id: z.string(), url: z.string(), active: z.boolean() })).describe('the session’s open tabs, in the order they opened'),
+  }),
   z.object({ type: z.literal('paused'), why: z.literal('credential_fill') }),
   z.object({ type: z.literal('resumed') }),
   z.object({ type: z.literal('control'), control: z.enum(['agent', 'human']), holder: z.string().nullable(), mine: z.boolean() }),

@@ -53,7 +53,7 @@ const PAGE = `<!doctype html><html><head><title>live canary</title><style>
   <div id="tick"></div>
 </body></html>`
 
-interface Message { type: string; jpeg?: string; width?: number; height?: number; url?: string }
+interface Message { type: string; jpeg?: string; width?: number; height?: number; url?: string; tabs?: Array<{ id: string; url: string; active: boolean }> }
 interface Seen { msg: Message; raw: string }
 interface Box { x: number; y: number; width: number; height: number }
 interface Crop { w: number; h: number; rgb: Uint8Array }
@@ -252,6 +252,23 @@ t.test('the live view never shows a filled secret', async (t) => {
     const emptyPw = meanDiff(crop(before, b.pw), crop(last, b.pw))
     t.comment(`empty (before the fill) vs filled: text field ${round(emptyUser)}, password field ${round(emptyPw)}`)
     t.ok(emptyUser > 5 * TOLERANCE && emptyPw > 5 * TOLERANCE, 'the crops see the fields change when filled')
+  })
+
+  t.test('[INV-03] the URL and the tab list the live view shows never carry a filled secret the page put into its URL', async (t) => {
+    if (!canary) return t.fail('the canary run happened')
+    // the page copies the filled value into its URL (as a GET form or a script would)
+    await page().evaluate((s) => history.pushState(null, '', '/after-login?pw=' + encodeURIComponent(s)), CANARY)
+    const v = await watch()
+    await waitFor(() => v.at('page').some((i) => v.seen[i].msg.url?.includes('/after-login')), { what: 'the page event with the new URL' })
+    const events = v.at('page').map((i) => v.seen[i])
+    await closeViewer(v)
+    const last = events.at(-1)!.msg
+    t.match(last.url, /^http:\/\/live-canary\.example\/after-login\?pw=/, 'the URL is shown')
+    t.equal(last.tabs?.length, 1, 'with the one tab')
+    t.ok(last.tabs![0].active, 'active')
+    t.equal(last.tabs![0].url, last.url, 'the tab shows the same, masked URL')
+    t.notOk(events.some((e) => e.raw.includes(CANARY)), 'no page event carries the secret')
+    t.notOk(last.url!.includes(CANARY), 'the secret is masked in the URL')
   })
 
   t.test('[INV-03] not one frame while a fill runs, and no frame’s bytes carry the canary (base64, JPEG, decoded pixels)', async (t) => {

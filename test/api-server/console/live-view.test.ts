@@ -86,6 +86,24 @@ t.test('watching and taking over', async (t) => {
     await call('navigate', { sessionId, url: 'http://example.com/live-fill.html?delay=100000' })
   })
 
+  t.test('the session’s tabs and journal show beside the picture', async (t) => {
+    const tabs = async () => live.$$eval('#tabs li', (lis) => lis.map((li) => ({ id: (li as HTMLElement).dataset.tab, text: li.textContent, active: li.className === 'active' })))
+    const journalOps = async () => live.$$eval('#journal tr', (trs) => trs.map((tr) => tr.children[1]?.textContent ?? ''))
+    await waitFor(async () => (await tabs()).length === 1 && (await tabs())[0].text!.startsWith('http://example.com/live-fill.html'), { what: 'the one tab' })
+    t.ok((await tabs())[0].active, 'marked active')
+    const { tabId: second } = await call('tab_open', { sessionId })
+    await call('navigate', { sessionId, url: 'http://example.com/page2.html' })
+    await waitFor(async () => (await tabs()).length === 2, { what: 'the opened tab' })
+    await waitFor(async () => (await tabs()).find((x) => x.id === second)?.text === 'http://example.com/page2.html (active)', { what: 'the new tab, active, on page2' })
+    t.notOk((await tabs()).find((x) => x.id !== second)!.active, 'the first tab is no longer active')
+    // the journal refreshes on its own: the calls just made appear without a reload
+    await waitFor(async () => (await journalOps()).slice(-2).join(',') === 'tab_open,navigate', { what: 'the new journal rows' })
+    t.equal((await journalOps())[0], 'session_start', 'oldest first')
+    await call('tab_close', { sessionId, tabId: second })
+    await waitFor(async () => (await tabs()).length === 1, { what: 'the closed tab gone' })
+    t.ok((await tabs())[0].active, 'the first tab is active again')
+  })
+
   t.test('take control: the person’s click and keys reach the browser, the agent gets 409 human_in_control', async (t) => {
     // a CDP script driving the session is cut off when the person takes over
     const script = await chromium.connectOverCDP(`${s.url.replace(/^http/, 'ws')}/v1/sessions/${sessionId}/cdp`, { headers: { authorization: `Bearer ${acme.apiKey}` } })
@@ -169,6 +187,11 @@ t.test('watching and taking over', async (t) => {
     const page = await gctx.newPage()
     const r = await page.goto(`${s.url}/console/sessions/${sessionId}`)
     t.equal(r?.status(), 404, 'the page too')
+    const journal = await gctx.request.get(`${s.url}/console/sessions/${sessionId}/journal?after=0`)
+    const unknownJournal = await gctx.request.get(`${s.url}/console/sessions/nsess_0000000000000000000000/journal?after=0`)
+    t.equal(journal.status(), 404, 'and the journal refresh')
+    t.equal(await journal.text(), rest.text, 'with the REST door’s 404, byte for byte')
+    t.equal(await unknownJournal.text(), rest.text, 'unknown and foreign alike')
     const take = await gctx.request.post(`${s.url}/console/sessions/${sessionId}/take`, { form: { csrf: 'forged' }, maxRedirects: 0 })
     t.equal(take.status(), 403, 'a forged form is refused')
     t.equal((await call('session_get', { sessionId })).control, 'agent', 'and took nothing')
