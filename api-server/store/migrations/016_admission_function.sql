@@ -5,6 +5,7 @@
 -- COMMIT — five round trips, all but the first with the lock held — and a burst of twenty
 -- starts spent most of its time queued on that lock. Here the lock, the count and the
 -- insert run in one statement's transaction: the lock is held for the server's own work.
+-- A start already over quota is refused by a first count without the lock, as before.
 -- In READ COMMITTED each statement of a PL/pgSQL function takes a fresh snapshot, so the
 -- count, taken after the lock was granted, sees every row the previous holder committed.
 -- The insert's columns are insertSession's (sessions/store.ts), in the same order.
@@ -18,6 +19,13 @@ declare
   org_open integer;
   all_open integer;
 begin
+  -- over quota already, without the lock: refused at once, not after queueing behind every
+  -- start that holds or waits for it (a burst's refusals must come within a second)
+  select count(*) filter (where org_id = p_org_id), count(*) into org_open, all_open
+    from sessions where status in ('pending', 'live');
+  if org_open >= org_max then return 'org_session_quota'; end if;
+  if all_open >= total_max then return 'session_capacity'; end if;
+  -- then the count that decides, under the lock
   perform pg_advisory_xact_lock(lock_key);
   select count(*) filter (where org_id = p_org_id), count(*) into org_open, all_open
     from sessions where status in ('pending', 'live');
