@@ -7,7 +7,7 @@ import cors from '@fastify/cors'
 import pino from 'pino'
 import type { Writable } from 'node:stream'
 import type { Config } from './config.ts'
-import { openConnections, type Db } from './store/db.ts'
+import type { Db } from './store/db.ts'
 import type { Services } from './services.ts'
 import { BearerAuth } from './auth/bearer.ts'
 import { resolveApiKey } from './auth/keys.ts'
@@ -206,8 +206,6 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
       socket.destroy()
     })
     app.addHook('onReady', async () => {
-      // the whole pool before the first request (openConnections says why)
-      await openConnections(services.db, services.db.options.max ?? 10)
       // registered and listening before any daemon can join through this replica
       await replica.start()
       await fanout.start()

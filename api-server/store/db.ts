@@ -53,17 +53,6 @@ export function createPool(url: string, max = 10, timeouts: PoolTimeouts = {}): 
   return pool
 }
 
-/**
- * Opens the pool's connections up to `n` ahead of the first requests. Each one costs a
- * backend fork and a SCRAM handshake (a PBKDF2 on both sides): paid inside the first burst
- * of requests, that work delayed even the answers that need no more than the Bearer check
- * (a burst's 429s). Best effort: a database that is not there yet fails later, per request.
- */
-export async function openConnections(db: Db, n: number): Promise<void> {
-  const clients = await Promise.all(Array.from({ length: n }, () => db.connect().catch(() => undefined)))
-  for (const c of clients) c?.release()
-}
-
 export async function migrate(url: string, log: (msg: string) => void = () => {}): Promise<string[]> {
   const ran = await runner({
     databaseUrl: url,
