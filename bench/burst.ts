@@ -4,7 +4,7 @@
 // time to a definite answer (live or 429) and to live, p50/p95, how many waited in the
 // start queue and how many were refused. The idle-pool row of the same run (one start from
 // a settled pool) is the baseline.
-import { Worker } from 'node:worker_threads'
+import { BurstClient } from '../test/helpers/burst.ts'
 import { percentile, progress, ms, startBench, type Bench } from './harness.ts'
 
 const BURST = 20
@@ -31,18 +31,14 @@ async function queuedPeak(b: Bench, during: Promise<unknown>): Promise<number> {
   return peak
 }
 
-/** n starts at once, sent by the worker thread (bench/burst-client.mjs) */
-function startMany(b: Bench, client: Worker, n: number): Promise<Array<{ status: number; ms: number; id?: string }>> {
-  return new Promise((resolve, reject) => {
-    client.once('message', resolve)
-    client.once('error', reject)
-    client.postMessage({ url: b.url, apiKey: b.apiKey, n })
-  })
+/** n starts at once, sent from a worker thread (test/helpers/burst-client.mjs says why) */
+async function startMany(clients: BurstClient, n: number): Promise<Array<{ status: number; ms: number; id?: string }>> {
+  return (await clients.send(n, 'POST', '/v1/sessions', {})).map((r) => ({ status: r.status, ms: r.ms, id: r.body?.id }))
 }
 
-async function burst(b: Bench, client: Worker, label: string) {
+async function burst(b: Bench, clients: BurstClient, label: string) {
   progress(`${label}: ${BURST} starts at once (${unclaimed(b)} warm pods ready)`)
-  const all = startMany(b, client, BURST)
+  const all = startMany(clients, BURST)
   const [results, queued] = await Promise.all([all, queuedPeak(b, all)])
   const live = results.filter((r) => r.status === 201)
   const answered = results.map((r) => r.ms)
@@ -62,7 +58,7 @@ async function burst(b: Bench, client: Worker, label: string) {
 
 export async function benchBurst(): Promise<Array<Record<string, string | number>>> {
   const b = await startBench({ warmPool: 2 })
-  const client = new Worker(new URL('./burst-client.mjs', import.meta.url))
+  const clients = new BurstClient({ url: b.url, apiKey: b.apiKey })
   try {
     const settle = async (want: number) => {
       const deadline = Date.now() + 60_000
@@ -72,23 +68,23 @@ export async function benchBurst(): Promise<Array<Record<string, string | number
     await settle(2)
     const idle: number[] = []
     for (let i = 0; i < 6; i++) {
-      const [r] = await startMany(b, client, 1)
+      const [r] = await startMany(clients, 1)
       if (i >= 1) idle.push(r.ms)
       await end(b, r.id!)
       await settle(2)
     }
-    const first = await burst(b, client, 'burst 1: from the minimum pool')
+    const first = await burst(b, clients, 'burst 1: from the minimum pool')
     progress(`letting the pool adapt for ${ADAPT_MS / 1000} s`)
     const adaptUntil = Date.now() + ADAPT_MS
     while (Date.now() < adaptUntil) await new Promise((r) => setTimeout(r, 1000))
-    const second = await burst(b, client, `burst 2: after ${ADAPT_MS / 1000} s of adapting`)
+    const second = await burst(b, clients, `burst 2: after ${ADAPT_MS / 1000} s of adapting`)
     return [
       { path: 'one start, idle pool (baseline)', starts: idle.length, 'answer p50': ms(percentile(idle, 50)), 'answer p95': ms(percentile(idle, 95)), 'live p50': ms(percentile(idle, 50)), 'live p95': ms(percentile(idle, 95)), live: idle.length, 'queued (peak)': 0, refused: 0 },
       first,
       { ...second, path: `${second.path} (target: live p50 < 100 ms, p95 < 500 ms)` },
     ]
   } finally {
-    await client.terminate()
+    await clients.close()
     await b.stop()
   }
 }
