@@ -115,8 +115,6 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
   private deferredRefill?: NodeJS.Timeout
   /** warm claims whose configure call is in flight */
   private warmConfiguring = 0
-  /** the pool emptied while warm claims were in flight: refill once they are configured */
-  private refillWhenConfigured = false
   private readonly poolRefillDelayMs: number
   private shrinkTimer?: NodeJS.Timeout
   private closed = false
@@ -165,10 +163,9 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
     // a warm pod is configured right away, so the first reconcile can already report Live;
     // a cold one reports Pending and notifies subscribers when configure() is done
     if (warm) {
+      // the last claim in flight is configured: the refill an empty pool waited for may start
       await configured.finally(() => {
-        if (--this.warmConfiguring > 0 || !this.refillWhenConfigured) return
-        this.refillWhenConfigured = false
-        this.refillPool()
+        if (--this.warmConfiguring === 0) this.refillAfterClaim()
       })
     }
     return this.observation(config.sessionId, rec)
@@ -253,11 +250,8 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
   private refillAfterClaim(): void {
     const warmLeft = [...this.pods.values()].some((r) => !r.sessionId && r.browserKind === 'chromium' && r.state === 'running')
     if (this.poolRefillDelayMs === 0) return this.refillPool()
-    if (!warmLeft) {
-      if (this.warmConfiguring === 0) return this.refillPool()
-      this.refillWhenConfigured = true
-      return
-    }
+    // an empty pool refills once no warm claim is being configured (ensure() calls again then)
+    if (!warmLeft) return this.warmConfiguring === 0 ? this.refillPool() : undefined
     if (this.deferredRefill) return
     this.deferredRefill = setTimeout(() => {
       this.deferredRefill = undefined
