@@ -186,24 +186,30 @@ export function journalLater(db: Queryable, session: { id: string; orgId: string
   journal(db, session, e).catch(onError)
 }
 
+const JOURNAL_COLUMNS = 'id, op, detail, outcome, error_code, duration_ms, created_at'
+
+function toJournalEntry(x: Record<string, any>) {
+  return {
+    id: String(x.id), op: x.op, detail: x.detail, outcome: x.outcome, errorCode: x.error_code ?? undefined,
+    durationMs: x.duration_ms ?? undefined, at: new Date(x.created_at).toISOString(),
+  }
+}
+
 /** The session's newest `limit` journal rows, oldest first (the console's journal beside the live view). */
 export async function recentJournal(db: Queryable, orgId: string, sessionId: string, limit: number) {
   await pendingJournal.get(sessionId)
   const r = await db.query(
-    'select id, op, outcome, error_code, created_at from session_journal where session_id = $1 and org_id = $2 order by id desc limit $3',
+    `select ${JOURNAL_COLUMNS} from session_journal where session_id = $1 and org_id = $2 order by id desc limit $3`,
     [sessionId, orgId, limit],
   )
-  return r.rows.reverse().map((x) => ({ id: String(x.id), op: x.op as string, outcome: x.outcome as string, errorCode: (x.error_code as string | null) ?? undefined, at: new Date(x.created_at).toISOString() }))
+  return r.rows.reverse().map(toJournalEntry)
 }
 
 export async function readJournal(db: Queryable, orgId: string, sessionId: string, opts: { after?: number; limit: number }) {
   await pendingJournal.get(sessionId)
   const r = await db.query(
-    'select id, op, detail, outcome, error_code, duration_ms, created_at from session_journal where session_id = $1 and org_id = $2 and id > $3 order by id limit $4',
+    `select ${JOURNAL_COLUMNS} from session_journal where session_id = $1 and org_id = $2 and id > $3 order by id limit $4`,
     [sessionId, orgId, opts.after ?? 0, opts.limit],
   )
-  return r.rows.map((x) => ({
-    id: String(x.id), op: x.op, detail: x.detail, outcome: x.outcome, errorCode: x.error_code ?? undefined,
-    durationMs: x.duration_ms ?? undefined, at: new Date(x.created_at).toISOString(),
-  }))
+  return r.rows.map(toJournalEntry)
 }
