@@ -159,9 +159,12 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
     if (warm) this.warmConfiguring++
     this.refillAfterClaim()
 
-    const configured = this.configure(rec)
     // a warm pod is configured right away, so the first reconcile can already report Live;
-    // a cold one reports Pending and notifies subscribers when configure() is done
+    // a cold one reports Pending and notifies subscribers when configure() is done. A warm
+    // claim's outcome is this call's answer: a notification would only queue a second
+    // reconcile that reads a cache still without the status just written (a 409 and a retry
+    // per start in a burst)
+    const configured = this.configure(rec, !warm)
     if (warm) {
       // the last claim in flight is configured: the refill an empty pool waited for may start
       await configured.finally(() => {
@@ -345,7 +348,7 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
   // --- session pods -------------------------------------------------------------------
 
   /** wait for the pod to be up, then POST /v1/configure; any failure fails the pod */
-  private async configure(rec: PodRecord): Promise<void> {
+  private async configure(rec: PodRecord, notifyWhenDone: boolean): Promise<void> {
     const sessionId = rec.sessionId!
     try {
       const port = await rec.proc.ready
@@ -377,7 +380,7 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
       this.log.warn({ pod: rec.name, session: sessionId, reason: rec.reason }, rec.message)
       void rec.proc.kill(this.killGraceMs)
     }
-    this.notify(sessionId)
+    if (notifyWhenDone) this.notify(sessionId)
   }
 
   private onExit(rec: PodRecord, info: ExitInfo): void {

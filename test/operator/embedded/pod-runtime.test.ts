@@ -42,8 +42,13 @@ t.test('a claim takes a warm pod, configures it over the node API, and the pool 
   await waitFor(() => running(rt).length === 2, { what: 'warm pool', timeoutMs: POD_TIMEOUT })
   const warmNames = running(rt).map((p) => p.podName)
 
+  const notified: string[] = []
+  rt.subscribe((s) => notified.push(s))
   const obs = await rt.ensure(launch('nsess_1', { storageState: { cookies: [{ name: 'sid' }], origins: [] } }), owner)
   t.equal(obs.phase, 'Ready', 'a warm claim is Ready when ensure returns')
+  // the reconcile that claimed it reports Live from ensure's answer; a notification would
+  // only queue a second reconcile on a cache without that status (a 409 per start)
+  t.same(notified, [], 'and subscribers are not told again')
   t.ok(warmNames.includes(obs.podName!), 'the pod came from the pool')
   t.match(obs.endpoint, /^http:\/\/127\.0\.0\.1:\d+$/)
   t.same(await rt.ensure(launch('nsess_1'), owner), obs, 'ensure is idempotent')
