@@ -17,7 +17,8 @@
 // startConcurrency, which is what a per-replica CPU budget wants anyway.
 import { errors, type ApiError } from '../../contracts/errors.ts'
 import type { Db } from '../store/db.ts'
-import { newSessionValues, type NewSession } from './store.ts'
+import type { EgressMode } from '../../crds/types.ts'
+import { newSessionValues, type RequestedSession } from './store.ts'
 
 /** the advisory lock key of admission (any fixed 64-bit number; 'njadmit' in ASCII) */
 const ADMISSION_LOCK = '31079213967436148'
@@ -57,6 +58,12 @@ export interface Admitted {
   release(): void
 }
 
+/** what admission decided for a start that left them out: written on the row, or the session's */
+export interface StartDefaults {
+  egress: EgressMode
+  record: boolean
+}
+
 
 export class Admission {
   private inFlight = 0
@@ -82,21 +89,25 @@ export class Admission {
    * event loop and every start beyond the queue is refused without touching the database):
    * the quotas are checked and the session's row written under the lock (pending, so a
    * queued start shows its place in line), then the slot is awaited. Any refusal gives the
-   * reservation back and leaves no row.
+   * reservation back and leaves no row. The same call fills in what the start left out (the
+   * agent's egress, the org's recording default): one round trip, not two.
    */
-  async admit(db: Db, row: NewSession, ticket: Ticket): Promise<Admitted> {
+  async admit(db: Db, row: RequestedSession, record: boolean | null, ticket: Ticket): Promise<{ admitted: Admitted; defaults: StartDefaults }> {
+    let defaults: StartDefaults
     try {
       const r = await db.query(
-        `select nightjar_admit_session($1, $2, $3, $4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18) as verdict`,
-        [ADMISSION_LOCK, this.limits.orgMaxLiveSessions, this.limits.maxLiveSessions, ...newSessionValues(row)],
+        `select nightjar_admit_start($1, $2, $3, $4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18, $19) as answer`,
+        [ADMISSION_LOCK, this.limits.orgMaxLiveSessions, this.limits.maxLiveSessions, ...newSessionValues(row), record],
       )
-      this.verdict(r.rows[0]?.verdict)
+      const answer = r.rows[0]?.answer as { verdict?: string; egress?: EgressMode; record?: boolean } | undefined
+      this.verdict(answer?.verdict)
+      defaults = { egress: answer!.egress!, record: answer!.record === true }
     } catch (e) {
       ticket.cancel()
       throw e
     }
     try {
-      return await ticket.granted
+      return { admitted: await ticket.granted, defaults }
     } catch (e) {
       await db.query('delete from sessions where id = $1', [row.id])
       throw e

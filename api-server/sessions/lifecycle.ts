@@ -8,10 +8,9 @@ import { ANNOTATIONS, LABELS, type BrowserKind, type BrowserSession, type Egress
 import { newId } from '../../contracts/ids.ts'
 import { errors, isApiError } from '../../contracts/errors.ts'
 import { bindIdentity, release, getGovernance, urlIsAdvisorOrigin, type Admission } from '../personas/index.ts'
-import { bindSessionIdentity, deleteSession, getSession, journal, journalLater, setStatus, type SessionRow } from './store.ts'
+import { bindSessionIdentity, deleteSession, getSession, journal, setLive, setStatus, type SessionRow } from './store.ts'
 import { sessionView, type SessionView } from './view.ts'
 import { isNotFound } from '../../operator/errors.ts'
-import type { Admitted } from './admission.ts'
 
 export interface StartInput {
   identity?: string
@@ -34,16 +33,6 @@ const START_TIMEOUT_MS = 60_000
 
 /** What opening and ending sessions use: a typed part of Services (callers pass Services). */
 export type SessionDeps = Pick<Services, 'config' | 'db' | 'log' | 'now' | 'sessions' | 'networks' | 'authStates' | 'admission' | 'recordings'>
-
-/** what a start takes when the caller leaves it out: the agent's egress, the org's recording default */
-async function startDefaults(services: SessionDeps, orgId: string, agentId: string): Promise<{ egress: EgressMode; record: boolean }> {
-  const r = await services.db.query(
-    `select (select default_egress from agents where id = $1) as egress,
-            (select record_sessions from org_governance where org_id = $2) as record`,
-    [agentId, orgId],
-  )
-  return { egress: (r.rows[0]?.egress as EgressMode | null) ?? 'platform', record: r.rows[0]?.record === true }
-}
 
 /** a session's own lifetimes: the server's values unless it asks for shorter ones */
 function lifetimes(services: SessionDeps, input: StartInput): { idleTimeoutSecs: number; maxDurationSecs: number } {
@@ -96,28 +85,23 @@ export async function startSession(services: SessionDeps, { auth, input, admissi
   // a burst, every start beyond the queue is refused at once (429). Given back on any failure.
   const ticket = services.admission.reserve(id)
   const orCancel = <T>(p: Promise<T>): Promise<T> => p.catch((e) => { ticket.cancel(); throw e })
-  // the checks and the defaults are independent reads: one round trip, not two
-  const [{ network }, defaults] = await orCancel(Promise.all([
-    precheck(services, auth, input),
-    startDefaults(services, auth.orgId, actingAgentId),
-  ]))
-  const egress = input.egress ?? defaults.egress
-  // an org that records every session by default still lets a start say record: false
-  const record = input.record ?? defaults.record
-  // local and split without a network are not rejected: nothing is declared, so nothing is tunnelled
-  const declaredHosts = egress !== 'platform' && network ? network.declaredHosts : []
+  const { network } = await orCancel(precheck(services, auth, input))
   const openedBy = { principalId: actingAgentId, credentialId: auth.principal.credentialId, name: auth.principal.name }
 
   const browserKind = input.browserKind ?? 'chromium'
   const createdAt = new Date(services.now()).toISOString()
   // The row exists before the lease is taken, so the lease reaper always sees a live holder,
   // and before a launch slot, so a queued start shows its place in line. Admission writes it
-  // under its lock (quotas are exact under bursts); a refused start leaves no row.
+  // under its lock (quotas are exact under bursts); a refused start leaves no row. What the
+  // start leaves out, admission fills in: the agent's egress; the org's recording default
+  // (an org that records every session still lets a start say record: false).
   const row = {
     id, orgId: auth.orgId, agentId: actingAgentId, openedBy, admission, identityId: null, grantId: null,
-    egress, networkId: network?.id ?? null, browserKind, url: input.url ?? null, viewport: input.viewport ?? null, createdAt, ...life,
+    egress: input.egress ?? null, networkId: network?.id ?? null, browserKind, url: input.url ?? null, viewport: input.viewport ?? null, createdAt, ...life,
   }
-  const admitted: Admitted = await services.admission.admit(services.db, row, ticket)
+  const { admitted, defaults: { egress, record } } = await services.admission.admit(services.db, row, input.record ?? null, ticket)
+  // local and split without a network are not rejected: nothing is declared, so nothing is tunnelled
+  const declaredHosts = egress !== 'platform' && network ? network.declaredHosts : []
   try {
     return await launch()
   } finally {
@@ -174,12 +158,10 @@ export async function startSession(services: SessionDeps, { auth, input, admissi
       }
       // asked for a recording: it runs before the caller can drive, or the start fails
       if (record) await services.recordings.begin({ id, orgId: auth.orgId })
-      // the status must be written before the caller drives the session; the journal row
-      // queues in order behind it (readers wait for pending rows); the view is built, not read back
+      // the status (with the start's journal row) is written before the caller drives the
+      // session; the view is built, not read back
       const liveAt = new Date(services.now()).toISOString()
-      journalLater(services.db, { id, orgId: auth.orgId }, { op: admission === 'spawned_child' ? 'spawn_and_start_session' : 'session_start', outcome: 'ok', detail: { egress, browserKind } },
-        (err) => services.log.error({ err }, 'journal write failed'))
-      await setStatus(services.db, id, 'live', undefined, liveAt)
+      await setLive(services.db, { id, orgId: auth.orgId }, liveAt, { op: admission === 'spawned_child' ? 'spawn_and_start_session' : 'session_start', outcome: 'ok', detail: { egress, browserKind } })
       return sessionView({
         id, orgId: auth.orgId, agentId: actingAgentId, openedBy, admission, identityId: bound?.identityId ?? null, grantId: bound?.grantId ?? null,
         egress, networkId: network?.id ?? null, browserKind, url: input.url ?? null, viewport: input.viewport ?? null,

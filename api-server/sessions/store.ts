@@ -57,8 +57,11 @@ export const unknownSession = () => errors.notFound('session')
 /** what a new session's row is made of (the rest starts empty, status pending) */
 export type NewSession = Omit<SessionRow, 'status' | 'failureReason' | 'liveAt' | 'endedAt' | 'endReason' | 'control' | 'controlHolder' | 'humanRequest'>
 
-/** a new row's values, in the column order of insertSession and of nightjar_admit_session (migration 016) */
-export function newSessionValues(s: NewSession): unknown[] {
+/** a new row as a start asks for it: egress null when the start left it to the agent's default */
+export type RequestedSession = Omit<NewSession, 'egress'> & { egress: EgressMode | null }
+
+/** a new row's values, in the column order of insertSession and of nightjar_admit_start (migration 017) */
+export function newSessionValues(s: RequestedSession): unknown[] {
   return [s.id, s.orgId, s.agentId, JSON.stringify(s.openedBy), s.admission, s.identityId, s.grantId, s.egress, s.networkId, s.browserKind,
     s.url, s.viewport ? JSON.stringify(s.viewport) : null, s.createdAt, s.idleTimeoutSecs, s.maxDurationSecs]
 }
@@ -131,17 +134,30 @@ export async function listSessions(db: Queryable, orgId: string, opts: { status?
   return r.rows.map(toRow)
 }
 
-/** Moves a session forward; never out of a terminal state. Returns whether it changed. */
-export async function setStatus(db: Queryable, id: string, status: SessionStatus, failureReason?: string, at?: string): Promise<boolean> {
-  const r = await db.query(
-    `update sessions set status = $2,
+// $1 id, $2 status, $3 failure reason, $4 when
+const STATUS_UPDATE = `update sessions set status = $2,
         failure_reason = coalesce($3, failure_reason),
         live_at = case when $2 = 'live' then coalesce(live_at, $4::timestamptz, now()) else live_at end,
         ended_at = case when $2 in ('ended', 'failed') then coalesce(ended_at, $4::timestamptz, now()) else ended_at end
-      where id = $1 and status not in ('ended', 'failed') and status <> $2`,
-    [id, status, failureReason ?? null, at ?? null],
-  )
+      where id = $1 and status not in ('ended', 'failed') and status <> $2`
+
+/** Moves a session forward; never out of a terminal state. Returns whether it changed. */
+export async function setStatus(db: Queryable, id: string, status: SessionStatus, failureReason?: string, at?: string): Promise<boolean> {
+  const r = await db.query(STATUS_UPDATE, [id, status, failureReason ?? null, at ?? null])
   return (r.rowCount ?? 0) > 0
+}
+
+/**
+ * A start went live: the status and the start's journal row in one statement (one round
+ * trip less per start). The row is the session's first, so nothing queued can precede it;
+ * it is written whether or not the status still moved, as a separate write would be.
+ */
+export async function setLive(db: Queryable, session: { id: string; orgId: string }, at: string, e: JournalEntry): Promise<void> {
+  await db.query(
+    `with status as (${STATUS_UPDATE})
+     insert into session_journal (session_id, org_id, op, detail, outcome, error_code, duration_ms) values ($1,$5,$6,$7,$8,$9,$10)`,
+    [session.id, 'live', null, at, session.orgId, e.op, JSON.stringify(e.detail ?? {}), e.outcome, e.errorCode ?? null, e.durationMs ?? null],
+  )
 }
 
 export async function openSessionIds(db: Queryable): Promise<string[]> {

@@ -76,6 +76,20 @@ t.test('sessions end to end', async (t) => {
     t.equal((await s.request('DELETE', `/v1/sessions/${id}`, { token: acme.apiKey })).body.status, 'ended')
   })
 
+  t.test("a start that leaves egress out takes its agent's default (read by admission); one that names it keeps it; the journal's first row says which", async (t) => {
+    await s.testDb.db.query(`update agents set default_egress = 'local' where id = $1`, [acme.agentId])
+    t.teardown(() => s.testDb.db.query(`update agents set default_egress = 'platform' where id = $1`, [acme.agentId]))
+    const byDefault = await s.request('POST', '/v1/sessions', { token: acme.apiKey, body: {} })
+    t.equal(byDefault.status, 201)
+    t.equal(byDefault.body.egress, 'local', "the agent's default egress")
+    t.equal((await s.request('GET', `/v1/sessions/${byDefault.body.id}`, { token: acme.apiKey })).body.egress, 'local', 'as written on the row')
+    const journal = await s.request('GET', `/v1/sessions/${byDefault.body.id}/journal`, { token: acme.apiKey })
+    t.same(journal.body.items.map((e: any) => [e.op, e.detail?.egress]), [['session_start', 'local']])
+    const named = await s.request('POST', '/v1/sessions', { token: acme.apiKey, body: { egress: 'platform' } })
+    t.equal(named.body.egress, 'platform', 'an explicit egress wins over the default')
+    for (const id of [byDefault.body.id, named.body.id]) await s.request('DELETE', `/v1/sessions/${id}`, { token: acme.apiKey })
+  })
+
   t.test('[RULE-32] the SDK agent defaults to the credential agent; another agent is refused', async (t) => {
     const other = await s.request('POST', '/v1/sessions', { token: acme.apiKey, body: { agent: 'nagt_someoneelse' } })
     t.equal(other.status, 403)
