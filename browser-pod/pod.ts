@@ -7,7 +7,8 @@ import { devtoolsEndpoint, launchChromium } from './chromium.ts'
 import { CdpProxy } from './cdp-proxy.ts'
 import { launchCloak } from './cloak.ts'
 import { EgressGateway, type TunnelDialer } from './egress-gateway.ts'
-import { createNodeApi, warmParsers } from './node-api.ts'
+import { createNodeApi, rehearseRequests, warmParsers } from './node-api.ts'
+import { CompiledPolicy } from './egress-policy.ts'
 import { PodSession } from './session.ts'
 
 export interface PodOptions {
@@ -75,6 +76,11 @@ export async function startPod(opts: PodOptions): Promise<Pod> {
     throw e
   }
   const port = (server.address() as AddressInfo).port
+  const endpoint = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+  // the claim's configure call then runs compiled code (rehearseRequests says why); the
+  // policy is compiled once with the pod's own ranges for the same reason
+  new CompiledPolicy({ mode: 'platform', declaredHosts: [], denyCidrs: opts.denyCidrs ?? [], hostAliases: opts.hostAliases ?? {} })
+  await rehearseRequests(endpoint, opts.token)
 
   let closed: Promise<void> | undefined
   const close = () =>
@@ -89,5 +95,5 @@ export async function startPod(opts: PodOptions): Promise<Pod> {
       await gateway.close()
     })())
 
-  return { port, endpoint: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, browser, gateway, session, cdp, browserLost, close }
+  return { port, endpoint, browser, gateway, session, cdp, browserLost, close }
 }
