@@ -154,9 +154,8 @@ export async function setStatus(db: Queryable, id: string, status: SessionStatus
  */
 export async function setLive(db: Queryable, session: { id: string; orgId: string }, at: string, e: JournalEntry): Promise<void> {
   await db.query(
-    `with status as (${STATUS_UPDATE})
-     insert into session_journal (session_id, org_id, op, detail, outcome, error_code, duration_ms) values ($1,$5,$6,$7,$8,$9,$10)`,
-    [session.id, 'live', null, at, session.orgId, e.op, JSON.stringify(e.detail ?? {}), e.outcome, e.errorCode ?? null, e.durationMs ?? null],
+    `with status as (${STATUS_UPDATE}) ${JOURNAL_INSERT} values ($5,$6,$7,$8,$9,$10,$11)`,
+    [session.id, 'live', null, at, ...journalValues(session, e)],
   )
 }
 
@@ -173,11 +172,15 @@ export interface JournalEntry {
   durationMs?: number
 }
 
+const JOURNAL_INSERT = 'insert into session_journal (session_id, org_id, op, detail, outcome, error_code, duration_ms)'
+
+/** a journal row's values, in JOURNAL_INSERT's column order */
+function journalValues(session: { id: string; orgId: string }, e: JournalEntry): unknown[] {
+  return [session.id, session.orgId, e.op, JSON.stringify(e.detail ?? {}), e.outcome, e.errorCode ?? null, e.durationMs ?? null]
+}
+
 async function insertJournal(db: Queryable, session: { id: string; orgId: string }, e: JournalEntry): Promise<void> {
-  await db.query(
-    'insert into session_journal (session_id, org_id, op, detail, outcome, error_code, duration_ms) values ($1,$2,$3,$4,$5,$6,$7)',
-    [session.id, session.orgId, e.op, JSON.stringify(e.detail ?? {}), e.outcome, e.errorCode ?? null, e.durationMs ?? null],
-  )
+  await db.query(`${JOURNAL_INSERT} values ($1,$2,$3,$4,$5,$6,$7)`, journalValues(session, e))
 }
 
 // Journal rows are written in order per session. Driving actions do not wait for

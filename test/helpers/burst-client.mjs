@@ -10,7 +10,7 @@ import { request } from 'node:http'
 import { parentPort } from 'node:worker_threads'
 
 // node:http, not fetch: the clients share the machine's cores with the server under test,
-// and fetch (undici, WHATWG streams) costs several times the CPU per request. A connection
+// and fetch (undici, WHATWG streams) cost about twice the CPU per request (measured). A connection
 // per request (agent: false): twenty agents, not one client's pool
 function one({ url, apiKey, method, path, body }) {
   const payload = JSON.stringify(body)
