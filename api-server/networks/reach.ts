@@ -59,9 +59,9 @@ export async function listReach(deps: Pick<Services, 'db'>, request: { orgId: st
  *    a network named "local" is created; several: name one (400).
  */
 export async function ensureByGrant(deps: ReachDeps, request: { orgId: string; agentId: string; actor: string; target: string; network?: string }) {
-  // two first calls at once: the loser's seed found the name or the grant taken; its
-  // second look finds the network the winner created (covered by the same grant), and a
-  // second look never answers LOST_SEED_RACE
+  // two first calls at once: the loser found the name or the grant taken (at its insert,
+  // or already at its read); its second look finds the network the winner created
+  // (covered by the same grant), and a second look never answers LOST_SEED_RACE
   for (let attempt = 0; ; attempt++) {
     const out = await ensureOnce(deps, request, { last: attempt > 0 })
     if (out !== LOST_SEED_RACE) return out
@@ -78,17 +78,25 @@ async function ensureOnce(deps: ReachDeps, request: { orgId: string; agentId: st
   const covered = [...new Set(live.map((g) => g.networkId).filter((id): id is string => id !== null))]
   const seed = live.find((g) => g.kind === 'seed' && g.networkId === null)
 
+  // The grants were read before the network: a seed seen unused may have been bound, by a
+  // call that committed in between, to the very network found taken. That is a lost race
+  // (look again), not a refusal, unless this is the second look.
+  const takenName = (): typeof LOST_SEED_RACE => {
+    if (seed && !o.last) return LOST_SEED_RACE
+    throw errors.reachNotGranted(agentId)
+  }
   let n: networks.NetworkRow | null
   if (request.network !== undefined) {
     n = await networks.resolveNetwork(db, orgId, request.network)
-    if (n ? !covered.includes(n.id) : !seed) throw errors.reachNotGranted(agentId)
+    if (n && !covered.includes(n.id)) return takenName()
+    if (!n && !seed) throw errors.reachNotGranted(agentId)
   } else if (covered.length > 1) {
     throw errors.invalidRequest('network: this agent may reach several networks; name one')
   } else if (covered.length === 1) {
     n = await networks.getNetwork(db, orgId, covered[0])
   } else {
     // only an unused seed grant: its network takes the default name, unless that is taken
-    if (await networks.resolveNetwork(db, orgId, DEFAULT_NETWORK)) throw errors.reachNotGranted(agentId)
+    if (await networks.resolveNetwork(db, orgId, DEFAULT_NETWORK)) return takenName()
     n = null
   }
 

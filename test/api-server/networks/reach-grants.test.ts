@@ -7,6 +7,7 @@ import { startTestServer } from '../../helpers/server.ts'
 import { mcpClient } from '../../helpers/mcp.ts'
 import { deviceLogin } from '../../helpers/device-login.ts'
 import { mintKey } from '../../../api-server/auth/keys.ts'
+import { ensureByGrant } from '../../../api-server/networks/reach.ts'
 
 t.test('reach grants', async (t) => {
   const s = await startTestServer(t)
@@ -182,6 +183,32 @@ t.test('reach grants', async (t) => {
     t.same([a.structuredContent.created, b.structuredContent.created].sort(), [false, true])
     t.equal(a.structuredContent.network.id, b.structuredContent.network.id)
     t.same([...(await networkNamed('twins-net')).declaredHosts].sort(), ['localhost:7001', 'localhost:7002'])
+  })
+
+  t.test('a call that read the grants before the other call seeded the network still reuses it', async (t) => {
+    // the interleaving, forced: call A has read its grants (the seed unused) when call B
+    // creates the network and binds the seed; A then finds the name taken
+    const agent = await deviceLogin(s, acme, { workspace: 'late-reader' })
+    t.equal((await req('POST', '/v1/local-reach/grants', { agentId: agent.agentId })).status, 201)
+    const request = { orgId: acme.orgId, agentId: agent.agentId, actor: agent.agentId, network: 'late-net' }
+    let other: Promise<unknown> | undefined
+    const db = new Proxy(s.services.db, {
+      get(target, key) {
+        if (key !== 'query') return Reflect.get(target, key)
+        return async (text: string, values?: unknown[]) => {
+          if (!other && /from networks where org_id/.test(text)) {
+            other = ensureByGrant(s.services, { ...request, target: 'localhost:7101' })
+            await other
+          }
+          return target.query(text, values)
+        }
+      },
+    })
+    const late = await ensureByGrant({ ...s.services, db }, { ...request, target: 'localhost:7102' })
+    t.ok(other, 'the other call ran between the grant read and the network read')
+    t.match(await other, { created: true })
+    t.equal(late.created, false, 'the late call reuses the network the other seeded')
+    t.same([...(await networkNamed('late-net')).declaredHosts].sort(), ['localhost:7101', 'localhost:7102'])
   })
 
   t.test('deleting a granted network ends its network grants', async (t) => {
