@@ -46,8 +46,8 @@ const handlers: { [N in NodeRouteName]: Handler<N> } = {
     }
   },
   storage_state: storageState,
-  recording_start: (s) => {
-    recorder(s).start()
+  recording_start: async (s) => {
+    await recorder(s).start()
     return { ok: true }
   },
   recording_read: async (s, i) => {

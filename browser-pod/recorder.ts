@@ -134,11 +134,25 @@ export class SessionRecorder {
     return this.#started
   }
 
-  /** Starts recording every page of the session, open now or later. Idempotent. */
-  start(): void {
-    if (this.#started) return
+  #attached: Promise<void> = Promise.resolve()
+
+  /**
+   * Starts recording every page of the session, open now or later. Idempotent. Resolves
+   * when the pages open now record every document they load next: the caller drives them
+   * as soon as recording_start answers, and a navigation that beat the recorder's script
+   * would be missing from the timeline.
+   */
+  start(): Promise<void> {
+    if (this.#started) return this.#attached
     this.#started = true
-    this.session.onPage((page) => void this.#attach(page))
+    let open: Promise<void>[] | undefined = []
+    this.session.onPage((page) => {
+      const attached = this.#attach(page)
+      open?.push(attached)
+    })
+    this.#attached = Promise.all(open).then(() => undefined)
+    open = undefined // pages opened later are attached as they open; nobody waits for them here
+    return this.#attached
   }
 
   async #attach(page: Page): Promise<void> {

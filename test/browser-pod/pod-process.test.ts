@@ -221,6 +221,18 @@ t.test('SIGTERM ends a pod cleanly; storageState is restored before the first na
   t.pass('no orphans after SIGTERM')
 })
 
+t.test('a navigation right after recording_start answers is recorded', async (t) => {
+  // recording_start answers once the recorder is in every open page: the caller drives at
+  // once, and its first document must be in the timeline (it once raced the script's install)
+  const pod = await spawnPod(t)
+  await pod.client.configure({ sessionId: 'nsess_rec', egress: { mode: 'platform', declaredHosts: [] } })
+  t.same(await pod.client.recordingStart(), { ok: true })
+  await pod.client.drive('navigate', { url: 'data:text/html,' + encodeURIComponent('<title>First</title><h1>The first document</h1>') })
+  const read = await pod.client.recordingRead({ after: 0, flush: true })
+  const snapshots = read.chunks.flatMap((c) => c.events as Array<{ type: number }>).filter((e) => e.type === 2)
+  t.ok(snapshots.some((e) => JSON.stringify(e).includes('The first document')), 'the first document’s snapshot is in the timeline')
+})
+
 t.test('even a SIGKILLed pod leaves no Chromium behind', async (t) => {
   const pod = await spawnPod(t)
   const kids = descendants(pod.pid)
