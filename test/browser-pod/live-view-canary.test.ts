@@ -183,17 +183,38 @@ t.test('the live view never shows a filled secret', async (t) => {
     paused: number[]
     resumed: number[]
   }
+  /**
+   * Waits until a frame after seen[from] shows the field changed from `empty` (the fill has
+   * been painted), then FRAMES_PER_PHASE frames more. Under CPU load the compositor keeps
+   * streaming the animated square from the last committed paint while the page's main
+   * thread has not yet painted the fill: several frames after `resumed` can still show the
+   * field empty, and the reference must not be one of those.
+   */
+  const framesShowingFill = (v: ReturnType<typeof viewer>, from: number, field: Box, empty: Crop, what: string) => {
+    const changed = new Map<number, boolean>()
+    return waitFor(() => {
+      for (let i = from; i < v.seen.length; i++) {
+        if (v.seen[i].msg.type !== 'frame') continue
+        if (!changed.has(i)) changed.set(i, meanDiff(crop(decode(v.seen[i].msg), field), empty) > 5 * TOLERANCE)
+        if (changed.get(i)) return v.frames(i + 1).length >= FRAMES_PER_PHASE
+      }
+      return false
+    }, { what })
+  }
   /** Fills `secret` into the text field, then the password field, with a viewer connected throughout. */
   const filledRun = async (t: Test, secret: string): Promise<Run> => {
+    if (!boxes) throw new Error('the positive control measured the field boxes')
+    const b = boxes
     await open()
     const v = await watch()
     await waitFor(() => v.frames().length >= FRAMES_PER_PHASE, { what: 'frames before the fill' })
+    const before = decode(v.frames().at(-1)!)
     t.same(await fill('#user', secret), { ok: true, fieldKind: 'text', host: HOST })
     await waitFor(() => v.at('resumed').length === 1, { what: 'the view to resume after the text fill' })
-    await waitFor(() => v.frames(v.at('resumed')[0]).length >= FRAMES_PER_PHASE, { what: 'frames after the text fill' })
+    await framesShowingFill(v, v.at('resumed')[0], b.user, crop(before, b.user), 'frames showing the text fill')
     t.same(await fill('#pw', secret), { ok: true, fieldKind: 'password', host: HOST })
     await waitFor(() => v.at('resumed').length === 2, { what: 'the view to resume after the password fill' })
-    await waitFor(() => v.frames(v.at('resumed')[1]).length >= FRAMES_PER_PHASE, { what: 'frames after the password fill' })
+    await framesShowingFill(v, v.at('resumed')[1], b.pw, crop(before, b.pw), 'frames showing the password fill')
     await closeViewer(v)
     t.ok(await page().locator('#user').evaluate((el, s) => (el as HTMLInputElement).value === s, secret), 'the text field holds the secret')
     t.ok(await page().locator('#pw').evaluate((el, s) => (el as HTMLInputElement).value === s, secret), 'the password field holds the secret')
