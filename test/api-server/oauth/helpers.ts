@@ -14,10 +14,16 @@ export const BUILTIN = 'ncli_nightjar_cli'
 export const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
 
 /** The injectable clock: real time plus whatever the test has advanced. */
-export function testClock() {
+/**
+ * The service clock of a test: real time plus what the test advanced it by, or — frozen —
+ * a fixed instant plus that, when a test counts on a bound to the millisecond (a lockout's
+ * last second must not pass while the test's own requests run under load).
+ */
+export function testClock(opts: { frozen?: boolean } = {}) {
   let offset = 0
+  const start = Date.now()
   return {
-    now: () => Date.now() + offset,
+    now: () => (opts.frozen ? start : Date.now()) + offset,
     advance(ms: number) { offset += ms },
   }
 }
