@@ -25,6 +25,13 @@ export function chromiumArgs(): string[] {
     // Defence in depth: Chromium should never resolve a name itself (the gateway resolves,
     // once per connection). Anything that tried to go direct fails to resolve.
     '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1',
+    // Chromium's own calls home, measured through the gateway despite the flags above: its
+    // account check (ListAccounts at accounts.google.com, four calls at start) and the
+    // component updater (update.googleapis.com). They would leave through the session's
+    // egress — a developer's tunnel included — for nobody's benefit. Both services are
+    // pointed at a closed loopback port; measured: no request at all, to it or elsewhere.
+    '--gaia-url=http://127.0.0.1:9',
+    '--component-updater=url-source=http://127.0.0.1:9',
   ]
 }
 
