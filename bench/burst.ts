@@ -1,14 +1,21 @@
 // Bursts of session starts with the default capacity settings and the default (adaptive)
 // warm pool: 20 starts at once from an idle pool of its minimum size, then — once the pool
-// has had a minute to grow toward that demand within its memory bound — 20 more. Each row:
-// time to a definite answer (live or 429) and to live, p50/p95, how many waited in the
-// start queue and how many were refused. The idle-pool row of the same run (one start from
-// a settled pool) is the baseline.
+// has had a minute to grow toward that demand within its memory bound — 20 more, in five
+// rounds (the pool refilled between them). Each row: time to a definite answer (live or
+// 429) and to live, p50/p95, how many waited in the start queue and how many were refused.
+// The idle-pool row of the same run (one start from a settled pool) is the baseline.
+//
+// Why rounds: sixteen warm starts at once are CPU-bound on the machine's cores, and one
+// round's median moves by tens of milliseconds with whatever else the VM runs (the same
+// starts cost the api-server 60 to 210 ms of CPU between rounds of one process). The
+// target is judged on the median of the rounds; every round is printed.
 import { BurstClient } from '../test/helpers/burst.ts'
 import { percentile, progress, ms, startBench, type Bench } from './harness.ts'
 
 const BURST = 20
 const ADAPT_MS = 60_000
+/** rounds of the second burst, the pool refilled before each */
+const ROUNDS = 5
 
 async function end(b: Bench, id: string) {
   await fetch(`${b.url}/v1/sessions/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${b.apiKey}` } })
@@ -36,24 +43,39 @@ async function startMany(clients: BurstClient, n: number): Promise<Array<{ statu
   return (await clients.send(n, 'POST', '/v1/sessions', {})).map((r) => ({ status: r.status, ms: r.ms, id: r.body?.id }))
 }
 
-async function burst(b: Bench, clients: BurstClient, label: string) {
+interface BurstResult {
+  answered: number[]
+  live: number[]
+  queued: number
+  refused: number
+}
+
+async function burst(b: Bench, clients: BurstClient, label: string): Promise<BurstResult> {
   progress(`${label}: ${BURST} starts at once (${unclaimed(b)} warm pods ready)`)
   const all = startMany(clients, BURST)
   const [results, queued] = await Promise.all([all, queuedPeak(b, all)])
   const live = results.filter((r) => r.status === 201)
-  const answered = results.map((r) => r.ms)
   for (const r of live) await end(b, r.id!)
+  return { answered: results.map((r) => r.ms), live: live.map((r) => r.ms), queued, refused: results.filter((r) => r.status === 429).length }
+}
+
+function row(path: string, r: BurstResult): Record<string, string | number> {
   return {
-    path: label,
-    starts: BURST,
-    'answer p50': ms(percentile(answered, 50)),
-    'answer p95': ms(percentile(answered, 95)),
-    'live p50': live.length ? ms(percentile(live.map((r) => r.ms), 50)) : '-',
-    'live p95': live.length ? ms(percentile(live.map((r) => r.ms), 95)) : '-',
-    live: live.length,
-    'queued (peak)': queued,
-    refused: results.filter((r) => r.status === 429).length,
+    path,
+    starts: r.answered.length,
+    'answer p50': ms(percentile(r.answered, 50)),
+    'answer p95': ms(percentile(r.answered, 95)),
+    'live p50': r.live.length ? ms(percentile(r.live, 50)) : '-',
+    'live p95': r.live.length ? ms(percentile(r.live, 95)) : '-',
+    live: r.live.length,
+    'queued (peak)': r.queued,
+    refused: r.refused,
   }
+}
+
+const median = (values: number[]) => {
+  const s = [...values].sort((a, b) => a - b)
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
 }
 
 export async function benchBurst(): Promise<Array<Record<string, string | number>>> {
@@ -77,11 +99,31 @@ export async function benchBurst(): Promise<Array<Record<string, string | number
     progress(`letting the pool adapt for ${ADAPT_MS / 1000} s`)
     const adaptUntil = Date.now() + ADAPT_MS
     while (Date.now() < adaptUntil) await new Promise((r) => setTimeout(r, 1000))
-    const second = await burst(b, clients, `burst 2: after ${ADAPT_MS / 1000} s of adapting`)
+    const adapted = unclaimed(b)
+    const rounds: BurstResult[] = []
+    for (let i = 1; i <= ROUNDS; i++) {
+      // every round from the pool the minute of adapting built (refilled after the last)
+      if (i > 1) await settle(adapted)
+      rounds.push(await burst(b, clients, `burst 2, round ${i} of ${ROUNDS}`))
+    }
+    // a round in which nothing went live counts as infinitely slow, never as skipped
+    const p50s = rounds.map((r) => (r.live.length ? percentile(r.live, 50) : Infinity))
+    const p95s = rounds.map((r) => (r.live.length ? percentile(r.live, 95) : Infinity))
     return [
-      { path: 'one start, idle pool (baseline)', starts: idle.length, 'answer p50': ms(percentile(idle, 50)), 'answer p95': ms(percentile(idle, 95)), 'live p50': ms(percentile(idle, 50)), 'live p95': ms(percentile(idle, 95)), live: idle.length, 'queued (peak)': 0, refused: 0 },
-      first,
-      { ...second, path: `${second.path} (target: live p50 < 100 ms, p95 < 500 ms)` },
+      row('one start, idle pool (baseline)', { answered: idle, live: idle, queued: 0, refused: 0 }),
+      row('burst 1: from the minimum pool', first),
+      ...rounds.map((r, i) => row(`burst 2 (after ${ADAPT_MS / 1000} s of adapting, ${adapted} warm), round ${i + 1}`, r)),
+      {
+        path: `burst 2: median of the ${ROUNDS} rounds (target: live p50 < 100 ms, p95 < 500 ms)`,
+        starts: rounds.reduce((n, r) => n + r.answered.length, 0),
+        'answer p50': ms(median(rounds.map((r) => percentile(r.answered, 50)))),
+        'answer p95': ms(median(rounds.map((r) => percentile(r.answered, 95)))),
+        'live p50': ms(median(p50s)),
+        'live p95': `${ms(median(p95s))} (worst ${ms(Math.max(...p95s))})`,
+        live: rounds.reduce((n, r) => n + r.live.length, 0),
+        'queued (peak)': Math.max(...rounds.map((r) => r.queued)),
+        refused: rounds.reduce((n, r) => n + r.refused, 0),
+      },
     ]
   } finally {
     await clients.close()
