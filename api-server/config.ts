@@ -2,6 +2,7 @@
 // A bad value stops start-up with one line naming the variable.
 import proxyaddr from 'proxy-addr'
 import { ConfigError } from '../contracts/config-error.ts'
+import { isIPv6 } from 'node:net'
 import { availableParallelism, totalmem } from 'node:os'
 import { resolve } from 'node:path'
 import { z } from 'zod'
@@ -104,7 +105,7 @@ const schema = z.object({
   NIGHTJAR_DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(2000),
   // replicas (replicas/): the channel a replica forwards a tunnel dial over to the replica holding the daemon
   NIGHTJAR_REPLICA_SECRET: z.string().regex(/^[\x21-\x7e]{32,512}$/, 'must be 32-512 printable characters without spaces').optional(),
-  NIGHTJAR_REPLICA_ADDRESS: z.url({ protocol: /^https?$/ }).optional(),
+  NIGHTJAR_REPLICA_ADDRESS: z.preprocess(bracketIpv6Host, z.url({ protocol: /^https?$/ }).optional()),
   NIGHTJAR_REPLICA_HEARTBEAT_SECONDS: z.coerce.number().int().min(1).max(300).default(5),
   // session recordings (recordings/): where the timelines are kept, how long, how often the pods are read
   NIGHTJAR_RECORDING_STORE: z.enum(['directory', 's3']).default('directory'),
@@ -173,6 +174,17 @@ export type Config = {
   recordings: { store: 'directory' | 's3'; retentionDays: number; pollMs: number; s3?: { bucket: string; prefix?: string; region?: string; endpoint?: string } }
 }
 
+
+/**
+ * The chart sets NIGHTJAR_REPLICA_ADDRESS to `http://$(POD_IP):8080`; on an IPv6 cluster
+ * the kubelet expands that to `http://fd00::5:8080`, which is no URL. An unbracketed IPv6
+ * literal before the port is bracketed here; anything else is left for the URL check.
+ */
+export function bracketIpv6Host(value: unknown): unknown {
+  if (typeof value !== 'string') return value
+  const m = /^(https?:\/\/)([0-9A-Fa-f:.]+):(\d{1,5})(\/.*)?$/.exec(value)
+  return m && isIPv6(m[2]) ? `${m[1]}[${m[2]}]:${m[3]}${m[4] ?? ''}` : value
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = schema.safeParse(env)

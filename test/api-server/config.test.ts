@@ -28,3 +28,14 @@ t.test('every configuration variable is in the README table', async (t) => {
   const undocumented = CONFIG_KEYS.filter((k) => !readme.includes(`| \`${k}\` |`))
   t.same(undocumented, [], 'a knob nobody can find is a knob nobody can use')
 })
+
+t.test('the replica address the chart expands from an IPv6 pod IP becomes a URL', async (t) => {
+  const secret = 'r'.repeat(32)
+  const address = (a: string) => loadConfig({ NIGHTJAR_REPLICA_SECRET: secret, NIGHTJAR_REPLICA_ADDRESS: a }).replica.address
+  t.equal(address('http://fd00:10:244::5:8080'), 'http://[fd00:10:244::5]:8080', 'http://$(POD_IP):8080 on an IPv6 cluster')
+  t.equal(new URL(address('http://fd00:10:244::5:8080')!).port, '8080')
+  t.equal(address('http://[fd00::5]:8080'), 'http://[fd00::5]:8080', 'already bracketed: unchanged')
+  t.equal(address('http://10.1.2.3:8080'), 'http://10.1.2.3:8080', 'IPv4: unchanged')
+  t.equal(address('https://replica-0.nightjar.svc:8443/'), 'https://replica-0.nightjar.svc:8443', 'a name: unchanged')
+  t.throws(() => address('ftp://10.1.2.3:21'), /^invalid configuration: NIGHTJAR_REPLICA_ADDRESS: /, 'still a http(s) URL or refused')
+})
