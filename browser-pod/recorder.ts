@@ -7,7 +7,10 @@
 // needs no encoder process competing with Chromium for the pod's CPU; and the console
 // replays it with rrweb's Replayer, scalable and pausable, with text a person can select.
 // What it does not show: canvas/WebGL pixels, video elements' frames, cross-origin
-// iframes (out-of-process frames: recorded as empty frames), and closed shadow roots.
+// iframes (out-of-process frames: recorded as empty frames), and closed shadow roots; and
+// a popup's first document may be missing — the recorder attaches to a popup as it opens,
+// while the popup is already loading (tab_open, by contrast, waits for the attach before
+// it navigates).
 //
 // How. rrweb's recorder is injected into an ISOLATED WORLD of every page (CDP
 // Page.addScriptToEvaluateOnNewDocument with a worldName, runImmediately): it shares the
@@ -149,6 +152,7 @@ export class SessionRecorder {
     this.session.onPage((page) => {
       const attached = this.#attach(page)
       open?.push(attached)
+      return attached // a tab opened with a URL waits for it (PodSession.whenHooked)
     })
     this.#attached = Promise.all(open).then(() => undefined)
     open = undefined // pages opened later are attached as they open; nobody waits for them here

@@ -48,7 +48,9 @@ export class PodSession {
    * every string it sends (echo-guard.ts). Its key is random per pod, i.e. per session. */
   readonly echoGuard = new EchoGuard()
   /** what runs on every page of the context, the first one, tabs and popups alike */
-  private readonly pageHooks: Array<(page: Page) => void> = []
+  private readonly pageHooks: Array<(page: Page) => void | Promise<void>> = []
+  /** per page: when the hooks' asynchronous set-up (the recorder's attach) is done */
+  private readonly hooked = new WeakMap<Page, Promise<void>>()
   /** The session's JavaScript dialogs: each is answered as it opens, never left to block (dialogs.ts). */
   readonly dialogs = new SessionDialogs((text) => this.pushConsole('dialog', text))
   /** the open tabs, in the order they opened */
@@ -77,17 +79,32 @@ export class PodSession {
     this.network = new NetworkLog(this)
   }
 
-  /** Runs `hook` on every page of the session, those open now and every one opened later (tabs, popups). */
-  onPage(hook: (page: Page) => void): void {
+  /**
+   * Runs `hook` on every page of the session, those open now and every one opened later
+   * (tabs, popups). A hook that returns a promise has set-up to finish before the page's
+   * next document loads: tab_open waits for it (whenHooked) before it navigates.
+   */
+  onPage(hook: (page: Page) => void | Promise<void>): void {
     this.pageHooks.push(hook)
-    for (const page of this.context?.pages() ?? []) hook(page)
+    for (const page of this.context?.pages() ?? []) this.runHooks(page, [hook])
+  }
+
+  /** The set-up of every hook on `page` is done (a failed one counts as done: it reports itself). */
+  whenHooked(page: Page): Promise<void> {
+    return this.hooked.get(page) ?? Promise.resolve()
+  }
+
+  private runHooks(page: Page, hooks: ReadonlyArray<(page: Page) => void | Promise<void>>): void {
+    const pending = hooks.map((hook) => hook(page)).filter((r): r is Promise<void> => r instanceof Promise)
+    if (!pending.length) return
+    this.hooked.set(page, Promise.all([this.whenHooked(page), ...pending]).then(() => undefined, () => undefined))
   }
 
   private watchPage(page: Page): void {
     page.on('console', (m) => this.pushConsole(m.type(), m.text()))
     page.on('pageerror', (e) => this.pushConsole('pageerror', e.message))
     page.on('dialog', (d) => void this.dialogs.answer(d, this.tabOf(page)?.id ?? ''))
-    for (const hook of this.pageHooks) hook(page)
+    this.runHooks(page, this.pageHooks)
     // a page opened after configure (tab_open, a popup) is a tab; the first page is adopted by configure
     if (this.context && page.context() === this.context) this.adopt(page)
   }
@@ -168,6 +185,8 @@ export class PodSession {
     await this.settled()
     if (this.openTabs.length >= MAX_TABS) throw errors.tabLimit(MAX_TABS)
     const page = await this.context!.newPage()
+    // tab_open navigates next: the recorder must be in the page before its first document
+    await this.whenHooked(page)
     const tab = this.adopt(page)
     if (!tab) {
       // a popup took the last place meanwhile (adopt closed this page), or the page closed at once

@@ -231,6 +231,12 @@ t.test('a navigation right after recording_start answers is recorded', async (t)
   const read = await pod.client.recordingRead({ after: 0, flush: true })
   const snapshots = read.chunks.flatMap((c) => c.events as Array<{ type: number }>).filter((e) => e.type === 2)
   t.ok(snapshots.some((e) => JSON.stringify(e).includes('The first document')), 'the first document’s snapshot is in the timeline')
+
+  // a tab opened with a URL is recorded from its first document too
+  await pod.client.drive('tab_open', { url: 'data:text/html,' + encodeURIComponent('<title>Tab</title><h1>The new tab document</h1>') })
+  const inTab = await pod.client.recordingRead({ after: read.chunks.at(-1)?.seq ?? 0, flush: true })
+  const tabSnapshots = inTab.chunks.flatMap((c) => c.events as Array<{ type: number }>).filter((e) => e.type === 2)
+  t.ok(tabSnapshots.some((e) => JSON.stringify(e).includes('The new tab document')), 'the new tab’s first document is in the timeline')
 })
 
 t.test('even a SIGKILLed pod leaves no Chromium behind', async (t) => {
