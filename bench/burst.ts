@@ -73,10 +73,8 @@ function row(path: string, r: BurstResult): Record<string, string | number> {
   }
 }
 
-const median = (values: number[]) => {
-  const s = [...values].sort((a, b) => a - b)
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
-}
+/** the median of the rounds (ROUNDS is odd: the middle one) */
+const median = (values: number[]) => percentile(values, 50)
 
 export async function benchBurst(): Promise<Array<Record<string, string | number>>> {
   const b = await startBench({ warmPool: 2 })

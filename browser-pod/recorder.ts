@@ -148,14 +148,9 @@ export class SessionRecorder {
   start(): Promise<void> {
     if (this.#started) return this.#attached
     this.#started = true
-    let open: Promise<void>[] | undefined = []
-    this.session.onPage((page) => {
-      const attached = this.#attach(page)
-      open?.push(attached)
-      return attached // a tab opened with a URL waits for it (PodSession.whenHooked)
-    })
-    this.#attached = Promise.all(open).then(() => undefined)
-    open = undefined // pages opened later are attached as they open; nobody waits for them here
+    // returned, so a tab opened with a URL waits for the attach too (PodSession.whenHooked)
+    this.session.onPage((page) => this.#attach(page))
+    this.#attached = this.session.whenOpenPagesHooked()
     return this.#attached
   }
 

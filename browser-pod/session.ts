@@ -94,6 +94,11 @@ export class PodSession {
     return this.hooked.get(page) ?? Promise.resolve()
   }
 
+  /** whenHooked for every page open now */
+  whenOpenPagesHooked(): Promise<void> {
+    return Promise.all((this.context?.pages() ?? []).map((page) => this.whenHooked(page))).then(() => undefined)
+  }
+
   private runHooks(page: Page, hooks: ReadonlyArray<(page: Page) => void | Promise<void>>): void {
     const pending = hooks.map((hook) => hook(page)).filter((r): r is Promise<void> => r instanceof Promise)
     if (!pending.length) return
