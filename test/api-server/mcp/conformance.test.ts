@@ -101,7 +101,7 @@ t.test('the MCP conformance suite, server scenarios that apply', async (t) => {
   const outDir = mkdtempSync(join(tmpdir(), 'nightjar-conformance-'))
   t.teardown(() => rmSync(outDir, { recursive: true, force: true }))
 
-  t.test('every server scenario of the pinned suite is either run or listed as not applicable', async (t) => {
+  await t.test('every server scenario of the pinned suite is either run or listed as not applicable', async (t) => {
     const list = await new Promise<string>((resolve) => {
       const child = spawn(node, [CLI, 'list'], { stdio: ['ignore', 'pipe', 'ignore'] })
       let out = ''

@@ -77,7 +77,8 @@ t.test('session recordings', async (t) => {
   // a page with a custom element (the recorder cannot read the registry from its isolated world)
   await ok('POST', `/v1/sessions/${id}/navigate`, { url: 'data:text/html,' + encodeURIComponent('<title>Cards</title><x-card>A card</x-card><article>Plain</article><script>customElements.define("x-card", class extends HTMLElement {})</script>') })
 
-  t.test('a live session’s recording is listed, and downloads up to now', async (t) => {
+  // awaited: the DELETE below must not run until the live checks are done
+  await t.test('a live session’s recording is listed, and downloads up to now', async (t) => {
     const meta = await ok('GET', `/v1/sessions/${id}/recording`)
     t.equal(meta.sessionId, id)
     t.equal(meta.format, 'rrweb')
