@@ -157,7 +157,11 @@ export class PodSession {
     const tab: Tab = { id: `tab_${++this.tabCount}`, page }
     this.openTabs.push(tab)
     page.on('close', () => this.dropTab(tab))
-    if (this.viewport) page.setViewportSize(this.viewport).catch(() => {}) // a tab closing at once keeps no size
+    // (configure has sized the first page already: a second resize is a wasted round trip to Chromium)
+    const size = page.viewportSize()
+    if (this.viewport && (size?.width !== this.viewport.width || size?.height !== this.viewport.height)) {
+      page.setViewportSize(this.viewport).catch(() => {}) // a tab closing at once keeps no size
+    }
     this.activate(tab)
     return tab
   }
