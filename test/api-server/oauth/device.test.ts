@@ -112,6 +112,8 @@ t.test('device flow (RFC 8628)', async (t) => {
   t.test('after 900 s → expired_token (no real waiting)', async (t) => {
     const d = await start()
     t.equal(await poll(d.device_code), 'authorization_pending')
+    clock.pause() // the one-second margin below is the clock's, not the machine's
+    t.teardown(() => clock.resume())
     clock.advance(899_000)
     t.equal(await poll(d.device_code), 'authorization_pending', 'still pending at 899 s')
     clock.advance(2_000)

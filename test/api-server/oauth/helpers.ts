@@ -21,10 +21,21 @@ export const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
  */
 export function testClock(opts: { frozen?: boolean } = {}) {
   let offset = 0
-  const start = Date.now()
+  let pausedAt: number | undefined = opts.frozen ? Date.now() : undefined
   return {
-    now: () => (opts.frozen ? start : Date.now()) + offset,
+    now: () => (pausedAt ?? Date.now()) + offset,
     advance(ms: number) { offset += ms },
+    /**
+     * Stops real time from moving the clock until resume(): a check "still valid one second
+     * before expiry" must not lose that second to a slow request under load.
+     */
+    pause() { pausedAt ??= Date.now() },
+    /** real time moves the clock again, from where it stood (never backwards) */
+    resume() {
+      if (pausedAt === undefined) return
+      offset -= Date.now() - pausedAt
+      pausedAt = undefined
+    },
   }
 }
 
