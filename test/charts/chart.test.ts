@@ -94,6 +94,7 @@ t.test('a values file setting every option renders valid manifests', async (t) =
   t.same(main.spec.tls, [{ hosts: ['agents.example.com'], secretName: 'agents-tls' }])
   const api = find(docs, 'Deployment', /api-server$/)[0].spec.template.spec
   t.notOk(api.initContainers, 'no key-file copy with AWS KMS')
+  t.equal(envOf(api.containers[0]).NIGHTJAR_HOST, '::', 'an IPv6 or dual-stack cluster listens on ::')
   t.match(envOf(api.containers[0]), { NIGHTJAR_KMS_PROVIDER: 'aws', NIGHTJAR_KMS_REGION: 'eu-west-1', NIGHTJAR_EXTRA: '1', NIGHTJAR_BASE_URL: 'https://agents.example.com' })
   t.same(api.imagePullSecrets, [{ name: 'regcred' }, { name: 'mirror' }])
   t.equal(envOf(api.containers[0]).NIGHTJAR_METRICS_PORT, '9090', '/metrics moves to its own port')
@@ -204,6 +205,7 @@ t.test('values.schema.json refuses unknown keys and incomplete settings', async 
     [['--set', 'operator.leaderElection.bogus=1'], /additional properties 'bogus' not allowed/],
     [['--set', 'kms.provider=aws'], /keyId/],
     [['--set', 'browserPods.networkPolicy.denyCidrs[0]=not-a-cidr'], /denyCidrs/],
+    [['--set', 'apiServer.listenHost=localhost'], /listenHost/],
   ] as [string[], RegExp][]) {
     const r = helm(t, ['template', 'nj', CHART, ...args])
     t.notOk(r.ok, `${args.join(' ')} is refused`)
