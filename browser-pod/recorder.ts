@@ -128,8 +128,8 @@ export class SessionRecorder {
   #chunks: Array<RecordedChunk & { bytes: number }> = []
   #bytes = 0
   #dropped = 0
-  /** the CDP session of each page, and the isolated worlds' execution contexts in it */
-  readonly #pages = new Map<Page, { cdp: CDPSession; contexts: Set<number> }>()
+  /** the CDP session of each page */
+  readonly #pages = new Map<Page, CDPSession>()
 
   constructor(private readonly session: PodSession) {}
 
@@ -157,17 +157,11 @@ export class SessionRecorder {
   async #attach(page: Page): Promise<void> {
     try {
       const cdp = await page.context().newCDPSession(page)
-      const contexts = new Set<number>()
-      this.#pages.set(page, { cdp, contexts })
+      this.#pages.set(page, cdp)
       page.once('close', () => this.#pages.delete(page))
       cdp.on('Runtime.bindingCalled', (e) => {
         if (e.name === BINDING) this.#intake(e.payload)
       })
-      cdp.on('Runtime.executionContextCreated', (e) => {
-        if (e.context.name === RECORD_WORLD) contexts.add(e.context.id)
-      })
-      cdp.on('Runtime.executionContextDestroyed', (e) => contexts.delete(e.executionContextId))
-      cdp.on('Runtime.executionContextsCleared', () => contexts.clear())
       // Page.enable: without it Chromium runs a new-document script in the documents existing
       // now (runImmediately) but in no later one (field-mask.ts measured the same)
       await cdp.send('Page.enable')
@@ -198,12 +192,23 @@ export class SessionRecorder {
     this.#bytes += bytes
   }
 
-  /** Asks each page to hand over the events it holds now (before a final read). */
+  /**
+   * Asks each page to hand over the events it holds now (before a final read). The
+   * recording world of the document open now is found by name, not from execution-context
+   * events collected along the way: Chromium gives back the frame's existing world of that
+   * name, while a bookkeeping of context events could be stale after a cross-process
+   * navigation, and a snapshot still batched in the page when the session ends would be lost.
+   */
   async flush(): Promise<void> {
-    await Promise.all([...this.#pages.values()].flatMap(({ cdp, contexts }) => [...contexts].map((contextId) =>
-      // a page that navigated or closed meanwhile handed its batch over at pagehide, or has nothing left
-      cdp.send('Runtime.evaluate', { expression: `globalThis.${FLUSH}?.()`, contextId, returnByValue: true }).catch(() => undefined),
-    )))
+    await Promise.all([...this.#pages.values()].map(async (cdp) => {
+      try {
+        const { frameTree } = await cdp.send('Page.getFrameTree')
+        const { executionContextId } = await cdp.send('Page.createIsolatedWorld', { frameId: frameTree.frame.id, worldName: RECORD_WORLD })
+        await cdp.send('Runtime.evaluate', { expression: `globalThis.${FLUSH}?.()`, contextId: executionContextId, returnByValue: true })
+      } catch {
+        // the page navigated or closed meanwhile: it handed its batch over at pagehide, or has nothing left
+      }
+    }))
   }
 
   /**

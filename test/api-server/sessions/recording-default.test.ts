@@ -45,7 +45,9 @@ t.test('the org default for recordings', async (t) => {
     await mcp.callTool({ name: 'session_end', arguments: { sessionId: id } })
     const events = (await rest('GET', `/v1/sessions/${id}/recording/events`)).body.events as any[]
     const snapshots = events.filter((e) => e.type === 2)
-    t.ok(snapshots.some((e) => JSON.stringify(e).includes('Recorded by default')), 'the page the agent opened is in the timeline')
+    // on failure: what the timeline holds (types, and the page of each meta event) and what the server warned
+    const diagnostic = { timeline: events.map((e) => (e.type === 4 ? `4 ${String(e.data?.href).slice(0, 40)}` : e.type)), warnings: s.logs().split('\n').filter((l) => /"level":(40|50)/.test(l)).slice(-5) }
+    t.ok(snapshots.some((e) => JSON.stringify(e).includes('Recorded by default')), 'the page the agent opened is in the timeline', diagnostic)
   })
 
   t.test('a REST start may still say record: false', async (t) => {
