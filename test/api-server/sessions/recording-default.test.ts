@@ -38,7 +38,8 @@ t.test('the org default for recordings', async (t) => {
   t.test('an MCP session_start is recorded by the org default', async (t) => {
     const started = structured(await mcp.callTool({ name: 'session_start', arguments: {} }))
     const id = started.id as string
-    await mcp.callTool({ name: 'navigate', arguments: { sessionId: id, url: PAGE } })
+    const nav: any = await mcp.callTool({ name: 'navigate', arguments: { sessionId: id, url: PAGE } })
+    t.notOk(nav.isError, `the page opened${nav.isError ? ': ' + JSON.stringify(nav.content).slice(0, 300) : ''}`)
     const live = await rest('GET', `/v1/sessions/${id}/recording`)
     t.equal(live.status, 200, 'listed while it runs')
     t.equal(live.body.endedAt, null)
