@@ -165,6 +165,8 @@ export class SessionRecorder {
       // Page.enable: without it Chromium runs a new-document script in the documents existing
       // now (runImmediately) but in no later one (field-mask.ts measured the same)
       await cdp.send('Page.enable')
+      // Runtime.enable: without it no Runtime.bindingCalled reaches this session, so no event
+      // arrives (measured: the recording tests fail without it)
       await cdp.send('Runtime.enable')
       await cdp.send('Runtime.addBinding', { name: BINDING, executionContextName: RECORD_WORLD })
       await cdp.send('Page.addScriptToEvaluateOnNewDocument', { source: source(), worldName: RECORD_WORLD, runImmediately: true })
