@@ -59,7 +59,7 @@ const schema = z.object({
       return list
     })
     .optional(),
-  // abuse limits of the console, OAuth and daemon control surfaces (limits/, README "Abuse limits")
+  // abuse limits of the console, OAuth and daemon control surfaces (limits/, docs/abuse-limits.md)
   NIGHTJAR_LOGIN_LOCKOUT_THRESHOLD: z.coerce.number().int().min(1).max(1000).default(LIMIT_DEFAULTS.loginLockoutThreshold),
   NIGHTJAR_LOGIN_LOCKOUT_BASE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(LIMIT_DEFAULTS.loginLockoutBaseSecs),
   NIGHTJAR_LOGIN_LOCKOUT_MAX_SECONDS: z.coerce.number().int().min(1).max(86_400).default(LIMIT_DEFAULTS.loginLockoutMaxSecs),
@@ -287,7 +287,7 @@ function capacityDefaults(e: z.infer<typeof schema>): Config['capacity'] {
   }
 }
 
-/** What /docs and the README's configuration table list; kept beside the schema so they cannot drift. */
+/** What docs/configuration.md lists (test/api-server/config.test.ts checks); kept beside the schema so they cannot drift. */
 export const CONFIG_KEYS = Object.keys(schema.shape)
 
 export { ConfigError }

@@ -1,4 +1,4 @@
-// Writes the README's error section from the error catalogue (contracts/errors.ts),
+// Writes docs/errors.md's error tables from the error catalogue (contracts/errors.ts),
 // between <!-- errors:begin --> and <!-- errors:end -->. Run
 // `node --import tsx scripts/gen-error-table.ts`; test/contracts/errors.test.ts fails when stale.
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -7,12 +7,12 @@ import { CATALOGUE, FAMILIES, SPEC_FIXED_REASONS, type Family, type Listed } fro
 
 export const BEGIN = '<!-- errors:begin -->'
 export const END = '<!-- errors:end -->'
-const README = new URL('../README.md', import.meta.url)
+const README = new URL('../docs/errors.md', import.meta.url)
 
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ')
 const code = (s: string) => '`' + s.replace(/`/g, "'") + '`'
 
-/** The message as the README shows it: a builder called with <placeholders>. */
+/** The message as docs/errors.md shows it: a builder called with <placeholders>. */
 export function messageText(e: Listed): string {
   if (typeof e.message === 'string') return e.message
   return e.message(...(e.args ?? []).map((a) => `<${a}>`))
@@ -51,7 +51,7 @@ function table(family: Family, rows: Listed[]): string[] {
 /** The generated section (without the markers). */
 export function renderErrorTable(): string {
   const lines: string[] = [
-    '## Errors',
+    '# Errors',
     '',
     'Generated from the error catalogue (`contracts/errors.ts`) by `scripts/gen-error-table.ts`; do not edit by hand.',
     'Every error the service returns is declared there once — status, code, reason, a value-free message — and',
@@ -69,21 +69,21 @@ export function renderErrorTable(): string {
   ]
   for (const family of Object.keys(FAMILIES) as Family[]) {
     const rows = CATALOGUE.filter((e) => e.family === family)
-    lines.push('', `### ${FAMILIES[family].title}`, '', `On the wire: ${FAMILIES[family].wire}.`)
+    lines.push('', `## ${FAMILIES[family].title}`, '', `On the wire: ${FAMILIES[family].wire}.`)
     const sections = [...new Set(rows.map((e) => e.section))]
     for (const s of sections) {
-      if (sections.length > 1) lines.push('', `#### ${s[0].toUpperCase()}${s.slice(1)}`)
+      if (sections.length > 1) lines.push('', `### ${s[0].toUpperCase()}${s.slice(1)}`)
       lines.push('', ...table(family, rows.filter((e) => e.section === s)))
     }
   }
   return lines.join('\n')
 }
 
-/** README text with the section between the markers replaced. */
+/** docs/errors.md's text with the section between the markers replaced. */
 export function withErrorTable(readme: string): string {
   const b = readme.indexOf(BEGIN)
   const e = readme.indexOf(END)
-  if (b < 0 || e < b) throw new Error(`README.md has no ${BEGIN} … ${END} markers`)
+  if (b < 0 || e < b) throw new Error(`docs/errors.md has no ${BEGIN} … ${END} markers`)
   return readme.slice(0, b + BEGIN.length) + '\n' + renderErrorTable() + '\n' + readme.slice(e)
 }
 

@@ -1,4 +1,4 @@
-// Defaults of every abuse limit (README "Abuse limits"); config.ts reads the
+// Defaults of every abuse limit (docs/abuse-limits.md); config.ts reads the
 // NIGHTJAR_* overrides. A leaf module: config.ts imports it.
 export const LIMIT_DEFAULTS = {
   /** console sign-in: this many failures in a row lock the account (the first lock) */

@@ -1,5 +1,5 @@
 // The numbers and names of Nightjar's OAuth 2.1 server in one place. Lifetimes are
-// the spec's (Limits); the rest are documented choices (README "Connecting an MCP client").
+// the spec's (Limits); the rest are documented choices (docs/mcp.md).
 import { OAUTH_DEFAULT_SCOPES } from '../auth/scopes.ts'
 
 /** access token (njo_) lifetime: 15 minutes */

@@ -26,7 +26,7 @@ export interface RecordingSettings {
   store: RecordingStore
 }
 
-/** the store and timings from the configuration (README "Recordings") */
+/** the store and timings from the configuration (docs/sessions.md, "Recordings") */
 export function recordingSettings(config: Pick<Config, 'dataDir' | 'recordings'>): RecordingSettings {
   const r = config.recordings
   const store: RecordingStore = r.store === 's3' && r.s3

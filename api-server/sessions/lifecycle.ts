@@ -23,7 +23,7 @@ export interface StartInput {
   fromVersion?: string
   idleTimeoutSecs?: number
   maxDurationSecs?: number
-  /** record the session (README "Recordings"); left out, the org's governance default decides */
+  /** record the session (docs/sessions.md, "Recordings"); left out, the org's governance default decides */
   record?: boolean
 }
 

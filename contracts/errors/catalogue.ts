@@ -1,5 +1,5 @@
 // The one error catalogue: every error the service can return, declared once, grouped
-// by family (how it goes on the wire) and section (where it comes from). The README's
+// by family (how it goes on the wire) and section (where it comes from). docs/errors.md's
 // error table is generated from it (scripts/gen-error-table.ts) and
 // test/contracts/errors.test.ts fails on an entry no source uses or an error built
 // around it.

@@ -3,7 +3,7 @@ import type { ErrorCode, OAuthErrorCode, SpecRow } from './rule.ts'
 
 /**
  * A message: a fixed value-free text, or a builder whose parameters are named in
- * `args` (so the README can print it with <placeholders>). A builder has a fixed
+ * `args` (so docs/errors.md can print it with <placeholders>). A builder has a fixed
  * arity: no default or rest parameters.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -1,5 +1,5 @@
 // THE RULE for every error the service returns (tested in test/contracts/errors.test.ts,
-// printed in the README's error table):
+// printed in the error table in docs/errors.md):
 //
 // 1. Codes. A service error's `code` names its HTTP status in snake_case — 400
 //    bad_request, 401 unauthorized, 403 forbidden, 404 not_found, 405

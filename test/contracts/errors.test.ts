@@ -5,7 +5,7 @@
 //  - an error built around the catalogue (new ApiError(…), a literal error body, a
 //    literal 4xx/5xx status on a reply, the pre-catalogue helpers), named file:line,
 //  - a spec Errors row (ERR-nn in ../shared/spec/CHECKLIST.md) no entry serves,
-//  - a README error table that is not what scripts/gen-error-table.ts writes.
+//  - an error table in docs/errors.md that is not what scripts/gen-error-table.ts writes.
 import t from 'tap'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
@@ -186,8 +186,8 @@ t.test('no error is built around the catalogue', async (t) => {
   if (!found.length) t.pass('every error comes from the catalogue (errors.<key>(…), oauthErrors.<key>(…), …)')
 })
 
-t.test('the README error table is generated from the catalogue', async (t) => {
+t.test('the error tables of docs/errors.md are generated from the catalogue', async (t) => {
   const readme = readReadme()
-  t.ok(readme.includes(renderErrorTable()), 'README.md is current: run node --import tsx scripts/gen-error-table.ts')
+  t.ok(readme.includes(renderErrorTable()), 'docs/errors.md is current: run node --import tsx scripts/gen-error-table.ts')
   t.equal(withErrorTable(readme), readme, 'nothing else between the markers')
 })

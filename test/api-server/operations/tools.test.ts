@@ -81,8 +81,8 @@ t.test('the tool protocol', async (t) => {
   })
 })
 
-t.test('the README’s table of the 38 says what the contracts say: name, scope and REST route', async (t) => {
-  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8')
+t.test('the table of the 38 (docs/sessions.md) says what the contracts say: name, scope and REST route', async (t) => {
+  const readme = readFileSync(new URL('../../../docs/sessions.md', import.meta.url), 'utf8')
   const table = readme.slice(readme.indexOf('<!-- tools:begin -->'), readme.indexOf('<!-- tools:end -->'))
   const rows = table.split('\n').filter((l) => l.startsWith('| `')).map((l) => l.split('|').map((c) => c.trim()))
   t.same(rows.map((r) => r[1].replace(/`/g, '')), EXPECTED, 'every tool, in the contracts’ order')
