@@ -28,12 +28,13 @@ import { DaemonCountPublisher } from './networks/count-publisher.ts'
 import { ClusterNetworkResources, NO_NETWORK_RESOURCES } from './networks/resources.ts'
 import { EgressRelay } from './networks/egress-relay.ts'
 import { CdpRelay } from './cdp/relay.ts'
+import { LiveViewRelay } from './console/live-socket.ts'
 import { TunnelBroker } from './control/broker.ts'
 import { ReplicaRegistry } from './replicas/registry.ts'
 import { ReplicaDialServer } from './replicas/channel.ts'
 import { TunnelFanout } from './replicas/fanout.ts'
 import { declaredHostsOf } from './networks/store.ts'
-import { clientAddress, trustFunction } from './http/client-address.ts'
+import { clientAddress, trustFunction } from './doors/client-address.ts'
 import { joinGate, Limits, limitSettings, PgLimitStore } from './limits/index.ts'
 import { Admission } from './sessions/admission.ts'
 import { registerSessionMetrics } from './sessions/metrics.ts'
@@ -88,7 +89,7 @@ export async function build<P extends SessionPlane>(opts: BuildOptions<P> & { pl
 export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOptions<P>): Promise<Built<P | undefined>>
 export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOptions<P>): Promise<Built<P | undefined>> {
   const logger = pino({ level: opts.config.logLevel, redact: { paths: REDACT, censor: '[redacted]' } }, opts.logStream ?? process.stdout)
-  // the one trust rule for client addresses, HTTP requests and WebSocket upgrades alike (http/client-address.ts)
+  // the one trust rule for client addresses, HTTP requests and WebSocket upgrades alike (doors/client-address.ts)
   const trust = trustFunction(opts.config.trustedProxies)
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
@@ -198,10 +199,13 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
     const replicaDials = new ReplicaDialServer({ secret: config.replica.secret, broker })
     // CDP connect: GET /v1/sessions/:sessionId/cdp with Upgrade (cdp/relay.ts)
     const cdp = new CdpRelay(services, plane?.nodes)
+    // the console's live view: a person watching (and taking control of) a session
+    const liveView = new LiveViewRelay(services, plane?.nodes)
     app.server.on('upgrade', (req, socket, head) => {
       if (broker.handleUpgrade(req, socket, head)) return
       if (relay?.handleUpgrade(req, socket, head)) return
       if (replicaDials.handleUpgrade(req, socket, head)) return
+      if (liveView.handleUpgrade(req, socket, head)) return
       if (cdp.handleUpgrade(req, socket, head)) return
       socket.destroy()
     })
@@ -224,6 +228,7 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
     app.addHook('preClose', async () => {
       relay?.close()
       replicaDials.close()
+      liveView.close()
       cdp.close()
       await broker.close()
     })

@@ -6,7 +6,37 @@ import { isIPv6 } from 'node:net'
 import { availableParallelism, totalmem } from 'node:os'
 import { resolve } from 'node:path'
 import { z } from 'zod'
-import { LIMIT_DEFAULTS, type LimitSettings } from './limits/defaults.ts'
+
+// Defaults of every abuse limit (docs/abuse-limits.md), overridden by the NIGHTJAR_* variables
+// below; limits/ enforces them. Here, not in limits/, because configuration is the lower layer.
+export const LIMIT_DEFAULTS = {
+  /** console sign-in: this many failures in a row lock the account (the first lock) */
+  loginLockoutThreshold: 5,
+  /** the first lock; doubles with each further failure */
+  loginLockoutBaseSecs: 30,
+  /** the longest lock */
+  loginLockoutMaxSecs: 900,
+  /** console sign-in: failed attempts per client address per window */
+  loginIpLimit: 30,
+  loginIpWindowSecs: 900,
+  /** POST /oauth/device per client address per window */
+  deviceLimit: 20,
+  deviceWindowSecs: 60,
+  /** wrong user codes at the verification page, per account and per address, per window */
+  userCodeLimit: 10,
+  userCodeWindowSecs: 300,
+  /** rejected join tokens at /ws/control per client address per window */
+  joinFailureLimit: 20,
+  joinFailureWindowSecs: 300,
+  /** rejected join tokens for one network (from any address) per the same window; then 429 instead of 401 */
+  joinNetworkFailureLimit: 100,
+  /** requests whose Bearer token does not resolve, per client address per window (then 429 instead of 401) */
+  bearerFailureLimit: 100,
+  bearerFailureWindowSecs: 60,
+} as const
+
+export type LimitSettings = { -readonly [K in keyof typeof LIMIT_DEFAULTS]: number }
+
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')
 const port = z.coerce.number().int().min(0).max(65535)
@@ -142,7 +172,7 @@ export type Config = {
   watchNamespace?: string
   /** extra Origins (and their hosts) /mcp accepts besides the base URL's */
   mcpAllowedOrigins: string[]
-  /** abuse limits (defaults in limits/defaults.ts) */
+  /** abuse limits (defaults in LIMIT_DEFAULTS above) */
   limits: LimitSettings
   /** how long requests in flight may take to finish on shutdown before they are cut */
   shutdownDrainSecs: number

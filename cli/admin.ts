@@ -1,7 +1,7 @@
 // `nightjar admin bootstrap`: creates an org, its owner and an owner API key.
 // Works against the same data dir / DATABASE_URL as `npm start`, also while it runs.
 import { loadConfig } from '../api-server/config.ts'
-import { openDatabase } from '../api-server/runtime.ts'
+import { openDatabase } from '../api-server/store/open.ts'
 import { bootstrapOrg } from '../api-server/auth/orgs.ts'
 import { describeError, isApiError } from '../contracts/errors.ts'
 import { parseFlags } from './flags.ts'

@@ -6,7 +6,7 @@
 // under the data dir) and work while the server runs: revocation takes effect on the
 // next request, since every Bearer check reads the grant.
 import { loadConfig } from '../api-server/config.ts'
-import { openDatabase } from '../api-server/runtime.ts'
+import { openDatabase } from '../api-server/store/open.ts'
 import { listOAuthClients, revokeOAuthClient, revokeOAuthGrant } from '../api-server/oauth/admin.ts'
 import { BUILTIN_CLIENT_ID } from '../api-server/oauth/constants.ts'
 import { parseFlags } from './flags.ts'

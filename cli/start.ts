@@ -4,7 +4,7 @@
 import { closeGracefully } from '../api-server/http/drain.ts'
 import { loadConfig } from '../api-server/config.ts'
 import { build } from '../api-server/app.ts'
-import { loadCookieKey, openDatabase } from '../api-server/runtime.ts'
+import { loadCookieKey, openDatabase } from '../api-server/store/open.ts'
 import { startEmbeddedPlane } from './embedded-plane.ts'
 import type { PlaneFactory } from '../api-server/sessions/runtime.ts'
 import { authStateSource } from '../api-server/authstate/index.ts'

@@ -28,48 +28,35 @@ import type { NodeDirectory } from '../../operator/ports.ts'
 import type { Services } from '../services.ts'
 import type { AuthContext } from '../auth/context.ts'
 import { hasScopes } from '../auth/scopes.ts'
-import { unauthorizedFor } from '../http/auth-hook.ts'
-import { clientAddress, trustFunction, type TrustFunction } from '../http/client-address.ts'
-import { assertWellFormed, parseInput } from '../http/validate.ts'
+import { unauthorizedFor } from '../doors/auth-hook.ts'
+import { clientAddress, trustFunction, type TrustFunction } from '../doors/client-address.ts'
+import { assertWellFormed, parseInput } from '../doors/validate.ts'
 import { addressKey } from '../limits/index.ts'
 import { sessionsUnavailable } from '../sessions/runtime.ts'
 import { journalLater, type SessionRow } from '../sessions/store.ts'
-import { cdpSession, refuseJson } from './checks.ts'
-import { LiveViewRelay } from './live.ts'
+import { cdpSession } from '../sessions/cdp-access.ts'
+import { trackCdpConnection } from '../sessions/cdp-connections.ts'
+import { refuseJson } from '../doors/upgrade-refusal.ts'
 import { controlState } from '../sessions/control.ts'
 
 const PATH = /^\/v1\/sessions\/([^/?#]+)\/cdp(?:\?.*)?$/
 
 /** Past this many bytes waiting to be written, the other side stops being read. */
 
-/**
- * The CDP sockets of this process by session, so session_end closes them at once. Session
- * ids are unique, so apps sharing a process (tests) share it harmlessly.
- */
-const open = new Map<string, Set<() => void>>()
-
-/** Closes every CDP connection this process relays for the session (session_end). */
-export function closeCdp(sessionId: string): void {
-  for (const close of open.get(sessionId) ?? []) close()
-}
 
 export class CdpRelay {
   readonly #wss = new WebSocketServer({ noServer: true, maxPayload: CDP_MAX_CLIENT_MESSAGE, perMessageDeflate: false })
   readonly #closers = new Set<() => void>()
   readonly #trust: TrustFunction
-  /** the console's live view (live.ts): its upgrades arrive here too, so app.ts needs no second hook */
-  readonly #live: LiveViewRelay
   #closed = false
 
   /** `nodes` is the session plane's node directory; a process without one answers the one 503 */
   constructor(private readonly deps: Services, private readonly nodes: NodeDirectory | undefined) {
     this.#trust = trustFunction(deps.config.trustedProxies)
-    this.#live = new LiveViewRelay(deps, nodes)
   }
 
   /** Takes an 'upgrade' whose path is a session's CDP endpoint; false for any other path. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
-    if (this.#live.handleUpgrade(req, socket, head)) return true
     const m = PATH.exec(req.url ?? '')
     if (!m) return false
     socket.on('error', () => socket.destroy())
@@ -146,9 +133,7 @@ export class CdpRelay {
       done = true
       clearInterval(watch)
       this.#closers.delete(close)
-      const set = open.get(row.id)
-      set?.delete(close)
-      if (set && !set.size) open.delete(row.id)
+      untrack()
       closeQuietly(client, code, reason)
       closeQuietly(upstream, 1000, '')
       journalLater(db, row, { op: 'cdp_disconnect', outcome: 'ok', detail: { messages }, durationMs: Math.round(performance.now() - started) },
@@ -165,8 +150,7 @@ export class CdpRelay {
       }, (err: unknown) => log.warn({ err }, 'cdp: reading control failed')).finally(() => { checking = false })
     }, 1000)
     this.#closers.add(close)
-    if (!open.has(row.id)) open.set(row.id, new Set())
-    open.get(row.id)!.add(close)
+    const untrack = trackCdpConnection(row.id, close)
     journalLater(db, row, { op: 'cdp_connect', outcome: 'ok', detail: {} }, (err) => log.error({ err }, 'journal write failed'))
 
     const toNode = sender(upstream, client)
@@ -187,7 +171,6 @@ export class CdpRelay {
   /** Closes every CDP connection and refuses new ones (the app is closing). */
   close(): void {
     this.#closed = true
-    this.#live.close()
     for (const close of [...this.#closers]) close()
     this.#wss.close()
   }

@@ -1,5 +1,5 @@
 // The console's Sessions pages (issue #17): the org's live sessions, and one session's
-// browser live — a CDP screencast relayed over a WebSocket (api-server/cdp/live.ts) and
+// browser live — a CDP screencast relayed over a WebSocket (api-server/console/live-socket.ts) and
 // drawn in an <img>, with the page's URL and the state (connecting, live, agent acting,
 // paused for a credential fill, you have control, ended). "Take control" and "Hand back"
 // are forms with the session's CSRF token; control lives on the session row
@@ -11,10 +11,10 @@ import type { Services } from '../services.ts'
 import { errors, isApiError } from '../../contracts/errors.ts'
 import { getSession, listSessions, readJournal, recentJournal, type SessionRow } from '../sessions/store.ts'
 import { controlState, handBack, takeControl } from '../sessions/control.ts'
-import { closeCdp } from '../cdp/relay.ts'
-import { WATCH_SCOPE } from '../cdp/live.ts'
-import { Html, html, page } from './html.ts'
-import { checkCsrf, csrfToken, type ConsoleUser } from './session.ts'
+import { closeCdp } from '../sessions/cdp-connections.ts'
+import { WATCH_SCOPE } from './live-socket.ts'
+import { Html, html, page } from '../doors/html.ts'
+import { checkCsrf, csrfToken, type ConsoleUser } from '../doors/console-session.ts'
 import type { ConsolePageKit } from './reach.ts'
 import { sharesCard, sharesFor } from './share.ts'
 

@@ -11,10 +11,10 @@ import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { Services } from '../services.ts'
 import { errors, isApiError } from '../../contracts/errors.ts'
 import { getSession } from '../sessions/store.ts'
-import { WATCH_SCOPE } from '../cdp/live.ts'
+import { WATCH_SCOPE } from './live-socket.ts'
 import { getRecording, listRecordings } from '../recordings/service.ts'
-import { html, page } from './html.ts'
-import type { ConsoleUser } from './session.ts'
+import { html, page } from '../doors/html.ts'
+import type { ConsoleUser } from '../doors/console-session.ts'
 import type { ConsolePageKit } from './reach.ts'
 
 const REPLAY_CSP = "default-src 'none'; style-src 'self' 'unsafe-inline'; script-src 'self'; img-src data:; connect-src 'self'; frame-src 'self'; form-action 'self'; frame-ancestors 'none'"

@@ -9,17 +9,17 @@ import { checkPassword, normaliseEmail } from '../auth/login.ts'
 import { listKeys, mintKey } from '../auth/keys.ts'
 import { errors, isApiError, pageErrors, type ErrorReply } from '../../contracts/errors.ts'
 import { recordAudit } from '../audit/audit.ts'
-import { Html, html, page } from './html.ts'
-import { checkCsrf, consoleUser, csrfToken, endConsoleSession, startConsoleSession, type ConsoleUser } from './session.ts'
+import { Html, html, page } from '../doors/html.ts'
+import { checkCsrf, consoleUser, csrfToken, endConsoleSession, startConsoleSession, type ConsoleUser } from '../doors/console-session.ts'
 import { accountKey, addressKey, limitsFor, strictest } from '../limits/index.ts'
-import { checkLoginCsrf, issueLoginCsrf, knownBrowser, rememberBrowser, safeNext, sameOriginRequest, sendTooMany } from './guard.ts'
+import { checkLoginCsrf, issueLoginCsrf, knownBrowser, rememberBrowser, safeNext, sameOriginRequest, sendTooMany } from '../doors/console-guard.ts'
 import { registerReachPage } from './reach.ts'
 import { registerLivePages } from './live.ts'
 import { registerRecordingPages } from './recordings.ts'
 import { registerSetupPages } from './setup-pages.ts'
 import { registerSharePages } from './share.ts'
 
-export { safeNext } from './guard.ts'
+export { safeNext } from '../doors/console-guard.ts'
 
 export function registerConsole(app: FastifyInstance, services: Services) {
   const base = services.config.consolePath

@@ -10,8 +10,8 @@ import type { z } from 'zod'
 import type { CredentialView } from '../../contracts/operations/personas.ts'
 import { credentialCreate, credentialDelete, credentialRotate } from '../operations/personas/credentials.ts'
 import { isApiError } from '../../contracts/errors.ts'
-import { html } from './html.ts'
-import type { ConsoleUser } from './session.ts'
+import { html } from '../doors/html.ts'
+import type { ConsoleUser } from '../doors/console-session.ts'
 import { csrfInput, disabledUnless, errorLine, field, formBody, listField, may, param, roleNote, runOp, TEXTAREA_STYLE, type CredentialForm, type SetupKit, type ShowIdentity } from './setup-kit.ts'
 
 export function credentialSection(kit: SetupKit, u: ConsoleUser, identityId: string, creds: readonly z.input<typeof CredentialView>[], form: CredentialForm = {}) {

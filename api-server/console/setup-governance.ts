@@ -5,8 +5,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isApiError, type ApiError } from '../../contracts/errors.ts'
 import { governanceGet, governancePut } from '../operations/personas/governance.ts'
-import { Html, html, page } from './html.ts'
-import type { ConsoleUser } from './session.ts'
+import { Html, html, page } from '../doors/html.ts'
+import type { ConsoleUser } from '../doors/console-session.ts'
 import { csrfInput, errorLine, field, formBody, listField, notice, okNotice, refusalPage, runOp, setupNav, TEXTAREA_STYLE, type SetupKit } from './setup-kit.ts'
 
 export function registerGovernancePage(app: FastifyInstance, kit: SetupKit) {

@@ -8,8 +8,8 @@ import type { z } from 'zod'
 import { GRANT_ROLES, PROPAGATIONS, type GrantView } from '../../contracts/operations/personas.ts'
 import { isApiError, type ApiError } from '../../contracts/errors.ts'
 import { grantCreate, grantDelete, grantRevoke } from '../operations/personas/grants.ts'
-import { Html, html } from './html.ts'
-import type { ConsoleUser } from './session.ts'
+import { Html, html } from '../doors/html.ts'
+import type { ConsoleUser } from '../doors/console-session.ts'
 import { csrfInput, disabledUnless, errorLine, field, formBody, listField, may, param, roleNote, runOp, TEXTAREA_STYLE, type GrantFormState, type SetupKit, type ShowIdentity } from './setup-kit.ts'
 
 export interface AgentRow { id: string; name: string; kind: string }

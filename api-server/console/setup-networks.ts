@@ -8,8 +8,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors, isApiError, type ApiError } from '../../contracts/errors.ts'
 import { networkCreate, networkDaemons, networkDelete, networkList, networkRotateToken, networkUpdate } from '../operations/networks/index.ts'
-import { html, page, type Html } from './html.ts'
-import type { ConsoleUser } from './session.ts'
+import { html, page, type Html } from '../doors/html.ts'
+import type { ConsoleUser } from '../doors/console-session.ts'
 import {
   csrfInput, disabledUnless, errorLine, field, formBody, listField, notice, okNotice, param, refusalPage, roleNote, runOp, setupNav, shellWord, TEXTAREA_STYLE, type SetupKit,
 } from './setup-kit.ts'

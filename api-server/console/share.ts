@@ -2,15 +2,15 @@
 // console page by a person who may watch; opened by anyone holding the link, view only.
 // The link is `<console>/share#njs_…` — the token in the fragment, so it is never sent in a
 // request line a server or proxy logs; the page's script hands it to the viewer WebSocket
-// (api-server/cdp/live.ts) as its first message. The link is shown once, when it is made.
+// (api-server/console/live-socket.ts) as its first message. The link is shown once, when it is made.
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { Services } from '../services.ts'
 import { errors, isApiError } from '../../contracts/errors.ts'
 import { getSession } from '../sessions/store.ts'
 import { activeShares, createShare, revokeShare, SHARE_TTL_MINUTES, type ShareRow } from '../sessions/shares.ts'
-import { WATCH_SCOPE } from '../cdp/live.ts'
-import { Html, html, page } from './html.ts'
-import { checkCsrf, csrfToken, type ConsoleUser } from './session.ts'
+import { WATCH_SCOPE } from './live-socket.ts'
+import { Html, html, page } from '../doors/html.ts'
+import { checkCsrf, csrfToken, type ConsoleUser } from '../doors/console-session.ts'
 import type { ConsolePageKit } from './reach.ts'
 
 /** the share viewer runs our one script and opens one WebSocket to this origin */

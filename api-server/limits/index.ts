@@ -11,12 +11,11 @@
 import { isIPv6 } from 'node:net'
 import { createHash } from 'node:crypto'
 import type { JoinGate } from '../control/broker.ts'
-import type { Config } from '../config.ts'
+import { LIMIT_DEFAULTS, type Config, type LimitSettings } from '../config.ts'
 import { MemoryLimitStore, type LimitStore } from './store.ts'
 import { BackoffLock, WindowLimit } from './policies.ts'
-import { LIMIT_DEFAULTS, type LimitSettings } from './defaults.ts'
 
-export { LIMIT_DEFAULTS, type LimitSettings } from './defaults.ts'
+export { LIMIT_DEFAULTS, type LimitSettings }
 export { BackoffLock, WindowLimit, strictest, type Verdict } from './policies.ts'
 export { MemoryLimitStore, type LimitStore, type LimitRecord } from './store.ts'
 export { PgLimitStore } from './pg-store.ts'

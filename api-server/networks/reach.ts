@@ -11,19 +11,20 @@
 // only; it never removes a host). Revoking a grant stops that, and only that: the network,
 // its declared hosts, its join token and its daemons stay as they are (network_delete and
 // network_rotate_token end those).
-import type { Services } from '../services.ts'
+import type { Db } from '../store/db.ts'
 import { errors, isError } from '../../contracts/errors.ts'
 import { recordAudit } from '../audit/audit.ts'
-import { targetHost } from './service.ts'
+import { targetHost, type LocalReach } from './service.ts'
 import * as networks from './store.ts'
 import * as grants from './reach-grants.ts'
 
-export type ReachDeps = Pick<Services, 'db' | 'localReach' | 'now'>
+/** What the reach-grant domain uses; the app's Services has each (a domain room names its own deps, never the app's bag). */
+export interface ReachDeps { db: Db; localReach: LocalReach; now: () => number }
 
 /** the name a seed grant's network takes when local_reach_ensure names none (LocalReach.ensure's default too) */
 const DEFAULT_NETWORK = 'local'
 
-export async function grantReach(deps: Pick<Services, 'db' | 'now'>, request: { orgId: string; actor: string; agentId: string; networkId?: string }) {
+export async function grantReach(deps: Pick<ReachDeps, 'db' | 'now'>, request: { orgId: string; actor: string; agentId: string; networkId?: string }) {
   const { db } = deps
   const { orgId, actor, agentId } = request
   // foreign and unknown agents and networks get the one 404 (no existence oracle)
@@ -36,7 +37,7 @@ export async function grantReach(deps: Pick<Services, 'db' | 'now'>, request: { 
   return grants.reachGrantView(grant)
 }
 
-export async function revokeReach(deps: Pick<Services, 'db' | 'now'>, request: { orgId: string; actor: string; grantId: string }) {
+export async function revokeReach(deps: Pick<ReachDeps, 'db' | 'now'>, request: { orgId: string; actor: string; grantId: string }) {
   const { db } = deps
   const { orgId, actor, grantId } = request
   const { grant, revoked } = await grants.revokeReachGrant(db, orgId, grantId, { actor, at: new Date(deps.now()) })
@@ -45,7 +46,7 @@ export async function revokeReach(deps: Pick<Services, 'db' | 'now'>, request: {
   return grants.reachGrantView(grant)
 }
 
-export async function listReach(deps: Pick<Services, 'db'>, request: { orgId: string; agentId?: string }) {
+export async function listReach(deps: Pick<ReachDeps, 'db'>, request: { orgId: string; agentId?: string }) {
   return (await grants.listReachGrants(deps.db, request.orgId, { agentId: request.agentId })).map(grants.reachGrantView)
 }
 

@@ -5,7 +5,7 @@
 // client_id at all) the same path is the device verification page (device.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Services } from '../services.ts'
-import { consoleUser, checkCsrf, type ConsoleUser } from '../console/session.ts'
+import { consoleUser, checkCsrf, type ConsoleUser } from '../doors/console-session.ts'
 import { recordAudit } from '../audit/audit.ts'
 import { findClient, redirectUriMatches, type OAuthClient } from './clients.ts'
 import {

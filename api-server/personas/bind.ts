@@ -12,8 +12,8 @@ import { grantPrincipalFor } from './principal.ts'
 import { acquire, type Lease } from './leases.ts'
 import { leaseTtlSecs } from './lease-ttl.ts'
 
-/** How the session is being opened: by the agent itself, or as a spawned child. */
-export type Admission = 'direct' | 'spawned_child'
+/** How the session is being opened: by the agent itself, or as a spawned child (not to be confused with sessions/admission.ts, the quota and launch-slot gate). */
+export type StartPath = 'direct' | 'spawned_child'
 
 /** Binding happens as part of opening a session. */
 export const BIND_SCOPES = ['sessions:write'] as const
@@ -30,7 +30,7 @@ export interface BindInput {
   /** an identity id (nident_…) or its name */
   identityRef: string
   sessionId: string
-  admission: Admission
+  admission: StartPath
 }
 
 export interface BindResult {

@@ -1,5 +1,5 @@
 // The personas module's public surface for other modules (sessions, fill, cloak).
-export { bindIdentity, BIND_CHECKS, BIND_SCOPES, type Admission, type BindDeps, type BindInput, type BindResult } from './bind.ts'
+export { bindIdentity, BIND_CHECKS, BIND_SCOPES, type StartPath, type BindDeps, type BindInput, type BindResult } from './bind.ts'
 export { prepareFill, grantOriginDenied, noCredentialNamed, type FillDeps, type FillRequest, type PreparedFill } from './fill.ts'
 export { findFreetextMarker, checkFreetextAllowed, prepareFreetextFill, freetextDenied, type FreetextMarker } from './freetext.ts'
 export { acquire, release, isLeased, leaseOf, leaseHeldBy, reapDeadLeases, identityInUse, type Lease } from './leases.ts'

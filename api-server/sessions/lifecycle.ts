@@ -2,12 +2,16 @@
 // wait until the operator reports Live. Anything that fails after the lease was
 // taken gives it back, so a failed start never leaves an identity locked.
 import type { AuthStateDirectory, NetworkDirectory, ResolvedNetwork } from './directories.ts'
-import type { Services } from '../services.ts'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Config } from '../config.ts'
+import type { Db } from '../store/db.ts'
+import type { SessionRuntime } from './runtime.ts'
 import type { AuthContext } from '../auth/context.ts'
 import { ANNOTATIONS, LABELS, type BrowserKind, type BrowserSession, type EgressMode } from '../../crds/types.ts'
 import { newId } from '../../contracts/ids.ts'
 import { errors, isApiError } from '../../contracts/errors.ts'
-import { bindIdentity, release, getGovernance, urlIsAdvisorOrigin, type Admission } from '../personas/index.ts'
+import { bindIdentity, release, getGovernance, urlIsAdvisorOrigin, type StartPath } from '../personas/index.ts'
+import type { Admission } from './admission.ts'
 import { bindSessionIdentity, deleteSession, getSession, journal, setLive, setStatus, type SessionRow } from './store.ts'
 import { sessionView, type SessionView } from './view.ts'
 import { isNotFound } from '../../operator/errors.ts'
@@ -31,8 +35,26 @@ export type { AuthStateDirectory, NetworkDirectory, ResolvedNetwork } from './di
 
 const START_TIMEOUT_MS = 60_000
 
-/** What opening and ending sessions use: a typed part of Services (callers pass Services). */
-export type SessionDeps = Pick<Services, 'config' | 'db' | 'log' | 'now' | 'sessions' | 'networks' | 'authStates' | 'admission' | 'recordings'>
+/** What opening and ending sessions use (the app passes its Services, which has each). */
+export interface SessionDeps {
+  config: Config
+  db: Db
+  log: FastifyBaseLogger
+  now: () => number
+  sessions: SessionRuntime
+  networks: NetworkDirectory
+  authStates: AuthStateDirectory
+  admission: Admission
+  /** the recorder, seen from a session's start and end (recordings/service.ts is one; it reads sessions, so sessions names only what it calls) */
+  recordings: SessionRecorder
+}
+
+export interface SessionRecorder {
+  /** starts recording a session that went live; the start fails if this does */
+  begin(session: { id: string; orgId: string }): Promise<void>
+  /** reads a recording's last seconds before the pod stops; never throws */
+  finish(sessionId: string): Promise<void>
+}
 
 /** a session's own lifetimes: the server's values unless it asks for shorter ones */
 function lifetimes(services: SessionDeps, input: StartInput): { idleTimeoutSecs: number; maxDurationSecs: number } {
@@ -71,7 +93,7 @@ async function precheck(services: SessionDeps, auth: AuthContext, input: StartIn
 export interface StartRequest {
   auth: AuthContext
   input: StartInput
-  admission: Admission
+  admission: StartPath
   /** the agent the session runs as: the caller's own, or a spawned child's */
   actingAgentId?: string
 }

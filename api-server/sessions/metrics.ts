@@ -2,9 +2,10 @@
 // refused and why. Open sessions are counted in Postgres on scrape (every replica reports
 // the deployment's numbers); starts in flight, queued and refused are this process's.
 import client from 'prom-client'
-import type { Services } from '../services.ts'
+import type { Db } from '../store/db.ts'
+import type { Admission } from './admission.ts'
 
-export function registerSessionMetrics(registry: client.Registry, services: Services): void {
+export function registerSessionMetrics(registry: client.Registry, services: { db: Db; admission: Admission }): void {
   new client.Gauge({
     name: 'nightjar_sessions_open', help: 'Sessions pending or live, by status', labelNames: ['status'], registers: [registry],
     async collect() {

@@ -3,7 +3,7 @@
 // which runs these checks again.
 import { implement } from '../types.ts'
 import { sessionCdp } from '../../../contracts/operations/sessions.ts'
-import { cdpSession, cdpUrl } from '../../cdp/checks.ts'
+import { cdpSession, cdpUrl } from '../../sessions/cdp-access.ts'
 
 export const sessionCdpOperation = implement(sessionCdp, {
   handler: async ({ auth, services }, { sessionId }) => {

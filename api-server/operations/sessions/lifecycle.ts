@@ -6,7 +6,7 @@ import { endSession, startSession } from '../../sessions/lifecycle.ts'
 import { getSession, listSessions, readJournal } from '../../sessions/store.ts'
 import { sessionView } from '../../sessions/view.ts'
 import { childAgent } from '../../sessions/children.ts'
-import { closeCdp } from '../../cdp/relay.ts'
+import { closeCdp } from '../../sessions/cdp-connections.ts'
 import { sessionCdpOperation } from './cdp.ts'
 import { requestHumanOperation } from './human.ts'
 

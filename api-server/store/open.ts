@@ -4,9 +4,9 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
-import type { Config } from './config.ts'
-import { createPool, migrate, type Db } from './store/db.ts'
-import { startEmbeddedPg } from './store/embedded-pg.ts'
+import type { Config } from '../config.ts'
+import { createPool, migrate, type Db } from './db.ts'
+import { startEmbeddedPg } from './embedded-pg.ts'
 
 export interface OpenedDatabase {
   db: Db

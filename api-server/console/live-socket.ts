@@ -20,14 +20,14 @@ import { LiveInput, NODE_LIVE_PATH, type LiveEvent } from '../../contracts/opera
 import { sessionId as sessionIdField } from '../../contracts/operations/fields.ts'
 import type { NodeDirectory } from '../../operator/ports.ts'
 import type { Services } from '../services.ts'
-import { consoleUserOfHeader, type ConsoleUser } from '../console/session.ts'
-import { sameOriginRequest } from '../console/guard.ts'
+import { consoleUserOfHeader, type ConsoleUser } from '../doors/console-session.ts'
+import { sameOriginRequest } from '../doors/console-guard.ts'
 import { sessionsUnavailable } from '../sessions/runtime.ts'
 import { getSession, journalLater, type SessionRow } from '../sessions/store.ts'
 import { notLive } from '../sessions/drive.ts'
 import { controlState } from '../sessions/control.ts'
 import { resolveShare, shareStillValid } from '../sessions/shares.ts'
-import { refuseJson } from './checks.ts'
+import { refuseJson } from '../doors/upgrade-refusal.ts'
 
 /** the scope a console role needs to watch (and to take control) */
 export const WATCH_SCOPE = 'sessions:drive'
