@@ -21,6 +21,7 @@ import { errors } from '../../contracts/errors.ts'
 import { hasScopes } from '../auth/scopes.ts'
 import { requireAuth } from './auth-hook.ts'
 import { assertWellFormed, parseInput } from './validate.ts'
+import { requireJsonBody } from './json-only.ts'
 
 export interface DoorOptions {
   /** check every result against the operation's output schema; a mismatch answers 500 */
@@ -94,6 +95,8 @@ export function registerOperationRoutes(app: FastifyInstance, services: Services
       url: path,
       // a route that takes more than the server's limit says so in its contract (file_put)
       ...(bodyLimit ? { bodyLimit } : {}),
+      // a body is JSON or 415, before it is parsed (the app also parses forms, for the console)
+      onRequest: requireJsonBody,
       handler: async (req, reply) => {
         const auth = await requireAuth(services, req)
         if (!hasScopes(auth.scopes, op.scopes)) throw errors.missingScope(op.scopes.filter((s: string) => !auth.scopes.has(s)).join(' '))
