@@ -1,5 +1,5 @@
 // The live view at the pod (issue #17): the node API's /v1/live upgrade (node token
-// required, like every route; the api-server's relay in api-server/cdp/live.ts is the one
+// required, like every route; the api-server's relay in api-server/console/live-socket.ts is the one
 // caller) streams a CDP screencast of the active tab as JPEG frames, and dispatches the
 // input events of a person holding control (CDP Input.dispatchMouseEvent / dispatchKeyEvent).
 // The api-server decides who holds control; the pod trusts its node token holder.

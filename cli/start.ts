@@ -5,6 +5,7 @@ import { closeGracefully } from '../api-server/http/drain.ts'
 import { loadConfig } from '../api-server/config.ts'
 import { build } from '../api-server/app.ts'
 import { loadCookieKey, openDatabase } from '../api-server/store/open.ts'
+import type { Db } from '../api-server/store/db.ts'
 import { startEmbeddedPlane } from './embedded-plane.ts'
 import type { PlaneFactory } from '../api-server/sessions/runtime.ts'
 import { authStateSource } from '../api-server/authstate/index.ts'
@@ -47,7 +48,14 @@ export async function start(): Promise<void> {
   }
   process.on('SIGINT', () => void stop('SIGINT'))
   process.on('SIGTERM', () => void stop('SIGTERM'))
+  // the first-time hint is for a fresh install: once an org exists it would only mislead
+  const fresh = !(await anyOrg(database.db))
   await app.listen({ host: config.host, port: config.port })
   say(`listening on ${config.baseUrl} (console ${config.baseUrl}${config.consolePath}, MCP ${config.baseUrl}/mcp)`)
-  say(`first time? run: npx nightjar admin bootstrap --org acme --email you@example.com`)
+  if (fresh) say(`first time? run: npx nightjar admin bootstrap --org acme --email you@example.com`)
+}
+
+/** Whether any org exists (a failed check counts as yes: the hint is never worth an error). */
+async function anyOrg(db: Db): Promise<boolean> {
+  return db.query('select exists (select 1 from orgs) as present').then((r) => r.rows[0].present === true, () => true)
 }

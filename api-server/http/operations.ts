@@ -22,6 +22,7 @@ import { hasScopes } from '../auth/scopes.ts'
 import { requireAuth } from '../doors/auth-hook.ts'
 import { assertWellFormed, parseInput } from '../doors/validate.ts'
 import { outputIssues, outputMismatch, type DoorOptions } from '../doors/output-check.ts'
+import { requireJsonBody } from '../doors/json-only.ts'
 
 export function pathParams(path: string): string[] {
   return [...path.matchAll(/:([A-Za-z]+)/g)].map((m) => m[1])
@@ -37,6 +38,8 @@ export function registerOperationRoutes(app: FastifyInstance, services: Services
       url: path,
       // a route that takes more than the server's limit says so in its contract (file_put)
       ...(bodyLimit ? { bodyLimit } : {}),
+      // a body is JSON or 415, before it is parsed (the app also parses forms, for the console)
+      onRequest: requireJsonBody,
       handler: async (req, reply) => {
         const auth = await requireAuth(services, req)
         if (!hasScopes(auth.scopes, op.scopes)) throw errors.missingScope(op.scopes.filter((s: string) => !auth.scopes.has(s)).join(' '))

@@ -34,6 +34,7 @@ import { hasScopes } from '../auth/scopes.ts'
 import { requireAuth, resourceMetadataUrl } from '../doors/auth-hook.ts'
 import { describeIssues, findBadString, parseInput } from '../doors/validate.ts'
 import { outputIssues, outputMismatch, type DoorOptions } from '../doors/output-check.ts'
+import { requireJsonBody } from '../doors/json-only.ts'
 import { isNoContent } from '../../contracts/operations/types.ts'
 import { rebindingGuard } from './origin.ts'
 
@@ -231,6 +232,25 @@ function buildServer(services: Services, door: Door, auth: AuthContext, req: Fas
   return server
 }
 
+/**
+ * Takes out of a body the JSON-RPC messages whose params are an array: each request among
+ * them gets its -32602 here (a notification gets nothing, as always). `body` is what is
+ * left for the transport — undefined when nothing is.
+ */
+export function splitPositional(raw: unknown): { body: unknown; refused: Array<{ jsonrpc: '2.0'; id: string | number | null; error: ReturnType<typeof invalidParams> }> } {
+  const positional = (m: unknown): m is { id?: unknown; params: unknown[] } =>
+    typeof m === 'object' && m !== null && !Array.isArray(m) && Array.isArray((m as { params?: unknown }).params)
+  const messages = Array.isArray(raw) ? raw : [raw]
+  if (!messages.some(positional)) return { body: raw, refused: [] }
+  const refused = messages.filter(positional).filter((m) => m.id !== undefined).map((m) => ({
+    jsonrpc: '2.0' as const,
+    id: typeof m.id === 'string' || typeof m.id === 'number' ? m.id : null,
+    error: invalidParams('invalid params: params: must be an object (MCP params are named)'),
+  }))
+  const rest = messages.filter((m) => !positional(m))
+  return { body: Array.isArray(raw) ? (rest.length ? rest : undefined) : undefined, refused }
+}
+
 /** A tools/call for a tool the credential's scopes do not cover is refused at the HTTP layer (MCP step-up). */
 function scopeChallenge(services: Services, byName: Map<string, Tool>, auth: AuthContext, body: unknown): ApiError | null {
   const msg = body as { method?: string; params?: { name?: string } } | undefined
@@ -268,7 +288,16 @@ export function registerMcp(app: FastifyInstance, services: Services, ops: reado
     if (Array.isArray(req.body) && req.body.length > MAX_BATCH) {
       return reply.code(rpcStatus('mcpBatchTooLarge')).send({ jsonrpc: '2.0', id: null, error: rpcErrors.mcpBatchTooLarge(MAX_BATCH) })
     }
-    const challenge = scopeChallenge(services, byName, auth, req.body)
+    // JSON-RPC 2.0 §6: a batch is an array with at least one value
+    if (Array.isArray(req.body) && req.body.length === 0) {
+      return reply.code(rpcStatus('mcpEmptyBatch')).send({ jsonrpc: '2.0', id: null, error: rpcErrors.mcpEmptyBatch() })
+    }
+    // params by position are answered here, each with -32602: the SDK's parser would call
+    // the whole POST unreadable (-32700), the batch's good messages included
+    const { body, refused } = splitPositional(req.body)
+    if (refused.length && !Array.isArray(req.body)) return reply.code(rpcStatus('mcpInvalidParams')).send(refused[0])
+    if (body === undefined) return refused.length ? reply.code(200).send(refused) : reply.code(202).send()
+    const challenge = scopeChallenge(services, byName, auth, body)
     if (challenge) throw challenge
     const server = buildServer(services, door, auth, req)
     // the web-standard transport takes the body Fastify already parsed: no second pass
@@ -293,7 +322,13 @@ export function registerMcp(app: FastifyInstance, services: Services, ops: reado
       const headers = new Headers()
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v)
       const request = new Request(new URL(req.url, 'http://mcp.local'), { method: 'POST', headers })
-      const response = await transport.handleRequest(request, { parsedBody: req.body })
+      const response = await transport.handleRequest(request, { parsedBody: body })
+      if (refused.length && (response.status === 200 || response.status === 202)) {
+        // the batch's answers, and the refusals made here (JSON responses: enableJsonResponse)
+        // (the SDK answers a batch that leaves one response with that response alone)
+        const answered: unknown = response.status === 200 ? await response.json() : []
+        return reply.code(200).send([...(Array.isArray(answered) ? answered : [answered]), ...refused])
+      }
       reply.code(response.status)
       response.headers.forEach((value, key) => reply.header(key, value))
       return reply.send(response.body ? Buffer.from(await response.arrayBuffer()) : undefined)
@@ -302,5 +337,6 @@ export function registerMcp(app: FastifyInstance, services: Services, ops: reado
       await server.close().catch(() => {})
     }
   }
-  app.route({ method: ['GET', 'POST', 'DELETE'], url: '/mcp', handler: handle })
+  // a body is JSON or 415 before it is parsed (forms are parsed app-wide, for the console)
+  app.route({ method: ['GET', 'POST', 'DELETE'], url: '/mcp', onRequest: requireJsonBody, handler: handle })
 }

@@ -39,6 +39,9 @@ export function createPool(url: string, max = 10, timeouts: PoolTimeouts = {}): 
   })
   // a dropped idle connection must not crash the process; the pool replaces it
   pool.on('error', () => {})
+  // a checked-out connection (a transaction, the change feed) answers a stall like the pool
+  // does, and remembers it: tx() then discards it instead of trying a rollback that cannot run
+  pool.on('connect', (client) => markStalls(client))
   if (timeouts.queryTimeoutMs || timeouts.connectTimeoutMs) {
     // every caller sees a stall as one typed 503, never a hang or a 500 with a driver message
     // (pg's own Pool.query calls connect with a callback: that form passes straight through)
@@ -51,6 +54,24 @@ export function createPool(url: string, max = 10, timeouts: PoolTimeouts = {}): 
     }) as typeof pool.connect
   }
   return pool
+}
+
+const STALL = Symbol('nightjar.stalled')
+type Marked = pg.ClientBase & { [STALL]?: Error }
+
+/** Wraps one client's promise-form query: a stall becomes the typed 503 and marks the client. */
+function markStalls(client: pg.ClientBase): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown
+  client.query = ((...args: unknown[]) => {
+    const out = query(...args)
+    // callback and submittable (cursor, stream) forms return no promise: they pass through
+    if (!(out instanceof Promise)) return out
+    return out.catch((err: unknown) => {
+      if (!isDatabaseStall(err)) throw err
+      ;(client as Marked)[STALL] = err as Error
+      throw databaseUnavailable()
+    })
+  }) as typeof client.query
 }
 
 export async function migrate(url: string, log: (msg: string) => void = () => {}): Promise<string[]> {
@@ -69,20 +90,27 @@ export async function migrate(url: string, log: (msg: string) => void = () => {}
   return ran.map((m) => m.name)
 }
 
-/** Runs fn in a transaction; rolls back on any throw. */
+/**
+ * Runs fn in a transaction; rolls back on any throw. The caller gets its error at once:
+ * after a stall the connection is discarded without a rollback (the server holds the
+ * transaction until it notices the closed socket), otherwise the rollback runs after the
+ * throw, and a connection whose rollback fails is discarded rather than pooled.
+ */
 export async function tx<T>(db: Db, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
   const c = await db.connect()
-  // a connection whose rollback failed may still hold the transaction: destroy it, never pool it
-  let broken: Error | undefined
   try {
     await c.query('begin')
     const out = await fn(c)
     await c.query('commit')
+    c.release()
     return out
   } catch (e) {
-    await c.query('rollback').catch((err: Error) => (broken = err)) // the caller gets the first error; the pool drops this client
+    const stalled = (c as Marked)[STALL]
+    if (stalled || isDatabaseStall(e)) {
+      c.release(stalled ?? (e as Error)) // pg: release(err) destroys the connection
+      throw isDatabaseStall(e) ? databaseUnavailable() : e
+    }
+    c.query('rollback').then(() => c.release(), (err: Error) => c.release(err))
     throw e
-  } finally {
-    c.release(broken)
   }
 }

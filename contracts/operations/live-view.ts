@@ -1,6 +1,6 @@
 // Watching and taking over (issue #17): the wire of the console's live view, shared by
 // the browser pod (browser-pod/screencast.ts serves NODE_LIVE_PATH), the api-server's
-// relay (api-server/cdp/live.ts) and the console page's script (api-server/console/live.ts).
+// relay (api-server/console/live-socket.ts) and the console page's script (api-server/console/live.ts).
 //
 //   page ──(LiveInput JSON)──► api-server ──(LiveInput JSON, only while this person
 //        ◄──(LiveEvent JSON)──            ◄── holds control)──► pod ── CDP Input.* ──► Chromium

@@ -155,7 +155,7 @@ t.test('through the gateway (real sockets)', async (t) => {
   t.test('platform: loopback and LAN are refused without a connection', async (t) => {
     const local = await loopbackServer(t)
     const gw = await gateway(t, { hostAliases: { ...aliases, 'sneaky.example': '127.0.0.1' } })
-    for (const url of [`http://127.0.0.1:${local.port}/`, `http://localhost:${local.port}/`, `http://sneaky.example:${local.port}/`, 'http://10.255.255.1/']) {
+    for (const url of [`http://127.0.0.1:${local.port}/`, `http://localhost:${local.port}/`, `http://sneaky.example:${local.port}/`]) {
       const r = await proxyGet(gw, url)
       t.equal(r.status, 502, url)
       t.equal(r.headers['x-nightjar-egress'], 'refused')
@@ -168,19 +168,19 @@ t.test('through the gateway (real sockets)', async (t) => {
     t.equal(local.connections(), 0, 'the loopback server never saw a connection')
   })
 
-  t.test('deny floor and configured cluster ranges', async (t) => {
+  // The fixed floor through real sockets is deny-floor.test.ts, in a loopback-only
+  // namespace: from here a gap would send a packet off this machine.
+  t.test('configured cluster ranges', async (t) => {
     const gw = await gateway(t, { hostAliases: aliases, denyCidrs: [`${web.ip}/32`] })
-    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://[fe80::1]/', 'http://0.0.0.0/']) {
-      const r = await proxyGet(gw, url)
-      t.equal(r.status, 403, url)
-      t.equal(r.headers['x-nightjar-egress'], 'denied')
-    }
-    const c = await proxyConnect(gw, '169.254.169.254:443')
-    t.equal(c.status, 403)
-    t.match(gw.lastDecision('169.254.169.254', 443), { outcome: 'denied', reason: 'deny_floor' })
     const before = (await web.requests()).length
-    const r = await proxyGet(gw, 'http://example.com/page2.html')
-    t.equal(r.status, 403, 'a name resolving into a denied CIDR is denied')
+    const r = await proxyGet(gw, `http://${web.ip}/page2.html`)
+    t.equal(r.status, 403, 'an address in a denied CIDR is denied')
+    t.equal(r.headers['x-nightjar-egress'], 'denied')
+    const c = await proxyConnect(gw, `${web.ip}:80`)
+    t.equal(c.status, 403)
+    t.match(gw.lastDecision(web.ip, 80), { outcome: 'denied', reason: 'deny_floor' })
+    const n = await proxyGet(gw, 'http://example.com/page2.html')
+    t.equal(n.status, 403, 'a name resolving into a denied CIDR is denied')
     t.equal((await web.requests()).length, before, 'nothing reached the server')
   })
 

@@ -148,6 +148,48 @@ export async function createNamespace(t: Teardown): Promise<Namespace> {
   }
 }
 
+/**
+ * A namespace with loopback only — no veth, no route anywhere — holding the given
+ * addresses on `lo`. Whatever runs in it can reach those addresses (its own loopback) and
+ * nothing else: a connection to any other address fails, it never leaves the machine.
+ * Addresses the kernel will not put on an interface (multicast, broadcast) are skipped.
+ */
+export async function loopbackNamespace(t: Teardown, addresses: string[] = []): Promise<Omit<Namespace, 'ip' | 'hostIp'> & { assigned: string[] }> {
+  if (process.getuid?.() !== 0) throw new Error('netns: network namespaces need root (ip netns)')
+  await sweepStale()
+  const ns = `njt-${process.pid}-${randomBytes(3).toString('hex')}`
+  const children: ChildProcess[] = []
+  let closed = false
+  const close = async () => {
+    if (closed) return
+    closed = true
+    await Promise.all(children.filter((c) => c.exitCode === null && c.signalCode === null).map((c) => {
+      const exited = new Promise((r) => c.once('exit', r))
+      c.kill('SIGKILL')
+      return exited
+    }))
+    await ip('netns', 'del', ns).catch(() => {})
+  }
+  t.teardown(close)
+  await ip('netns', 'add', ns)
+  await ip('-n', ns, 'link', 'set', 'lo', 'up')
+  const assigned: string[] = []
+  for (const a of addresses) {
+    const ok = await ip('-n', ns, 'addr', 'add', a.includes(':') ? `${a}/128` : `${a}/32`, 'dev', 'lo').then(() => true, () => false)
+    if (ok) assigned.push(a)
+  }
+  const links = await ip('-n', ns, '-o', 'link', 'show')
+  if (links.trim().split('\n').length !== 1) throw new Error(`netns: ${ns} holds more than loopback`)
+  return {
+    ns, close, assigned,
+    spawn: (command, args, env = {}) => {
+      const c = spawn('ip', ['netns', 'exec', ns, command, ...args], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', ...env }, stdio: ['pipe', 'pipe', 'pipe'] })
+      children.push(c)
+      return c
+    },
+  }
+}
+
 export async function startPublicWeb(t: Teardown, opts: { pagesDir?: string } = {}): Promise<PublicWeb> {
   const space = await createNamespace(t)
   try {

@@ -1,5 +1,6 @@
 // The MCP transport's own rules (api-server/mcp/server.ts, origin.ts): bad params answer
-// -32602 with a readable message, a batch has a cap, and Host/Origin are checked
+// -32602 with a readable message (params by position too), a batch has a cap and may not
+// be empty, and Host/Origin are checked
 // against DNS rebinding. Raw JSON-RPC over fetch/http, so the exact wire answer is seen.
 import t from 'tap'
 import { request as httpRequest } from 'node:http'
@@ -136,6 +137,32 @@ t.test('the MCP transport', async (t) => {
     t.equal(byId.get(1).result.structuredContent.word, 'fine')
     t.equal(byId.get(2).error.code, -32602, 'in a batch, only the bad message is refused')
     t.equal(calls, 1)
+    calls = 0
+  })
+
+  t.test('JSON-RPC edges: an empty batch is -32600, params by position are -32602', async (t) => {
+    const empty = await rpc(s, key, [])
+    t.equal(empty.status, 400)
+    t.same(empty.body, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'invalid request: an empty batch' } }, 'JSON-RPC 2.0 §6: one error, id null')
+    const positional = await rpc(s, key, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: ['test_count', { word: 'x' }] })
+    t.equal(positional.status, 400)
+    t.equal(positional.body.id, 7, 'answered under its own id')
+    t.equal(positional.body.error.code, -32602, 'invalid params, not a parse error')
+    t.match(positional.body.error.message, /^invalid params: params: must be an object/)
+    const list = await rpc(s, key, { jsonrpc: '2.0', id: 'l', method: 'tools/list', params: [] })
+    t.equal(list.body.error.code, -32602, 'for every method')
+    const note = await rpc(s, key, { jsonrpc: '2.0', method: 'notifications/initialized', params: [] })
+    t.equal(note.status, 202, 'a notification gets no answer, as always')
+    t.equal(note.text, '')
+    const mixed = await rpc(s, key, [call(1, 'test_count', { word: 'fine' }), { jsonrpc: '2.0', id: 2, method: 'tools/call', params: ['test_count'] }])
+    t.equal(mixed.status, 200)
+    const byId = new Map<number, any>(mixed.body.map((m: any) => [m.id, m]))
+    t.equal(byId.get(1).result.structuredContent.word, 'fine', 'in a batch, the good message runs')
+    t.equal(byId.get(2).error.code, -32602, 'and only the positional one is refused')
+    const allBad = await rpc(s, key, [{ jsonrpc: '2.0', id: 3, method: 'tools/list', params: [1] }])
+    t.equal(allBad.status, 200)
+    t.same(allBad.body.map((m: any) => [m.id, m.error.code]), [[3, -32602]])
+    t.equal(calls, 1, 'only the well-formed call ran')
     calls = 0
   })
 
