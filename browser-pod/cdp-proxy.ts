@@ -280,7 +280,7 @@ export class CdpProxy {
     if (this.#closed || !endpoint || !session.configured) return void socket.end(upgradeRefusal(upgradeErrors.cdpUnavailable()))
     const ex = exclusion(session)
     // a page a secret was typed into may still hold it: no raw access to it, ever
-    if (ex.fills > 0 || session.echoGuard.active) return void socket.end(upgradeRefusal(upgradeErrors.cdpAfterFill()))
+    if (ex.fills > 0 || session.echoGuard.filled) return void socket.end(upgradeRefusal(upgradeErrors.cdpAfterFill()))
     // counted from now, so a fill starting while Chromium answers is refused
     ex.clients++
     let released = false

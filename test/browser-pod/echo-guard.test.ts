@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net'
 import { EchoGuard, MASK, MIN_GUARDED_LENGTH, variants } from '../../browser-pod/echo-guard.ts'
 import { createNodeApi } from '../../browser-pod/node-api.ts'
 import { NodeClient } from '../../api-server/sessions/node-client.ts'
-import { errors } from '../../contracts/errors.ts'
+import { errors, type ApiError } from '../../contracts/errors.ts'
 import type { PodSession } from '../../browser-pod/session.ts'
 
 // Every character class the encoders treat differently: & < > " ' space runs, +, /,
@@ -51,6 +51,17 @@ const ENCODINGS: Array<[string, (s: string) => string]> = [
   ['HTML-escaped text with its whitespace collapsed', (s) => htmlEscape(s).replace(/\s+/g, ' ').trim()],
   ['base64 (btoa)', (s) => Buffer.from(s).toString('base64')],
   ['base64url', (s) => Buffer.from(s).toString('base64url')],
+  ['hex of the UTF-8 bytes', (s) => [...new TextEncoder().encode(s)].map((b) => b.toString(16).padStart(2, '0')).join('')],
+  ['HEX of the UTF-8 bytes', (s) => [...new TextEncoder().encode(s)].map((b) => b.toString(16).padStart(2, '0').toUpperCase()).join('')],
+  ['encodeURI', (s) => encodeURI(s)],
+  ['escape', (s) => escape(s)],
+  ['String(new TextEncoder().encode(v))', (s) => String(new TextEncoder().encode(s))],
+  ['an array of the bytes as the console shows it', (s) => Array.from(new TextEncoder().encode(s)).join(', ')],
+  ['String(v.split(""))', (s) => String(Array.from(s))],
+  ['toUpperCase', (s) => s.toUpperCase()],
+  ['toLowerCase', (s) => s.toLowerCase()],
+  ['normalize NFD', (s) => s.normalize('NFD')],
+  ['normalize NFKC', (s) => s.normalize('NFKC')],
 ]
 
 t.test('each encoding of the secret is masked where it stands', async (t) => {
@@ -65,6 +76,16 @@ t.test('each encoding of the secret is masked where it stands', async (t) => {
     t.ok(rest === `before ${MASK} after`, `${name}: exactly the span is masked`)
   }
   t.ok(g.redact(`url: http://h/p?x=1&pw=${encodeURIComponent(SECRET)}&y=2`) === `url: http://h/p?x=1&pw=${MASK}&y=2`, 'inside a URL')
+})
+
+t.test('btoa of a Latin-1 secret (one byte per character), and a secret with no case', async (t) => {
+  const latin = `Pässwörd-${randomBytes(3).toString('hex')}`
+  const g = guardOf(latin)
+  const b = Buffer.from(latin, 'latin1').toString('base64')
+  t.ok(g.redact(`b=${b}`).replace(/=+$/, '') === `b=${MASK}`, 'btoa(v) is masked')
+  t.ok(g.redact(`b=${Buffer.from(latin).toString('base64')}`).replace(/=+$/, '') === `b=${MASK}`, 'base64 of its UTF-8 bytes too')
+  const digits = guardOf('20261127')
+  t.ok(digits.redact('pin 20261127') === `pin ${MASK}`, 'a value case changes leave alone is remembered once')
 })
 
 t.test('a plain secret: raw, inside words, in several strings of an object', async (t) => {
@@ -98,7 +119,8 @@ t.test('a secret split across two strings is no false positive; fragments stay',
   const out = g.scrub(parts)
   t.ok(out.a === parts.a && out.b === parts.b, 'each half alone is not the secret')
   t.ok(g.redact(ALNUM.slice(1)) === ALNUM.slice(1), 'a proper substring is not the secret')
-  t.ok(g.redact(ALNUM.toUpperCase()) === ALNUM.toUpperCase(), 'case matters (an invented transform is not caught)')
+  const reversed = [...ALNUM].reverse().join('')
+  t.ok(g.redact(reversed) === reversed, 'a transform that takes more than one call (reversed) is not caught')
 })
 
 t.test('short secrets are not guarded; inactive guard is a no-op', async (t) => {
@@ -160,6 +182,7 @@ t.test('the node API is the boundary: results, errors and log lines; binary fiel
 
   const before = await client.drive('console_messages', {})
   t.ok(before.messages[0].text.includes(secret), 'nothing is masked before a fill (the guard is empty)')
+  t.ok((await client.drive('pdf', {})).pdf === Buffer.from(secret).toString('base64'), 'a PDF before any fill is made (opaque: not rewritten)')
   const b = Buffer.from(secret)
   guard.remember(b)
   b.fill(0)
@@ -168,8 +191,9 @@ t.test('the node API is the boundary: results, errors and log lines; binary fiel
   t.ok(after.messages[0].text === `pw is ${MASK}`, 'earlier console messages are masked once the secret is known')
   const shot = await client.drive('screenshot', {})
   t.ok(shot.png === Buffer.from(secret).toString('base64'), 'a screenshot (opaque) is not rewritten')
-  const pdf = await client.drive('pdf', {})
-  t.ok(pdf.pdf === Buffer.from(secret).toString('base64'), 'a PDF (opaque) is not rewritten')
+  const pdf = await client.drive('pdf', {}).then(() => null, (e: ApiError) => e)
+  t.same(pdf?.toBody(), { error: { code: 'forbidden', message: 'no PDF is made of a session a credential was filled in', reason: 'pdf_after_fill' } },
+    'no PDF once a secret was filled (a PDF is text, not pixels)')
 
   mode = 'typed'
   const typed = await client.drive('console_messages', {}).then(() => null, (e: Error) => e)
