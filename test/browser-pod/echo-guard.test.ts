@@ -232,3 +232,111 @@ t.test('scan cost (reported, not asserted)', async (t) => {
   t.ok(plain.redact(text) === text, 'random text: no false positive')
   t.ok(plain.redact(withHits).includes(MASK))
 })
+
+// Every encoding a page makes with one built-in call, made by real Chromium's own
+// built-ins after a real secure fill, through every echo channel the node API reads
+// back: the console (strings, and arrays as the console renders them), dialogs,
+// document.title, the visible text and the aria snapshot, and the URL's fragment.
+t.test('real Chromium: each one-call encoding is masked in the console, dialogs, title, text, snapshot and URL', async (t) => {
+  const { startPagePod } = await import('./harness.ts')
+  // Latin-1 only (btoa takes it), both cases, the characters the encoders disagree on
+  const canary = `Cn&ry  "<${randomBytes(5).toString('hex')}>" é+'x/~Q`
+  const HOST = 'encodings.example'
+  // name → the page's one call (a string, or an array the console renders itself)
+  const CALLS: Record<string, string> = {
+    hex: `Array.from(new TextEncoder().encode(v), (b) => b.toString(16).padStart(2, '0')).join('')`,
+    HEX: `Array.from(new TextEncoder().encode(v), (b) => b.toString(16).padStart(2, '0').toUpperCase()).join('')`,
+    toHex: `new TextEncoder().encode(v).toHex()`,
+    btoa: `btoa(v)`,
+    toBase64: `new TextEncoder().encode(v).toBase64()`,
+    toBase64url: `new TextEncoder().encode(v).toBase64({ alphabet: 'base64url' })`,
+    encodeURIComponent: `encodeURIComponent(v)`,
+    encodeURI: `encodeURI(v)`,
+    escape: `escape(v)`,
+    'JSON.stringify': `JSON.stringify(v)`,
+    'CSS.escape': `CSS.escape(v)`,
+    toUpperCase: `v.toUpperCase()`,
+    toLowerCase: `v.toLowerCase()`,
+    'normalize NFD': `v.normalize('NFD')`,
+    'String(TextEncoder bytes)': `String(new TextEncoder().encode(v))`,
+    'String(split)': `String(v.split(''))`,
+    'console array of characters': `[...v]`,
+    'console array of bytes': `Array.from(new TextEncoder().encode(v))`,
+  }
+  const page = `<!doctype html><html><head><meta charset="utf-8"><title>encodings</title></head><body>
+<input id="pw" type="password"><button id="go" onclick="echo()">go</button><div id="out"></div><p id="state">idle</p>
+<script>
+const CALLS = ${JSON.stringify(CALLS)}
+function echo() {
+  const v = document.getElementById('pw').value
+  const titles = []
+  for (const [name, call] of Object.entries(CALLS)) {
+    const e = new Function('v', 'return ' + call)(v)
+    console.log(e)
+    console.log(name + ': ' + e)
+    alert(String(e))
+    const line = document.createElement('p')
+    line.textContent = name + ': ' + e
+    document.getElementById('out').append(line)
+    titles.push(String(e))
+  }
+  document.title = titles.join(' | ')
+  location.hash = new TextEncoder().encode(v).toHex() + '.' + new TextEncoder().encode(v).toBase64({ alphabet: 'base64url', omitPadding: true })
+  document.getElementById('state').textContent = 'echoed'
+}
+</script></body></html>`
+  const { pod, client, logs } = await startPagePod(t, 'nsess_encodings', HOST, page)
+  await client.drive('navigate', { url: `http://${HOST}/login.html` })
+  const value = Buffer.from(canary)
+  await client.secureType({ selector: '#pw', value, allowlist: [HOST] }).finally(() => value.fill(0))
+  await client.drive('act', { verb: 'click', selector: '#go' })
+  await client.drive('wait_for', { text: 'echoed' })
+  const consoleReply = await client.drive('console_messages', {})
+  const perceived = await client.drive('perceive', { full: true })
+
+  // the same encodings, computed here in Node (no guard code), in each rendering the channels use
+  const te = (s: string) => new TextEncoder().encode(s)
+  const forms: Record<string, string[]> = {
+    hex: [Buffer.from(canary).toString('hex')],
+    HEX: [Buffer.from(canary).toString('hex').toUpperCase()],
+    toHex: [Buffer.from(canary).toString('hex')],
+    btoa: [Buffer.from(canary, 'latin1').toString('base64').replace(/=+$/, '')],
+    toBase64: [Buffer.from(canary).toString('base64').replace(/=+$/, '')],
+    toBase64url: [Buffer.from(canary).toString('base64url')],
+    encodeURIComponent: [encodeURIComponent(canary)],
+    encodeURI: [encodeURI(canary)],
+    escape: [escape(canary)],
+    'JSON.stringify': [JSON.stringify(canary).slice(1, -1)],
+    toUpperCase: [canary.toUpperCase(), canary.toUpperCase().replace(/\s+/g, ' ')],
+    toLowerCase: [canary.toLowerCase(), canary.toLowerCase().replace(/\s+/g, ' ')],
+    'normalize NFD': [canary.normalize('NFD'), canary.normalize('NFD').replace(/\s+/g, ' ')],
+    'String(TextEncoder bytes)': [String(te(canary))],
+    'String(split)': [String(canary.split('')), String(canary.split('')).replace(/\s+/g, ' ')],
+    'console array of characters': [[...canary].join(', ')],
+    'console array of bytes': [Array.from(te(canary)).join(', ')],
+    raw: [canary, canary.replace(/\s+/g, ' ')],
+    'the random core': [canary.slice(9, 19)],
+  }
+  // CSS.escape has no Node twin: Chromium's own answer, read back without passing the node API
+  const cssEscaped = await pod.session.page.evaluate((s) => CSS.escape(s), canary)
+  forms['CSS.escape'] = [cssEscaped, cssEscaped.replace(/\s+/g, ' ')]
+  t.equal(Object.keys(forms).filter((k) => k in CALLS).length, Object.keys(CALLS).length, 'every call the page makes is searched for')
+
+  const replies = { console: JSON.stringify(consoleReply), perceive: JSON.stringify(perceived), log: logs.join('\n') }
+  for (const [name, list] of Object.entries(forms)) {
+    for (const [channel, text] of Object.entries(replies)) t.notOk(list.some((f) => text.includes(f)), `${name}: not in the ${channel} reply`)
+  }
+  // the echoes are there, masked: the channels carried them (so the check above could fail)
+  const messages = consoleReply.messages as Array<{ type: string; text: string }>
+  const n = Object.keys(CALLS).length
+  // what the page adds around the value stays: base64's padding, JSON's quotes
+  const bare = (s: string) => s.replace(/=+$/, '').replace(/^"(.*)"$/, '$1')
+  t.equal(messages.filter((m) => m.type === 'log' && bare(m.text) === MASK).length, n - 2, 'console.log(e) of each string: the mask alone')
+  t.equal(messages.filter((m) => m.type === 'log' && /^[\w .()]+: /.test(m.text) && bare(m.text.replace(/^[\w .()]+: /, '')) === MASK).length, n, 'console.log(name + e) of each: the name, then the mask')
+  t.equal(messages.filter((m) => m.type === 'log' && m.text === `[${MASK}]`).length, 2, 'an array the console renders itself: masked inside the brackets')
+  t.equal(messages.filter((m) => m.type === 'dialog' && m.text.includes(MASK)).length, n, 'each alert: masked')
+  t.ok(perceived.title.split(' | ').map(bare).join(' | ') === Array(n).fill(MASK).join(' | '), 'document.title: every encoding masked')
+  t.equal(perceived.text.split(MASK).length - 1, n, 'visible text: each line masked')
+  t.ok(perceived.snapshot.split(MASK).length - 1 >= n, 'aria snapshot: each line masked')
+  t.ok(perceived.url === `http://${HOST}/login.html#${MASK}.${MASK}`, 'the fragment: hex and base64url masked')
+})
