@@ -340,3 +340,33 @@ function echo() {
   t.ok(perceived.snapshot.split(MASK).length - 1 >= n, 'aria snapshot: each line masked')
   t.ok(perceived.url === `http://${HOST}/login.html#${MASK}.${MASK}`, 'the fragment: hex and base64url masked')
 })
+
+// A secret below MIN_GUARDED_LENGTH is typed but never fingerprinted: the paths that
+// cannot be scanned (a PDF, a CDP connection) ask whether anything was filled at all.
+t.test('real Chromium: after a fill too short to fingerprint, no PDF and no CDP', async (t) => {
+  const { startPagePod } = await import('./harness.ts')
+  const { WebSocket } = await import('ws')
+  const { NODE_CDP_PATH } = await import('../../contracts/node-api.ts')
+  const HOST = 'short.example'
+  const page = `<!doctype html><title>short</title><input id="pw" type="password"><p id="t">a page</p>`
+  const { pod, client, token } = await startPagePod(t, 'nsess_shortfill', HOST, page)
+  await client.drive('navigate', { url: `http://${HOST}/` })
+  t.equal(Buffer.from((await client.drive('pdf', {})).pdf, 'base64').subarray(0, 5).toString(), '%PDF-', 'a PDF before the fill')
+  const value = Buffer.from('k9!')
+  await client.secureType({ selector: '#pw', value, allowlist: [HOST] }).finally(() => value.fill(0))
+  t.equal(pod.session.echoGuard.size, 0, 'nothing was fingerprinted (3 characters)')
+  const err = await client.drive('pdf', {}).then(() => null, (e: ApiError) => e)
+  t.equal(err?.status, 403)
+  t.same(err?.toBody(), { error: { code: 'forbidden', message: 'no PDF is made of a session a credential was filled in', reason: 'pdf_after_fill' } }, 'pdf: refused all the same')
+  const upgrade = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const ws = new WebSocket(pod.endpoint.replace(/^http/, 'ws') + NODE_CDP_PATH, { headers: { authorization: `Bearer ${token}` } })
+    ws.once('open', () => { ws.close(); reject(new Error('the CDP upgrade was accepted')) })
+    ws.once('unexpected-response', (_req, res) => {
+      let body = ''
+      res.on('data', (d) => (body += d))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+    })
+    ws.once('error', reject)
+  })
+  t.same(upgrade, { status: 403, body: 'CDP is refused on a session a credential was filled in' }, 'CDP: refused all the same')
+})
