@@ -13,6 +13,18 @@
 //  - Unknown domains are refused: a future Chromium domain is closed until judged.
 //  - Frames are bounded both ways (CDP_MAX_CLIENT_MESSAGE, CDP_MAX_BROWSER_MESSAGE), and a
 //    slow reader pauses the other side instead of growing a buffer.
+//  - Chromium's own pages are out of reach: its WebUI (chrome://, chrome-untrusted://,
+//    devtools://, and the browser_ui targets headless Chromium keeps open, such as the
+//    omnibox popup) are privileged renderers with chrome.send and Mojo. The filter learns
+//    every target from what Chromium tells the client (Target events, getTargets,
+//    createTarget, attachToTarget answers), hides the privileged ones (dropped from lists
+//    and events; auto-attach is asked with a filter that excludes browser_ui), refuses
+//    attaching to, activating or closing them or a target it never heard of, and refuses
+//    every message to a session attached to one.
+//  - The pod's paths are not disclosed: a download's filePath is removed from its
+//    progress events, SystemInfo's command line is blanked, and the calls that return
+//    paths or command lines wholesale (getBrowserCommandLine, Tracing, sampling
+//    profiles' module lists, DOM.getFileInfo) are refused.
 //
 // The sealed fill and CDP exclude each other at the node, so it holds whichever
 // api-server replica relays: secure_type is refused (409 cdp_connected) while a CDP client
@@ -105,15 +117,17 @@ const RULES: Record<string, Rule> = {
       : forward(req),
   // browser-initiated navigations: no chrome://, file://, devtools://, chrome-extension://, view-source: …
   'Page.navigate': urlRule('url', { blankOk: false, data: true }),
-  'Target.createTarget': urlRule('url', { blankOk: true, data: true }),
+  'Target.createTarget': (p, f, req) => {
+    const v = urlRule('url', { blankOk: true, data: true })(p, f, req)
+    return 'refuse' in v ? v : f.expect(req, 'Target.createTarget')
+  },
   'Network.loadNetworkResource': urlRule('url', { blankOk: false, data: false }),
   'Fetch.continueRequest': urlRule('url', { blankOk: false, data: false, optional: true }),
   'Network.continueInterceptedRequest': urlRule('url', { blankOk: false, data: false, optional: true }),
   // every context goes through the egress gateway: a context of its own inherits the launch-level proxy
   'Target.createBrowserContext': (p, f, req) => {
     if ('proxyServer' in p || 'proxyBypassList' in p) return { refuse: 'a browser context cannot choose its own proxy (all traffic leaves through the session’s egress gateway)' }
-    f.expectContext(req.id, req.sessionId)
-    return forward(req)
+    return f.expect(req, 'Target.createBrowserContext')
   },
   'Target.disposeBrowserContext': (p, f, req) =>
     f.owns(p.browserContextId) ? forward(req) : { refuse: 'only a browser context this connection created can be disposed' },
@@ -122,17 +136,79 @@ const RULES: Record<string, Rule> = {
   'Target.sendMessageToTarget': refuse('use flattened sessions (sessionId on the message)'),
   'Target.setRemoteLocations': refuse('remote target discovery is not allowed'),
   'Target.openDevTools': refuse('DevTools windows are not allowed'),
+  // Chromium's own pages (WebUI: chrome.send, Mojo): never attached to, activated or closed
+  'Target.attachToTarget': (p, f, req) => f.targetRule(p, req),
+  'Target.activateTarget': (p, f, req) => f.targetRule(p, req),
+  'Target.closeTarget': (p, f, req) => f.targetRule(p, req),
+  'Target.autoAttachRelated': (p, f, req) => { const v = f.targetRule(p, req); return 'refuse' in v ? v : forward(hideBrowserUi(req)) },
+  'Target.getTargetInfo': (p, f, req) => (p.targetId === undefined ? f.expect(req, 'Target.getTargetInfo') : f.targetRule(p, req)),
+  // auto-attach never attaches to them (what slips through is kept out of reach by observe);
+  // discovery and lists name them to the filter, which learns and hides them
+  'Target.setAutoAttach': (_p, _f, req) => forward(hideBrowserUi(req)),
+  'Target.getTargets': (_p, f, req) => f.expect(req, 'Target.getTargets'),
+  // the pod's paths: returned by these wholesale
+  'Browser.getBrowserCommandLine': refuse('the browser’s command line holds the pod’s paths'),
+  'Tracing.start': refuse('a trace holds the pod’s paths and command line'),
+  'Memory.getBrowserSamplingProfile': refuse('a sampling profile lists the pod’s module paths'),
+  'Memory.getAllTimeSamplingProfile': refuse('a sampling profile lists the pod’s module paths'),
+  'Memory.getSamplingProfile': refuse('a sampling profile lists the pod’s module paths'),
+  'DOM.getFileInfo': refuse('a file’s path is the pod’s'),
+  'SystemInfo.getInfo': (_p, f, req) => f.expect(req, 'SystemInfo.getInfo'),
 }
+
+/** Schemes of Chromium's privileged pages (WebUI, DevTools, extensions): never a CDP client's to script. */
+const PRIVILEGED_URL = /^\s*(chrome|chrome-untrusted|devtools|chrome-extension|chrome-search):/i
+
+export interface TargetInfoLike {
+  targetId?: unknown
+  type?: unknown
+  url?: unknown
+}
+
+/** A target CDP clients never reach: a browser_ui target (headless Chromium's WebUI) or any page at a privileged scheme. */
+export function privilegedTarget(info: TargetInfoLike): boolean {
+  return info.type === 'browser_ui' || (typeof info.url === 'string' && PRIVILEGED_URL.test(info.url))
+}
+
+/** Chromium's default target filter (discovery, getTargets, auto-attach) when the client gives none. */
+const DEFAULT_TARGET_FILTER = [{ type: 'browser', exclude: true }, { type: 'tab', exclude: true }, {}]
+
+/** An auto-attach request with browser_ui excluded first (a target filter's first match decides). */
+function hideBrowserUi(req: CdpRequest): CdpRequest {
+  const p = req.params ?? {}
+  const asked = Array.isArray(p.filter) ? p.filter : DEFAULT_TARGET_FILTER
+  return { ...req, params: { ...p, filter: [{ type: 'browser_ui', exclude: true }, ...asked] } }
+}
+
+/** What observe makes of one browser message: forward it (as is or rewritten), or drop it; and messages the filter itself sends to the browser. */
+export interface Observed {
+  toClient: RawData | string | null
+  toBrowser?: string[]
+}
+
+type Expected = 'Target.getTargets' | 'Target.getTargetInfo' | 'Target.attachToTarget' | 'Target.createTarget' | 'SystemInfo.getInfo' | 'Target.createBrowserContext'
 
 /**
  * One connection's filter. It remembers the browser contexts the client created (from
- * Chromium's answers), so the client may dispose and configure those, and no other.
+ * Chromium's answers), so the client may dispose and configure those, and no other; and
+ * every target Chromium told the client about, so it can tell Chromium's own pages apart.
  */
 export class CdpFilter {
   readonly #own = new Set<string>()
-  readonly #pending = new Map<string, true>()
+  /** answers the filter reads (and may rewrite): "sessionId|id" → what was asked */
+  readonly #pending = new Map<string, { method: Expected; targetId?: string }>()
+  /** ids of #pending, whatever their session: the cheap test before a browser message is parsed */
+  readonly #pendingIds = new Map<number, number>()
+  /** targetId → privileged?, for every target Chromium named to this client */
+  readonly #targets = new Map<string, boolean>()
+  /** flattened sessions → their target; sessions attached to a privileged target are #blocked */
+  readonly #sessions = new Map<string, string>()
+  readonly #blocked = new Set<string>()
+  /** ids of the filter's own messages on blocked sessions (the client never uses those sessions) */
+  #ownId = 0
 
   judge(req: CdpRequest): Verdict {
+    if (req.sessionId !== undefined && this.#blocked.has(req.sessionId)) return { refuse: 'that session belongs to one of Chromium’s own pages' }
     const dot = req.method.indexOf('.')
     const domain = req.method.slice(0, dot)
     if (!DOMAINS.has(domain)) return { refuse: `the ${domain} domain is not available over CDP` }
@@ -144,41 +220,148 @@ export class CdpFilter {
     return typeof browserContextId === 'string' && this.#own.has(browserContextId)
   }
 
+  /** A command naming a target: only one Chromium named to this client, and never one of its own pages. */
+  targetRule(p: Params, req: CdpRequest): Verdict {
+    const id = p.targetId
+    if (typeof id !== 'string') return { refuse: 'targetId: required' }
+    const privileged = this.#targets.get(id)
+    if (privileged === undefined) return { refuse: 'unknown target (learn targets from Target.getTargets, setDiscoverTargets or setAutoAttach first)' }
+    if (privileged) return { refuse: 'Chromium’s own pages (chrome://, chrome-untrusted://, devtools://) are not available over CDP' }
+    return req.method === 'Target.attachToTarget' ? this.expect(req, 'Target.attachToTarget', id) : forward(req)
+  }
+
   /** Browser.setDownloadBehavior: deny passes; anything else is downgraded to deny on the default context or one of ours, refused elsewhere. */
   downloadBehavior(p: Params, req: CdpRequest): Verdict {
     if (p.behavior === 'deny' && p.downloadPath === undefined) return forward(req)
     const ctx = p.browserContextId
     if (ctx !== undefined && !this.owns(ctx)) return { refuse: 'download behaviour of the session’s own context is the pod’s' }
     // Playwright's connectOverCDP asks for allowAndName into a folder of the CLIENT's
-    // machine for every context it initialises; refusing would fail the connect. The pod
-    // never writes where a client says: downloads in these contexts are denied.
+    // machine for every context it initialises, and its newContext() always sends a
+    // path; refusing would fail both. The pod never writes where a client says:
+    // downloads in these contexts are denied (and a download's path never reaches the
+    // client: observe removes it from the progress events).
     const params: Params = { behavior: 'deny' }
     if (ctx !== undefined) params.browserContextId = ctx
     if (typeof p.eventsEnabled === 'boolean') params.eventsEnabled = p.eventsEnabled
     return forward({ ...req, params })
   }
 
-  expectContext(id: number, sessionId: string | undefined): void {
-    this.#pending.set(`${sessionId ?? ''}|${id}`, true)
-    if (this.#pending.size > 1000) this.#pending.delete(this.#pending.keys().next().value!)
+  /** Forwards `req`, and reads its answer when it comes (observe). */
+  expect(req: CdpRequest, method: Expected, targetId?: string): Verdict {
+    const key = `${req.sessionId ?? ''}|${req.id}`
+    if (!this.#pending.has(key)) this.#pendingIds.set(req.id, (this.#pendingIds.get(req.id) ?? 0) + 1)
+    this.#pending.set(key, { method, targetId })
+    // a client that never reads its answers cannot grow this without bound
+    if (this.#pending.size > 10_000) this.#forget(this.#pending.keys().next().value!)
+    return forward(req)
   }
 
-  /** Reads a browser message only when it may answer a createBrowserContext of ours. */
-  observe(data: RawData): void {
-    if (!this.#pending.size) return
-    const text = data.toString()
-    const head = /^\{"id":(\d+),/.exec(text.slice(0, 40))
-    if (!head) return
-    let msg: { id?: number; sessionId?: string; result?: { browserContextId?: unknown } }
-    try {
-      msg = JSON.parse(text)
-    } catch {
-      return
-    }
-    const key = `${msg.sessionId ?? ''}|${msg.id}`
+  #forget(key: string): void {
     if (!this.#pending.delete(key)) return
-    const ctx = msg.result?.browserContextId
-    if (typeof ctx === 'string') this.#own.add(ctx)
+    const id = Number(key.slice(key.indexOf('|') + 1))
+    const n = (this.#pendingIds.get(id) ?? 1) - 1
+    if (n > 0) this.#pendingIds.set(id, n)
+    else this.#pendingIds.delete(id)
+  }
+
+  #learn(info: TargetInfoLike | undefined): boolean {
+    if (!info || typeof info.targetId !== 'string') return false
+    const privileged = privilegedTarget(info)
+    this.#targets.set(info.targetId, privileged)
+    if (this.#targets.size > 10_000) this.#targets.delete(this.#targets.keys().next().value!)
+    if (privileged) for (const [sid, tid] of this.#sessions) if (tid === info.targetId) this.#blocked.add(sid)
+    return privileged
+  }
+
+  /**
+   * A browser message on its way to the client. Parsed only when it can matter (a Target
+   * event, a download's progress, a message of a blocked session, an answer the filter
+   * waits for); everything else passes untouched.
+   */
+  observe(data: RawData): Observed {
+    const buf = data as Buffer
+    const head = buf.toString('latin1', 0, 64)
+    const event = /^\{"method":"(Target\.\w+|Browser\.downloadProgress)"/.exec(head)?.[1]
+    const reply = event ? undefined : /^\{"id":(\d+),/.exec(head)?.[1]
+    const waited = reply !== undefined && this.#pendingIds.has(Number(reply))
+    // Chromium writes a message's sessionId last: a blocked session is told by the tail alone
+    const tailSession = this.#blocked.size ? /"sessionId":"([^"]{1,200})"\}$/.exec(buf.toString('latin1', Math.max(0, buf.length - 240)))?.[1] : undefined
+    if (tailSession !== undefined && this.#blocked.has(tailSession)) return { toClient: null }
+    if (!event && !waited) return { toClient: data }
+    let msg: { id?: number; method?: string; sessionId?: string; params?: Record<string, any>; result?: Record<string, any>; error?: unknown }
+    try {
+      msg = JSON.parse(data.toString())
+    } catch {
+      return { toClient: data }
+    }
+    // nothing of a session attached to Chromium's own pages reaches the client
+    if (msg.sessionId !== undefined && this.#blocked.has(msg.sessionId)) return { toClient: null }
+    if (event) return this.#event(event, msg, data)
+    if (!waited) return { toClient: data }
+    const key = `${msg.sessionId ?? ''}|${msg.id}`
+    const asked = this.#pending.get(key)
+    if (!asked) return { toClient: data }
+    this.#forget(key)
+    const r = msg.result
+    if (!r) return { toClient: data }
+    switch (asked.method) {
+      case 'Target.createBrowserContext':
+        if (typeof r.browserContextId === 'string') this.#own.add(r.browserContextId)
+        return { toClient: data }
+      case 'Target.createTarget':
+        // a target the client opened itself: at a URL the filter allowed
+        if (typeof r.targetId === 'string') this.#targets.set(r.targetId, false)
+        return { toClient: data }
+      case 'Target.attachToTarget':
+        if (typeof r.sessionId === 'string' && asked.targetId) this.#sessions.set(r.sessionId, asked.targetId)
+        return { toClient: data }
+      case 'Target.getTargets': {
+        if (!Array.isArray(r.targetInfos)) return { toClient: data }
+        const shown = r.targetInfos.filter((info: TargetInfoLike) => !this.#learn(info))
+        return { toClient: shown.length === r.targetInfos.length ? data : JSON.stringify({ ...msg, result: { ...r, targetInfos: shown } }) }
+      }
+      case 'Target.getTargetInfo':
+        if (!this.#learn(r.targetInfo)) return { toClient: data }
+        return { toClient: refusal(msg.id, msg.sessionId, 'Target.getTargetInfo is refused: Chromium’s own pages are not available over CDP') }
+      case 'SystemInfo.getInfo':
+        // the command line names the pod's profile directory and binary
+        return { toClient: typeof r.commandLine === 'string' && r.commandLine ? JSON.stringify({ ...msg, result: { ...r, commandLine: '' } }) : data }
+      default:
+        return { toClient: data }
+    }
+  }
+
+  #event(method: string, msg: { params?: Record<string, any> }, data: RawData): Observed {
+    const params = msg.params ?? {}
+    switch (method) {
+      case 'Target.targetCreated':
+      case 'Target.targetInfoChanged':
+        return { toClient: this.#learn(params.targetInfo) ? null : data }
+      case 'Target.targetDestroyed':
+      case 'Target.targetCrashed':
+        return { toClient: this.#targets.get(params.targetId) ? null : data }
+      case 'Target.attachedToTarget': {
+        const sid = params.sessionId
+        if (typeof sid !== 'string') return { toClient: data }
+        if (typeof params.targetInfo?.targetId === 'string') this.#sessions.set(sid, params.targetInfo.targetId)
+        if (!this.#learn(params.targetInfo)) return { toClient: data }
+        // attached behind the client's back (auto-attach): kept out of its reach, and let run if it waits
+        this.#blocked.add(sid)
+        const toBrowser = params.waitingForDebugger ? [JSON.stringify({ id: ++this.#ownId, method: 'Runtime.runIfWaitingForDebugger', sessionId: sid })] : undefined
+        return { toClient: null, toBrowser }
+      }
+      case 'Target.detachedFromTarget': {
+        const sid = params.sessionId
+        this.#sessions.delete(sid)
+        return { toClient: this.#blocked.delete(sid) ? null : data }
+      }
+      case 'Browser.downloadProgress':
+        // where the pod keeps a download is the pod's
+        if (params.filePath === undefined) return { toClient: data }
+        return { toClient: JSON.stringify({ ...msg, params: { ...params, filePath: undefined } }) }
+      default:
+        return { toClient: data }
+    }
   }
 }
 
@@ -280,7 +463,7 @@ export class CdpProxy {
     if (this.#closed || !endpoint || !session.configured) return void socket.end(upgradeRefusal(upgradeErrors.cdpUnavailable()))
     const ex = exclusion(session)
     // a page a secret was typed into may still hold it: no raw access to it, ever
-    if (ex.fills > 0 || session.echoGuard.active) return void socket.end(upgradeRefusal(upgradeErrors.cdpAfterFill()))
+    if (ex.fills > 0 || session.echoGuard.filled) return void socket.end(upgradeRefusal(upgradeErrors.cdpAfterFill()))
     // counted from now, so a fill starting while Chromium answers is refused
     ex.clients++
     let released = false
@@ -342,8 +525,9 @@ export class CdpProxy {
       toBrowser(JSON.stringify(verdict.forward))
     })
     upstream.on('message', (data) => {
-      filter.observe(data)
-      toClient(data)
+      const seen = filter.observe(data)
+      for (const m of seen.toBrowser ?? []) toBrowser(m)
+      if (seen.toClient !== null) toClient(seen.toClient)
     })
     client.on('close', () => end(1000, ''))
     upstream.on('close', () => end(1011, 'the browser closed the connection'))

@@ -10,12 +10,15 @@
 // made for this session. No plaintext and no variant string is kept; the caller zeroes
 // the secret's Buffer right after the fill, as before.
 //
-// What is matched: each variant is one encoding of the whole secret (raw, JSON,
-// percent-encodings as encodeURIComponent / a GET form / the URL parser write them,
-// HTML escapes, base64), each also as Nightjar renders page text (whitespace collapsed,
-// the aria snapshot's YAML quoting) — the list is variants() below. A value the page
-// transforms in any other way (reversed, split across two strings, hashed, encoded
-// twice, in a non-UTF-8 charset, case-changed) is not caught. Secrets shorter than
+// What is matched: each variant is one encoding of the whole secret — what a page gets
+// from ONE built-in call on the value (or on its UTF-8 bytes), what the browser writes
+// when the value moves through a URL, a form or the DOM, and what a common server
+// library writes (raw, JSON, the percent-encodings, HTML escapes, base64, hex, case
+// changes, byte and character lists) — each also as Nightjar renders page text
+// (whitespace collapsed, the aria snapshot's YAML quoting); the list is variants() below.
+// A value the page transforms in any other way (reversed, split across two strings,
+// hashed, encrypted, encoded twice, in a non-UTF-8 charset, drawn on a canvas) is not
+// caught: a page may compute anything from a value it holds. Secrets shorter than
 // MIN_GUARDED_LENGTH characters are not guarded: masking every occurrence of a 1–3
 // character string would shred page text.
 //
@@ -53,6 +56,7 @@ export class EchoGuard {
   readonly #buckets = new Map<number, Bucket>()
   #count = 0
   #minLength = Infinity
+  #filled = false
 
   /** Number of fingerprints held. */
   get size(): number {
@@ -65,11 +69,21 @@ export class EchoGuard {
   }
 
   /**
+   * True once any secret was handed to remember() — even one too short to fingerprint.
+   * What a read path that cannot be scanned (a PDF) or a raw channel (CDP) asks: from
+   * then on the page may hold a secret.
+   */
+  get filled(): boolean {
+    return this.#filled
+  }
+
+  /**
    * Fingerprints a secret that is about to be typed. Reads `secret` and keeps nothing
    * of it but keyed fingerprints; the caller still owns (and zeroes) the Buffer.
    * Returns how many new fingerprints were added.
    */
   remember(secret: Buffer): number {
+    this.#filled = true
     // A JS string cannot be wiped; this one (and the variants) go out of scope here.
     const raw = secret.toString('utf8')
     if (raw.length < MIN_GUARDED_LENGTH) return 0
@@ -195,21 +209,25 @@ function powMod32(base: number, e: number): number {
 /**
  * The forms in which the secret can come back: each encoding a page, the browser or a
  * common server library writes (measured against Chromium where the browser encodes:
- * URL parser, form submission, serialisation), each then as Nightjar itself renders
- * page text (as is; whitespace collapsed as document.title and innerText do; as the
- * aria snapshot normalises and YAML-quotes it). Each encoding is one encoder over the
- * whole value; compositions beyond encoding-then-rendering are not derived.
+ * URL parser, form submission, serialisation, the console's rendering), each then as
+ * Nightjar itself renders page text (as is; whitespace collapsed as document.title and
+ * innerText do; as the aria snapshot normalises and YAML-quotes it). Each encoding is one
+ * encoder over the whole value — one built-in call of a page (the comment on each line
+ * names it); compositions beyond encoding-then-rendering are not derived.
  */
 export function variants(raw: string, bytes: Buffer = Buffer.from(raw, 'utf8')): Set<string> {
   const encoded = new Set<string>([raw])
   const add = (v: string) => encoded.add(v)
+  const wellFormed = safeWellFormed(raw)
   // JSON string bodies: as JSON.stringify writes them, and ASCII-only (\uXXXX)
   const json = JSON.stringify(raw).slice(1, -1)
   add(json)
   add(json.replace(/[\u007f-\uffff]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')))
   // percent-encodings, upper- and lower-case hex
   const percent = [
-    encodeURIComponent(safeWellFormed(raw)), // encodeURIComponent
+    encodeURIComponent(wellFormed), // encodeURIComponent
+    encodeURI(wellFormed), // encodeURI (keeps ;,/?:@&=+$# as they are)
+    escape(raw), // escape (%XX up to U+00FF, %uXXXX above)
     new URLSearchParams([['', raw]]).toString().slice(1), // application/x-www-form-urlencoded (spaces as +), as a GET form submits it
     percentEncode(bytes, PATH_SET).replace(/\\/g, '/'), // history.pushState / location into the path (Chromium: \ becomes /)
     percentEncode(bytes, SPEC_PATH_SET).replace(/\\/g, '/'), // the same as the WHATWG URL standard (and Node 20's URL) writes it
@@ -219,7 +237,7 @@ export function variants(raw: string, bytes: Buffer = Buffer.from(raw, 'utf8')):
   ]
   for (const p of percent) {
     add(p)
-    add(p.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()))
+    add(p.replace(/%(u[0-9A-F]{4}|[0-9A-F]{2})/g, (m) => m.toLowerCase()))
   }
   // HTML: a server's escaping (&#39; and its other spellings for '), and how the
   // browser serialises text nodes and attribute values (innerHTML / outerHTML)
@@ -229,9 +247,27 @@ export function variants(raw: string, bytes: Buffer = Buffer.from(raw, 'utf8')):
   add(amp.replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\u00a0/g, '&nbsp;'))
   add(amp.replace(/"/g, '&quot;').replace(/\u00a0/g, '&nbsp;'))
   add(amp.replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\u00a0/g, '&nbsp;'))
-  // base64 / base64url of the UTF-8 bytes (btoa of the value alone), without padding
+  add(cssEscape(wellFormed)) // CSS.escape
+  // base64 / base64url of the UTF-8 bytes (Uint8Array.prototype.toBase64, btoa of an
+  // ASCII value), without padding; and btoa of a Latin-1 value (one byte per character)
   add(bytes.toString('base64').replace(/=+$/, ''))
   add(bytes.toString('base64url'))
+  if (/^[\x00-\xff]*$/.test(raw)) add(Buffer.from(raw, 'latin1').toString('base64').replace(/=+$/, ''))
+  // hex of the UTF-8 bytes, lower and upper case (Uint8Array.prototype.toHex, a page's hex())
+  add(bytes.toString('hex'))
+  add(bytes.toString('hex').toUpperCase())
+  // the UTF-8 bytes as numbers: String(new TextEncoder().encode(v)) writes "104,117,…",
+  // the console shows an array of them as "[104, 117, …]"
+  add([...bytes].join(','))
+  add([...bytes].join(', '))
+  // the characters as a list: String(v.split('')) / String([...v]), and console.log([...v])
+  const chars = [...raw]
+  add(chars.join(','))
+  add(chars.join(', '))
+  // case changes and Unicode normalisation: toUpperCase, toLowerCase, normalize(form)
+  add(raw.toUpperCase())
+  add(raw.toLowerCase())
+  for (const form of ['NFC', 'NFD', 'NFKC', 'NFKD']) add(raw.normalize(form))
 
   const out = new Set<string>()
   for (const e of encoded) {
@@ -260,6 +296,20 @@ function percentEncode(bytes: Buffer, set: Set<number>): string {
     s += b < 0x20 || b > 0x7e || set.has(b) ? '%' + b.toString(16).toUpperCase().padStart(2, '0') : String.fromCharCode(b)
   }
   return s
+}
+
+/** CSS.escape as the CSSOM spec serialises an identifier (the page's built-in). */
+function cssEscape(s: string): string {
+  let out = ''
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c === 0) out += '\ufffd'
+    else if ((c >= 1 && c <= 0x1f) || c === 0x7f || (c >= 0x30 && c <= 0x39 && (i === 0 || (i === 1 && s.charCodeAt(0) === 0x2d)))) out += '\\' + c.toString(16) + ' '
+    else if (i === 0 && c === 0x2d && s.length === 1) out += '\\' + s[i]
+    else if (c >= 0x80 || c === 0x2d || c === 0x5f || (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a)) out += s[i]
+    else out += '\\' + s[i]
+  }
+  return out
 }
 
 /** encodeURIComponent throws on lone surrogates; the bytes were UTF-8 anyway. */

@@ -1,5 +1,6 @@
 // Page captures: screenshot (PNG), PDF, and the console buffer the session keeps.
 import type { NodeOutput } from '../../contracts/node-api.ts'
+import { errors } from '../../contracts/errors.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
 import type { ActionTable } from './types.ts'
@@ -13,13 +14,28 @@ export async function screenshot(session: PodSession): Promise<NodeOutput<'scree
   }
 }
 
+// A PDF is not pixels: Chromium writes the page's text as a text layer (a ToUnicode map
+// per font: any extractor reads it back), link targets as URI annotations, form fields,
+// and document.title as the /Title metadata. A page that copies a filled secret into
+// any of them — or encodes it first, or spreads it over glyphs the text layer joins —
+// would carry it out, and nothing after the print can find every form it takes there
+// (text is glyph ids in compressed streams). Masking the page before printing would
+// race the page's own scripts. So once a secret was filled in the session, no PDF is
+// made at all (403 pdf_after_fill), as file_read refuses a file that carries one and
+// CDP refuses the session. Screenshots stay available (pixels; filled fields render
+// masked).
 export async function pdf(session: PodSession): Promise<NodeOutput<'pdf'>> {
+  // filled, not active: a secret too short to fingerprint was still typed
+  if (session.echoGuard.filled) throw errors.pdfAfterFill()
+  let buf: Buffer
   try {
-    const buf = await session.page.pdf({ printBackground: true })
-    return { pdf: buf.toString('base64') }
+    buf = await session.page.pdf({ printBackground: true })
   } catch (e) {
     throw actionError(e, 'pdf')
   }
+  // a fill that began while Chromium printed: the page may have held the secret when it was printed
+  if (session.echoGuard.filled) throw errors.pdfAfterFill()
+  return { pdf: buf.toString('base64') }
 }
 
 export function consoleMessages(session: PodSession): NodeOutput<'console_messages'> {

@@ -23,6 +23,10 @@ export const FILE_ERRORS = {
     status: 403, code: 'forbidden', reason: 'file_carries_secret', message: 'the file holds a value filled with credential_fill; it is not returned', spec: ['INV-03'],
     when: 'file_read of a file in which the echo guard finds a filled secret (e.g. a page that saved the field into a download)',
   },
+  pdfAfterFill: {
+    status: 403, code: 'forbidden', reason: 'pdf_after_fill', message: 'no PDF is made of a session a credential was filled in', spec: ['INV-03'],
+    when: 'pdf on a session after credential_fill: a PDF carries the page as text (its text layer, link targets, form fields, the title in its metadata), where a value the page echoes cannot be masked',
+  },
   singleFileInput: {
     status: 400, code: 'bad_request', reason: 'single_file_input', message: 'the file input takes one file (it has no multiple attribute)', spec: null,
     when: 'file_upload of several files into an input without the multiple attribute',

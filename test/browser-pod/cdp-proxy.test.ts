@@ -14,7 +14,7 @@ import type { ApiError } from '../../contracts/errors.ts'
 import { CDP_MAX_CLIENT_MESSAGE, NODE_CDP_PATH } from '../../contracts/node-api.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { devtoolsEndpoint } from '../../browser-pod/chromium.ts'
-import { CdpFilter, parseRequest } from '../../browser-pod/cdp-proxy.ts'
+import { CdpFilter, parseRequest, privilegedTarget } from '../../browser-pod/cdp-proxy.ts'
 import { startPublicWeb } from '../helpers/netns.ts'
 import { waitFor } from '../helpers/wait.ts'
 import { loopbackServer, newToken, publicAliases } from './harness.ts'
@@ -34,6 +34,8 @@ interface Raw {
   sendText(text: string): void
   events: Array<{ method: string; params: any; sessionId?: string }>
   replies: Reply[]
+  /** every message received, as text */
+  texts: string[]
   closed: Promise<{ code: number }>
   close(): Promise<void>
 }
@@ -51,7 +53,9 @@ async function rawCdp(t: Test, url: string, token?: string): Promise<Raw> {
   const waiting = new Map<number, (r: Reply) => void>()
   const events: Raw['events'] = []
   const replies: Reply[] = []
+  const texts: string[] = []
   ws.on('message', (data) => {
+    texts.push(data.toString())
     const msg = JSON.parse(data.toString())
     if (msg.method) return void events.push(msg)
     replies.push(msg)
@@ -65,7 +69,7 @@ async function rawCdp(t: Test, url: string, token?: string): Promise<Raw> {
   }
   t.teardown(close)
   return {
-    ws, events, replies, closed, close,
+    ws, events, replies, texts, closed, close,
     send: (method, params, sessionId) => new Promise<Reply>((resolve) => {
       const id = next++
       waiting.set(id, resolve)
@@ -140,6 +144,70 @@ t.test('the filter, message by message', async (t) => {
   t.match(parseRequest('{"id":1,"method":"nodot"}'), { invalid: /^method/, id: 1 })
 })
 
+t.test('the filter keeps Chromium’s own pages and the pod’s paths out of reach, message by message', async (t) => {
+  const f = new CdpFilter()
+  const judge = (method: string, params?: Record<string, unknown>, sessionId?: string) => f.judge(sessionId ? { id: 1, method, params, sessionId } : { id: 1, method, params })
+  const seen = (msg: unknown) => {
+    const data = Buffer.from(JSON.stringify(msg))
+    const o = f.observe(data)
+    return { ...o, same: o.toClient === data, json: o.toClient === null ? null : JSON.parse(o.toClient.toString()) }
+  }
+  const own = /Chromium’s own pages/
+  t.match(judge('Target.attachToTarget', { targetId: 'NEVER-NAMED', flatten: true }), { refuse: /unknown target/ }, 'a target Chromium never named to this client')
+  // a list names them: the filter learns them and the client never sees them
+  t.ok('forward' in f.judge({ id: 20, method: 'Target.getTargets', params: { filter: [{}] } }))
+  const list = seen({ id: 20, result: { targetInfos: [
+    { targetId: 'UI1', type: 'browser_ui', url: 'chrome://omnibox-popup.top-chrome/' },
+    { targetId: 'P1', type: 'page', url: 'https://example.com/' },
+    { targetId: 'D1', type: 'page', url: 'devtools://devtools/bundled/inspector.html' },
+    { targetId: 'U1', type: 'other', url: 'chrome-untrusted://terminal/' },
+    { targetId: 'C1', type: 'page', url: 'CHROME://version' },
+  ] } })
+  t.same(list.json.result.targetInfos.map((x: any) => x.targetId), ['P1'], 'getTargets: only the web page is disclosed')
+  for (const id of ['UI1', 'D1', 'U1', 'C1']) {
+    for (const m of ['Target.attachToTarget', 'Target.activateTarget', 'Target.closeTarget', 'Target.getTargetInfo', 'Target.autoAttachRelated']) {
+      t.match(judge(m, { targetId: id, flatten: true, waitForDebuggerOnStart: false }), { refuse: own }, `${m} ${id}`)
+    }
+  }
+  t.ok('forward' in judge('Target.attachToTarget', { targetId: 'P1', flatten: true }), 'a web page is attached to')
+  for (const url of ['chrome://version', 'chrome-untrusted://terminal/', 'devtools://devtools/bundled/inspector.html']) {
+    t.ok('refuse' in judge('Target.createTarget', { url }), `Target.createTarget ${url}`)
+    t.ok('refuse' in judge('Page.navigate', { url }), `Page.navigate ${url}`)
+  }
+  // events: created, changed, attached behind the client's back
+  t.equal(seen({ method: 'Target.targetCreated', params: { targetInfo: { targetId: 'UI2', type: 'browser_ui', url: 'chrome://x/' } } }).toClient, null, 'targetCreated of one: dropped')
+  t.ok(seen({ method: 'Target.targetCreated', params: { targetInfo: { targetId: 'P2', type: 'page', url: 'https://example.com/a' } } }).same, 'of a web page: untouched')
+  const attached = seen({ method: 'Target.attachedToTarget', params: { sessionId: 'S-UI', targetInfo: { targetId: 'UI3', type: 'browser_ui', url: 'chrome://y/' }, waitingForDebugger: true } })
+  t.equal(attached.toClient, null, 'attachedToTarget of one: dropped')
+  t.same((attached.toBrowser ?? []).map((m) => JSON.parse(m)), [{ id: 1, method: 'Runtime.runIfWaitingForDebugger', sessionId: 'S-UI' }], 'and let run (it waits for a debugger)')
+  t.match(judge('Runtime.evaluate', { expression: 'chrome.send' }, 'S-UI'), { refuse: /Chromium’s own pages/ }, 'a message to that session is refused')
+  t.equal(seen({ method: 'Runtime.consoleAPICalled', params: { type: 'log', args: [] }, sessionId: 'S-UI' }).toClient, null, 'its events are dropped')
+  t.equal(seen({ id: 1, result: {}, sessionId: 'S-UI' }).toClient, null, 'and its answers')
+  t.ok(seen({ method: 'Target.attachedToTarget', params: { sessionId: 'S-P2', targetInfo: { targetId: 'P2', type: 'page', url: 'https://example.com/a' }, waitingForDebugger: false } }).same)
+  t.ok('forward' in judge('Runtime.evaluate', { expression: '1' }, 'S-P2'))
+  t.equal(seen({ method: 'Target.targetInfoChanged', params: { targetInfo: { targetId: 'P2', type: 'page', url: 'chrome://settings/' } } }).toClient, null, 'a page that became one: its change is dropped')
+  t.match(judge('Runtime.evaluate', { expression: '1' }, 'S-P2'), { refuse: /Chromium’s own pages/ }, 'and its session is closed to the client')
+  // auto-attach is asked without them
+  const auto = judge('Target.setAutoAttach', { autoAttach: true, flatten: true, waitForDebuggerOnStart: false, filter: [{}] })
+  t.same('forward' in auto && auto.forward.params?.filter, [{ type: 'browser_ui', exclude: true }, {}], 'setAutoAttach: browser_ui excluded first')
+  const autoDefault = judge('Target.setAutoAttach', { autoAttach: true, flatten: true, waitForDebuggerOnStart: false })
+  t.same('forward' in autoDefault && autoDefault.forward.params?.filter, [{ type: 'browser_ui', exclude: true }, { type: 'browser', exclude: true }, { type: 'tab', exclude: true }, {}], 'and Chromium’s default after it')
+  t.ok(privilegedTarget({ type: 'browser_ui', url: '' }) && privilegedTarget({ type: 'page', url: 'chrome-extension://a/b' }) && !privilegedTarget({ type: 'page', url: 'https://chrome.example/' }))
+
+  // the pod's paths
+  const progress = seen({ method: 'Browser.downloadProgress', params: { guid: 'g', totalBytes: 5, receivedBytes: 5, state: 'completed', filePath: '/tmp/playwright-artifacts-X/g' } })
+  t.same(progress.json, { method: 'Browser.downloadProgress', params: { guid: 'g', totalBytes: 5, receivedBytes: 5, state: 'completed' } }, 'a download’s filePath is removed')
+  t.ok(seen({ method: 'Browser.downloadProgress', params: { guid: 'g', state: 'inProgress' } }).same, 'progress without one: untouched')
+  t.ok('forward' in f.judge({ id: 30, method: 'SystemInfo.getInfo' }))
+  t.same(seen({ id: 30, result: { gpu: {}, modelName: '', modelVersion: '', commandLine: '/usr/lib/chromium/chromium --user-data-dir=/tmp/p' } }).json,
+    { id: 30, result: { gpu: {}, modelName: '', modelVersion: '', commandLine: '' } }, 'SystemInfo: the command line is blanked')
+  for (const m of ['Browser.getBrowserCommandLine', 'Tracing.start', 'Memory.getBrowserSamplingProfile', 'Memory.getAllTimeSamplingProfile', 'Memory.getSamplingProfile', 'DOM.getFileInfo']) {
+    t.ok('refuse' in judge(m, {}), `${m} is refused`)
+  }
+  // everything else passes as the very same bytes, unparsed
+  t.ok(seen({ id: 99, result: { data: 'x' } }).same && seen({ method: 'Page.loadEventFired', params: { timestamp: 1 } }).same)
+})
+
 t.test('CDP at the node, real Chromium', async (t) => {
   const web = await startPublicWeb(t)
   // the deny floor forbids loopback outright (platform egress would refuse it anyway)
@@ -211,6 +279,74 @@ t.test('CDP at the node, real Chromium', async (t) => {
     await direct.send('Page.navigate', { url: `http://127.0.0.1:${control.port}/` }, a2.sessionId)
     await waitFor(() => control.connections() > 0, { what: 'the unfiltered context to reach loopback' })
     t.pass('unfiltered, proxyServer direct:// does bypass the gateway: the refusal above is what stops it')
+    await direct.close()
+    await cdp.close()
+  })
+
+  t.test('Chromium’s own pages cannot be attached to, created or listed; the pod’s paths never reach the client', async (t) => {
+    t.equal(pod.session.page.url(), 'http://example.com/cdp-drive.html', 'the session’s page (the Playwright subtest opened it)')
+    const cdp = await rawCdp(t, url, token)
+    // the control: on the raw endpoint the WebUI targets exist, and attaching gives a privileged renderer
+    const direct = await rawCdp(t, devtools)
+    const all = (await direct.send('Target.getTargets', { filter: [{}] })).result.targetInfos as Array<{ targetId: string; type: string; url: string }>
+    const webui = all.filter((x) => privilegedTarget(x))
+    t.ok(webui.length > 0 && webui.every((x) => /^chrome:/.test(x.url)), `Chromium keeps WebUI targets (${webui.map((x) => x.type).join(', ')})`)
+    const { result: raw } = await direct.send('Target.attachToTarget', { targetId: webui[0].targetId, flatten: true })
+    const probe = await direct.send('Runtime.evaluate', { expression: 'typeof chrome.send', returnByValue: true }, raw.sessionId)
+    t.equal(probe.result?.result?.value, 'function', 'unfiltered, a client runs script with chrome.send in it: the refusals below are what stop it')
+    await direct.send('Browser.setDownloadBehavior', { behavior: 'deny', eventsEnabled: true })
+    const { result: sys } = await direct.send('SystemInfo.getInfo')
+    const userDataDir = /--user-data-dir=(\S+)/.exec(sys.commandLine)?.[1]
+    t.ok(userDataDir, 'unfiltered, SystemInfo names the pod’s profile directory')
+
+    // through the filter: never listed, never discovered, never auto-attached
+    const listed = (await cdp.send('Target.getTargets', { filter: [{}] })).result.targetInfos as Array<{ type: string; url: string }>
+    t.ok(listed.some((x) => x.type === 'page'), 'the session’s pages are listed')
+    t.notOk(listed.some((x) => privilegedTarget(x)), 'no WebUI target is listed, even with a filter that asks for every type')
+    await cdp.send('Target.setDiscoverTargets', { discover: true, filter: [{}] })
+    // every type but tab (Chromium refuses a filter that allows both tab and page): browser_ui included
+    const auto = await cdp.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: true, filter: [{ type: 'tab', exclude: true }, {}] })
+    t.same(auto.result, {}, 'auto-attach asked for every type')
+    await waitFor(() => cdp.events.find((e) => e.method === 'Target.attachedToTarget' && e.params.targetInfo.type === 'page'), { what: 'auto-attach to the session’s page' })
+    t.notOk(cdp.events.some((e) => e.method.startsWith('Target.') && e.params.targetInfo && privilegedTarget(e.params.targetInfo)), 'no event names one')
+    // attach, activate, close by id (the id from the raw endpoint): refused with the documented error
+    for (const m of ['Target.attachToTarget', 'Target.activateTarget', 'Target.closeTarget']) {
+      refused(t, await cdp.send(m, { targetId: webui[0].targetId, flatten: true }), /is refused: Chromium’s own pages \(chrome:\/\/, chrome-untrusted:\/\/, devtools:\/\/\) are not available over CDP/, `${m} of a WebUI target`)
+    }
+    refused(t, await cdp.send('Target.attachToTarget', { targetId: 'F'.repeat(32), flatten: true }), /unknown target/, 'a target never named')
+    for (const u of ['chrome://version', 'chrome-untrusted://terminal/', 'devtools://devtools/bundled/inspector.html', 'chrome://omnibox-popup.top-chrome/']) {
+      refused(t, await cdp.send('Target.createTarget', { url: u }), /scheme .* is not allowed/, `Target.createTarget ${u}`)
+    }
+    const still = (await direct.send('Target.getTargets', { filter: [{}] })).result.targetInfos as Array<{ targetId: string }>
+    t.ok(still.some((x) => x.targetId === webui[0].targetId), 'the WebUI target was not closed either')
+
+    // downloads: a path is never used, and the pod's is never shown
+    const dir = mkdtempSync(join(tmpdir(), 'nightjar-cdp-dl2-'))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    refused(t, await cdp.send('Page.setDownloadBehavior', { behavior: 'allow', downloadPath: dir }), /download path is the pod/, 'Page.setDownloadBehavior with a path')
+    const sessionCtx = listed.find((x: any) => x.type === 'page' && x.url === 'http://example.com/cdp-drive.html') as any
+    refused(t, await cdp.send('Browser.setDownloadBehavior', { behavior: 'allowAndName', downloadPath: dir, browserContextId: sessionCtx.browserContextId, eventsEnabled: true }),
+      /download behaviour of the session’s own context is the pod’s/, 'Browser.setDownloadBehavior with a path on the session’s context')
+    t.same((await cdp.send('Browser.setDownloadBehavior', { behavior: 'allowAndName', downloadPath: dir, eventsEnabled: true })).result, {},
+      'on the default context (what connectOverCDP sends): applied as deny, its path unused')
+    // the session's own page downloads (the pod keeps it): the client sees it happen, not where
+    await pod.session.page.click('#dl')
+    const done = await waitFor(() => cdp.events.find((e) => e.method === 'Browser.downloadProgress' && e.params.state === 'completed'), { what: 'the client to see the download complete' })
+    const controlDone = await waitFor(() => direct.events.find((e) => e.method === 'Browser.downloadProgress' && e.params.guid === done.params.guid && e.params.state === 'completed'), { what: 'the raw endpoint’s event' })
+    t.ok(typeof controlDone.params.filePath === 'string' && controlDone.params.filePath.startsWith('/'), 'unfiltered, the event names the pod’s file')
+    t.equal(done.params.filePath, undefined, 'through the filter it does not')
+    t.same(readdirSync(dir), [], 'nothing was written where the client asked')
+
+    // the command line and the other path-bearing calls
+    t.equal((await cdp.send('SystemInfo.getInfo')).result?.commandLine, '', 'SystemInfo: the command line is blanked')
+    refused(t, await cdp.send('Browser.getBrowserCommandLine'), /command line holds the pod’s paths/, 'Browser.getBrowserCommandLine')
+    refused(t, await cdp.send('Tracing.start', { transferMode: 'ReturnAsStream' }), /a trace holds the pod’s paths/, 'Tracing.start')
+    refused(t, await cdp.send('Memory.getBrowserSamplingProfile'), /module paths/, 'Memory.getBrowserSamplingProfile')
+
+    const everything = cdp.texts.join('\n')
+    t.notOk(everything.includes(userDataDir!), 'no message the client received names the pod’s profile directory')
+    t.notOk(everything.includes(controlDone.params.filePath), 'nor the download’s file')
+    t.notOk(webui.some((x) => everything.includes(x.targetId) || everything.includes(x.url)), 'nor any WebUI target, by id or URL')
     await direct.close()
     await cdp.close()
   })

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net'
 import { EchoGuard, MASK, MIN_GUARDED_LENGTH, variants } from '../../browser-pod/echo-guard.ts'
 import { createNodeApi } from '../../browser-pod/node-api.ts'
 import { NodeClient } from '../../api-server/sessions/node-client.ts'
-import { errors } from '../../contracts/errors.ts'
+import { errors, type ApiError } from '../../contracts/errors.ts'
 import type { PodSession } from '../../browser-pod/session.ts'
 
 // Every character class the encoders treat differently: & < > " ' space runs, +, /,
@@ -51,6 +51,17 @@ const ENCODINGS: Array<[string, (s: string) => string]> = [
   ['HTML-escaped text with its whitespace collapsed', (s) => htmlEscape(s).replace(/\s+/g, ' ').trim()],
   ['base64 (btoa)', (s) => Buffer.from(s).toString('base64')],
   ['base64url', (s) => Buffer.from(s).toString('base64url')],
+  ['hex of the UTF-8 bytes', (s) => [...new TextEncoder().encode(s)].map((b) => b.toString(16).padStart(2, '0')).join('')],
+  ['HEX of the UTF-8 bytes', (s) => [...new TextEncoder().encode(s)].map((b) => b.toString(16).padStart(2, '0').toUpperCase()).join('')],
+  ['encodeURI', (s) => encodeURI(s)],
+  ['escape', (s) => escape(s)],
+  ['String(new TextEncoder().encode(v))', (s) => String(new TextEncoder().encode(s))],
+  ['an array of the bytes as the console shows it', (s) => Array.from(new TextEncoder().encode(s)).join(', ')],
+  ['String(v.split(""))', (s) => String(Array.from(s))],
+  ['toUpperCase', (s) => s.toUpperCase()],
+  ['toLowerCase', (s) => s.toLowerCase()],
+  ['normalize NFD', (s) => s.normalize('NFD')],
+  ['normalize NFKC', (s) => s.normalize('NFKC')],
 ]
 
 t.test('each encoding of the secret is masked where it stands', async (t) => {
@@ -65,6 +76,16 @@ t.test('each encoding of the secret is masked where it stands', async (t) => {
     t.ok(rest === `before ${MASK} after`, `${name}: exactly the span is masked`)
   }
   t.ok(g.redact(`url: http://h/p?x=1&pw=${encodeURIComponent(SECRET)}&y=2`) === `url: http://h/p?x=1&pw=${MASK}&y=2`, 'inside a URL')
+})
+
+t.test('btoa of a Latin-1 secret (one byte per character), and a secret with no case', async (t) => {
+  const latin = `Pässwörd-${randomBytes(3).toString('hex')}`
+  const g = guardOf(latin)
+  const b = Buffer.from(latin, 'latin1').toString('base64')
+  t.ok(g.redact(`b=${b}`).replace(/=+$/, '') === `b=${MASK}`, 'btoa(v) is masked')
+  t.ok(g.redact(`b=${Buffer.from(latin).toString('base64')}`).replace(/=+$/, '') === `b=${MASK}`, 'base64 of its UTF-8 bytes too')
+  const digits = guardOf('20261127')
+  t.ok(digits.redact('pin 20261127') === `pin ${MASK}`, 'a value case changes leave alone is remembered once')
 })
 
 t.test('a plain secret: raw, inside words, in several strings of an object', async (t) => {
@@ -98,7 +119,8 @@ t.test('a secret split across two strings is no false positive; fragments stay',
   const out = g.scrub(parts)
   t.ok(out.a === parts.a && out.b === parts.b, 'each half alone is not the secret')
   t.ok(g.redact(ALNUM.slice(1)) === ALNUM.slice(1), 'a proper substring is not the secret')
-  t.ok(g.redact(ALNUM.toUpperCase()) === ALNUM.toUpperCase(), 'case matters (an invented transform is not caught)')
+  const reversed = [...ALNUM].reverse().join('')
+  t.ok(g.redact(reversed) === reversed, 'a transform that takes more than one call (reversed) is not caught')
 })
 
 t.test('short secrets are not guarded; inactive guard is a no-op', async (t) => {
@@ -160,6 +182,7 @@ t.test('the node API is the boundary: results, errors and log lines; binary fiel
 
   const before = await client.drive('console_messages', {})
   t.ok(before.messages[0].text.includes(secret), 'nothing is masked before a fill (the guard is empty)')
+  t.ok((await client.drive('pdf', {})).pdf === Buffer.from(secret).toString('base64'), 'a PDF before any fill is made (opaque: not rewritten)')
   const b = Buffer.from(secret)
   guard.remember(b)
   b.fill(0)
@@ -168,8 +191,9 @@ t.test('the node API is the boundary: results, errors and log lines; binary fiel
   t.ok(after.messages[0].text === `pw is ${MASK}`, 'earlier console messages are masked once the secret is known')
   const shot = await client.drive('screenshot', {})
   t.ok(shot.png === Buffer.from(secret).toString('base64'), 'a screenshot (opaque) is not rewritten')
-  const pdf = await client.drive('pdf', {})
-  t.ok(pdf.pdf === Buffer.from(secret).toString('base64'), 'a PDF (opaque) is not rewritten')
+  const pdf = await client.drive('pdf', {}).then(() => null, (e: ApiError) => e)
+  t.same(pdf?.toBody(), { error: { code: 'forbidden', message: 'no PDF is made of a session a credential was filled in', reason: 'pdf_after_fill' } },
+    'no PDF once a secret was filled (a PDF is text, not pixels)')
 
   mode = 'typed'
   const typed = await client.drive('console_messages', {}).then(() => null, (e: Error) => e)
@@ -207,4 +231,142 @@ t.test('scan cost (reported, not asserted)', async (t) => {
     `${msSpecial.toFixed(2)} ms for one secret full of special characters (${special.size} fingerprints); ${msHits.toFixed(2)} ms for three, with a hit`)
   t.ok(plain.redact(text) === text, 'random text: no false positive')
   t.ok(plain.redact(withHits).includes(MASK))
+})
+
+// Every encoding a page makes with one built-in call, made by real Chromium's own
+// built-ins after a real secure fill, through every echo channel the node API reads
+// back: the console (strings, and arrays as the console renders them), dialogs,
+// document.title, the visible text and the aria snapshot, and the URL's fragment.
+t.test('real Chromium: each one-call encoding is masked in the console, dialogs, title, text, snapshot and URL', async (t) => {
+  const { startPagePod } = await import('./harness.ts')
+  // Latin-1 only (btoa takes it), both cases, the characters the encoders disagree on
+  const canary = `Cn&ry  "<${randomBytes(5).toString('hex')}>" é+'x/~Q`
+  const HOST = 'encodings.example'
+  // name → the page's one call (a string, or an array the console renders itself)
+  const CALLS: Record<string, string> = {
+    hex: `Array.from(new TextEncoder().encode(v), (b) => b.toString(16).padStart(2, '0')).join('')`,
+    HEX: `Array.from(new TextEncoder().encode(v), (b) => b.toString(16).padStart(2, '0').toUpperCase()).join('')`,
+    toHex: `new TextEncoder().encode(v).toHex()`,
+    btoa: `btoa(v)`,
+    toBase64: `new TextEncoder().encode(v).toBase64()`,
+    toBase64url: `new TextEncoder().encode(v).toBase64({ alphabet: 'base64url' })`,
+    encodeURIComponent: `encodeURIComponent(v)`,
+    encodeURI: `encodeURI(v)`,
+    escape: `escape(v)`,
+    'JSON.stringify': `JSON.stringify(v)`,
+    'CSS.escape': `CSS.escape(v)`,
+    toUpperCase: `v.toUpperCase()`,
+    toLowerCase: `v.toLowerCase()`,
+    'normalize NFD': `v.normalize('NFD')`,
+    'String(TextEncoder bytes)': `String(new TextEncoder().encode(v))`,
+    'String(split)': `String(v.split(''))`,
+    'console array of characters': `[...v]`,
+    'console array of bytes': `Array.from(new TextEncoder().encode(v))`,
+  }
+  const page = `<!doctype html><html><head><meta charset="utf-8"><title>encodings</title></head><body>
+<input id="pw" type="password"><button id="go" onclick="echo()">go</button><div id="out"></div><p id="state">idle</p>
+<script>
+const CALLS = ${JSON.stringify(CALLS)}
+function echo() {
+  const v = document.getElementById('pw').value
+  const titles = []
+  for (const [name, call] of Object.entries(CALLS)) {
+    const e = new Function('v', 'return ' + call)(v)
+    console.log(e)
+    console.log(name + ': ' + e)
+    alert(String(e))
+    const line = document.createElement('p')
+    line.textContent = name + ': ' + e
+    document.getElementById('out').append(line)
+    titles.push(String(e))
+  }
+  document.title = titles.join(' | ')
+  location.hash = new TextEncoder().encode(v).toHex() + '.' + new TextEncoder().encode(v).toBase64({ alphabet: 'base64url', omitPadding: true })
+  document.getElementById('state').textContent = 'echoed'
+}
+</script></body></html>`
+  const { pod, client, logs } = await startPagePod(t, 'nsess_encodings', HOST, page)
+  await client.drive('navigate', { url: `http://${HOST}/login.html` })
+  const value = Buffer.from(canary)
+  await client.secureType({ selector: '#pw', value, allowlist: [HOST] }).finally(() => value.fill(0))
+  await client.drive('act', { verb: 'click', selector: '#go' })
+  await client.drive('wait_for', { text: 'echoed' })
+  const consoleReply = await client.drive('console_messages', {})
+  const perceived = await client.drive('perceive', { full: true })
+
+  // the same encodings, computed here in Node (no guard code), in each rendering the channels use
+  const te = (s: string) => new TextEncoder().encode(s)
+  const forms: Record<string, string[]> = {
+    hex: [Buffer.from(canary).toString('hex')],
+    HEX: [Buffer.from(canary).toString('hex').toUpperCase()],
+    toHex: [Buffer.from(canary).toString('hex')],
+    btoa: [Buffer.from(canary, 'latin1').toString('base64').replace(/=+$/, '')],
+    toBase64: [Buffer.from(canary).toString('base64').replace(/=+$/, '')],
+    toBase64url: [Buffer.from(canary).toString('base64url')],
+    encodeURIComponent: [encodeURIComponent(canary)],
+    encodeURI: [encodeURI(canary)],
+    escape: [escape(canary)],
+    'JSON.stringify': [JSON.stringify(canary).slice(1, -1)],
+    toUpperCase: [canary.toUpperCase(), canary.toUpperCase().replace(/\s+/g, ' ')],
+    toLowerCase: [canary.toLowerCase(), canary.toLowerCase().replace(/\s+/g, ' ')],
+    'normalize NFD': [canary.normalize('NFD'), canary.normalize('NFD').replace(/\s+/g, ' ')],
+    'String(TextEncoder bytes)': [String(te(canary))],
+    'String(split)': [String(canary.split('')), String(canary.split('')).replace(/\s+/g, ' ')],
+    'console array of characters': [[...canary].join(', ')],
+    'console array of bytes': [Array.from(te(canary)).join(', ')],
+    raw: [canary, canary.replace(/\s+/g, ' ')],
+    'the random core': [canary.slice(9, 19)],
+  }
+  // CSS.escape has no Node twin: Chromium's own answer, read back without passing the node API
+  const cssEscaped = await pod.session.page.evaluate((s) => CSS.escape(s), canary)
+  forms['CSS.escape'] = [cssEscaped, cssEscaped.replace(/\s+/g, ' ')]
+  t.equal(Object.keys(forms).filter((k) => k in CALLS).length, Object.keys(CALLS).length, 'every call the page makes is searched for')
+
+  const replies = { console: JSON.stringify(consoleReply), perceive: JSON.stringify(perceived), log: logs.join('\n') }
+  for (const [name, list] of Object.entries(forms)) {
+    for (const [channel, text] of Object.entries(replies)) t.notOk(list.some((f) => text.includes(f)), `${name}: not in the ${channel} reply`)
+  }
+  // the echoes are there, masked: the channels carried them (so the check above could fail)
+  const messages = consoleReply.messages as Array<{ type: string; text: string }>
+  const n = Object.keys(CALLS).length
+  // what the page adds around the value stays: base64's padding, JSON's quotes
+  const bare = (s: string) => s.replace(/=+$/, '').replace(/^"(.*)"$/, '$1')
+  t.equal(messages.filter((m) => m.type === 'log' && bare(m.text) === MASK).length, n - 2, 'console.log(e) of each string: the mask alone')
+  t.equal(messages.filter((m) => m.type === 'log' && /^[\w .()]+: /.test(m.text) && bare(m.text.replace(/^[\w .()]+: /, '')) === MASK).length, n, 'console.log(name + e) of each: the name, then the mask')
+  t.equal(messages.filter((m) => m.type === 'log' && m.text === `[${MASK}]`).length, 2, 'an array the console renders itself: masked inside the brackets')
+  t.equal(messages.filter((m) => m.type === 'dialog' && m.text.includes(MASK)).length, n, 'each alert: masked')
+  t.ok(perceived.title.split(' | ').map(bare).join(' | ') === Array(n).fill(MASK).join(' | '), 'document.title: every encoding masked')
+  t.equal(perceived.text.split(MASK).length - 1, n, 'visible text: each line masked')
+  t.ok(perceived.snapshot.split(MASK).length - 1 >= n, 'aria snapshot: each line masked')
+  t.ok(perceived.url === `http://${HOST}/login.html#${MASK}.${MASK}`, 'the fragment: hex and base64url masked')
+})
+
+// A secret below MIN_GUARDED_LENGTH is typed but never fingerprinted: the paths that
+// cannot be scanned (a PDF, a CDP connection) ask whether anything was filled at all.
+t.test('real Chromium: after a fill too short to fingerprint, no PDF and no CDP', async (t) => {
+  const { startPagePod } = await import('./harness.ts')
+  const { WebSocket } = await import('ws')
+  const { NODE_CDP_PATH } = await import('../../contracts/node-api.ts')
+  const HOST = 'short.example'
+  const page = `<!doctype html><title>short</title><input id="pw" type="password"><p id="t">a page</p>`
+  const { pod, client, token } = await startPagePod(t, 'nsess_shortfill', HOST, page)
+  await client.drive('navigate', { url: `http://${HOST}/` })
+  t.equal(Buffer.from((await client.drive('pdf', {})).pdf, 'base64').subarray(0, 5).toString(), '%PDF-', 'a PDF before the fill')
+  const value = Buffer.from('k9!')
+  await client.secureType({ selector: '#pw', value, allowlist: [HOST] }).finally(() => value.fill(0))
+  t.equal(pod.session.echoGuard.size, 0, 'nothing was fingerprinted (3 characters)')
+  const err = await client.drive('pdf', {}).then(() => null, (e: ApiError) => e)
+  t.equal(err?.status, 403)
+  t.same(err?.toBody(), { error: { code: 'forbidden', message: 'no PDF is made of a session a credential was filled in', reason: 'pdf_after_fill' } }, 'pdf: refused all the same')
+  const upgrade = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const ws = new WebSocket(pod.endpoint.replace(/^http/, 'ws') + NODE_CDP_PATH, { headers: { authorization: `Bearer ${token}` } })
+    ws.once('open', () => { ws.close(); reject(new Error('the CDP upgrade was accepted')) })
+    ws.once('unexpected-response', (_req, res) => {
+      let body = ''
+      res.on('data', (d) => (body += d))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+    })
+    ws.once('error', reject)
+  })
+  t.same(upgrade, { status: 403, body: 'CDP is refused on a session a credential was filled in' }, 'CDP: refused all the same')
 })

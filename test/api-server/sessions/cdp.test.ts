@@ -12,6 +12,7 @@ import { mcpClient } from '../../helpers/mcp.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { mintKey } from '../../../api-server/auth/keys.ts'
 import { CDP_MAX_CLIENT_MESSAGE } from '../../../contracts/node-api.ts'
+import { privilegedTarget } from '../../../browser-pod/cdp-proxy.ts'
 import { loginTokens } from '../oauth/helpers.ts'
 
 interface Refusal {
@@ -89,6 +90,36 @@ t.test('CDP connect', async (t) => {
     }, { what: 'the journal to record the disconnect' })
     t.same(journal.filter((r) => r.op.startsWith('cdp_')).map((r) => r.op), ['cdp_connect', 'cdp_disconnect'])
     t.ok(Number(journal.find((r) => r.op === 'cdp_disconnect')!.detail.messages) > 10, 'counts, never messages')
+    await end(id)
+  })
+
+  t.test('through the api-server: Chromium’s own pages and the download path are refused, the pod’s paths never shown (Playwright’s CDPSession)', async (t) => {
+    const id = await open()
+    const browser = await connect(id)
+    const page = browser.contexts().flatMap((c) => c.pages())[0]
+    await page.goto('http://example.com/cdp-drive.html')
+    const cdp = await browser.newBrowserCDPSession()
+    const refusedWith = async (p: Promise<unknown>, what: RegExp, msg: string) => {
+      const e = await p.then(() => null, (err: Error) => err)
+      t.match(e?.message ?? 'accepted', what, msg)
+    }
+    for (const url of ['chrome://version', 'chrome-untrusted://terminal/', 'devtools://devtools/bundled/inspector.html']) {
+      await refusedWith(cdp.send('Target.createTarget', { url }), /nightjar: Target\.createTarget is refused: scheme [a-z-]+: is not allowed/, `Target.createTarget ${url}`)
+    }
+    const { targetInfos } = await cdp.send('Target.getTargets', { filter: [{}] })
+    t.ok(targetInfos.some((x) => x.url === 'http://example.com/cdp-drive.html'), 'the session’s page is listed')
+    t.notOk(targetInfos.some((x) => privilegedTarget(x)), 'none of Chromium’s own pages is')
+    await refusedWith(cdp.send('Target.attachToTarget', { targetId: 'A'.repeat(32), flatten: true }), /nightjar: Target\.attachToTarget is refused: unknown target/, 'a target never named')
+    const ctx = targetInfos.find((x) => x.url === 'http://example.com/cdp-drive.html')!.browserContextId
+    await refusedWith(cdp.send('Browser.setDownloadBehavior', { behavior: 'allowAndName', downloadPath: '/tmp', browserContextId: ctx }),
+      /nightjar: Browser\.setDownloadBehavior is refused: download behaviour of the session’s own context is the pod’s/, 'Browser.setDownloadBehavior with a path on the session’s context')
+    const pageCdp = await page.context().newCDPSession(page)
+    await refusedWith(pageCdp.send('Page.setDownloadBehavior', { behavior: 'allow', downloadPath: '/tmp' }),
+      /nightjar: Page\.setDownloadBehavior is refused: the download path is the pod’s/, 'Page.setDownloadBehavior')
+    t.equal((await cdp.send('SystemInfo.getInfo')).commandLine, '', 'SystemInfo: no command line (it names the pod’s paths)')
+    await refusedWith(cdp.send('Browser.getBrowserCommandLine'), /nightjar: .* the browser’s command line holds the pod’s paths/, 'Browser.getBrowserCommandLine')
+    t.equal(await page.title(), 'CDP drive', 'the session goes on')
+    await browser.close()
     await end(id)
   })
 
