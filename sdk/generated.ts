@@ -104,7 +104,7 @@ export function methods(call: Call) {
       create: (identityId: In<'credential_create'>['identityId'], input: Omit<In<'credential_create'>, 'identityId'>) => call('credential_create', { ...input, identityId }),
       /** List an identity's credentials: names, placeholders, origins and masks only */
       list: (identityId: In<'credential_list'>['identityId']) => call('credential_list', { identityId }),
-      /** Replace a credential value (re-sealed); its name and origin allowlist are unchanged */
+      /** Replace a credential value (re-sealed); its name, kind and origin allowlist are unchanged */
       rotate: (identityId: In<'credential_rotate'>['identityId'], credentialId: In<'credential_rotate'>['credentialId'], input: Omit<In<'credential_rotate'>, 'identityId' | 'credentialId'>) => call('credential_rotate', { ...input, identityId, credentialId }),
       /** Delete a credential from an identity */
       delete: (identityId: In<'credential_delete'>['identityId'], credentialId: In<'credential_delete'>['credentialId']) => call('credential_delete', { identityId, credentialId }),

@@ -4,7 +4,8 @@
 // form (a new secret, again a password field) and a delete button. The secret is sent
 // only in the POST body, handed to credential_create / credential_rotate, and never put
 // back into a form, a page, a redirect or a log line: after an error the form comes back
-// with the name and hosts typed, the secret field empty.
+// with the name and hosts typed, the secret field empty. A TOTP credential is added by
+// choosing its kind and pasting the otpauth:// URI (or the base32 seed) as the secret.
 import type { FastifyInstance } from 'fastify'
 import type { z } from 'zod'
 import type { CredentialView } from '../../contracts/operations/personas.ts'
@@ -23,7 +24,7 @@ export function credentialSection(kit: SetupKit, u: ConsoleUser, identityId: str
   const rows = creds.map((c) => html`<tr id="credential-${c.id}">
     <td><strong class="name">${c.name}</strong><div class="muted"><code>${c.id}</code></div></td>
     <td><code>${c.placeholder}</code></td>
-    <td class="mask">${c.maskedValue}</td>
+    <td class="mask">${c.kind === 'totp' ? html`<span class="kind">TOTP</span> ` : ''}${c.maskedValue}</td>
     <td class="allowlist">${c.originAllowlist.map((h) => html`<code>${h}</code> `)}</td>
     <td>${c.createdAt}${c.rotatedAt ? html`<div class="muted">rotated ${c.rotatedAt}</div>` : ''}</td>
     <td>${canWrite ? html`
@@ -49,6 +50,11 @@ export function credentialSection(kit: SetupKit, u: ConsoleUser, identityId: str
     <form method="post" action="${path}" id="credential-create">${csrfInput(kit, u)}
       <label for="credential-name">Name</label>
       <input id="credential-name" name="name" type="text" maxlength="64" value="${form.credentialId ? '' : form.name ?? ''}" required>
+      <label for="credential-kind">Kind</label>
+      <select id="credential-kind" name="kind">
+        <option value="password">Password — typed as saved</option>
+        <option value="totp" ${form.credentialId ? '' : form.kind === 'totp' ? 'selected' : ''}>One-time code (TOTP) — paste the otpauth:// URI or the base32 seed; a fill types the current code</option>
+      </select>
       <label for="credential-value">Secret</label>
       <input id="credential-value" name="value" type="password" autocomplete="off" required>
       <label for="credential-hosts">Allowed hosts <span class="muted">(one per line: host or host:port; no scheme, path or wildcard)</span></label>
@@ -70,12 +76,12 @@ export function registerCredentialRoutes(app: FastifyInstance, kit: SetupKit, sh
     const identityId = param(req, 'identityId')
     try {
       await runOp(kit.services, req, u, credentialCreate, {
-        identityId, name: field(body, 'name'), value: field(body, 'value'), originAllowlist: listField(body, 'originAllowlist'),
+        identityId, name: field(body, 'name'), kind: field(body, 'kind') || undefined, value: field(body, 'value'), originAllowlist: listField(body, 'originAllowlist'),
       })
     } catch (e) {
       if (!isApiError(e)) throw e
       // the name and hosts come back as typed; the secret never does
-      return show(req, reply, u, identityId, { error: e, credential: { error: e.message, name: field(body, 'name'), hosts: field(body, 'originAllowlist') } })
+      return show(req, reply, u, identityId, { error: e, credential: { error: e.message, name: field(body, 'name'), kind: field(body, 'kind'), hosts: field(body, 'originAllowlist') } })
     }
     return reply.redirect(back(identityId, 'credential-created'), 303)
   })

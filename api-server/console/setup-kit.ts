@@ -108,6 +108,8 @@ export interface CredentialForm {
   credentialId?: string
   name?: string
   hosts?: string
+  /** the kind chosen on the create form (a TOTP credential stays TOTP after an error) */
+  kind?: string
 }
 
 export interface GrantFormState {

@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Services } from '../services.ts'
 import { consoleUser, checkCsrf, type ConsoleUser } from '../doors/console-session.ts'
+import { sameOriginRequest } from '../doors/console-guard.ts'
 import { recordAudit } from '../audit/audit.ts'
 import { findClient, redirectUriMatches, type OAuthClient } from './clients.ts'
 import {
@@ -126,6 +127,10 @@ export function registerAuthorize(app: FastifyInstance, services: Services) {
 
   app.post('/oauth/authorize', async (req: FastifyRequest, reply: FastifyReply) => {
     const body = (req.body ?? {}) as Record<string, unknown>
+    // A consent (or device approval) posted from another site's page is refused before
+    // anything is read, as console sign-in refuses it: the form token alone would be the
+    // only defence if a page of ours ever leaked it.
+    if (!sameOriginRequest(services, req)) return showError(services, reply, pageErrors.authorizeFormExpired())
     if (isDeviceVerification(body)) return deviceVerificationPost(services, req, reply)
     const p = await parseRequest(services, body)
     if (p.kind === 'page') return showError(services, reply, p.error)

@@ -17,12 +17,14 @@ const SCOPE_TEXT: Record<string, string> = {
  * Sends a page that must never be cached or framed (clickjacking a consent button).
  * `formTarget` is the one extra origin a form on the page may end up at: Chromium
  * applies CSP form-action to the redirect after the POST, and consent redirects to
- * the client's loopback URI.
+ * the client's loopback URI. Referrer-Policy is same-origin, not no-referrer: no URL of
+ * ours reaches another site either way, but under no-referrer a browser sends
+ * `Origin: null` on the form POST, which the consent's same-origin check must refuse.
  */
 export function sendPage(reply: FastifyReply, status: number, body: string, formTarget?: string): FastifyReply {
   const formAction = ["'self'", formTarget].filter(Boolean).join(' ')
   return reply.code(status).header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store')
-    .header('x-frame-options', 'DENY').header('referrer-policy', 'no-referrer')
+    .header('x-frame-options', 'DENY').header('referrer-policy', 'same-origin')
     .header('content-security-policy', `default-src 'none'; style-src 'unsafe-inline'; form-action ${formAction}; frame-ancestors 'none'`)
     .send(body)
 }

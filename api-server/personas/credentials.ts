@@ -4,8 +4,10 @@ import type { Queryable } from '../store/db.ts'
 import type { Sealer } from '../kms/index.ts'
 import { newId } from '../../contracts/ids.ts'
 import { errors } from '../../contracts/errors.ts'
-import { maskValue } from './mask.ts'
+import type { CredentialKind } from '../../contracts/operations/personas.ts'
+import { maskFor } from './mask.ts'
 import { sealCredentialValue } from './seal.ts'
+import { valueToSeal } from './totp.ts'
 
 /** What is ever returned about a credential: there is deliberately no value field. */
 export interface CredentialView {
@@ -13,6 +15,7 @@ export interface CredentialView {
   identityId: string
   name: string
   placeholder: string
+  kind: CredentialKind
   maskedValue: string
   originAllowlist: string[]
   createdAt: string
@@ -26,6 +29,7 @@ export interface SealedCredential {
   identityId: string
   name: string
   placeholder: string
+  kind: CredentialKind
   originAllowlist: string[]
   sealedValue: string
 }
@@ -35,6 +39,7 @@ const toView = (r: any): CredentialView => ({
   identityId: r.identity_id,
   name: r.name,
   placeholder: r.placeholder,
+  kind: r.kind,
   maskedValue: r.masked_value,
   originAllowlist: r.origin_allowlist,
   createdAt: new Date(r.created_at).toISOString(),
@@ -47,12 +52,13 @@ const toSealed = (r: any): SealedCredential => ({
   identityId: r.identity_id,
   name: r.name,
   placeholder: r.placeholder,
+  kind: r.kind,
   originAllowlist: r.origin_allowlist,
   sealedValue: r.sealed_value,
 })
 
 // Only the columns a view needs: the sealed value is never selected for a listing.
-const VIEW_COLUMNS = 'id, identity_id, name, placeholder, masked_value, origin_allowlist, created_at, rotated_at'
+const VIEW_COLUMNS = 'id, identity_id, name, placeholder, kind, masked_value, origin_allowlist, created_at, rotated_at'
 
 export const credentialNotFound = () => errors.notFound('credential')
 
@@ -61,18 +67,22 @@ export interface CreateCredentialInput {
   identityId: string
   name: string
   placeholder: string
+  /** default password */
+  kind?: CredentialKind
   value: string
   originAllowlist: string[]
 }
 
 export async function createCredential(db: Queryable, sealer: Sealer, input: CreateCredentialInput): Promise<CredentialView> {
   const id = newId('ncred_')
-  const sealed = await sealCredentialValue(sealer, { orgId: input.orgId, identityId: input.identityId, credentialId: id }, input.value)
+  const kind = input.kind ?? 'password'
+  const value = valueToSeal(kind, input.value) // a malformed TOTP value is refused before any sealing
+  const sealed = await sealCredentialValue(sealer, { orgId: input.orgId, identityId: input.identityId, credentialId: id }, value)
   try {
     const r = await db.query(
-      `insert into credentials (id, org_id, identity_id, name, placeholder, sealed_value, masked_value, origin_allowlist)
-       values ($1,$2,$3,$4,$5,$6,$7,$8) returning ${VIEW_COLUMNS}`,
-      [id, input.orgId, input.identityId, input.name, input.placeholder, sealed, maskValue(input.value), input.originAllowlist],
+      `insert into credentials (id, org_id, identity_id, name, placeholder, kind, sealed_value, masked_value, origin_allowlist)
+       values ($1,$2,$3,$4,$5,$6,$7,$8,$9) returning ${VIEW_COLUMNS}`,
+      [id, input.orgId, input.identityId, input.name, input.placeholder, kind, sealed, maskFor(kind, value), input.originAllowlist],
     )
     return toView(r.rows[0])
   } catch (e: any) {
@@ -88,17 +98,19 @@ export async function listCredentials(db: Queryable, orgId: string, identityId: 
   return r.rows.map(toView)
 }
 
-/** Re-seals under the same ids; the allowlist, name and placeholder are unchanged. */
+/** Re-seals under the same ids; the allowlist, name, placeholder and kind are unchanged. */
 export async function rotateCredential(
   db: Queryable, sealer: Sealer, ref: { orgId: string; identityId: string; credentialId: string }, value: string, at: Date,
 ): Promise<CredentialView> {
-  const exists = await db.query(`select 1 from credentials where org_id = $1 and identity_id = $2 and id = $3`, [ref.orgId, ref.identityId, ref.credentialId])
+  const exists = await db.query(`select kind from credentials where org_id = $1 and identity_id = $2 and id = $3`, [ref.orgId, ref.identityId, ref.credentialId])
   if (!exists.rowCount) throw credentialNotFound()
+  const kind = exists.rows[0].kind as CredentialKind
+  value = valueToSeal(kind, value)
   const sealed = await sealCredentialValue(sealer, ref, value)
   const r = await db.query(
     `update credentials set sealed_value = $4, masked_value = $5, rotated_at = $6
       where org_id = $1 and identity_id = $2 and id = $3 returning ${VIEW_COLUMNS}`,
-    [ref.orgId, ref.identityId, ref.credentialId, sealed, maskValue(value), at],
+    [ref.orgId, ref.identityId, ref.credentialId, sealed, maskFor(kind, value), at],
   )
   if (!r.rows[0]) throw credentialNotFound()
   return toView(r.rows[0])

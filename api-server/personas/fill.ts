@@ -11,6 +11,7 @@ import { grantsFor } from './grants.ts'
 import { pickWinningGrant } from './grant-selection.ts'
 import { grantPrincipalFor } from './principal.ts'
 import { openCredentialValue } from './seal.ts'
+import { credentialValueToType } from './totp.ts'
 import { auditGrantOriginDenied } from './audit.ts'
 import { credentialName as credentialNameRule } from './validation.ts'
 
@@ -67,6 +68,8 @@ export async function narrowAndOpen(deps: FillDeps, cred: SealedCredential, req:
     })
     throw grantOriginDenied() // before any decrypt: the secret is never opened
   }
-  const secret = await openCredentialValue(deps.sealer, { orgId: cred.orgId, identityId: cred.identityId, credentialId: cred.id }, cred.sealedValue)
+  const opened = await openCredentialValue(deps.sealer, { orgId: cred.orgId, identityId: cred.identityId, credentialId: cred.id }, cred.sealedValue)
+  // a TOTP credential types its current code: computed here, the seed zeroed here
+  const secret = credentialValueToType(cred, opened, deps.now())
   return { credentialId: cred.id, credentialName: cred.name, identityId: cred.identityId, grantId: grant.id, allowlist, secret }
 }

@@ -10,3 +10,8 @@ export function maskValue(value: string): string {
   const chars = Array.from(value) // code points, so an emoji is never split in half
   return chars.length >= 8 ? BULLETS + chars.slice(-4).join('') : BULLETS
 }
+
+/** A TOTP seed shows nothing: its last characters are part of the secret a code is made from. */
+export function maskFor(kind: 'password' | 'totp', value: string): string {
+  return kind === 'totp' ? BULLETS : maskValue(value)
+}

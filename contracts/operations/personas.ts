@@ -29,6 +29,10 @@ export const identityName = z
 // Credential names appear inside {{credential:<name>}}, so no braces or spaces.
 export const credentialName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be 1-64 letters, digits or . _ - (starting with a letter or digit)')
 
+/** What a credential holds: a password (typed as is) or a TOTP seed (its current code is typed). */
+export const CREDENTIAL_KINDS = ['password', 'totp'] as const
+export type CredentialKind = (typeof CREDENTIAL_KINDS)[number]
+
 export const secretValue = z.string().min(1, 'must not be empty').max(4096, 'must be at most 4096 characters')
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})$/
@@ -121,7 +125,8 @@ export const CredentialView = z.object({
   identityId: z.string(),
   name: z.string(),
   placeholder: z.string().describe('{{credential:<name>}}'),
-  maskedValue: z.string().describe('bullets, plus the last 4 characters of a value of 8 or more'),
+  kind: z.enum(CREDENTIAL_KINDS).describe('password: the value is typed; totp: the current one-time code is typed'),
+  maskedValue: z.string().describe('bullets, plus the last 4 characters of a password of 8 or more; bullets only for totp'),
   originAllowlist: z.array(z.string()),
   createdAt: isoTimestamp,
   rotatedAt: isoTimestamp.nullable().describe('null until the first rotation'),
@@ -212,6 +217,7 @@ export const credentialCreate = defineContract({
     identityId: idParam,
     name: credentialName,
     placeholder: z.string().max(100).optional(),
+    kind: z.enum(CREDENTIAL_KINDS).optional().describe('password (default), or totp: the value is an otpauth://totp/ URI or a base32 seed, and a fill types the current code'),
     value: secretValue,
     originAllowlist: hostList,
   }),
@@ -233,7 +239,7 @@ export const credentialList = defineContract({
 export const credentialRotate = defineContract({
   name: 'credential_rotate',
   mcp: false, // authoring: REST, the SDK, the CLI and the console, never an agent's tool
-  description: 'Replace a credential value (re-sealed); its name and origin allowlist are unchanged',
+  description: 'Replace a credential value (re-sealed); its name, kind and origin allowlist are unchanged',
   scopes: ['identities:write'],
   input: z.strictObject({ identityId: idParam, credentialId: idParam, value: secretValue }),
   output: CredentialView,

@@ -28,7 +28,7 @@ export const credentialCreate = implement(c.credentialCreate, {
     const { db, sealer } = ctx.services
     const identity = await requireIdentityById(db, ctx.auth.orgId, input.identityId)
     const cred = await createCredential(db, sealer, {
-      orgId: ctx.auth.orgId, identityId: identity.id, name: input.name, placeholder, value: input.value, originAllowlist: input.originAllowlist,
+      orgId: ctx.auth.orgId, identityId: identity.id, name: input.name, placeholder, kind: input.kind, value: input.value, originAllowlist: input.originAllowlist,
     })
     await auditCredential(ctx, 'credential.create', identity.id, cred)
     return cred

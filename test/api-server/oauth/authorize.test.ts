@@ -134,6 +134,7 @@ t.test('the authorization endpoint and consent', async (t) => {
     t.equal(fields.workspace, 'repo-a')
     t.equal(r.headers.get('cache-control'), 'no-store')
     t.equal(r.headers.get('x-frame-options'), 'DENY')
+    t.equal(r.headers.get('referrer-policy'), 'same-origin', 'no URL of ours reaches another site; the form POST still carries our Origin')
     t.match(r.headers.get('content-security-policy'), /frame-ancestors 'none'/)
     t.match(r.headers.get('content-security-policy'), /form-action 'self' http:\/\/127\.0\.0\.1:33418/)
   })
@@ -166,6 +167,24 @@ t.test('the authorization endpoint and consent', async (t) => {
     const signedOut = await postForm(s, '/oauth/authorize', { ...fields, decision: 'approve' })
     t.equal(signedOut.status, 302)
     t.match(signedOut.headers.get('location'), /^\/console\/login\?next=%2Foauth%2Fauthorize%3F/)
+  })
+
+  t.test('the consent POST from another site (Origin, else Sec-Fetch-Site, else Referer) is refused and issues no code', async (t) => {
+    const codes = async () => (await s.testDb.db.query('select count(*)::int as n from oauth_codes')).rows[0].n as number
+    const before = await codes()
+    const page = await getPage(s, authorizeUrl({ clientId: dcrClient, redirectUri: 'http://127.0.0.1:33418/callback', challenge, state: 'foreign' }), cookie)
+    const fields = { ...hiddenFields(page.text), decision: 'approve' }
+    for (const headers of <Record<string, string>[]>[{ origin: 'http://evil.example' }, { origin: 'null' }, { 'sec-fetch-site': 'cross-site' }, { referer: 'http://evil.example/page' }]) {
+      const r = await postForm(s, '/oauth/authorize', fields, { cookie, ...headers })
+      t.equal(r.status, 403, `refused with ${Object.keys(headers)[0]}`)
+      t.equal(r.headers.get('location'), null, 'no redirect to the client')
+      t.match(r.text, /This sign-in request cannot continue/)
+    }
+    t.equal(await codes(), before, 'no authorization code was issued')
+    const same = await postForm(s, '/oauth/authorize', fields, { cookie, origin: s.url })
+    t.equal(same.status, 302, 'the same form from our own origin still works')
+    t.match(new URL(same.headers.get('location')!).searchParams.get('code'), /^[A-Za-z0-9_-]{43}$/)
+    t.equal(await codes(), before + 1)
   })
 
   t.test('no code, state or cookie in the logs', async (t) => {

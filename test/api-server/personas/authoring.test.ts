@@ -83,7 +83,7 @@ t.test('persona authoring over REST', async (t) => {
     t.equal(r.body.placeholder, '{{credential:login.password}}')
     t.ok(r.body.maskedValue === '••••••••' + value.slice(-4), 'bullets plus the last 4 characters')
     t.same(r.body.originAllowlist, ['login.example.com', 'localhost:8080', '[::1]:9000'], 'normalised and de-duplicated')
-    t.same(Object.keys(r.body).sort(), ['createdAt', 'id', 'identityId', 'maskedValue', 'name', 'originAllowlist', 'placeholder', 'rotatedAt'])
+    t.same(Object.keys(r.body).sort(), ['createdAt', 'id', 'identityId', 'kind', 'maskedValue', 'name', 'originAllowlist', 'placeholder', 'rotatedAt'])
     t.notOk(r.text.includes(value), 'the value is never returned')
 
     const explicit = await s.request('POST', `/v1/identities/${ident.id}/credentials`, {
@@ -196,7 +196,7 @@ t.test('persona authoring over REST', async (t) => {
     const r = await s.request('GET', `/v1/identities/${ident.id}/credentials`, { token: reader })
     t.equal(r.status, 200)
     t.equal(r.body.length, 1)
-    t.same(Object.keys(r.body[0]).sort(), ['createdAt', 'id', 'identityId', 'maskedValue', 'name', 'originAllowlist', 'placeholder', 'rotatedAt'])
+    t.same(Object.keys(r.body[0]).sort(), ['createdAt', 'id', 'identityId', 'kind', 'maskedValue', 'name', 'originAllowlist', 'placeholder', 'rotatedAt'])
     t.notOk(r.text.includes(value))
   })
 
