@@ -28,7 +28,7 @@ import type { Frame, Page } from 'playwright-core'
 import { errors } from '../contracts/errors.ts'
 import type { NodeInput, NodeOutput } from '../contracts/node-api.ts'
 import { actionError } from './errors.ts'
-import type { PodSession } from './session.ts'
+import { NAVIGATION_TIMEOUT_MS, type PodSession } from './session.ts'
 import { MASK, yamlQuoted } from './echo-guard.ts'
 import { refBook } from './refs.ts'
 
@@ -40,6 +40,8 @@ const GLOBAL_SCRUB_MIN = 4
 export const DEFAULT_MAX_CHARS = 12_000
 /** the budget of an action's `changes` */
 export const CHANGES_MAX_CHARS = 3_000
+/** a query's match in a text run brings its whole element when the element is at most this many lines */
+const QUERY_ROW_LINES = 12
 
 interface PageInfo {
   title: string
@@ -106,7 +108,8 @@ export async function takeSnapshot(page: Page): Promise<Snapshot> {
   // All in parallel: the tree, title/text/password values of the main frame, and
   // password values of child frames (only pages with iframes pay for those).
   const [json, info, ...frameSecrets] = await Promise.all([
-    page.ariaSnapshotJSON({ mode: 'ai', boxes: true }) as Promise<unknown>,
+    // a reference page of 10,000 elements takes seconds to walk: the navigation's time, not an action's
+    page.ariaSnapshotJSON({ mode: 'ai', boxes: true, timeout: NAVIGATION_TIMEOUT_MS }) as Promise<unknown>,
     page.mainFrame().evaluate(collectPageInfo),
     ...children.map((f) => secretsOf(f)),
   ])
@@ -371,11 +374,14 @@ function matches(snap: Snapshot, query: string): number[] {
     if (!words.every((w) => hay.includes(w))) return
     picked.add(i)
     for (const h of headings) picked.add(h)
-    for (let p = l.parent; p >= 0; p = lines[p]!.parent) {
-      // a text run's element (its ref is what an agent acts on), and every landmark around
-      if (p === l.parent && !l.ref) picked.add(p)
-      if (lines[p]!.outline) picked.add(p)
+    // a text run stands for its element: the element, and its controls when it is small
+    // (the row that says "Bravo" and its Delete button)
+    if (!l.ref && l.parent >= 0) {
+      const el = lines[l.parent]!
+      if (el.end - l.parent <= QUERY_ROW_LINES) for (let j = l.parent; j < el.end; j++) picked.add(j)
+      else picked.add(l.parent)
     }
+    for (let p = l.parent; p >= 0; p = lines[p]!.parent) if (lines[p]!.outline) picked.add(p) // every landmark around
   })
   return [...picked].sort((a, b) => a - b)
 }
