@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { printTable, progress } from './harness.ts'
 
-const BENCHMARKS = ['sessions', 'cdp', 'tunnel', 'cloak', 'operator', 'burst', 'live', 'recording'] as const
+const BENCHMARKS = ['sessions', 'cdp', 'tunnel', 'cloak', 'operator', 'burst', 'live', 'recording', 'perception'] as const
 const only = process.argv[2]
 
 if (only === undefined) {
@@ -32,6 +32,13 @@ if (only === 'sessions') {
 if (only === 'cdp') {
   const { benchCdp } = await import('./cdp.ts')
   printTable('a session driven over CDP, start to release (warm pool), vs a raw local launch, same page, alternating runs', await benchCdp())
+}
+if (only === 'perception') {
+  const { benchPerception } = await import('./perception.ts')
+  const r = await benchPerception()
+  printTable('perceive (default: viewport, outline, top; 12,000 chars) vs Playwright MCP browser_snapshot, same Chromium, same run: characters, p50 latency, refs', r.pages)
+  printTable('scripted tasks from the loaded page: done / tool calls / characters returned (text content the model reads)', r.tasks)
+  printTable('targets (issue 27)', r.summary)
 }
 if (only === 'recording') {
   const { benchRecording } = await import('./recording.ts')

@@ -1,49 +1,153 @@
-// Perception: url, title, the accessibility snapshot of <body>, and the visible text.
-// Password values are redacted: Playwright's ariaSnapshot() prints an input's value
-// in clear (`- textbox "Password": S3cret`) and even folds it into a label's
-// accessible name (`- checkbox "remember S3cret"`), so we collect every password
-// field's live value in the same round trip and scrub each rendering of it.
-// A field that renders masked is redacted the same way, whatever its type: a text or
-// email field the secure fill typed into (field-mask.ts keeps it masked), or one the page
-// itself masks with -webkit-text-security. Judged by the computed style, so a page can
-// only ever make perception redact more, never less, than the screen shows.
-import type { Frame } from 'playwright-core'
-import type { NodeOutput } from '../contracts/node-api.ts'
+// Perception: url, title, the page's accessibility snapshot with a ref on every element
+// (browser-pod/refs.ts), read within a budget, and what an action changed.
+//
+// The snapshot is Playwright's AI snapshot (ariaSnapshotJSON, mode 'ai'): iframes of any
+// origin are inlined with their own refs (f1e3). It is rendered here, one element a line,
+// in Playwright MCP's notation (`- button "Delete" [ref=e9]`), so that it can be read in
+// parts: the first answer holds what matters first (what the viewport shows, then the
+// outline of landmarks and headings, then the page from the top) within maxChars; a
+// cursor reads the rest in document order, every line exactly once. `ref` reads one
+// element's subtree, `query` the elements whose words match, with the headings and
+// landmarks above them. The last snapshot of each tab is kept: cursors read it, and the
+// next page-changing action is diffed against it (`changes`).
+//
+// `text` is counted in the budget after the tree: the whole visible text when tree and text
+// both fit, otherwise only the lines the tree does not already say (most pages: none), so a
+// large page does not send its words twice.
+//
+// Password values are redacted: the AI snapshot gives an input's value in clear (and can
+// fold it into a label's accessible name), so every password field's live value is
+// collected in the same round trip, in every frame, and scrubbed from every string of the
+// tree before anything is rendered, kept or diffed. A field that renders masked is
+// redacted the same way, whatever its type: a text or email field the secure fill typed
+// into (field-mask.ts keeps it masked), or one the page itself masks with
+// -webkit-text-security. Judged by the computed style, so a page can only ever make
+// perception redact more, never less, than the screen shows.
+import { randomBytes } from 'node:crypto'
+import type { Frame, Page } from 'playwright-core'
+import { errors } from '../contracts/errors.ts'
+import type { NodeInput, NodeOutput } from '../contracts/node-api.ts'
 import { actionError } from './errors.ts'
-import type { PodSession } from './session.ts'
+import { NAVIGATION_TIMEOUT_MS, type PodSession } from './session.ts'
 import { MASK, yamlQuoted } from './echo-guard.ts'
+import { refBook } from './refs.ts'
 
 export { MASK }
 /** Below this length a value is only redacted where it stands as a textbox value;
  * scrubbing every occurrence of a 1–3 character string would shred the page text. */
 const GLOBAL_SCRUB_MIN = 4
+/** perceive's budget when the caller gives none (characters of snapshot and text) */
+export const DEFAULT_MAX_CHARS = 12_000
+/** the budget of an action's `changes` */
+export const CHANGES_MAX_CHARS = 3_000
+/** a query's match in a text run brings its whole element when the element is at most this many lines */
+const QUERY_ROW_LINES = 12
 
 interface PageInfo {
   title: string
   text: string
   secrets: string[]
+  /** performance.timeOrigin: tells this document from every other of the frame */
+  doc: number
 }
 
-export async function perceive(session: PodSession): Promise<NodeOutput<'perceive'>> {
-  const page = session.page
+/** One node of Playwright's AI snapshot JSON. */
+interface AriaNode {
+  role: string
+  name?: string
+  ref?: string
+  text?: string
+  children?: Array<AriaNode | string>
+  box?: { x: number; y: number; width: number; height: number }
+  [prop: string]: unknown
+}
+
+/** One rendered line: an element, or a text run inside one. */
+export interface Line {
+  depth: number
+  /** without indentation and the leading "- " */
+  text: string
+  ref?: string
+  role: string
+  /** 1: a landmark or a heading of level 1–2; 2: a deeper heading; 0: not outline */
+  outline: 0 | 1 | 2
+  level: number
+  inView: boolean
+  /** index of the enclosing line (-1: none) */
+  parent: number
+  /** index after this line's subtree */
+  end: number
+}
+
+export interface Snapshot {
+  id: string
+  url: string
+  title: string
+  /** the main frame's document */
+  doc: number
+  lines: Line[]
+  /** visible text the lines do not say */
+  text: string
+  /** all the visible text (redacted) */
+  fullText: string
+  /** ordered line lists a cursor walks, by view key */
+  views: Map<string, number[]>
+}
+
+const latest = new WeakMap<Page, Snapshot>()
+
+const LANDMARKS = new Set(['banner', 'navigation', 'main', 'contentinfo', 'complementary', 'search', 'form', 'region'])
+// (not `active`: which element has focus changes with every action and would fill every diff)
+const STATES = ['checked', 'disabled', 'expanded', 'invalid', 'level', 'pressed', 'selected'] as const
+const SKIP_PROPS = new Set<string>(['role', 'name', 'ref', 'text', 'children', 'box', 'cursor', 'active', ...STATES])
+
+// --- taking a snapshot -----------------------------------------------------------------
+
+export async function takeSnapshot(page: Page): Promise<Snapshot> {
   const children = page.frames().filter((f) => f !== page.mainFrame())
-  try {
-    // All in parallel: the snapshot, then title/text/password values of the main frame,
-    // and password values of child frames (only pages with iframes pay for those).
-    const [snapshot, info, ...frameSecrets] = await Promise.all([
-      page.locator('body').ariaSnapshot(),
-      page.mainFrame().evaluate(collectPageInfo),
-      ...children.map((f) => secretsOf(f)),
-    ])
-    const secrets = info.secrets.concat(...frameSecrets)
-    return {
-      url: page.url(),
-      title: info.title,
-      snapshot: redact(snapshot, secrets, true),
-      text: redact(info.text, secrets, false),
-    }
-  } catch (e) {
-    throw actionError(e, 'perceive')
+  // All in parallel: the tree, title/text/password values of the main frame, and
+  // password values of child frames (only pages with iframes pay for those).
+  const [json, info, ...frameSecrets] = await Promise.all([
+    // a reference page of 10,000 elements takes seconds to walk: the navigation's time, not an action's
+    page.ariaSnapshotJSON({ mode: 'ai', boxes: true, timeout: NAVIGATION_TIMEOUT_MS }) as Promise<unknown>,
+    page.mainFrame().evaluate(collectPageInfo),
+    ...children.map((f) => secretsOf(f)),
+  ])
+  const roots = (Array.isArray(json) ? json : [json]) as Array<AriaNode | string>
+  const secrets = [...new Set(info.secrets.concat(...frameSecrets))]
+  const book = refBook(page)
+  book.bind('', info.doc)
+  // each child frame's document, read through the first ref Playwright gave inside it
+  const firstRefs = new Map<string, string>()
+  visitRefs(roots, (ref) => {
+    const prefix = /^(f\d+)e/.exec(ref)?.[1]
+    if (prefix && !firstRefs.has(prefix)) firstRefs.set(prefix, ref)
+  })
+  await Promise.all([...firstRefs].map(async ([prefix, ref]) => {
+    const doc = await page.getByRef(ref).evaluate(() => performance.timeOrigin, undefined, { timeout: 2000 }).catch(() => Number.NaN)
+    book.bind(prefix, doc)
+  }))
+  const viewport = page.viewportSize() ?? { width: 1280, height: 720 }
+  const lines = flatten(roots, { give: (r) => book.give(r), secrets, viewport })
+  const snapshot: Snapshot = {
+    id: randomBytes(6).toString('base64url'),
+    url: page.url(),
+    title: redact(info.title, secrets, false),
+    doc: info.doc,
+    lines,
+    text: '',
+    fullText: redact(info.text, secrets, false),
+    views: new Map(),
+  }
+  snapshot.text = uncoveredText(snapshot.fullText, lines)
+  return snapshot
+}
+
+function visitRefs(nodes: Array<AriaNode | string>, fn: (ref: string) => void): void {
+  for (const n of nodes) {
+    if (typeof n === 'string') continue
+    if (n.ref) fn(n.ref)
+    if (n.children) visitRefs(n.children, fn)
   }
 }
 
@@ -76,15 +180,330 @@ function collectPageInfo(): PageInfo {
       if (el.shadowRoot) roots.push(el.shadowRoot)
     }
   }
-  return { title: document.title, text: document.body ? document.body.innerText : '', secrets }
+  return { title: document.title, text: document.body ? document.body.innerText : '', secrets, doc: performance.timeOrigin }
 }
 
-// Playwright's snapshot normalises whitespace and YAML-quotes values that need it;
-// mirror both so every rendering of a value is found.
+// --- rendering -------------------------------------------------------------------------
+
+interface FlattenOptions {
+  give: (playwrightRef: string) => string
+  secrets: readonly string[]
+  viewport: { width: number; height: number }
+}
+
+/** The tree as lines, in document order; secrets scrubbed from every string first. */
+export function flatten(roots: Array<AriaNode | string>, opts: FlattenOptions): Line[] {
+  const lines: Line[] = []
+  const scrub = (s: string) => redact(s, opts.secrets, false)
+  const visit = (node: AriaNode | string, depth: number, parent: number, inFrameView: boolean): void => {
+    if (typeof node === 'string') {
+      lines.push({ depth, text: `text: ${scrub(node)}`, role: 'text', outline: 0, level: 0, inView: inFrameView, parent, end: lines.length + 1 })
+      return
+    }
+    const inView = inFrameView && (!node.box || intersects(node.box, opts.viewport))
+    // a nameless wrapper says nothing an agent can use: its children stand in its place
+    const wrapper = node.role === 'generic' && !node.name && node.text === undefined && node.cursor !== 'pointer' && !!node.children?.length
+    if (wrapper) {
+      for (const child of node.children!) visit(child, depth, parent, inFrameView)
+      return
+    }
+    const index = lines.length
+    const level = typeof node.level === 'number' ? node.level : 0
+    const outline: 0 | 1 | 2 = node.role === 'heading' ? (level > 0 && level <= 2 ? 1 : 2) : LANDMARKS.has(node.role) && (node.role !== 'region' && node.role !== 'form' || !!node.name) ? 1 : 0
+    const ref = node.ref ? opts.give(node.ref) : undefined
+    lines.push({ depth, text: renderNode(node, ref, opts.secrets), ref, role: node.role, outline, level, inView, parent, end: 0 })
+    // an iframe's content is judged by its own frame's viewport only when the iframe is in view
+    for (const child of node.children ?? []) visit(child, depth + 1, index, node.role === 'iframe' ? inView : inFrameView)
+    lines[index]!.end = lines.length
+  }
+  for (const root of roots) visit(root, 0, -1, true)
+  return lines
+}
+
+function intersects(box: { x: number; y: number; width: number; height: number }, vp: { width: number; height: number }): boolean {
+  return box.x < vp.width && box.y < vp.height && box.x + box.width > 0 && box.y + box.height > 0
+}
+
+function quoted(s: string): string {
+  return `"${yamlQuoted(s)}"`
+}
+
+function renderNode(node: AriaNode, ref: string | undefined, secrets: readonly string[]): string {
+  // a textbox's value that is a secret is masked where it stands, whatever its length
+  const isSecretValue = node.role === 'textbox' && typeof node.text === 'string' && secrets.some((s) => s === node.text || normalizeWhitespace(s) === node.text)
+  const scrub = (s: string) => redact(s, secrets, false)
+  let out = node.role
+  if (node.name) out += ' ' + quoted(scrub(node.name))
+  for (const state of STATES) {
+    const v = node[state]
+    if (v === undefined || v === false) continue
+    if (state === 'level') out += ` [level=${String(v)}]`
+    else out += v === true ? ` [${state}]` : ` [${state}=${String(v)}]`
+  }
+  if (ref) out += ` [ref=${ref}]`
+  if (node.cursor === 'pointer' && node.role !== 'link' && node.role !== 'button') out += ' [cursor=pointer]'
+  for (const [k, v] of Object.entries(node)) {
+    if (SKIP_PROPS.has(k) || (typeof v !== 'string' && typeof v !== 'number')) continue
+    out += ` [${k}=${k === 'url' ? scrub(String(v)) : quoted(scrub(String(v)))}]`
+  }
+  if (node.text !== undefined && node.text !== '') out += ': ' + (isSecretValue ? MASK : scrub(node.text))
+  return out
+}
+
+function lineCost(line: Line): number {
+  return line.depth * 2 + 2 + line.text.length + 1
+}
+
+function renderLines(lines: readonly Line[], indices: readonly number[]): string {
+  return indices.map((i) => '  '.repeat(lines[i]!.depth) + '- ' + lines[i]!.text).join('\n')
+}
+
+/** Where a later part of a walk starts: its enclosing elements, named without refs (they were given before). */
+function breadcrumb(lines: readonly Line[], i: number): string {
+  const path: string[] = []
+  for (let p = lines[i]!.parent; p >= 0 && path.length < 6; p = lines[p]!.parent) path.unshift(lines[p]!.text.replace(/ \[ref=[^\]]+\]/, '').slice(0, 80))
+  return path.length ? `# inside: ${path.join(' > ')}\n` : ''
+}
+
+/** Visible text lines with a word the tree does not hold (the tree says the rest). */
+function uncoveredText(text: string, lines: readonly Line[]): string {
+  if (!text) return ''
+  const words = new Set<string>()
+  for (const l of lines) for (const w of l.text.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []) words.add(w)
+  const kept: string[] = []
+  for (const raw of text.split('\n')) {
+    const line = raw.trim()
+    if (!line) continue
+    const own = line.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []
+    if (own.some((w) => !words.has(w))) kept.push(line)
+  }
+  return kept.join('\n')
+}
+
+// --- reading within a budget -----------------------------------------------------------
+
+interface Part {
+  snapshot: string
+  text: string
+  truncated: boolean
+  cursor?: string
+}
+
+/**
+ * The first answer of a page: what the viewport shows, then the outline (landmarks and
+ * top headings, then deeper headings), then the page from the top, as far as the
+ * budget goes; printed in document order. The rest is the default view's walk.
+ */
+function firstPart(snap: Snapshot, budget: number): Part {
+  const { lines } = snap
+  const chosen = new Set<number>()
+  let used = 0
+  const take = (i: number): boolean => {
+    if (chosen.has(i)) return true
+    const c = lineCost(lines[i]!)
+    if (used + c > budget) return false
+    chosen.add(i)
+    used += c
+    return true
+  }
+  lines.forEach((l, i) => l.inView && take(i))
+  lines.forEach((l, i) => l.outline === 1 && take(i))
+  lines.forEach((l, i) => l.outline === 2 && take(i))
+  for (let i = 0; i < lines.length; i++) if (!take(i)) break
+  const first = [...chosen].sort((a, b) => a - b)
+  const rest = lines.map((_, i) => i).filter((i) => !chosen.has(i))
+  // text is counted in the budget, after the tree: a page whose tree and words both fit
+  // gets its visible text whole (small pages: cheap, and what a reader of `text` expects);
+  // otherwise only the lines the tree does not say, as far as they fit
+  let text = ''
+  const room = budget - used
+  if (!rest.length && snap.fullText.length <= room) text = snap.fullText
+  else if (snap.text) text = snap.text.length <= room ? snap.text : room > 200 ? snap.text.slice(0, room - 1) + '…' : ''
+  const part: Part = { snapshot: renderLines(lines, first), text, truncated: rest.length > 0 }
+  if (rest.length) {
+    snap.views.set('d', rest)
+    part.cursor = `${snap.id}.d.0`
+  }
+  return part
+}
+
+/** A stretch of a view from `pos`: whole lines while the budget lasts (at least one, cut if it alone is over). */
+function walk(snap: Snapshot, key: string, view: readonly number[], pos: number, budget: number): Part {
+  const { lines } = snap
+  const head = pos > 0 && pos < view.length ? breadcrumb(lines, view[pos]!) : ''
+  let used = head.length
+  const taken: number[] = []
+  let i = pos
+  for (; i < view.length; i++) {
+    const c = lineCost(lines[view[i]!]!)
+    if (taken.length && used + c > budget) break
+    taken.push(view[i]!)
+    used += c
+  }
+  let snapshot = head + renderLines(lines, taken)
+  if (snapshot.length > budget) snapshot = snapshot.slice(0, budget - 1) + '…'
+  const part: Part = { snapshot, text: '', truncated: i < view.length }
+  if (i < view.length) {
+    snap.views.set(key, view as number[])
+    part.cursor = `${snap.id}.${key}.${i}`
+  }
+  return part
+}
+
+/** The lines of one element's subtree. */
+function subtree(snap: Snapshot, ref: string): number[] {
+  const at = snap.lines.findIndex((l) => l.ref === ref)
+  if (at < 0) throw errors.staleRef(ref)
+  const out: number[] = []
+  for (let i = at; i < snap.lines[at]!.end; i++) out.push(i)
+  return out
+}
+
+/** Lines holding every word of the query, each with the landmarks around it and the headings above it. */
+function matches(snap: Snapshot, query: string): number[] {
+  const words = query.toLowerCase().split(/\s+/).filter(Boolean)
+  const { lines } = snap
+  const picked = new Set<number>()
+  const headings: number[] = [] // the heading chain above the current line, by level
+  lines.forEach((l, i) => {
+    if (l.role === 'heading') {
+      while (headings.length && lines[headings.at(-1)!]!.level >= (l.level || 6)) headings.pop()
+      headings.push(i)
+    }
+    const hay = l.text.toLowerCase()
+    if (!words.every((w) => hay.includes(w))) return
+    picked.add(i)
+    for (const h of headings) picked.add(h)
+    // a text run stands for its element: the element, and its controls when it is small
+    // (the row that says "Bravo" and its Delete button)
+    if (!l.ref && l.parent >= 0) {
+      const el = lines[l.parent]!
+      if (el.end - l.parent <= QUERY_ROW_LINES) for (let j = l.parent; j < el.end; j++) picked.add(j)
+      else picked.add(l.parent)
+    }
+    for (let p = l.parent; p >= 0; p = lines[p]!.parent) if (lines[p]!.outline) picked.add(p) // every landmark around
+  })
+  return [...picked].sort((a, b) => a - b)
+}
+
+// --- the perceive action ---------------------------------------------------------------
+
+export async function perceive(session: PodSession, input: NodeInput<'perceive'> = {}): Promise<NodeOutput<'perceive'>> {
+  const page = session.page
+  const budget = input.maxChars ?? DEFAULT_MAX_CHARS
+  try {
+    if (input.cursor !== undefined) return readOn(page, input.cursor, budget)
+    const snap = await takeSnapshot(page)
+    latest.set(page, snap)
+    const head = { url: snap.url, title: snap.title }
+    if (input.ref !== undefined) return { ...head, ...walk(snap, `r${input.ref}`, subtree(snap, input.ref), 0, budget) }
+    if (input.query !== undefined) {
+      const found = matches(snap, input.query)
+      if (!found.length) return { ...head, snapshot: `# nothing on the page matches ${quoted(input.query)}`, text: '', truncated: false }
+      return { ...head, ...walk(snap, 'q', found, 0, budget) }
+    }
+    return { ...head, ...firstPart(snap, budget) }
+  } catch (e) {
+    throw actionError(e, 'perceive')
+  }
+}
+
+function readOn(page: Page, cursor: string, budget: number): NodeOutput<'perceive'> {
+  const m = /^([\w-]+)\.(d|q|r(?:f\d+)?e\d+)\.(\d+)$/.exec(cursor)
+  const snap = latest.get(page)
+  if (!m || !snap || snap.id !== m[1]) throw errors.staleCursor()
+  const view = snap.views.get(m[2]!)
+  const pos = Number(m[3])
+  if (!view || pos > view.length) throw errors.staleCursor()
+  return { url: snap.url, title: snap.title, ...walk(snap, m[2]!, view, pos, budget) }
+}
+
+// --- what an action changed -------------------------------------------------------------
+
+/**
+ * Snapshots the active tab after an action and says what changed since the tab's last
+ * snapshot: `+` added elements (with their subtrees), `-` removed ones, `~` changed ones,
+ * each with its ref, within CHANGES_MAX_CHARS. A new document (or a tab never read) is
+ * answered with its first part instead. Undefined when the page cannot be read now.
+ */
+export async function changesAfter(session: PodSession): Promise<string | undefined> {
+  const page = session.page
+  if (page.isClosed()) return undefined
+  await page.waitForLoadState('domcontentloaded', { timeout: 5000 }).catch(() => {}) // a page still loading is read as far as it got
+  let next: Snapshot
+  try {
+    next = await takeSnapshot(page)
+  } catch {
+    return undefined
+  }
+  const before = latest.get(page)
+  latest.set(page, next)
+  if (!before || before.doc !== next.doc) {
+    const part = firstPart(next, CHANGES_MAX_CHARS)
+    return `new page: ${quoted(next.title)} ${next.url}\n${part.snapshot}${part.truncated ? `\n# … more on the page: perceive with cursor ${part.cursor}` : ''}`
+  }
+  return diffSnapshots(before, next, CHANGES_MAX_CHARS)
+}
+
+/** An element's line with its text runs: what "changed" compares. */
+function signatures(snap: Snapshot): Map<string, string> {
+  const out = new Map<string, string>()
+  snap.lines.forEach((l, i) => {
+    if (l.ref) out.set(l.ref, l.text)
+    else if (l.parent >= 0 && snap.lines[l.parent]!.ref) {
+      const ref = snap.lines[l.parent]!.ref!
+      out.set(ref, (out.get(ref) ?? '') + '\n' + l.text)
+    }
+    void i
+  })
+  return out
+}
+
+export function diffSnapshots(before: Snapshot, after: Snapshot, budget: number): string {
+  const was = signatures(before)
+  const now = signatures(after)
+  const out: string[] = []
+  let used = 0
+  let left = 0
+  const emit = (s: string) => {
+    if (used + s.length + 1 > budget) return void left++
+    out.push(s)
+    used += s.length + 1
+  }
+  const isAdded = (i: number) => !!after.lines[i]!.ref && !was.has(after.lines[i]!.ref!)
+  for (let i = 0; i < after.lines.length; i++) {
+    const l = after.lines[i]!
+    if (!l.ref) continue
+    if (isAdded(i)) {
+      // the topmost added element, with its whole subtree
+      let p = l.parent
+      while (p >= 0 && !after.lines[p]!.ref) p = after.lines[p]!.parent
+      if (p >= 0 && isAdded(p)) continue
+      for (let j = i; j < l.end; j++) emit(`${j === i ? '+' : ' '} ${'  '.repeat(after.lines[j]!.depth - l.depth)}${after.lines[j]!.text}`)
+    } else if (was.get(l.ref) !== now.get(l.ref)) {
+      emit(`~ ${l.text}`)
+      for (let j = i + 1; j < l.end && !after.lines[j]!.ref; j++) emit(`    ${after.lines[j]!.text}`)
+    }
+  }
+  for (const l of before.lines) {
+    if (!l.ref || now.has(l.ref)) continue
+    let p = l.parent
+    while (p >= 0 && !before.lines[p]!.ref) p = before.lines[p]!.parent
+    if (p >= 0 && !now.has(before.lines[p]!.ref!)) continue // inside a removed element: that one says it
+    emit(`- ${l.text}`)
+  }
+  if (!out.length && !left) return 'no change on the page'
+  if (left) out.push(`# … ${left} more changed lines: perceive to read the page`)
+  return out.join('\n')
+}
+
+// --- redaction -------------------------------------------------------------------------
+
+// Playwright normalises whitespace and YAML-quotes values that need it; mirror both so
+// every rendering of a value is found.
 function normalizeWhitespace(s: string): string {
   return s.replace(/[\u200b\u00ad]/g, '').replace(/[\r\n\s\t]+/g, ' ').trim()
 }
-
 
 function renderings(value: string): string[] {
   const n = normalizeWhitespace(value)

@@ -26,6 +26,8 @@ import { isTimeout } from './errors.ts'
 import { beginFill } from './cdp-proxy.ts'
 import { armFieldMask, MASK_PROPERTY, MASK_VALUE, type ArmedMask } from './field-mask.ts'
 import type { PodSession } from './session.ts'
+import { locateRef } from './refs.ts'
+import { changesAfter } from './perception.ts'
 
 interface Inspection {
   href: string
@@ -41,10 +43,14 @@ export async function secureType(session: PodSession, input: SecureTypeInput): P
   const value = Buffer.from(input.value, 'base64')
   let handle: ElementHandle | null = null
   try {
-    handle = await findTarget(session, input.selector, input.timeoutMs)
+    handle = await findTarget(session, input, input.timeoutMs)
     // Fingerprinted (never kept) just before the page gets it: from then on the node
     // API masks it wherever the page echoes it (echo-guard.ts).
-    return await fillElement(handle, input.allowlist, value, () => session.echoGuard.remember(value))
+    const filled = await fillElement(handle, input.allowlist, value, () => session.echoGuard.remember(value))
+    if (input.changes !== true) return filled
+    // read after the value is in and masked: perception redacts it like any password value
+    const changes = await changesAfter(session)
+    return changes === undefined ? filled : { ...filled, changes }
   } finally {
     // The JS string handed to the page cannot be wiped; the Buffer can, and is.
     value.fill(0)
@@ -53,11 +59,15 @@ export async function secureType(session: PodSession, input: SecureTypeInput): P
   }
 }
 
-async function findTarget(session: PodSession, selector: string, timeout?: number): Promise<ElementHandle> {
+async function findTarget(session: PodSession, by: { selector?: string; ref?: string }, timeout?: number): Promise<ElementHandle> {
   let handle: ElementHandle | null
   try {
+    // A ref names one element of a document still on the page (or is refused as stale);
+    // its frame, whatever its origin, is judged as itself in fillElement below.
     // Strict: a selector matching several elements is refused rather than guessed.
-    handle = await session.page.locator(selector).elementHandle({ timeout })
+    const locator = by.ref !== undefined ? await locateRef(session.page, by.ref) : session.page.locator(by.selector ?? '')
+    if (by.ref === undefined && /aria-ref\s*=/i.test(by.selector ?? '')) throw errors.invalidSelector('')
+    handle = await locator.elementHandle({ timeout })
   } catch (e) {
     if (e instanceof ApiError) throw e
     if (isTimeout(e)) throw errors.fillTargetNotFound()

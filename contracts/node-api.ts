@@ -15,7 +15,7 @@
 import { z } from 'zod'
 import { EGRESS_MODES } from '../crds/types.ts'
 import { ConsoleMessage, driveContracts, type DriveContract, type DriveName } from './operations/drive.ts'
-import { selector, timeoutMs, viewport } from './operations/fields.ts'
+import { ONE_TARGET, elementRef, oneTarget, selector, timeoutMs, viewport } from './operations/fields.ts'
 
 export type { DriveName }
 
@@ -52,15 +52,19 @@ export const ConfigureInput = z.object({
 export const ConfigureResult = z.object({ ok: z.literal(true), sessionId: z.string() })
 
 export const SecureTypeInput = z.object({
-  selector,
+  /** the field, by selector or by a ref from perceive (exactly one) */
+  selector: selector.optional(),
+  ref: elementRef.optional(),
   /** base64 of the secret; decoded into a Buffer that is zeroed after the fill. */
   value: z.string().min(1).max(100_000).regex(/^[A-Za-z0-9+/]*={0,2}$/),
   allowlist: z.array(z.string().max(300)).max(1000),
   requireEditableField: z.literal(true),
   timeoutMs: timeoutMs.optional(),
-})
+  /** true: the result says what the fill changed on the page (`changes`) */
+  changes: z.boolean().optional(),
+}).refine(oneTarget, ONE_TARGET)
 export const EDITABLE_KINDS = ['text', 'password', 'email', 'textarea', 'contenteditable'] as const
-export const SecureTypeResult = z.object({ ok: z.literal(true), fieldKind: z.enum(EDITABLE_KINDS), host: z.string() })
+export const SecureTypeResult = z.object({ ok: z.literal(true), fieldKind: z.enum(EDITABLE_KINDS), host: z.string(), changes: z.string().optional() })
 
 const NameValue = z.object({ name: z.string(), value: z.string() })
 export const SessionStorageEntry = z.object({ origin: z.string(), entries: z.array(NameValue) })

@@ -14,18 +14,28 @@ export interface FillOutcome {
   credentialName: string
   fieldKind: string
   host: string
+  /** what the fill changed on the page (perceive's notation, the value masked) */
+  changes?: string
+}
+
+/** The field a fill types into: a selector or a ref from perceive (exactly one), and whether the answer says what changed. */
+export interface FillTarget {
+  selector?: string
+  ref?: string
+  changes?: boolean
 }
 
 /** Types a prepared secret at the node; the Buffer is zeroed whatever happens. */
-export async function typePrepared(ctx: OpContext, node: NodeClient, row: SessionRow, prepared: PreparedFill, selector: string): Promise<FillOutcome> {
+export async function typePrepared(ctx: OpContext, node: NodeClient, row: SessionRow, prepared: PreparedFill, field: FillTarget): Promise<FillOutcome> {
   const ref = {
     orgId: row.orgId, actor: row.agentId, sessionId: row.id, identityId: prepared.identityId,
     credentialId: prepared.credentialId, credentialName: prepared.credentialName,
   }
   try {
-    const r = await node.secureType({ selector, value: prepared.secret, allowlist: prepared.allowlist })
+    const r = await node.secureType({ selector: field.selector, ref: field.ref, changes: field.changes, value: prepared.secret, allowlist: prepared.allowlist })
     await auditFill(ctx.services.db, { ...ref, host: r.host })
-    return { ok: true, credentialName: prepared.credentialName, fieldKind: r.fieldKind, host: r.host }
+    const out: FillOutcome = { ok: true, credentialName: prepared.credentialName, fieldKind: r.fieldKind, host: r.host }
+    return r.changes === undefined ? out : { ...out, changes: r.changes }
   } catch (e) {
     if (isError(e, 'credentialOriginDenied')) {
       await auditOriginDenied(ctx.services.db, { ...ref, host: e.details?.host ?? 'unknown' })
@@ -38,13 +48,13 @@ export async function typePrepared(ctx: OpContext, node: NodeClient, row: Sessio
   }
 }
 
-export async function fillCredential(ctx: OpContext, node: NodeClient, row: SessionRow, input: { credentialName: string; selector: string }): Promise<FillOutcome> {
+export async function fillCredential(ctx: OpContext, node: NodeClient, row: SessionRow, input: { credentialName: string } & FillTarget): Promise<FillOutcome> {
   if (!row.identityId) throw noBoundIdentity()
   const prepared = await prepareFill(
     { db: ctx.services.db, now: ctx.services.now, sealer: ctx.services.sealer },
     { orgId: row.orgId, agentId: row.agentId, identityId: row.identityId, credentialName: input.credentialName, sessionId: row.id },
   )
-  return typePrepared(ctx, node, row, prepared, input.selector)
+  return typePrepared(ctx, node, row, prepared, { selector: input.selector, ref: input.ref, changes: input.changes })
 }
 
 /**
@@ -53,7 +63,7 @@ export async function fillCredential(ctx: OpContext, node: NodeClient, row: Sess
  * dial while the org flag is off; otherwise the same checks as a structured fill.
  * Returns null when the text carries no marker.
  */
-export async function freetextFill(ctx: OpContext, row: SessionRow, text: string, selector: string | undefined, node: () => Promise<NodeClient>): Promise<FillOutcome | null> {
+export async function freetextFill(ctx: OpContext, row: SessionRow, text: string, field: FillTarget, node: () => Promise<NodeClient>): Promise<FillOutcome | null> {
   if (!/\{\{credential:/.test(text)) return null
   if (!row.identityId) {
     // still refuse (and audit) while the flag is off, so the marker never reaches a page
@@ -65,10 +75,10 @@ export async function freetextFill(ctx: OpContext, row: SessionRow, text: string
     { orgId: row.orgId, agentId: row.agentId, identityId: row.identityId, text, sessionId: row.id },
   )
   if (!prepared) return null
-  if (!selector) {
+  if (!field.selector && !field.ref) {
     prepared.secret.fill(0)
-    throw errors.invalidRequest('selector: required for a credential fill')
+    throw errors.invalidRequest('selector or ref: required for a credential fill')
   }
-  return typePrepared(ctx, await node(), row, prepared, selector)
+  return typePrepared(ctx, await node(), row, prepared, field)
 }
 

@@ -57,10 +57,12 @@ export class NodeClient {
   secureType(input: SecureTypeRequest): Promise<NodeOutput<'secure_type'>> {
     const body: NodeInput<'secure_type'> = {
       selector: input.selector,
+      ref: input.ref,
       value: input.value.toString('base64'),
       allowlist: input.allowlist,
       requireEditableField: true,
       timeoutMs: input.timeoutMs,
+      changes: input.changes,
     }
     const bytes = Buffer.from(JSON.stringify(body))
     return this.#call('secure_type', bytes).finally(() => bytes.fill(0))

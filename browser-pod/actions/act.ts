@@ -1,9 +1,11 @@
 // One page action per call: act (click/type/press/goto/scroll), hover, select_option,
 // wait_for. Plain text only — secrets go through secure-fill.ts, never through here.
+import type { Locator } from 'playwright-core'
 import { errors } from '../../contracts/errors.ts'
 import type { NodeInput, NodeOutput } from '../../contracts/node-api.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
+import { target } from '../refs.ts'
 import { checkNavigable, runNavigation } from './navigation.ts'
 import type { ActionTable } from './types.ts'
 
@@ -21,25 +23,29 @@ export async function act(session: PodSession, input: ActInput): Promise<NodeOut
     const nav = await runNavigation(page, session.gateway, url, () => page.goto(url))
     return { ok: true, verb: 'goto', ...nav }
   }
+  const named = input.selector !== undefined || input.ref !== undefined
+  if (input.verb === 'click' && !named) throw errors.invalidRequest('ref or selector: required for click')
+  // a ref is checked (same document, still on the page) before anything happens
+  const element = named ? await target(page, input) : undefined
   try {
     switch (input.verb) {
       case 'click':
-        await page.locator(need('selector')).click()
+        await element!.click()
         break
       case 'type': {
         const text = need('text')
         // fill() sets the whole value in one protocol call (fast, and what agents mean by
-        // "type into"); without a selector the text goes to whatever has focus.
-        if (input.selector) await page.locator(input.selector).fill(text)
+        // "type into"); without an element the text goes to whatever has focus.
+        if (element) await element.fill(text)
         else await page.keyboard.insertText(text)
         break
       }
       case 'press':
-        if (input.selector) await page.locator(input.selector).press(need('key'))
+        if (element) await element.press(need('key'))
         else await page.keyboard.press(need('key'))
         break
       case 'scroll':
-        await scroll(session, input)
+        await scroll(session, input, element)
         break
     }
   } catch (e) {
@@ -51,17 +57,17 @@ export async function act(session: PodSession, input: ActInput): Promise<NodeOut
   return { ok: true, verb: input.verb, url: page.url() }
 }
 
-async function scroll(session: PodSession, input: ActInput): Promise<void> {
+async function scroll(session: PodSession, input: ActInput, element: Locator | undefined): Promise<void> {
   const page = session.page
   const dir = input.direction
-  if (input.selector && !dir) return void (await page.locator(input.selector).scrollIntoViewIfNeeded())
+  if (element && !dir) return void (await element.scrollIntoViewIfNeeded())
   const d = dir ?? 'down'
   const by = (w: number, h: number) => ({
     x: d === 'left' ? -w : d === 'right' ? w : 0,
     y: d === 'up' ? -h : d === 'down' ? h : 0,
   })
-  if (input.selector) {
-    await page.locator(input.selector).evaluate((el, dd) => {
+  if (element) {
+    await element.evaluate((el, dd) => {
       const r = { w: el.clientWidth * 0.8, h: el.clientHeight * 0.8 }
       el.scrollBy({ left: dd === 'left' ? -r.w : dd === 'right' ? r.w : 0, top: dd === 'up' ? -r.h : dd === 'down' ? r.h : 0 })
     }, d)
@@ -75,8 +81,9 @@ async function scroll(session: PodSession, input: ActInput): Promise<void> {
 
 export async function hover(session: PodSession, input: NodeInput<'hover'>): Promise<NodeOutput<'hover'>> {
   const page = session.page
+  const element = await target(page, input)
   try {
-    await page.locator(input.selector).hover()
+    await element.hover()
   } catch (e) {
     throw actionError(e, 'hover')
   }
@@ -85,8 +92,9 @@ export async function hover(session: PodSession, input: NodeInput<'hover'>): Pro
 
 export async function selectOption(session: PodSession, input: NodeInput<'select_option'>): Promise<NodeOutput<'select_option'>> {
   const page = session.page
+  const element = await target(page, input)
   try {
-    const selected = await page.locator(input.selector).selectOption(input.values)
+    const selected = await element.selectOption(input.values)
     return { ok: true, url: page.url(), selected }
   } catch (e) {
     throw actionError(e, 'select_option')
@@ -95,7 +103,7 @@ export async function selectOption(session: PodSession, input: NodeInput<'select
 
 export async function waitFor(session: PodSession, input: NodeInput<'wait_for'>): Promise<NodeOutput<'wait_for'>> {
   const page = session.page
-  const locator = input.selector ? page.locator(input.selector) : page.getByText(input.text!).first()
+  const locator = input.text === undefined ? await target(page, input) : page.getByText(input.text).first()
   try {
     await locator.waitFor({ state: 'visible', timeout: input.timeoutMs })
   } catch (e) {

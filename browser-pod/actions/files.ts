@@ -7,6 +7,7 @@ import type { fileContracts } from '../../contracts/operations/drive-files.ts'
 import type { NodeInput, NodeOutput } from '../../contracts/node-api.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
+import { target } from '../refs.ts'
 import type { ActionTable } from './types.ts'
 
 export async function filePut(session: PodSession, input: NodeInput<'file_put'>): Promise<NodeOutput<'file_put'>> {
@@ -18,11 +19,11 @@ export async function fileUpload(session: PodSession, input: NodeInput<'file_upl
   const page = session.page
   // every file is found and complete before the page is touched
   const { files, payloads } = await session.files.payloads(input.files)
-  const target = page.locator(input.selector)
+  const element = await target(page, input)
   try {
     // Playwright sets nothing, and says nothing, for an <input> of another type: asked first
-    if (!(await target.evaluate(isFileInput))) throw errors.notAFileInput()
-    await target.setInputFiles(payloads)
+    if (!(await element.evaluate(isFileInput))) throw errors.notAFileInput()
+    await element.setInputFiles(payloads)
   } catch (e) {
     throw uploadError(e)
   }

@@ -2,8 +2,14 @@
 // drive.ts). Each action file exports its own rows; the table's type is derived from the
 // contract list, so declaring a new driving action there does not compile until one of
 // the files below implements it (adding one to an existing file touches that file only).
-import { perceive } from '../perception.ts'
-import type { ActionTable } from './types.ts'
+//
+// The page-changing actions answer with `changes` as well (perception.ts changesAfter):
+// what the action did to the page, with refs, so an agent needs one call per step. The
+// node reads it only when asked (`changes: true`): the api-server asks unless the agent
+// turned it off with `changes: false` (operations/sessions/drive.ts).
+import { changesAfter, perceive } from '../perception.ts'
+import type { DriveName, NodeInput, NodeOutput } from '../../contracts/node-api.ts'
+import type { Action, ActionTable } from './types.ts'
 import { pageActions } from './act.ts'
 import { captureActions } from './capture.ts'
 import { navigationActions } from './navigation.ts'
@@ -14,7 +20,20 @@ import { inspectActions } from './inspect.ts'
 
 export type { Action, ActionTable } from './types.ts'
 
-export const actions: ActionTable = {
+/** The actions whose result carries `changes` (their contracts take `changes` and answer with it). */
+const PAGE_CHANGING = ['navigate', 'act', 'go_back', 'go_forward', 'reload', 'select_option', 'hover', 'drag', 'mouse_click', 'fill_form'] as const
+type PageChanging = (typeof PAGE_CHANGING)[number]
+
+function withChanges<N extends PageChanging>(action: Action<N>): Action<N> {
+  return async (session, input) => {
+    const out = await action(session, input)
+    if ((input as NodeInput<N> & { changes?: boolean }).changes !== true) return out
+    const changes = await changesAfter(session)
+    return (changes === undefined ? out : { ...out, changes }) as NodeOutput<N>
+  }
+}
+
+const plain: ActionTable = {
   ...navigationActions,
   perceive,
   ...pageActions,
@@ -24,3 +43,6 @@ export const actions: ActionTable = {
   ...fileActions,
   ...inspectActions,
 }
+
+export const actions: ActionTable = { ...plain }
+for (const name of PAGE_CHANGING) (actions as Record<DriveName, unknown>)[name] = withChanges(plain[name] as Action<typeof name>)

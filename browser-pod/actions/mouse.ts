@@ -7,14 +7,17 @@ import type { NodeInput, NodeOutput } from '../../contracts/node-api.ts'
 import type { FORM_FIELD_KINDS, mouseContracts } from '../../contracts/operations/drive-mouse.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
+import { target } from '../refs.ts'
 import type { ActionTable } from './types.ts'
 
 type FieldKind = (typeof FORM_FIELD_KINDS)[number]
 
 export async function drag(session: PodSession, input: NodeInput<'drag'>): Promise<NodeOutput<'drag'>> {
   const page = session.page
+  const from = await target(page, { selector: input.from, ref: input.fromRef })
+  const to = await target(page, { selector: input.to, ref: input.toRef })
   try {
-    await page.locator(input.from).dragTo(page.locator(input.to))
+    await from.dragTo(to)
   } catch (e) {
     throw actionError(e, 'drag')
   }
@@ -98,11 +101,12 @@ function mismatch(kind: FieldKind, value: FormValue): string | null {
  */
 export async function fillForm(session: PodSession, input: NodeInput<'fill_form'>): Promise<NodeOutput<'fill_form'>> {
   const page = session.page
-  const planned: Array<{ locator: Locator; kind: FieldKind; value: FormValue; selector: string }> = []
+  const planned: Array<{ locator: Locator; kind: FieldKind; value: FormValue; selector?: string; ref?: string }> = []
   for (const [index, field] of input.fields.entries()) {
-    const locator = page.locator(field.selector)
+    let locator: Locator
     let kind: string
     try {
+      locator = await target(page, field)
       kind = await locator.evaluate(fieldKind)
     } catch (e) {
       throw actionError(e, `fill_form fields[${index}]`)
@@ -110,7 +114,7 @@ export async function fillForm(session: PodSession, input: NodeInput<'fill_form'
     if (kind.startsWith('unsupported:')) throw errors.formFieldUnsupported(index, kind.slice('unsupported:'.length))
     const expected = mismatch(kind as FieldKind, field.value)
     if (expected) throw errors.formValueMismatch(index, kind, expected)
-    planned.push({ locator, kind: kind as FieldKind, value: field.value, selector: field.selector })
+    planned.push({ locator, kind: kind as FieldKind, value: field.value, selector: field.selector, ref: field.ref })
   }
   for (const [index, f] of planned.entries()) {
     try {
@@ -121,7 +125,7 @@ export async function fillForm(session: PodSession, input: NodeInput<'fill_form'
       throw actionError(e, `fill_form fields[${index}]`)
     }
   }
-  return { ok: true, url: page.url(), fields: planned.map(({ selector, kind }) => ({ selector, kind })) }
+  return { ok: true, url: page.url(), fields: planned.map(({ selector, ref, kind }) => (ref === undefined ? { selector, kind } : { ref, kind })) }
 }
 
 /** This file's rows of the node's action table (actions/index.ts). */

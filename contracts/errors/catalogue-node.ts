@@ -21,6 +21,14 @@ export const NODE_ERRORS = {
     status: 400, code: 'bad_request', reason: 'invalid_selector', message: (detail: string) => `selector is not valid${detail ? `: ${detail}` : ''}`, args: ['detail'], spec: null,
     when: 'a selector the browser cannot parse',
   },
+  staleRef: {
+    status: 409, code: 'conflict', reason: 'stale_ref', message: (ref: string) => `ref ${ref} is unknown or stale (its element or its document is gone): call perceive again and use a ref from its answer`, args: ['ref'], spec: null,
+    when: 'a ref that no perceive of the current document of its frame gave, or whose element has left the page (nothing is done)',
+  },
+  staleCursor: {
+    status: 409, code: 'conflict', reason: 'stale_cursor', message: 'cursor is not from the latest perceive of this tab: call perceive again without a cursor', spec: null,
+    when: 'perceive with a cursor after the tab was read again or changed by an action (its snapshot is gone)',
+  },
   actionTimeout: {
     status: 504, code: 'E_UPSTREAM', reason: 'timeout', message: (action: string, waitingFor: string) => `${action} timed out${waitingFor ? ` waiting for ${waitingFor}` : ''}`, args: ['action', 'waitingFor'],
     spec: null, when: 'an action did not complete in its timeout',

@@ -7,7 +7,7 @@
 // journal row (api-server/operations/sessions/drive-files.ts).
 import { z } from 'zod'
 import { defineDrive, type DriveContract } from './drive-kit.ts'
-import { selector, sessionId } from './fields.ts'
+import { ONE_TARGET, TARGET_HELP, elementRef, oneTarget, selector, sessionId } from './fields.ts'
 
 const MiB = 1024 * 1024
 
@@ -75,8 +75,8 @@ export const filePut = withRest(defineDrive({
 
 export const fileUpload = defineDrive({
   name: 'file_upload',
-  description: `Set files of the session (put with file_put, or downloaded) into an <input type=file>, by id or name; several need an input with the multiple attribute. The page sees each file’s name, size and type; ${LIMITS}`,
-  input: z.strictObject({ sessionId, selector, files: z.array(fileRef).min(1).max(FILE_MAX_COUNT) }),
+  description: `Set files of the session (put with file_put, or downloaded) into an <input type=file>, by id or name; several need an input with the multiple attribute. The page sees each file’s name, size and type; ${LIMITS}. ${TARGET_HELP}`,
+  input: z.strictObject({ sessionId, selector: selector.optional(), ref: elementRef.optional(), files: z.array(fileRef).min(1).max(FILE_MAX_COUNT) }).refine(oneTarget, ONE_TARGET),
   output: FileUploadResult,
   restPath: 'file-upload',
   node: { path: '/v1/file_upload' },

@@ -8,24 +8,38 @@ export const DRIVE = ['sessions:drive'] as const
 
 // --- results -------------------------------------------------------------------------
 
-export const NavigateResult = z.object({ url: z.string(), title: z.string(), status: z.number().int().nullable() })
-export const PerceiveResult = z.object({ url: z.string(), title: z.string(), snapshot: z.string(), text: z.string() })
-export const OkResult = z.object({ ok: z.literal(true), url: z.string() })
+/**
+ * What a page-changing action did to the page, as perceive would show it: `+` added,
+ * `-` removed, `~` changed elements with their refs (a new document: its first lines),
+ * within a small budget. Absent when the caller turned it off (`changes: false`).
+ */
+export const Changes = z.string().optional().describe('what the action changed on the page: + added, - removed, ~ changed elements with their refs (a new page: its outline and first elements)')
+export const NavigateResult = z.object({ url: z.string(), title: z.string(), status: z.number().int().nullable(), changes: Changes })
+export const PerceiveResult = z.object({
+  url: z.string(),
+  title: z.string(),
+  snapshot: z.string(),
+  text: z.string(),
+  truncated: z.boolean().optional().describe('the page holds more than this answer: call perceive with cursor to read on'),
+  cursor: z.string().optional().describe('where the next perceive continues reading (given with truncated)'),
+})
+export const OkResult = z.object({ ok: z.literal(true), url: z.string(), changes: Changes })
 export const ActResult = z.object({
   ok: z.literal(true),
   verb: z.enum(['click', 'type', 'press', 'goto', 'scroll']),
   url: z.string(),
   title: z.string().optional(),
   status: z.number().int().nullable().optional(),
+  changes: Changes,
 })
-export const SelectOptionResult = z.object({ ok: z.literal(true), url: z.string(), selected: z.array(z.string()) })
+export const SelectOptionResult = z.object({ ok: z.literal(true), url: z.string(), selected: z.array(z.string()), changes: Changes })
 export const ScreenshotResult = z.object({ png: z.string().describe('base64 PNG') })
 export const PdfResult = z.object({ pdf: z.string().describe('base64 PDF') })
 /** What an MCP client gets as structured content beside the image or the PDF itself (never the bytes twice). */
 export const BinaryMeta = z.object({ mimeType: z.string(), bytes: z.number().int().min(0).describe('size of the decoded file') })
 export const ConsoleMessage = z.object({ type: z.string(), text: z.string(), time: z.number() })
 export const ConsoleResult = z.object({ messages: z.array(ConsoleMessage) })
-export const FillResult = z.object({ ok: z.literal(true), credentialName: z.string(), fieldKind: z.string(), host: z.string() })
+export const FillResult = z.object({ ok: z.literal(true), credentialName: z.string(), fieldKind: z.string(), host: z.string(), changes: Changes })
 
 /** A driving action forwarded to the node: `node` is its node API route. */
 export interface DriveContract<S extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType, N extends string = string, NO extends z.ZodType = O>

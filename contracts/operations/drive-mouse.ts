@@ -2,8 +2,8 @@
 // list below is appended to driveContracts, so each needs its node action
 // (browser-pod/actions/mouse.ts) and its journal row (api-server/operations/sessions/drive-mouse.ts).
 import { z } from 'zod'
-import { OkResult, defineDrive } from './drive-kit.ts'
-import { selector, sessionId } from './fields.ts'
+import { Changes, OkResult, defineDrive } from './drive-kit.ts'
+import { ONE_TARGET, TARGET_HELP, changesArg, elementRef, oneTarget, selector, sessionId } from './fields.ts'
 
 /** Viewport coordinates in CSS pixels from the top-left corner (the largest viewport is 7680x4320). */
 const x = z.number().min(0).max(7680).describe('viewport x in CSS pixels, from the left edge')
@@ -15,22 +15,31 @@ export const FILL_FORM_MAX_FIELDS = 50
 export const FORM_FIELD_KINDS = ['text', 'checkbox', 'radio', 'select'] as const
 
 export const FormField = z.strictObject({
-  selector,
+  selector: selector.optional(),
+  ref: elementRef.optional(),
   value: z.union([z.string().max(100_000), z.boolean(), z.array(z.string().max(10_000)).min(1).max(1000)])
     .describe('text inputs and textareas: a string; checkboxes: true or false; radios: true; selects: an option value or label, or several for a multiple select'),
-})
+}).refine(oneTarget, ONE_TARGET)
 
 export const FillFormResult = z.object({
   ok: z.literal(true),
   url: z.string(),
   /** what each field was, in the order given (never its value) */
-  fields: z.array(z.object({ selector: z.string(), kind: z.enum(FORM_FIELD_KINDS) })),
+  fields: z.array(z.object({ selector: z.string().optional(), ref: z.string().optional(), kind: z.enum(FORM_FIELD_KINDS) })),
+  changes: Changes,
 })
 
 export const drag = defineDrive({
   name: 'drag',
-  description: 'Drag one element onto another (press on the first, move, release on the second; HTML5 drag and drop included)',
-  input: z.strictObject({ sessionId, from: selector.describe('the element to drag'), to: selector.describe('the element to drop it on') }),
+  description: 'Drag one element onto another (press on the first, move, release on the second; HTML5 drag and drop included). Name each by ref (fromRef, toRef: from perceive’s snapshot) or by selector (from, to)',
+  input: z.strictObject({
+    sessionId,
+    from: selector.optional().describe('the element to drag (or fromRef)'),
+    fromRef: elementRef.optional().describe('the element to drag, by its ref from perceive (or from)'),
+    to: selector.optional().describe('the element to drop it on (or toRef)'),
+    toRef: elementRef.optional().describe('the element to drop it on, by its ref from perceive (or to)'),
+    changes: changesArg,
+  }).refine((v) => oneTarget({ selector: v.from, ref: v.fromRef }) && oneTarget({ selector: v.to, ref: v.toRef }), { message: 'give exactly one of from or fromRef, and exactly one of to or toRef' }),
   output: OkResult,
   restPath: 'drag',
   node: { path: '/v1/drag' },
@@ -46,6 +55,7 @@ export const mouseClick = defineDrive({
     y,
     button: z.enum(['left', 'right', 'middle']).optional().describe('default left'),
     clickCount: z.number().int().min(1).max(3).optional().describe('2 for a double click; default 1'),
+    changes: changesArg,
   }),
   output: OkResult,
   restPath: 'mouse-click',
@@ -83,8 +93,8 @@ export const mouseWheel = defineDrive({
 
 export const fillForm = defineDrive({
   name: 'fill_form',
-  description: `Fill several form fields at once (at most ${FILL_FORM_MAX_FIELDS}): text inputs, textareas, checkboxes, radios and selects; every field is checked before any is filled`,
-  input: z.strictObject({ sessionId, fields: z.array(FormField).min(1).max(FILL_FORM_MAX_FIELDS) }),
+  description: `Fill several form fields at once (at most ${FILL_FORM_MAX_FIELDS}): text inputs, textareas, checkboxes, radios and selects; every field is checked before any is filled. Each field is named by ref (from perceive’s snapshot) or by selector, exactly one`,
+  input: z.strictObject({ sessionId, fields: z.array(FormField).min(1).max(FILL_FORM_MAX_FIELDS), changes: changesArg }),
   output: FillFormResult,
   restPath: 'fill-form',
   node: { path: '/v1/fill_form' },

@@ -3,7 +3,7 @@
 // (browser-pod/actions/pages.ts) and its journal row (api-server/operations/sessions/drive-pages.ts).
 import { z } from 'zod'
 import { NavigateResult, defineDrive } from './drive-kit.ts'
-import { navigableUrl, sessionId, viewport } from './fields.ts'
+import { navigableUrl, sessionId, viewport, changesArg } from './fields.ts'
 
 /** A tab's id: `tab_<n>`, given in the order tabs open, never reused within a session. */
 export const tabId = z.string().regex(/^tab_[0-9]{1,9}$/, 'must be a tab id (tab_…)')
@@ -44,7 +44,7 @@ const TABS = 'New tabs and popups the page opens (window.open, target=_blank) ar
 export const goForward = defineDrive({
   name: 'go_forward',
   description: 'Go forward in the active tab’s history',
-  input: z.strictObject({ sessionId }),
+  input: z.strictObject({ sessionId, changes: changesArg }),
   output: NavigateResult,
   restPath: 'go-forward',
   node: { path: '/v1/go_forward' },

@@ -11,7 +11,7 @@
 import { z } from 'zod'
 import { defineContract } from './types.ts'
 import { ActResult, BinaryMeta, ConsoleResult, DRIVE, FillResult, NavigateResult, OkResult, PdfResult, PerceiveResult, ScreenshotResult, SelectOptionResult, defineDrive } from './drive-kit.ts'
-import { navigableUrl, selector, sessionId, timeoutMs } from './fields.ts'
+import { ONE_TARGET, TARGET_HELP, changesArg, elementRef, navigableUrl, oneTarget, selector, sessionId, timeoutMs } from './fields.ts'
 import { pageContracts } from './drive-pages.ts'
 import { mouseContracts } from './drive-mouse.ts'
 import { fileContracts } from './drive-files.ts'
@@ -21,8 +21,8 @@ export { BinaryMeta, ConsoleMessage, ConsoleResult, FillResult, NavigateResult, 
 
 export const navigate = defineDrive({
   name: 'navigate',
-  description: 'Navigate the session’s page; returns the resolved url after redirects',
-  input: z.strictObject({ sessionId, url: navigableUrl }),
+  description: 'Navigate the session’s page; returns the resolved url after redirects, and in `changes` the new page’s outline and first elements with their refs',
+  input: z.strictObject({ sessionId, url: navigableUrl, changes: changesArg }),
   output: NavigateResult,
   restPath: 'navigate',
   node: { path: '/v1/navigate' },
@@ -31,8 +31,18 @@ export const navigate = defineDrive({
 
 export const perceive = defineDrive({
   name: 'perceive',
-  description: 'Read the page: url, title, accessibility snapshot and visible text (password values never appear)',
-  input: z.strictObject({ sessionId, full: z.boolean().optional().describe('advisory; not forwarded') }),
+  description: 'Read the page: url, title, accessibility snapshot and visible text (whole when it fits the budget beside the snapshot, otherwise only what the snapshot does not already say; password values never appear). '
+    + 'Every element carries [ref=e12] (inside an iframe [ref=f1e3]): pass the ref to act, hover, select_option, drag, fill_form, file_upload, wait_for or credential_fill instead of a selector; a ref holds until its document navigates. '
+    + 'At most maxChars characters (default 12000): the outline of landmarks and headings and what the viewport shows come first; when truncated is true, call again with the cursor given to read on until the whole page has been read, every element once. '
+    + 'ref returns the subtree under one element; query returns only the elements whose name or text holds the words, with the headings and landmarks above them',
+  input: z.strictObject({
+    sessionId,
+    full: z.boolean().optional().describe('advisory; not forwarded'),
+    maxChars: z.number().int().min(1000).max(500_000).optional().describe('the most characters of snapshot and text in the answer (default 12000)'),
+    cursor: z.string().min(1).max(200).optional().describe('the cursor of a truncated answer: reads on from there'),
+    ref: elementRef.optional().describe('only the subtree under this element'),
+    query: z.string().min(1).max(500).optional().describe('only the elements whose name or text holds these words (any order, case-insensitive), with their refs and the headings and landmarks above them'),
+  }).refine((v) => [v.cursor, v.ref, v.query].filter((x) => x !== undefined).length <= 1, { message: 'give at most one of cursor, ref or query' }),
   output: PerceiveResult,
   restPath: 'perceive',
   node: { path: '/v1/perceive' },
@@ -41,16 +51,18 @@ export const perceive = defineDrive({
 
 export const act = defineDrive({
   name: 'act',
-  description: 'One page action: click, type, press, goto or scroll',
+  description: `One page action: click, type, press, goto or scroll. ${TARGET_HELP} (type and press without either go to the focused element). The answer's changes say what the action changed, with refs`,
   input: z.strictObject({
     sessionId,
     verb: z.enum(['click', 'type', 'press', 'goto', 'scroll']),
     selector: selector.optional(),
+    ref: elementRef.optional(),
     text: z.string().max(100_000).optional(),
     key: z.string().min(1).max(100).optional(),
     url: navigableUrl.optional(),
     direction: z.enum(['up', 'down', 'left', 'right']).optional(),
-  }),
+    changes: changesArg,
+  }).refine((v) => v.selector === undefined || v.ref === undefined, { message: 'give ref or selector, not both' }),
   // a type act whose text carries a {{credential:…}} marker is the deprecated free-text fill
   output: z.union([ActResult, FillResult]),
   restPath: 'act',
@@ -73,7 +85,7 @@ export const screenshot = defineDrive({
 export const goBack = defineDrive({
   name: 'go_back',
   description: 'Go back in the page history',
-  input: z.strictObject({ sessionId }),
+  input: z.strictObject({ sessionId, changes: changesArg }),
   output: NavigateResult,
   restPath: 'go-back',
   node: { path: '/v1/go_back' },
@@ -83,7 +95,7 @@ export const goBack = defineDrive({
 export const reload = defineDrive({
   name: 'reload',
   description: 'Reload the page',
-  input: z.strictObject({ sessionId }),
+  input: z.strictObject({ sessionId, changes: changesArg }),
   output: NavigateResult,
   restPath: 'reload',
   node: { path: '/v1/reload' },
@@ -92,9 +104,9 @@ export const reload = defineDrive({
 
 export const waitFor = defineDrive({
   name: 'wait_for',
-  description: 'Wait until a selector or a text appears (exactly one of them)',
-  input: z.strictObject({ sessionId, selector: selector.optional(), text: z.string().min(1).max(10_000).optional(), timeoutMs: timeoutMs.optional() })
-    .refine((v) => (v.selector === undefined) !== (v.text === undefined), { message: 'give exactly one of selector or text' }),
+  description: 'Wait until an element (by ref or selector) or a text appears (exactly one of the three)',
+  input: z.strictObject({ sessionId, selector: selector.optional(), ref: elementRef.optional(), text: z.string().min(1).max(10_000).optional(), timeoutMs: timeoutMs.optional() })
+    .refine((v) => [v.selector, v.ref, v.text].filter((x) => x !== undefined).length === 1, { message: 'give exactly one of selector, ref or text' }),
   output: OkResult,
   restPath: 'wait-for',
   node: { path: '/v1/wait_for' },
@@ -103,8 +115,9 @@ export const waitFor = defineDrive({
 
 export const selectOption = defineDrive({
   name: 'select_option',
-  description: 'Select options of a <select>',
-  input: z.strictObject({ sessionId, selector, values: z.array(z.string().max(10_000)).min(1).max(1000) }),
+  description: `Select options of a <select>. ${TARGET_HELP}`,
+  input: z.strictObject({ sessionId, selector: selector.optional(), ref: elementRef.optional(), values: z.array(z.string().max(10_000)).min(1).max(1000), changes: changesArg })
+    .refine(oneTarget, ONE_TARGET),
   output: SelectOptionResult,
   restPath: 'select-option',
   node: { path: '/v1/select_option' },
@@ -113,8 +126,8 @@ export const selectOption = defineDrive({
 
 export const hover = defineDrive({
   name: 'hover',
-  description: 'Hover over an element',
-  input: z.strictObject({ sessionId, selector }),
+  description: `Hover over an element. ${TARGET_HELP}`,
+  input: z.strictObject({ sessionId, selector: selector.optional(), ref: elementRef.optional(), changes: changesArg }).refine(oneTarget, ONE_TARGET),
   output: OkResult,
   restPath: 'hover',
   node: { path: '/v1/hover' },
@@ -152,9 +165,9 @@ export type DriveName = (typeof driveContracts)[number]['name']
 /** The secure fill is driving too, but not forwarded as-is: the api-server decrypts and calls the node's secure_type. */
 export const credentialFill = defineContract({
   name: 'credential_fill',
-  description: 'Securely type a persona credential into a field; the secret is never returned or shown',
+  description: `Securely type a persona credential into a field; the secret is never returned or shown. ${TARGET_HELP}; a field inside an iframe is judged by the iframe’s own origin`,
   scopes: DRIVE,
-  input: z.strictObject({ sessionId, credentialName: z.string().min(1).max(64), selector }),
+  input: z.strictObject({ sessionId, credentialName: z.string().min(1).max(64), selector: selector.optional(), ref: elementRef.optional(), changes: changesArg }).refine(oneTarget, ONE_TARGET),
   output: FillResult,
   rest: { method: 'POST', path: '/v1/sessions/:sessionId/fill-credential' },
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },

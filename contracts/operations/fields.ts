@@ -26,3 +26,19 @@ export const waitUntil = z.enum(['load', 'domcontentloaded', 'networkidle', 'com
 export const idParam = z.string().min(1).max(100)
 /** A timestamp on the wire (Date values are sent as toISOString()). */
 export const isoTime = z.iso.datetime()
+
+/** An element's ref from perceive's snapshot (`[ref=e12]`, `[ref=f1e3]` inside a frame): valid until its document navigates. */
+export const elementRef = z.string().regex(/^(f\d{1,6})?e\d{1,9}$/, 'must be a ref from perceive’s snapshot (e12, or f1e3 inside a frame)')
+  .describe('the element’s ref from perceive’s snapshot ([ref=e12] → "e12"); give ref or selector, not both')
+
+/** The words every element tool's description ends with: how an agent names the element. */
+export const TARGET_HELP = 'Name the element by ref (from perceive’s snapshot, e.g. "e12"; frames included) or by selector, exactly one'
+
+/** An element tool's input check: exactly one of selector and ref (a zod object check). */
+export function oneTarget(v: { selector?: string; ref?: string }): boolean {
+  return (v.selector === undefined) !== (v.ref === undefined)
+}
+export const ONE_TARGET = { message: 'give exactly one of ref or selector' }
+
+/** Page-changing tools: whether the answer carries what the action changed (default true). */
+export const changesArg = z.boolean().optional().describe('false: leave out `changes`, the diff of the page the answer carries (default: included)')

@@ -47,7 +47,7 @@ t.test('perceive masks tricky password values (real Chromium)', async (t) => {
     const n = v.replace(/\s+/g, ' ').trim()
     t.ok(!all.includes(v) && !all.includes(n) && !all.includes(JSON.stringify(n).slice(1, -1)), `${k} is masked`)
   }
-  t.match(p.snapshot, /- textbox "Password": ••••••••/)
-  t.match(p.snapshot, /- textbox "masked": ••••••••/, 'a text field that renders masked is redacted like a password')
-  t.match(p.snapshot, /- textbox "notes": ••••••••/)
+  t.match(p.snapshot, /- textbox "Password" \[ref=\w+\]: ••••••••/)
+  t.match(p.snapshot, /- textbox "masked" \[ref=\w+\]: ••••••••/, 'a text field that renders masked is redacted like a password')
+  t.match(p.snapshot, /- textbox "notes" \[ref=\w+\]: ••••••••/)
 })

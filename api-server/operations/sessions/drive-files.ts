@@ -7,7 +7,7 @@ import { nothing, type DriveSpecs } from './drive-spec.ts'
 
 export const fileDrives: DriveSpecs<(typeof fileContracts)[number]['name']> = {
   file_put: { journal: (p) => ({ name: p.name, bytes: Buffer.byteLength(p.contentBase64, 'base64'), mimeType: p.mimeType }) },
-  file_upload: { journal: (u) => ({ selector: u.selector, files: u.files }) },
+  file_upload: { journal: (u) => ({ selector: u.selector, ref: u.ref, files: u.files }) },
   file_list: { journal: nothing },
   file_read: {
     journal: (r) => ({ file: r.fileId, offset: r.offset, length: r.length }),

@@ -5,9 +5,9 @@ import type { mouseContracts } from '../../../contracts/operations/drive-mouse.t
 import type { DriveSpecs } from './drive-spec.ts'
 
 export const mouseDrives: DriveSpecs<(typeof mouseContracts)[number]['name']> = {
-  drag: { journal: ({ from, to }) => ({ from, to }) },
+  drag: { journal: ({ from, to, fromRef, toRef }) => ({ from, to, fromRef, toRef }) },
   mouse_click: { journal: ({ x, y, button, clickCount }) => ({ x, y, button, clickCount }) },
   mouse_move: { journal: ({ x, y, steps }) => ({ x, y, steps }) },
   mouse_wheel: { journal: ({ x, y, deltaX, deltaY }) => ({ x, y, deltaX, deltaY }) },
-  fill_form: { journal: ({ fields }) => ({ selectors: fields.map((f) => f.selector), count: fields.length }) },
+  fill_form: { journal: ({ fields }) => ({ selectors: fields.map((f) => f.selector ?? `ref=${f.ref}`), count: fields.length }) },
 }

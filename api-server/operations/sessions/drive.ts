@@ -14,7 +14,7 @@ import { mouseDrives } from './drive-mouse.ts'
 import { fileDrives } from './drive-files.ts'
 import { inspectDrives } from './drive-inspect.ts'
 import { drive, liveSession, nodeFor } from '../../sessions/drive.ts'
-import { fillCredential, freetextFill } from '../../sessions/fill.ts'
+import { fillCredential, freetextFill, type FillTarget } from '../../sessions/fill.ts'
 import { journal } from '../../sessions/store.ts'
 import { assertAgentDrives } from '../../sessions/control.ts'
 
@@ -25,13 +25,18 @@ const coreDrives: DriveSpecs<(typeof coreDriveContracts)[number]['name']> = {
     // full is advisory: the node always answers with the whole page
     send: ({ full: _advisory, ...rest }) => rest,
     toMcp: (r) => ({
-      content: [{ type: 'text', text: `url: ${r.url}\ntitle: ${r.title}\n\n${r.snapshot}\n\n--- text ---\n${r.text}` }],
+      content: [{
+        type: 'text',
+        text: `url: ${r.url}\ntitle: ${r.title}\n\n${r.snapshot}`
+          + (r.text ? `\n\n--- text ---\n${r.text}` : '')
+          + (r.truncated ? `\n\n--- truncated: perceive with cursor "${r.cursor}" reads on ---` : ''),
+      }],
       structuredContent: { ...r },
     }),
   },
   act: {
-    journal: (a) => ({ verb: a.verb, selector: a.selector, key: a.key, direction: a.direction, url: a.url ? journalUrl(a.url) : undefined, textLength: a.text?.length }),
-    divert: (ctx, sessionId, a, detail) => (a.text !== undefined && /\{\{credential:/.test(a.text) ? freetextAct(ctx, sessionId, a.text, a.selector, detail) : null),
+    journal: (a) => ({ verb: a.verb, selector: a.selector, ref: a.ref, key: a.key, direction: a.direction, url: a.url ? journalUrl(a.url) : undefined, textLength: a.text?.length }),
+    divert: (ctx, sessionId, a, detail) => (a.text !== undefined && /\{\{credential:/.test(a.text) ? freetextAct(ctx, sessionId, a.text, { selector: a.selector, ref: a.ref, changes: a.changes ?? true }, detail) : null),
   },
   screenshot: {
     journal: nothing,
@@ -39,9 +44,9 @@ const coreDrives: DriveSpecs<(typeof coreDriveContracts)[number]['name']> = {
   },
   go_back: { journal: nothing },
   reload: { journal: nothing },
-  wait_for: { journal: (w) => ({ selector: w.selector, textLength: w.text?.length }) },
-  select_option: { journal: (s) => ({ selector: s.selector, count: s.values.length }) },
-  hover: { journal: ({ selector }) => ({ selector }) },
+  wait_for: { journal: (w) => ({ selector: w.selector, ref: w.ref, textLength: w.text?.length }) },
+  select_option: { journal: (s) => ({ selector: s.selector, ref: s.ref, count: s.values.length }) },
+  hover: { journal: ({ selector, ref }) => ({ selector, ref }) },
   pdf: {
     journal: nothing,
     toMcp: (r) => ({
@@ -58,12 +63,12 @@ const drives: DriveSpecs<DriveName> = { ...coreDrives, ...pageDrives, ...mouseDr
  * The deprecated free-text path: a type act whose text carries a {{credential:…}} marker.
  * Refused before any decrypt or node dial unless enabled; journalled without the text's size.
  */
-async function freetextAct(ctx: OpContext, sessionId: string, text: string, selector: string | undefined, detail: Record<string, unknown>) {
+async function freetextAct(ctx: OpContext, sessionId: string, text: string, field: FillTarget, detail: Record<string, unknown>) {
   const row = await liveSession(ctx, sessionId)
   assertAgentDrives(row, 'act')
   const entry = { op: 'act', detail: { ...detail, textLength: undefined, freetext: true } }
   try {
-    const out = await freetextFill(ctx, row, text, selector, () => nodeFor(ctx, row))
+    const out = await freetextFill(ctx, row, text, field, () => nodeFor(ctx, row))
     // the text opens a marker but holds no whole one: nothing is typed (the marker never reaches a page)
     if (!out) throw errors.invalidRequest('text: a credential marker reads {{credential:<name>}}')
     await journal(ctx.services.db, row, { ...entry, outcome: 'ok' })
@@ -85,7 +90,9 @@ function forward<C extends (typeof driveContracts)[number]>(contract: C): Operat
       const detail = spec.journal(nodeInput)
       const diverted = spec.divert?.(ctx, sessionId, nodeInput, detail)
       if (diverted) return diverted
-      const sent = spec.send ? spec.send(nodeInput) : nodeInput
+      const given = spec.send ? spec.send(nodeInput) : nodeInput
+      // a page-changing action answers with what it changed unless the agent said changes: false (the node reads it only when asked)
+      const sent = 'changes' in contract.input.shape ? { ...given, changes: (given as { changes?: boolean }).changes ?? true } : given
       return drive(ctx, sessionId, contract.name, detail, (node) => node.drive(contract.name, sent as never))
     },
     ...(spec.toMcp ? { toMcp: spec.toMcp } : {}),
@@ -93,8 +100,8 @@ function forward<C extends (typeof driveContracts)[number]>(contract: C): Operat
 }
 
 const credentialFillOperation = implement(credentialFill, {
-  handler: (ctx, { sessionId, credentialName, selector }) =>
-    drive(ctx, sessionId, 'credential_fill', { credentialName, selector }, (node, row) => fillCredential(ctx, node, row, { credentialName, selector })),
+  handler: (ctx, { sessionId, credentialName, selector, ref, changes }) =>
+    drive(ctx, sessionId, 'credential_fill', { credentialName, selector, ref }, (node, row) => fillCredential(ctx, node, row, { credentialName, selector, ref, changes: changes ?? true })),
 })
 
 type OperationsOf<T extends readonly AnyContract[]> = { -readonly [K in keyof T]: T[K] extends AnyContract ? Operation<T[K]> : never }

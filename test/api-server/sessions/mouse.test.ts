@@ -50,13 +50,13 @@ t.test('mouse and forms', async (t) => {
       await call('navigate', { sessionId: id, url: page('mouse-drag.html') })
       t.match(await text(), /nothing dropped/)
       const dragged = await call('drag', { sessionId: id, from: '#card', to: '#bin' })
-      t.same(dragged, { ok: true, url: page('mouse-drag.html') })
+      t.has(dragged, { ok: true, url: page('mouse-drag.html') })
       t.match(await text(), /dropped card on bin/, 'the drop event reached the target with the dragged data')
     })
 
     await t.test('mouse_click: a click on a canvas lands on the point asked for', async (t) => {
       await call('navigate', { sessionId: id, url: page('mouse-canvas.html') })
-      t.same(await call('mouse_click', { sessionId: id, x: 120, y: 80 }), { ok: true, url: page('mouse-canvas.html') })
+      t.has(await call('mouse_click', { sessionId: id, x: 120, y: 80 }), { ok: true, url: page('mouse-canvas.html') })
       t.match(await text(), /clicked at 120,80/)
       await call('mouse_click', { sessionId: id, x: 300, y: 250 })
       t.match(await text(), /clicked at 120,80 300,250/, 'a second click where asked')
@@ -75,7 +75,7 @@ t.test('mouse and forms', async (t) => {
       t.match(moved, /\bhot\b/, 'the pointer is over the square drawn at 200..250, 100..150')
       await call('mouse_move', { sessionId: id, x: 10, y: 10 })
       t.match(await text(), /cold/)
-      t.same(await call('mouse_wheel', { sessionId: id, deltaY: 300 }), { ok: true, url: page('mouse-canvas.html') })
+      t.has(await call('mouse_wheel', { sessionId: id, deltaY: 300 }), { ok: true, url: page('mouse-canvas.html') })
       // the wheel's scroll is asynchronous in the page: poll what it shows
       await waitFor(async () => /wheel 0,300/.test(await text()), { what: 'the wheel event' })
       await call('mouse_wheel', { sessionId: id, deltaX: 40, deltaY: -100 })

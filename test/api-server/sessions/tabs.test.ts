@@ -123,7 +123,7 @@ t.test('tabs and popups', async (t) => {
     t.same([backed.body.url, backed.body.title], [page('tabs-opener.html'), 'Opener'])
     const forward = await rest('POST', `${base}/go-forward`, {})
     t.equal(forward.status, 200)
-    t.same(forward.body, { url: page('tabs-child.html'), title: 'Child', status: 200 }, 'go_forward returns where it landed')
+    t.has(forward.body, { url: page('tabs-child.html'), title: 'Child', status: 200 }, 'go_forward returns where it landed')
     const noMore = await rest('POST', `${base}/go-forward`, {})
     t.same([noMore.status, noMore.body.url], [200, page('tabs-child.html')], 'nothing ahead: it stays')
     t.equal((await rest('GET', `${base}/tabs`)).body.tabs[1].url, page('tabs-child.html?q=private'), 'the other tabs did not move')

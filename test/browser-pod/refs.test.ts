@@ -1,0 +1,192 @@
+// Refs, frames, budgets and diffs at the node, in real Chromium: every element perceive
+// lists carries a ref the element tools take; refs hold until their document navigates;
+// iframes of any origin are read and driven by ref; a cursor walk reads the whole page
+// once; query and ref read parts; page-changing actions answer with what changed.
+// Pages are served by routes on the session's context (two sites, a.test and b.test,
+// so the b.test frames are cross-site, out-of-process iframes).
+import t from 'tap'
+import { NodeClient } from '../../api-server/sessions/node-client.ts'
+import type { ApiError } from '../../contracts/errors.ts'
+import type { DriveName, NodeInput, NodeOutput } from '../../contracts/node-api.ts'
+import { startPod } from '../../browser-pod/pod.ts'
+import { newToken } from './harness.ts'
+
+const ROWS = ['Alpha', 'Bravo', 'Charlie'].map((n) => `<li>${n} <button onclick="this.parentNode.remove()">Delete</button></li>`).join('')
+const PAGES: Record<string, string> = {
+  'http://a.test/': `<title>Top</title><header><a href="/about">About</a></header><main><h1>Rows</h1><ul id=rows>${ROWS}</ul>
+    <label>Name <input id=name></label> <label><input type=checkbox id=agree> Agree</label>
+    <select id=color aria-label=Color><option>red</option><option>green</option></select>
+    <button id=tip onmouseover="document.getElementById('tipbox').textContent='Tip shown'">Hover me</button><p id=tipbox></p>
+    <h2>Frames</h2>
+    <iframe src="/same" width=400 height=200></iframe><iframe src="http://b.test/cross" width=400 height=200></iframe></main>
+    <footer><a href="/contact">Contact</a></footer>`,
+  'http://a.test/same': `<h3>Same-origin frame</h3><button onclick="this.textContent='Same clicked'">Same button</button>`,
+  'http://b.test/cross': `<h3>Cross-origin frame</h3><button onclick="this.textContent='Cross clicked'">Cross button</button><iframe src="http://a.test/nested" width=300 height=100></iframe>`,
+  'http://a.test/nested': `<button onclick="this.textContent='Nested clicked'">Nested button</button>`,
+  'http://a.test/about': `<title>About</title><h1>About us</h1><a href="/">Home</a>`,
+  'http://a.test/long': `<title>Long</title>` + Array.from({ length: 60 }, (_, s) =>
+    `<section aria-label="Section ${s}"><h2>Heading ${s}</h2><p>Paragraph ${s} says something long enough to take room in the budget.</p>` +
+    Array.from({ length: 5 }, (_, i) => `<a href="/s${s}/l${i}">Link ${s}.${i}</a> <button>Button ${s}.${i}</button>`).join('') + '</section>').join(''),
+}
+
+t.test('refs, frames, budgets and diffs at the node', async (t) => {
+  const token = newToken()
+  const pod = await startPod({ token })
+  t.teardown(() => pod.close())
+  const node = new NodeClient(pod.endpoint, token)
+  t.teardown(() => node.close())
+  // as the api-server calls it: page-changing actions asked for their changes unless the test says otherwise
+  const c = {
+    configure: node.configure.bind(node),
+    drive: <N extends DriveName>(name: N, input: NodeInput<N>): Promise<NodeOutput<N>> => node.drive(name, { changes: true, ...input } as NodeInput<N>),
+  }
+  await c.configure({ sessionId: 'nsess_refs', egress: { mode: 'platform', declaredHosts: [] } })
+  await pod.session.context!.route('http://*.test/**', (r) =>
+    r.fulfill({ contentType: 'text/html; charset=utf-8', body: PAGES[r.request().url()] ?? '<p>missing</p>' }))
+  const page = () => pod.session.page
+  const refOf = (snapshot: string, line: RegExp): string => {
+    const hit = snapshot.split('\n').find((l) => line.test(l))
+    const ref = hit && /\[ref=((?:f\d+)?e\d+)\]/.exec(hit)?.[1]
+    if (!ref) throw new Error(`no line matching ${line} in:\n${snapshot}`)
+    return ref
+  }
+  const refusal = async (p: Promise<unknown>): Promise<ApiError> => {
+    try {
+      await p
+    } catch (e) {
+      return e as ApiError
+    }
+    throw new Error('expected a refusal')
+  }
+
+  await c.drive('navigate', { url: 'http://a.test/' })
+
+  await t.test('every element an agent can act on carries a ref', async (t) => {
+    const p = await c.drive('perceive', {})
+    const actionable = p.snapshot.split('\n').filter((l) => /^\s*- (button|link|textbox|checkbox|combobox|radio) /.test(l))
+    t.ok(actionable.length >= 12, `the page's controls are listed (${actionable.length})`)
+    t.same(actionable.filter((l) => !/\[ref=(f\d+)?e\d+\]/.test(l)), [], 'each with a ref')
+    const refs = [...p.snapshot.matchAll(/\[ref=([^\]]+)\]/g)].map((m) => m[1])
+    t.equal(new Set(refs).size, refs.length, 'no ref is given twice')
+    t.equal(p.truncated, false, 'a small page fits the default budget')
+  })
+
+  await t.test('a click by ref on the second of three same-named buttons removes exactly that row', async (t) => {
+    const p = await c.drive('perceive', {})
+    const deletes = p.snapshot.split('\n').filter((l) => /- button "Delete"/.test(l)).map((l) => /\[ref=(\w+)\]/.exec(l)![1])
+    t.equal(deletes.length, 3)
+    const r = await c.drive('act', { verb: 'click', ref: deletes[1] })
+    t.same(await page().locator('#rows li').allInnerTexts(), ['Alpha Delete', 'Charlie Delete'], 'Bravo’s row is gone, the others stay')
+    t.match(r.changes, /^- listitem/m, 'the answer says a row was removed')
+    t.notMatch(r.changes ?? '', /^\+/m, 'and nothing was added')
+    const stale = await refusal(c.drive('act', { verb: 'click', ref: deletes[1] }))
+    t.equal(stale.status, 409)
+    t.equal(stale.reason, 'stale_ref', 'the removed button’s ref is stale')
+    t.match(stale.message, /perceive again/)
+    t.same(await page().locator('#rows li').allInnerTexts(), ['Alpha Delete', 'Charlie Delete'], 'and nothing else was clicked')
+  })
+
+  await t.test('type, check, select and hover by ref; each answer says what changed', async (t) => {
+    const p = await c.drive('perceive', {})
+    const typed = await c.drive('act', { verb: 'type', ref: refOf(p.snapshot, /textbox "Name"/), text: 'Ada' })
+    t.equal(await page().locator('#name').inputValue(), 'Ada')
+    t.match(typed.changes, /^~ textbox "Name" \[ref=\w+\]: Ada$/m)
+    const filled = await c.drive('fill_form', { fields: [{ ref: refOf(p.snapshot, /checkbox "Agree"/), value: true }] })
+    t.equal(await page().locator('#agree').isChecked(), true)
+    t.same(filled.fields, [{ ref: refOf(p.snapshot, /checkbox "Agree"/), kind: 'checkbox' }])
+    t.match(filled.changes, /^~ checkbox "Agree" \[checked\]/m)
+    const selected = await c.drive('select_option', { ref: refOf(p.snapshot, /combobox "Color"/), values: ['green'] })
+    t.same(selected.selected, ['green'])
+    t.match(selected.changes, /^~ combobox "Color"/m)
+    const hovered = await c.drive('hover', { ref: refOf(p.snapshot, /button "Hover me"/) })
+    t.match(hovered.changes, /Tip shown/, 'the hover’s effect is in the answer')
+    const quiet = await c.drive('hover', { ref: refOf(p.snapshot, /button "Hover me"/), changes: false })
+    t.equal(quiet.changes, undefined, 'changes: false leaves it out')
+    await c.drive('wait_for', { ref: refOf(p.snapshot, /button "Hover me"/) })
+  })
+
+  await t.test('same-origin, cross-origin and nested frames are read and driven by ref', async (t) => {
+    const p = await c.drive('perceive', {})
+    t.match(p.snapshot, /heading "Same-origin frame"/)
+    t.match(p.snapshot, /heading "Cross-origin frame"/)
+    const same = refOf(p.snapshot, /button "Same button"/)
+    const cross = refOf(p.snapshot, /button "Cross button"/)
+    const nested = refOf(p.snapshot, /button "Nested button"/)
+    t.match(same, /^f\d+e\d+$/, 'a frame’s refs carry their frame')
+    t.not(same.replace(/e\d+$/, ''), cross.replace(/e\d+$/, ''), 'each frame its own prefix')
+    t.match((await c.drive('act', { verb: 'click', ref: same })).changes, /button "Same clicked"/)
+    t.match((await c.drive('act', { verb: 'click', ref: cross })).changes, /button "Cross clicked"/)
+    t.match((await c.drive('act', { verb: 'click', ref: nested })).changes, /button "Nested clicked"/)
+    const texts = await Promise.all(page().frames().slice(1).map((f) => f.locator('button').first().innerText()))
+    t.same(texts.sort(), ['Cross clicked', 'Nested clicked', 'Same clicked'])
+  })
+
+  await t.test('a ref is stale once its document navigated, even where the new page reuses its number', async (t) => {
+    const before = await c.drive('perceive', {})
+    const about = refOf(before.snapshot, /link "About"/)
+    const nav = await c.drive('navigate', { url: 'http://a.test/' })
+    t.match(nav.changes, /^new page: "Top" http:\/\/a\.test\//, 'a navigation answers with the new page')
+    t.notOk(nav.changes!.includes(`[ref=${about}]`), 'whose refs are new')
+    const stale = await refusal(c.drive('act', { verb: 'click', ref: about }))
+    t.equal(stale.reason, 'stale_ref')
+    t.equal(page().url(), 'http://a.test/', 'nothing was clicked')
+    const unknown = await refusal(c.drive('hover', { ref: 'e99999' }))
+    t.equal(unknown.reason, 'stale_ref', 'a ref never given is refused the same way')
+    const both = await refusal(c.drive('hover', { ref: 'e1', selector: 'button' } as never))
+    t.equal(both.status, 400, 'ref and selector together are refused')
+    const sneaky = await refusal(c.drive('hover', { selector: 'aria-ref=e3' }))
+    t.equal(sneaky.reason, 'invalid_selector', 'Playwright’s ref engine is not reachable through a selector')
+  })
+
+  await t.test('go_back, go_forward and reload answer with the page they land on', async (t) => {
+    const p = await c.drive('perceive', {})
+    const clicked = await c.drive('act', { verb: 'click', ref: refOf(p.snapshot, /link "About"/) })
+    t.match(clicked.changes, /^new page: "About"/)
+    t.match((await c.drive('go_back', {})).changes, /^new page: "Top"/)
+    t.match((await c.drive('go_forward', {})).changes, /^new page: "About"/)
+    t.match((await c.drive('reload', {})).changes, /^new page: "About"/)
+  })
+
+  await t.test('a cursor walk reads the whole page exactly once', async (t) => {
+    await c.drive('navigate', { url: 'http://a.test/long', changes: false })
+    const full = await c.drive('perceive', { maxChars: 500_000 })
+    t.equal(full.truncated, false)
+    const wanted = full.snapshot.split('\n').map((l) => l.trim()).sort()
+    const first = await c.drive('perceive', {})
+    t.equal(first.truncated, true)
+    t.ok(first.snapshot.length + first.text.length <= 12_000, 'within the default budget')
+    t.match(first.snapshot, /heading "Heading 59"/, 'the outline of the whole page comes first')
+    const read = [first.snapshot]
+    let cursor = first.cursor
+    for (let i = 0; cursor && i < 100; i++) {
+      const next = await c.drive('perceive', { cursor, maxChars: 4000 })
+      t.ok(next.snapshot.length <= 4000, 'every part within the budget')
+      read.push(next.snapshot)
+      cursor = next.truncated ? next.cursor : undefined
+    }
+    t.equal(cursor, undefined, 'the walk ends')
+    const got = read.join('\n').split('\n').filter((l) => !l.startsWith('# ')).map((l) => l.trim()).sort()
+    t.same(got, wanted, 'every line of the full snapshot, each exactly once')
+    await c.drive('perceive', { maxChars: 1000 })
+    const old = await refusal(c.drive('perceive', { cursor: first.cursor! }))
+    t.equal(old.reason, 'stale_cursor', 'a cursor of an earlier read is refused once the tab was read again')
+  })
+
+  await t.test('query and ref read parts of the page', async (t) => {
+    const q = await c.drive('perceive', { query: 'button 42.3' })
+    const lines = q.snapshot.split('\n').map((l) => l.trim())
+    t.ok(lines.some((l) => /^- button "Button 42\.3" \[ref=\w+\]$/.test(l)), 'the match, with its ref')
+    t.ok(lines.some((l) => /^- heading "Heading 42"/.test(l)), 'the heading above it')
+    t.ok(lines.some((l) => /^- region "Section 42"/.test(l)), 'the landmark around it')
+    t.notOk(lines.some((l) => /Button 41/.test(l)), 'nothing else')
+    const region = refOf(q.snapshot, /region "Section 42"/)
+    const sub = await c.drive('perceive', { ref: region })
+    t.match(sub.snapshot, /^- region "Section 42"/)
+    t.equal((sub.snapshot.match(/button "Button 42\.\d"/g) ?? []).length, 5, 'the subtree: the section’s five buttons')
+    t.notMatch(sub.snapshot, /Section 43|Heading 41/, 'and nothing outside it')
+    const none = await c.drive('perceive', { query: 'no such words here' })
+    t.match(none.snapshot, /nothing on the page matches/)
+    const gone = await refusal(c.drive('perceive', { ref: 'e999999' }))
+    t.equal(gone.reason, 'stale_ref')
+  })
+})
