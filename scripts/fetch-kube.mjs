@@ -17,7 +17,8 @@
 //      two cores), and the two binaries are kept in a cache outside the repo, keyed by the
 //      source's sha256. Later runs are a no-op.
 //
-// A real node (scripts/cluster.mjs, `npm run cluster`) also needs kubelet and kube-proxy:
+// A real node (scripts/cluster.mjs, `npm run cluster`) also needs kubelet, kube-proxy and
+// kube-scheduler:
 // `ensureKube({ node: true })` (or `--node`) builds them from the same tree the same way,
 // into the same cache (about 8 more minutes, once), and only what is missing: the cluster
 // tests, which need no real node, never wait for them.
@@ -41,7 +42,10 @@ export const KUBE_SOURCE = {
   },
 }
 export const CONTROL_PLANE_BINARIES = ['kube-apiserver', 'kube-controller-manager']
-export const NODE_BINARIES = ['kubelet', 'kube-proxy']
+// a real node: the kubelet, kube-proxy, and the scheduler that binds Pods to it (the test node binds its own)
+export const NODE_BINARIES = ['kubelet', 'kube-proxy', 'kube-scheduler']
+/** build/pause's version in this tree (its Makefile's TAG) */
+export const PAUSE_VERSION = 'v3.4'
 const APT_PACKAGES = ['golang-go', 'rsync', 'dpkg-dev', 'golang-github-modern-go-reflect2-dev', 'golang-github-json-iterator-go-dev', 'etcd-server', 'openssl']
 const REPLACED = ['github.com/modern-go/reflect2', 'github.com/json-iterator/go']
 const SOURCES = [
@@ -172,6 +176,13 @@ export function ensureKube({ node = false } = {}) {
         copyFileSync(join(binDir, b), join(staged, b))
         chmodSync(join(staged, b), 0o755)
       }
+    }
+    if (missing.includes('kubelet')) {
+      // the sandbox ("pause") container's program, from the same tree: containerd needs a
+      // sandbox image and no registry can serve one here (scripts/cluster.mjs makes it)
+      const pause = join(tree, 'build', 'pause', 'linux')
+      const cc = run('gcc', ['-Os', '-Wall', '-Werror', '-static', `-DVERSION=${PAUSE_VERSION}`, '-o', join(staged, 'pause'), 'pause.c'], { cwd: pause, stdio: ['ignore', 2, 2] })
+      if (cc.status !== 0) fail('compiling build/pause/linux/pause.c failed (gcc and libc6-dev are needed)')
     }
     for (const b of missing) {
       const out = join(tree, '_output', 'local', 'bin', 'linux', 'amd64', b)

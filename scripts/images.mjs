@@ -64,8 +64,22 @@ const DPKG_SLIM = [
   'path-include /usr/share/locale/locale.alias',
   'path-exclude /usr/share/lintian/*',
 ]
+// what Debian's official container images set for apt (debuerreotype's docker-clean and
+// friends): no .deb archives or package caches kept after an install — without it every
+// `apt-get install` in a Dockerfile leaves 80 MB in /var/cache/apt — and no translations
+const APT_CLEAN = {
+  'docker-clean': [
+    'DPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };',
+    'APT::Update::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };',
+    'Dir::Cache::pkgcache "";',
+    'Dir::Cache::srcpkgcache "";',
+  ],
+  'docker-no-languages': ['Acquire::Languages "none";'],
+  'docker-gzip-indexes': ['Acquire::GzipIndexes "true";'],
+  'docker-autoremove-suggests': ['Apt::AutoRemove::SuggestsImportant "false";'],
+}
 /** the base image's recipe: any change makes a new base (and so rebuilds the images) */
-const BASE_RECIPE = { suite: 'bookworm', variant: 'minbase', node: NODE_PIN, npm: NPM_PIN, apt: APT_SOURCES, slim: DPKG_SLIM, v: 1 }
+const BASE_RECIPE = { suite: 'bookworm', variant: 'minbase', node: NODE_PIN, npm: NPM_PIN, apt: APT_SOURCES, slim: DPKG_SLIM, aptClean: APT_CLEAN, v: 1 }
 export const baseRef = `${REGISTRY}/nightjar-node-base:${NODE_PIN.version}-${sha256(JSON.stringify(BASE_RECIPE)).slice(0, 12)}`
 const cacheRoot = join(process.env.NIGHTJAR_IMAGES_CACHE || join(homedir(), '.cache', 'nightjar', 'images'))
 const INPUTS_LABEL = 'dev.nightjar.inputs'
@@ -108,6 +122,7 @@ function buildBase() {
     const d = run('debootstrap', ['--variant=minbase', 'bookworm', rootfs, MIRROR], { stdio: ['ignore', 'ignore', 'inherit'] })
     if (d.status !== 0) fail(`debootstrap failed (exit ${d.status})`)
     writeFileSync(join(rootfs, 'etc/apt/sources.list'), APT_SOURCES.join('\n') + '\n')
+    for (const [file, lines] of Object.entries(APT_CLEAN)) writeFileSync(join(rootfs, 'etc/apt/apt.conf.d', file), lines.join('\n') + '\n')
     writeFileSync(join(rootfs, 'etc/dpkg/dpkg.cfg.d/nightjar-slim'), '# like Docker\'s slim images: no docs (licences stay), man pages or locales\n' + DPKG_SLIM.join('\n') + '\n')
     // what debootstrap itself installed, thinned the same way, and no package caches
     for (const dir of ['usr/share/man', 'usr/share/info', 'usr/share/lintian', 'var/cache/apt/archives', 'var/lib/apt/lists']) {
