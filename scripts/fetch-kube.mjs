@@ -15,7 +15,8 @@
 //      replaced with Debian's newer ones: the vendored versions crash at start on Go ≥ 1.18.
 //   4. `make WHAT="cmd/kube-apiserver cmd/kube-controller-manager"` (about 8 minutes on
 //      two cores), and the two binaries are kept in a cache outside the repo, keyed by the
-//      source's sha256. Later runs are a no-op.
+//      source's sha256, beside the unpacked tree and its Go build cache (so a later build
+//      of other binaries from it is incremental). Later runs are a no-op.
 //
 // A real node (scripts/cluster.mjs, `npm run cluster`) also needs kubelet, kube-proxy and
 // kube-scheduler:
@@ -158,14 +159,23 @@ export function ensureKube({ node = false } = {}) {
   if (!missingFrom(wanted).length && have('etcd')) return binDir
   if (process.platform !== 'linux') fail(`the control plane builds on Linux only (this is ${process.platform})`)
   ensureTools()
-  const missing = missingFrom(wanted)
-  if (!missing.length) return binDir
-  const work = join(cacheRoot, `build-${process.pid}`)
-  rmSync(work, { recursive: true, force: true })
-  mkdirSync(work, { recursive: true })
+  if (!missingFrom(wanted).length) return binDir
+  lockBuild()
   try {
-    const tree = fetchSource(work)
-    replaceVendored(tree)
+    const missing = missingFrom(wanted) // again: a build we waited for may have made them
+    if (!missing.length) return binDir
+    // The unpacked tree and Go's build cache in it (_output/local/go/cache) are kept, at a
+    // fixed path: kube's -trimpath flags name the tree's path, so only a build in the same
+    // place reuses what an earlier one compiled (the node's binaries after the control
+    // plane's: minutes instead of eight). About 3 GB.
+    const tree = join(workRoot, 'src', 'tree')
+    if (!existsSync(join(workRoot, '.ready'))) {
+      rmSync(workRoot, { recursive: true, force: true })
+      mkdirSync(workRoot, { recursive: true })
+      fetchSource(workRoot)
+      replaceVendored(tree)
+      writeFileSync(join(workRoot, '.ready'), '')
+    } else say(`building in the tree kept at ${tree}`)
     build(tree, missing)
     const staged = `${binDir}.${process.pid}.tmp`
     mkdirSync(staged, { recursive: true })
@@ -194,9 +204,41 @@ export function ensureKube({ node = false } = {}) {
     renameSync(staged, binDir) // atomic: a concurrent run never sees half a cache
     say(`kept ${readdirSync(binDir).join(', ')} in ${binDir}`)
   } finally {
-    rmSync(work, { recursive: true, force: true })
+    rmSync(lockDir, { recursive: true, force: true })
   }
   return binDir
+}
+
+const workRoot = join(cacheRoot, `src-${sourceKey}`)
+const lockDir = join(cacheRoot, 'build.lock')
+const pidAlive = (pid) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+/** one build at a time per cache (they share the tree); a lock whose holder died is taken over */
+function lockBuild() {
+  mkdirSync(cacheRoot, { recursive: true })
+  for (let waited = false; ; ) {
+    try {
+      mkdirSync(lockDir)
+      writeFileSync(join(lockDir, 'pid'), String(process.pid))
+      return
+    } catch {
+      let holder = 0
+      try { holder = Number(readFileSync(join(lockDir, 'pid'), 'utf8')) } catch { /* being written */ }
+      if (holder && !pidAlive(holder)) {
+        rmSync(lockDir, { recursive: true, force: true })
+        continue
+      }
+      if (!waited) say(`waiting for the build of process ${holder || '?'} (the same cache)…`)
+      waited = true
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2000)
+    }
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

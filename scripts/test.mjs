@@ -65,7 +65,9 @@ const fileArgs = args.filter((a) => !a.startsWith('-'))
 const phases = fileArgs.length
   ? [{ name: 'selected', tapArgs: args, cluster: fileArgs.some(isClusterFile) }]
   : [
-      { name: 'unit', tapArgs: ['--exclude=test/cluster/**', '--exclude=test/**/*.alone.test.ts', ...args], cluster: false },
+      // test/node/ runs on a real node (`npm run cluster -- up`, root, tens of minutes the
+      // first time): on demand only, `node scripts/test.mjs test/node/<file>`
+      { name: 'unit', tapArgs: ['--exclude=test/cluster/**', '--exclude=test/node/**', '--exclude=test/**/*.alone.test.ts', ...args], cluster: false },
       { name: 'alone', tapArgs: ['--jobs=1', 'test/**/*.alone.test.ts', ...args], cluster: false },
       { name: 'cluster', tapArgs: ['--jobs=1', 'test/cluster/**/*.test.ts', ...args], cluster: true },
     ]
