@@ -241,14 +241,23 @@ export function ensureImages(names = IMAGE_NAMES) {
   if (process.getuid?.() !== 0) fail('building the images needs root (buildah with its default storage, debootstrap)')
   ensureTools()
   mkdirSync(cacheRoot, { recursive: true })
-  if (!inspectImage(baseRef)) buildBase()
+  if (!inspectImage(baseRef)) {
+    buildBase()
+    // earlier bases (another recipe) only hold disk now: their images are rebuilt below
+    const others = run('buildah', ['images', '--format', '{{.Name}}:{{.Tag}}', `${REGISTRY}/nightjar-node-base`]).stdout.split('\n').filter((r) => r && r !== baseRef)
+    for (const ref of others) run('buildah', ['rmi', ref])
+  }
   const baseId = inspectImage(baseRef).FromImageID
   const out = {}
   for (const name of names) {
     const digest = inputsDigest(name, baseId)
     const have = inspectImage(imageRef(name))
     if (have?.OCIv1?.config?.Labels?.[INPUTS_LABEL] === digest) say(`${imageRef(name)} is up to date`)
-    else buildImage(name, digest)
+    else {
+      buildImage(name, digest)
+      // the image this one replaced, now untagged (buildah refuses while a container uses it)
+      if (have?.FromImageID && have.FromImageID !== inspectImage(imageRef(name))?.FromImageID) run('buildah', ['rmi', have.FromImageID])
+    }
     const img = inspectImage(imageRef(name))
     out[name] = { ref: imageRef(name), id: img.FromImageID, size: imageSize(imageRef(name)) }
   }
