@@ -15,7 +15,14 @@
 //      replaced with Debian's newer ones: the vendored versions crash at start on Go ≥ 1.18.
 //   4. `make WHAT="cmd/kube-apiserver cmd/kube-controller-manager"` (about 8 minutes on
 //      two cores), and the two binaries are kept in a cache outside the repo, keyed by the
-//      source's sha256. Later runs are a no-op.
+//      source's sha256, beside the unpacked tree and its Go build cache (so a later build
+//      of other binaries from it is incremental). Later runs are a no-op.
+//
+// A real node (scripts/cluster.mjs, `npm run cluster`) also needs kubelet, kube-proxy and
+// kube-scheduler:
+// `ensureKube({ node: true })` (or `--node`) builds them from the same tree the same way,
+// into the same cache (about 8 more minutes, once), and only what is missing: the cluster
+// tests, which need no real node, never wait for them.
 //
 // Cache: $NIGHTJAR_KUBE_CACHE, else ~/.cache/nightjar/kube. Prints the bin directory on
 // stdout (progress goes to stderr). Exits 1 with a reason when the build is impossible.
@@ -35,7 +42,11 @@ export const KUBE_SOURCE = {
     'kubernetes_1.20.5+really1.20.2-1.1+deb12u1.debian.tar.xz': '9b6e5fd41769d2b5badf2e73b274e3bcd90f85e13d06a1a4a845ccce018127d8',
   },
 }
-const BINARIES = ['kube-apiserver', 'kube-controller-manager']
+export const CONTROL_PLANE_BINARIES = ['kube-apiserver', 'kube-controller-manager']
+// a real node: the kubelet, kube-proxy, and the scheduler that binds Pods to it (the test node binds its own)
+export const NODE_BINARIES = ['kubelet', 'kube-proxy', 'kube-scheduler']
+/** build/pause's version in this tree (its Makefile's TAG) */
+export const PAUSE_VERSION = 'v3.4'
 const APT_PACKAGES = ['golang-go', 'rsync', 'dpkg-dev', 'golang-github-modern-go-reflect2-dev', 'golang-github-json-iterator-go-dev', 'etcd-server', 'openssl']
 const REPLACED = ['github.com/modern-go/reflect2', 'github.com/json-iterator/go']
 const SOURCES = [
@@ -57,9 +68,7 @@ const sourceKey = createHash('sha256').update(Object.values(KUBE_SOURCE.files).j
 export const cacheRoot = process.env.NIGHTJAR_KUBE_CACHE || join(homedir(), '.cache', 'nightjar', 'kube')
 export const binDir = join(cacheRoot, `${KUBE_SOURCE.gitVersion}-${sourceKey}`, 'bin')
 
-function built() {
-  return BINARIES.every((b) => existsSync(join(binDir, b))) && have('etcd')
-}
+const missingFrom = (wanted) => wanted.filter((b) => !existsSync(join(binDir, b)))
 
 function aptInstall(pkgs) {
   if (process.getuid?.() !== 0 || !have('apt-get')) fail(`missing ${pkgs.join(', ')}; install them with: sudo apt-get install -y ${pkgs.join(' ')}`)
@@ -126,11 +135,11 @@ function replaceVendored(tree) {
   say(`replaced vendored ${REPLACED.join(' and ')} with Debian's (the vendored ones crash on Go >= 1.18)`)
 }
 
-function build(tree) {
-  say(`building ${BINARIES.join(' and ')} with ${run('go', ['version']).stdout.trim()} — about 8 minutes on two cores, once`)
+function build(tree, binaries) {
+  say(`building ${binaries.join(' and ')} with ${run('go', ['version']).stdout.trim()} — about 8 minutes on two cores, once`)
   const started = Date.now()
   const tick = setInterval(() => say(`  still building (${Math.round((Date.now() - started) / 1000)} s)…`), 60_000)
-  const r = spawnSync('make', [`WHAT=${BINARIES.map((b) => `cmd/${b}`).join(' ')}`], {
+  const r = spawnSync('make', [`WHAT=${binaries.map((b) => `cmd/${b}`).join(' ')}`], {
     cwd: tree,
     // stdout carries our result (the bin directory); make's chatter goes to stderr
     stdio: ['ignore', 2, 2],
@@ -141,21 +150,51 @@ function build(tree) {
   say(`built in ${Math.round((Date.now() - started) / 1000)} s`)
 }
 
-export function ensureKube() {
-  if (built()) return binDir
+/**
+ * Builds what is missing and returns the bin directory: the control plane, and with
+ * `node: true` kubelet and kube-proxy too.
+ */
+export function ensureKube({ node = false } = {}) {
+  const wanted = node ? [...CONTROL_PLANE_BINARIES, ...NODE_BINARIES] : CONTROL_PLANE_BINARIES
+  if (!missingFrom(wanted).length && have('etcd')) return binDir
   if (process.platform !== 'linux') fail(`the control plane builds on Linux only (this is ${process.platform})`)
   ensureTools()
-  if (BINARIES.every((b) => existsSync(join(binDir, b)))) return binDir
-  const work = join(cacheRoot, `build-${process.pid}`)
-  rmSync(work, { recursive: true, force: true })
-  mkdirSync(work, { recursive: true })
+  if (!missingFrom(wanted).length) return binDir
+  lockBuild()
   try {
-    const tree = fetchSource(work)
-    replaceVendored(tree)
-    build(tree)
+    const missing = missingFrom(wanted) // again: a build we waited for may have made them
+    if (!missing.length) return binDir
+    // The unpacked tree and Go's build cache in it (_output/local/go/cache) are kept, at a
+    // fixed path: kube's -trimpath flags name the tree's path, so only a build in the same
+    // place reuses what an earlier one compiled (the node's binaries after the control
+    // plane's: minutes instead of eight). About 3 GB.
+    const tree = join(workRoot, 'src', 'tree')
+    if (!existsSync(join(workRoot, '.ready'))) {
+      rmSync(workRoot, { recursive: true, force: true })
+      mkdirSync(workRoot, { recursive: true })
+      fetchSource(workRoot)
+      replaceVendored(tree)
+      writeFileSync(join(workRoot, '.ready'), '')
+    } else say(`building in the tree kept at ${tree}`)
+    build(tree, missing)
     const staged = `${binDir}.${process.pid}.tmp`
     mkdirSync(staged, { recursive: true })
-    for (const b of BINARIES) {
+    // what an earlier run built stays: the new directory replaces the old one whole
+    if (existsSync(binDir)) {
+      for (const b of readdirSync(binDir)) {
+        if (missing.includes(b)) continue
+        copyFileSync(join(binDir, b), join(staged, b))
+        chmodSync(join(staged, b), 0o755)
+      }
+    }
+    if (missing.includes('kubelet')) {
+      // the sandbox ("pause") container's program, from the same tree: containerd needs a
+      // sandbox image and no registry can serve one here (scripts/cluster.mjs makes it)
+      const pause = join(tree, 'build', 'pause', 'linux')
+      const cc = run('gcc', ['-Os', '-Wall', '-Werror', '-static', `-DVERSION=${PAUSE_VERSION}`, '-o', join(staged, 'pause'), 'pause.c'], { cwd: pause, stdio: ['ignore', 2, 2] })
+      if (cc.status !== 0) fail('compiling build/pause/linux/pause.c failed (gcc and libc6-dev are needed)')
+    }
+    for (const b of missing) {
       const out = join(tree, '_output', 'local', 'bin', 'linux', 'amd64', b)
       if (!existsSync(out)) fail(`the build produced no ${b}`)
       copyFileSync(out, join(staged, b))
@@ -163,14 +202,46 @@ export function ensureKube() {
     }
     rmSync(binDir, { recursive: true, force: true })
     renameSync(staged, binDir) // atomic: a concurrent run never sees half a cache
-    say(`kept ${BINARIES.join(', ')} in ${binDir}`)
+    say(`kept ${readdirSync(binDir).join(', ')} in ${binDir}`)
   } finally {
-    rmSync(work, { recursive: true, force: true })
+    rmSync(lockDir, { recursive: true, force: true })
   }
   return binDir
 }
 
+const workRoot = join(cacheRoot, `src-${sourceKey}`)
+const lockDir = join(cacheRoot, 'build.lock')
+const pidAlive = (pid) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+/** one build at a time per cache (they share the tree); a lock whose holder died is taken over */
+function lockBuild() {
+  mkdirSync(cacheRoot, { recursive: true })
+  for (let waited = false; ; ) {
+    try {
+      mkdirSync(lockDir)
+      writeFileSync(join(lockDir, 'pid'), String(process.pid))
+      return
+    } catch {
+      let holder = 0
+      try { holder = Number(readFileSync(join(lockDir, 'pid'), 'utf8')) } catch { /* being written */ }
+      if (holder && !pidAlive(holder)) {
+        rmSync(lockDir, { recursive: true, force: true })
+        continue
+      }
+      if (!waited) say(`waiting for the build of process ${holder || '?'} (the same cache)…`)
+      waited = true
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2000)
+    }
+  }
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const dir = ensureKube()
+  const dir = ensureKube({ node: process.argv.includes('--node') })
   process.stdout.write(dir + '\n')
 }

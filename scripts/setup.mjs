@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // Zero-dependency setup run by `npm start` and `npm test`: installs what a fresh
 // machine lacks and is a fast no-op when everything is there.
-//   - npm dependencies, when node_modules is absent or older than the lock file
+//   - Node 24 (scripts/node24.mjs), when the machine's Node is older: the images ship
+//     Node 24, and the tests, benchmarks and `npm start` run on it
+//   - npm dependencies, when node_modules is absent or older than the lock file, installed
+//     by npm running on Node 24 (so no EBADENGINE warning for packages that need it)
 //   - Debian chromium (and xvfb for cloak sessions), when missing and we are root
 //   - iproute2 (`ip`) for the network-namespace tests, when missing and we are root
 //   - as root: search (x) permission for others on the folders above the checkout, so the
@@ -11,14 +14,21 @@ import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'no
 import { createHash } from 'node:crypto'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { ensureNode24, node24Env } from './node24.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const say = (msg) => process.stderr.write(`setup: ${msg}\n`)
 const isRoot = process.getuid?.() === 0
 
+/**
+ * What node_modules was installed from: the lock file and package.json's dependency fields.
+ * Only those: an edit to package.json's scripts or engines must not reinstall everything.
+ */
 function depsStamp() {
   const h = createHash('sha256')
-  for (const f of ['package.json', 'package-lock.json']) if (existsSync(join(root, f))) h.update(readFileSync(join(root, f)))
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
+  h.update(JSON.stringify(['dependencies', 'devDependencies', 'optionalDependencies', 'overrides', 'allowScripts'].map((k) => pkg[k] ?? null)))
+  if (existsSync(join(root, 'package-lock.json'))) h.update(readFileSync(join(root, 'package-lock.json')))
   return h.digest('hex')
 }
 
@@ -28,7 +38,7 @@ function ensureNodeModules() {
   if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === want) return
   say('installing npm dependencies (node_modules is missing or stale)…')
   const cmd = existsSync(join(root, 'package-lock.json')) ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund']
-  const r = spawnSync('npm', cmd, { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] })
+  const r = spawnSync('npm', cmd, { cwd: root, stdio: ['ignore', 'inherit', 'inherit'], env: node24Env() })
   if (r.status !== 0) {
     say(`npm ${cmd[0]} failed (exit ${r.status}); fix the error above and run again`)
     process.exit(1)
@@ -83,6 +93,7 @@ function ensurePostgresCanReachCheckout() {
   }
 }
 
+ensureNode24()
 ensureNodeModules()
 ensureSystemPackages()
 ensurePostgresCanReachCheckout()

@@ -7,8 +7,18 @@ import { createWriteStream, existsSync, readFileSync, mkdirSync, mkdtempSync, ch
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createServer } from 'node:net'
+import { runningMajor, MIN_MAJOR, runUnderNode24 } from './node24.mjs'
 
 const args = process.argv.slice(2)
+
+// Test what ships: the images run Node 24, so the tests do too. On an older Node this
+// script runs itself again under Node 24 (scripts/node24.mjs fetches it once from the npm
+// registry), with that Node first on PATH for tap, the test files and what they start.
+if (runningMajor() < MIN_MAJOR) {
+  runUnderNode24([process.argv[1], ...args])
+  await new Promise(() => {}) // the child's exit ends this process
+}
+process.stdout.write(`# Node ${process.versions.node}\n`)
 mkdirSync('.tap', { recursive: true })
 // one log per run, so runs side by side never interleave
 const logPath = `.tap/run-${process.pid}.tap`
@@ -55,7 +65,9 @@ const fileArgs = args.filter((a) => !a.startsWith('-'))
 const phases = fileArgs.length
   ? [{ name: 'selected', tapArgs: args, cluster: fileArgs.some(isClusterFile) }]
   : [
-      { name: 'unit', tapArgs: ['--exclude=test/cluster/**', '--exclude=test/**/*.alone.test.ts', ...args], cluster: false },
+      // test/node/ runs on a real node (`npm run cluster -- up`, root, tens of minutes the
+      // first time): on demand only, `node scripts/test.mjs test/node/<file>`
+      { name: 'unit', tapArgs: ['--exclude=test/cluster/**', '--exclude=test/node/**', '--exclude=test/**/*.alone.test.ts', ...args], cluster: false },
       { name: 'alone', tapArgs: ['--jobs=1', 'test/**/*.alone.test.ts', ...args], cluster: false },
       { name: 'cluster', tapArgs: ['--jobs=1', 'test/cluster/**/*.test.ts', ...args], cluster: true },
     ]

@@ -171,7 +171,8 @@ function tail(file: string, lines = 15): string {
 }
 
 
-export async function startControlPlane(opts: { binDir: string; network: ClusterNetwork; log?: (msg: string) => void }): Promise<ControlPlane> {
+/** apiArgs: more kube-apiserver flags (scripts/cluster-node.ts: its client certificate for the kubelet) */
+export async function startControlPlane(opts: { binDir: string; network: ClusterNetwork; log?: (msg: string) => void; apiArgs?: string[] }): Promise<ControlPlane> {
   const log = opts.log ?? (() => {})
   const net = opts.network
   const root = join(tmpdir(), 'nightjar-cluster')
@@ -223,6 +224,7 @@ export async function startControlPlane(opts: { binDir: string; network: Cluster
     `--service-cluster-ip-range=${net.serviceCidr}`, '--allow-privileged=true',
     `--cert-dir=${join(dir, 'apiserver-certs')}`, '--profiling=false', '--event-ttl=1h',
     '--logtostderr=true', '--v=1',
+    ...(opts.apiArgs ?? []),
   ]
   let apiserver = startLogged(`${opts.binDir}/kube-apiserver`, apiArgs, apiLog)
   remember(apiserver)
