@@ -19,6 +19,7 @@ import { checkResource, issuer } from './resource.ts'
 import { createCode } from './codes.ts'
 import { upsertGrant } from './grants.ts'
 import { consentPage, errorPage, oobCodePage, sendPage } from './pages.ts'
+import { cimdFetcher, isMetadataUrl, MetadataRefused, type CimdFetcher } from './cimd.ts'
 import { deviceVerificationGet, deviceVerificationPost, isDeviceVerification } from './device.ts'
 
 /** A validated authorization request. */
@@ -38,13 +39,21 @@ type Parsed =
   /** the redirect_uri is trusted: report the error to the client there */
   | { kind: 'redirect'; client: OAuthClient; redirectUri: string; state?: string; error: OAuthError }
 
-async function parseRequest(services: Services, source: unknown): Promise<Parsed> {
+async function parseRequest(services: Services, cimd: CimdFetcher, source: unknown): Promise<Parsed> {
   let client: OAuthClient | null
   let redirectUri: string | undefined
   try {
     const clientId = param(source, 'client_id')
     if (!clientId) return { kind: 'page', error: pageErrors.authorizeNoClientId() }
-    client = await findClient(services.db, clientId)
+    if (isMetadataUrl(clientId)) {
+      // a client metadata document: fetched (fenced, cached) and validated; any problem is a page
+      try {
+        client = await cimd.resolve(clientId)
+      } catch (e) {
+        if (e instanceof MetadataRefused) return { kind: 'page', error: e.reply }
+        throw e
+      }
+    } else client = await findClient(services.db, clientId)
     if (!client) return { kind: 'page', error: pageErrors.authorizeUnknownClient() }
     redirectUri = param(source, 'redirect_uri')
     if (!redirectUri) return { kind: 'page', error: pageErrors.authorizeNoRedirectUri() }
@@ -110,17 +119,18 @@ function hiddenFields(r: AuthzRequest): Record<string, string> {
 const originOf = (uri: string) => (uri === OOB_REDIRECT_URI ? undefined : new URL(uri).origin)
 
 export function registerAuthorize(app: FastifyInstance, services: Services) {
+  const cimd = cimdFetcher(services)
   app.get('/oauth/authorize', async (req: FastifyRequest, reply: FastifyReply) => {
     const q = req.query as Record<string, unknown>
     if (isDeviceVerification(q)) return deviceVerificationGet(services, req, reply)
-    const p = await parseRequest(services, q)
+    const p = await parseRequest(services, cimd, q)
     if (p.kind === 'page') return showError(services, reply, p.error)
     if (p.kind === 'redirect') return sendRedirectError(services, reply, p)
     const u = await consoleUser(services, req)
     if (!u) return loginRedirect(services, reply, req.url)
     const scopes = clampScopes(q.scope).filter((s) => u.scopes.has(s))
     return sendPage(reply, 200, consentPage(services, u, {
-      clientName: p.req.client.name, builtin: p.req.client.builtin, scopes, workspace: p.req.workspace,
+      clientName: p.req.client.name, builtin: p.req.client.builtin, metadataHost: p.req.client.metadataHost, scopes, workspace: p.req.workspace,
       returnTo: p.req.redirectUri === OOB_REDIRECT_URI ? 'this page (the code is shown here)' : originOf(p.req.redirectUri)!, hidden: hiddenFields(p.req),
     }), originOf(p.req.redirectUri))
   })
@@ -132,7 +142,7 @@ export function registerAuthorize(app: FastifyInstance, services: Services) {
     // only defence if a page of ours ever leaked it.
     if (!sameOriginRequest(services, req)) return showError(services, reply, pageErrors.authorizeFormExpired())
     if (isDeviceVerification(body)) return deviceVerificationPost(services, req, reply)
-    const p = await parseRequest(services, body)
+    const p = await parseRequest(services, cimd, body)
     if (p.kind === 'page') return showError(services, reply, p.error)
     if (p.kind === 'redirect') return sendRedirectError(services, reply, p)
     const r = p.req

@@ -19,16 +19,20 @@ export interface OAuthClient {
   builtin: boolean
   createdAt: Date
   revokedAt: Date | null
+  /** a client whose id is its metadata document's URL (cimd.ts): that URL's host, shown on the consent page */
+  metadataHost?: string
 }
 
 const rowToClient = (r: any): OAuthClient => ({
   id: r.id, name: r.client_name, redirectUris: r.redirect_uris, grantTypes: r.grant_types, responseTypes: r.response_types,
   scope: r.scope, builtin: r.builtin, createdAt: r.created_at, revokedAt: r.revoked_at,
+  ...(/^https:\/\//.test(r.id) ? { metadataHost: new URL(r.id).host } : {}),
 })
 
 /** An active (not revoked) client, or null. */
 export async function findClient(db: Queryable, clientId: string | undefined): Promise<OAuthClient | null> {
-  if (!clientId || clientId.length > 100) return null
+  // a registered id is short; a metadata document's URL (cimd.ts) may be up to 2000 characters
+  if (!clientId || clientId.length > (clientId.startsWith('https://') ? 2000 : 100)) return null
   const r = await db.query('select * from oauth_clients where id = $1 and revoked_at is null', [clientId])
   return r.rows[0] ? rowToClient(r.rows[0]) : null
 }
@@ -97,6 +101,28 @@ const stringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((
  * (RFC 7591 §2); the requested scope is clamped to the default set.
  */
 export async function registerClient(db: Queryable, body: unknown, nowMs: number): Promise<RegisteredClient> {
+  const { grantTypes, responseTypes, redirectUris: uniqueUris, clientName } = validateClientMetadata(body)
+  const id = newId('ncli_')
+  const issuedAt = Math.floor(nowMs / 1000)
+  await db.query(
+    `insert into oauth_clients (id, client_name, redirect_uris, grant_types, response_types, scope, created_at)
+     values ($1, $2, $3, $4, $5, $6, $7)`,
+    [id, clientName, uniqueUris, grantTypes, responseTypes, DEFAULT_SCOPE_STRING, new Date(nowMs)],
+  )
+  return {
+    client_id: id, client_id_issued_at: issuedAt, client_name: clientName, redirect_uris: uniqueUris,
+    token_endpoint_auth_method: 'none', grant_types: grantTypes, response_types: responseTypes, scope: DEFAULT_SCOPE_STRING,
+  }
+}
+
+export interface ClientMetadata { grantTypes: string[]; responseTypes: string[]; redirectUris: string[]; clientName: string }
+
+/**
+ * The rules of client metadata, for registration and for a client's metadata document
+ * (cimd.ts) alike: public clients only, supported grants, loopback or out-of-band
+ * redirect URIs, a sane name. Throws the registration error of the first rule broken.
+ */
+export function validateClientMetadata(body: unknown): ClientMetadata {
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw oauthErrors.clientMetadataNotObject()
   const m = body as Record<string, unknown>
 
@@ -126,17 +152,5 @@ export async function registerClient(db: Queryable, body: unknown, nowMs: number
     if (typeof m.client_name !== 'string' || !m.client_name.trim() || m.client_name.length > 200) throw oauthErrors.clientName()
     clientName = m.client_name.trim()
   }
-
-  const id = newId('ncli_')
-  const issuedAt = Math.floor(nowMs / 1000)
-  const uniqueUris = [...new Set(redirectUris)]
-  await db.query(
-    `insert into oauth_clients (id, client_name, redirect_uris, grant_types, response_types, scope, created_at)
-     values ($1, $2, $3, $4, $5, $6, $7)`,
-    [id, clientName, uniqueUris, grantTypes, responseTypes, DEFAULT_SCOPE_STRING, new Date(nowMs)],
-  )
-  return {
-    client_id: id, client_id_issued_at: issuedAt, client_name: clientName, redirect_uris: uniqueUris,
-    token_endpoint_auth_method: 'none', grant_types: grantTypes, response_types: responseTypes, scope: DEFAULT_SCOPE_STRING,
-  }
+  return { grantTypes, responseTypes, redirectUris: [...new Set(redirectUris)], clientName }
 }

@@ -35,6 +35,8 @@ export function authorizationServerMetadata(services: Services) {
     scopes_supported: [...OAUTH_DEFAULT_SCOPES],
     // RFC 9207: the authorization response carries iss (mix-up defence)
     authorization_response_iss_parameter_supported: true,
+    // a client_id may be the https URL of the client's metadata document (cimd.ts)
+    client_id_metadata_document_supported: true,
   }
 }
 

@@ -55,10 +55,11 @@ function scopeList(scopes: string[]): Html {
   return html`<ul id="scopes">${scopes.map((s) => html`<li><code>${s}</code> — ${SCOPE_TEXT[s] ?? ''}</li>`)}</ul>`
 }
 
-function clientLine(name: string, builtin: boolean): Html {
-  return builtin
-    ? html`<strong id="client-name">${name}</strong>`
-    : html`<strong id="client-name">${name}</strong> <span class="muted">(a self-registered application; its name is not verified)</span>`
+function clientLine(name: string, builtin: boolean, metadataHost?: string): Html {
+  if (builtin) return html`<strong id="client-name">${name}</strong>`
+  // a client metadata document: the host that serves it is the one thing known about the client
+  if (metadataHost) return html`<strong id="client-name">${name}</strong> <span class="muted">(its metadata is published by <strong id="client-host">${metadataHost}</strong>; the name is that site's claim)</span>`
+  return html`<strong id="client-name">${name}</strong> <span class="muted">(a self-registered application; its name is not verified)</span>`
 }
 
 const buttons = html`
@@ -70,6 +71,8 @@ const buttons = html`
 export interface ConsentView {
   clientName: string
   builtin: boolean
+  /** the host of the client's metadata document, when its client_id is that document's URL */
+  metadataHost?: string
   scopes: string[]
   workspace: string
   /** where the browser goes next (shown so the human can spot a surprise) */
@@ -83,7 +86,7 @@ export function consentPage(services: Services, u: ConsoleUser, v: ConsentView):
   return page('Authorize application', html`
     <div class="card" style="max-width:560px;margin:40px auto">
       <h1>Connect an agent to Nightjar</h1>
-      <p>${clientLine(v.clientName, v.builtin)} asks to act as an agent of <strong>${u.orgName}</strong> for ${u.email}, workspace <code id="workspace">${v.workspace}</code>. It will be allowed to:</p>
+      <p>${clientLine(v.clientName, v.builtin, v.metadataHost)} asks to act as an agent of <strong>${u.orgName}</strong> for ${u.email}, workspace <code id="workspace">${v.workspace}</code>. It will be allowed to:</p>
       ${scopeList(v.scopes)}
       <p class="muted">It cannot create personas or credentials, mint keys, change the org or manage networks. You can revoke access at any time. After you choose you return to <code>${v.returnTo}</code>.</p>
       <form method="post" action="/oauth/authorize">

@@ -37,6 +37,10 @@ export const PAGE_ERRORS = {
     status: 400, code: null, reason: null, message: (description: string) => description, args: ['OAuth error description'], spec: null,
     when: 'an authorize request whose OAuth error cannot be redirected (out-of-band client, or before the redirect_uri is known): the OAuth error\'s description on a page',
   },
+  authorizeClientMetadataInvalid: {
+    status: 400, code: null, reason: null, message: (why: string) => `The application's client metadata document cannot be used: ${why}.`, args: ['why'], spec: null,
+    when: 'authorize with a client_id URL whose metadata document is not https, not public, too slow, too large, not JSON, or does not match (oauth/cimd.ts)',
+  },
 } as const satisfies Record<string, PageEntry>
 
 export const UPGRADE_ERRORS = {

@@ -1,0 +1,198 @@
+// Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document, used by
+// MCP 2025-11-25): a client_id that is an https URL names a JSON document holding the
+// client's metadata. The authorization server fetches it — a request to an address a
+// stranger chose — so the fetch is fenced in:
+//   - https only, no userinfo, no fragment, a path; no redirects followed;
+//   - the address connected to is the address checked: a custom `lookup` on the request
+//     resolves the name and refuses private, loopback, link-local and other special-use
+//     addresses before the socket dials (an IP literal is checked before the request),
+//     unless the host is in NIGHTJAR_CIMD_ALLOWED_HOSTS (single-machine use, tests);
+//   - one deadline for the whole exchange, a size cap, Content-Type application/json;
+//   - cached by the response's Cache-Control max-age (no-store: not cached), capped.
+// The document is validated as registration validates metadata, and client_id must equal
+// the URL. A valid document is upserted as a client row (grants and codes refer to it).
+import { request } from 'node:https'
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
+import { BlockList, isIP, type LookupFunction } from 'node:net'
+import { readFileSync } from 'node:fs'
+import type { Services } from '../services.ts'
+import { pageErrors, type ErrorReply } from '../../contracts/errors.ts'
+import { validateClientMetadata } from './clients.ts'
+import type { OAuthClient } from './clients.ts'
+import { DEFAULT_SCOPE_STRING } from './constants.ts'
+
+export const CIMD_TIMEOUT_MS = 5000
+export const CIMD_MAX_BYTES = 5 * 1024
+const CACHE_MAX_MS = 24 * 3600_000
+const CACHE_DEFAULT_MS = 5 * 60_000
+
+/** Does this client_id name a metadata document (rather than a registered ncli_ id)? */
+export const isMetadataUrl = (clientId: string) => /^https?:\/\//i.test(clientId)
+
+// Addresses no fetch of ours may reach unless the host is allowed by name: IANA special-purpose
+// ranges (RFC 6890 and successors) — this host, private, shared (CGN), loopback, link-local,
+// IETF protocol assignments, documentation, benchmarking, multicast, reserved; IPv6 likewise,
+// with IPv4-mapped and NAT64 addresses judged by the IPv4 address they carry.
+const NOT_PUBLIC = new BlockList()
+for (const [net, prefix] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
+  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) NOT_PUBLIC.addSubnet(net, prefix, 'ipv4')
+for (const [net, prefix] of [
+  ['::', 128], ['::1', 128], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
+] as const) NOT_PUBLIC.addSubnet(net, prefix, 'ipv6')
+
+/** Is this a public unicast address? IPv4-mapped and NAT64 (64:ff9b::/96, 64:ff9b:1::/48) are judged by their IPv4 address. */
+export function isPublicAddress(address: string): boolean {
+  const family = isIP(address)
+  if (family === 4) return !NOT_PUBLIC.check(address, 'ipv4')
+  if (family !== 6) return false
+  const lower = address.toLowerCase()
+  const embedded = /^(?:::ffff:|64:ff9b::|64:ff9b:1:(?:[0-9a-f]{0,4}:){0,4}:?)(\d+\.\d+\.\d+\.\d+)$/.exec(lower)?.[1]
+  if (embedded) return isPublicAddress(embedded)
+  const hexMapped = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower)
+  if (hexMapped) {
+    const n = (parseInt(hexMapped[1], 16) << 16 | parseInt(hexMapped[2], 16)) >>> 0
+    return isPublicAddress([n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.'))
+  }
+  if (lower.startsWith('64:ff9b:')) return false // a NAT64 form not spelled as above: refused, not guessed
+  return !NOT_PUBLIC.check(address, 'ipv6')
+}
+
+/** A document refused: the authorization page shows its reply (nothing is redirected). */
+export class MetadataRefused extends Error {
+  constructor(readonly reply: ErrorReply) {
+    super(reply.message)
+    this.name = 'MetadataRefused'
+  }
+}
+
+const refused = (why: string) => new MetadataRefused(pageErrors.authorizeClientMetadataInvalid(why))
+
+/** The URL rules of the draft: https, a path, no userinfo or fragment, no dot segments. */
+function checkUrl(clientId: string): URL {
+  let u: URL
+  try {
+    u = new URL(clientId)
+  } catch {
+    throw refused('the client_id is not a URL')
+  }
+  if (u.protocol !== 'https:') throw refused('the client_id URL must use https')
+  if (u.username || u.password || u.hash || clientId.includes('#')) throw refused('the client_id URL must not carry userinfo or a fragment')
+  if (u.pathname === '/' || /\/\.\.?(\/|$)/.test(clientId.replace(/^https:\/\/[^/]+/i, ''))) throw refused('the client_id URL needs a path without dot segments')
+  if (u.href !== clientId) throw refused('the client_id URL must be in normalised form')
+  if (clientId.length > 2000) throw refused('the client_id URL is too long')
+  return u
+}
+
+interface Cached { client: OAuthClient; expiresAt: number }
+
+export interface CimdFetcher {
+  resolve(clientId: string): Promise<OAuthClient>
+}
+
+export function cimdFetcher(services: Pick<Services, 'db' | 'config' | 'now'>): CimdFetcher {
+  const cfg = services.config.cimd
+  const ca = cfg.caFile ? readFileSync(cfg.caFile, 'utf8') : undefined
+  const allowed = new Set(cfg.allowedHosts.map((h: string) => h.toLowerCase()))
+  const cache = new Map<string, Cached>()
+
+  // the check runs on the addresses the socket will dial: this is the request's own lookup
+  const guardedLookup = (host: string): LookupFunction => (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, '', 0)
+      const list = addresses as LookupAddress[]
+      const bad = list.find((a) => !isPublicAddress(a.address))
+      if (bad && !allowed.has(host)) return callback(Object.assign(new Error('not a public address'), { code: 'ENOTPUBLIC' }), '', 0)
+      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list)
+      return callback(null, list[0].address, list[0].family)
+    })
+  }
+
+  async function fetchDocument(u: URL): Promise<{ body: unknown; maxAgeMs: number }> {
+    const host = u.hostname.replace(/^\[|\]$/g, '').toLowerCase()
+    if (isIP(host) && !isPublicAddress(host) && !allowed.has(host)) throw refused('its address is not public')
+    return new Promise((resolve, reject) => {
+      const req = request(u, {
+        method: 'GET', headers: { accept: 'application/json' }, lookup: guardedLookup(host), ca: ca ? [ca] : undefined, agent: false,
+        timeout: CIMD_TIMEOUT_MS,
+      }, (res) => {
+        const type = String(res.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
+        if (res.statusCode !== 200) { res.destroy(); return reject(refused(`the document answered HTTP ${res.statusCode}`)) }
+        if (type !== 'application/json') { res.destroy(); return reject(refused('the document is not application/json')) }
+        if (Number(res.headers['content-length'] ?? 0) > CIMD_MAX_BYTES) { res.destroy(); return reject(refused(`the document is larger than ${CIMD_MAX_BYTES} bytes`)) }
+        const chunks: Buffer[] = []
+        let size = 0
+        res.on('data', (c: Buffer) => {
+          size += c.length
+          if (size > CIMD_MAX_BYTES) { res.destroy(); reject(refused(`the document is larger than ${CIMD_MAX_BYTES} bytes`)) }
+          chunks.push(c)
+        })
+        res.on('error', () => reject(refused('the document could not be read')))
+        res.on('end', () => {
+          if (size > CIMD_MAX_BYTES) return
+          let body: unknown
+          try {
+            body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+          } catch {
+            return reject(refused('the document is not JSON'))
+          }
+          resolve({ body, maxAgeMs: maxAge(res.headers['cache-control']) })
+        })
+      })
+      // one deadline for the whole exchange (connect, headers and body), not per socket event
+      const deadline = setTimeout(() => { req.destroy(); reject(refused(`the document did not arrive within ${CIMD_TIMEOUT_MS / 1000} s`)) }, CIMD_TIMEOUT_MS)
+      req.on('close', () => clearTimeout(deadline))
+      req.on('timeout', () => req.destroy())
+      req.on('error', (e: NodeJS.ErrnoException) => {
+        clearTimeout(deadline)
+        reject(e.code === 'ENOTPUBLIC' ? refused('its address is not public') : refused('the document could not be fetched'))
+      })
+      req.end()
+    })
+  }
+
+  return {
+    async resolve(clientId) {
+      const hit = cache.get(clientId)
+      if (hit && hit.expiresAt > services.now()) return hit.client
+      const u = checkUrl(clientId)
+      const { body, maxAgeMs } = await fetchDocument(u)
+      if (!body || typeof body !== 'object' || Array.isArray(body)) throw refused('the document is not a JSON object')
+      if ((body as Record<string, unknown>).client_id !== clientId) throw refused('its client_id does not equal the URL it was fetched from')
+      let meta
+      try {
+        meta = validateClientMetadata(body)
+      } catch (e) {
+        throw refused(`its metadata breaks a registration rule (${(e as Error).message.replace(/\.$/, '')})`)
+      }
+      const now = services.now()
+      // upsert: grants and codes refer to the client row; a changed document updates it
+      await services.db.query(
+        `insert into oauth_clients (id, client_name, redirect_uris, grant_types, response_types, scope, created_at)
+         values ($1, $2, $3, $4, $5, $6, $7)
+         on conflict (id) do update set client_name = excluded.client_name, redirect_uris = excluded.redirect_uris,
+           grant_types = excluded.grant_types, response_types = excluded.response_types`,
+        [clientId, meta.clientName, meta.redirectUris, meta.grantTypes, meta.responseTypes, DEFAULT_SCOPE_STRING, new Date(now)],
+      )
+      const r = await services.db.query('select * from oauth_clients where id = $1 and revoked_at is null', [clientId])
+      if (!r.rows[0]) throw refused('this client was revoked')
+      const client: OAuthClient = {
+        id: clientId, name: meta.clientName, redirectUris: meta.redirectUris, grantTypes: meta.grantTypes, responseTypes: meta.responseTypes,
+        scope: DEFAULT_SCOPE_STRING, builtin: false, createdAt: r.rows[0].created_at, revokedAt: null, metadataHost: u.host,
+      }
+      if (maxAgeMs > 0) cache.set(clientId, { client, expiresAt: now + maxAgeMs })
+      else cache.delete(clientId)
+      return client
+    },
+  }
+}
+
+/** Cache-Control max-age in ms (no-store / no-cache: 0; absent: 5 min), at most a day. */
+function maxAge(header: string | string[] | undefined): number {
+  const v = String(header ?? '').toLowerCase()
+  if (/\b(no-store|no-cache)\b/.test(v)) return 0
+  const m = /\bmax-age\s*=\s*(\d+)/.exec(v)
+  return m ? Math.min(CACHE_MAX_MS, Number(m[1]) * 1000) : CACHE_DEFAULT_MS
+}
