@@ -29,7 +29,7 @@ import { startBench, percentile, progress, ms } from './harness.ts'
 import { runDaemon } from '../cli/daemon.ts'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
-const RUNS = 5
+const RUNS = 3
 const PY = '/usr/share/doc/python3-doc/html'
 const PG = '/usr/share/doc/postgresql-doc-15/html'
 const TRACE = join(ROOT, 'node_modules/playwright-core/lib/vite/traceViewer')
@@ -225,7 +225,8 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
     }
 
     // --- tasks ------------------------------------------------------------------------
-    type Task = { name: string; path: string; nj: () => Promise<boolean>; pw: () => Promise<boolean> }
+    /** each side's counted work, then an uncounted read of the page that `done` judges (the same test on both sides) */
+    type Task = { name: string; path: string; nj: () => Promise<unknown>; pw: () => Promise<unknown>; done: (page: string) => boolean }
     let calls = 0
     let chars = 0
     const count = (side: Side): Side => async (tool, args) => {
@@ -240,6 +241,7 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
       {
         name: 'find by words: open "zip" in the Python built-ins',
         path: '/py/library/functions.html',
+        done: (page) => /functions\.html#zip\b/.test(page),
         nj: async () => {
           const q = await N('perceive', { sessionId: sid, query: 'zip' })
           const ref = refIn(q.text, /- link "zip\(\)"/)
@@ -256,6 +258,7 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
       {
         name: 'act by ref: SELECT page, open "LIMIT Clause"',
         path: '/pg/sql-select.html',
+        done: (page) => /sql-select\.html#SQL-LIMIT/i.test(page),
         nj: async () => {
           const q = await N('perceive', { sessionId: sid, query: 'limit clause' })
           const ref = refIn(q.text, /- link "LIMIT Clause"/)
@@ -272,6 +275,7 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
       {
         name: 'repeated names: delete the second of three rows',
         path: '/tasks/rows.html',
+        done: (page) => page.includes('Alpha') && page.includes('Charlie') && !page.includes('Bravo'),
         nj: async () => {
           const q = await N('perceive', { sessionId: sid, query: 'bravo' })
           const ref = refIn(q.text, /- button "Delete"/)
@@ -288,6 +292,7 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
       {
         name: 'a form in a frame: type a name, send',
         path: '/tasks/frame.html',
+        done: (page) => page.includes('Hello Ada'),
         nj: async () => {
           const p = await N('perceive', { sessionId: sid })
           await N('act', { sessionId: sid, verb: 'type', ref: refIn(p.text, /textbox "Your name"/), text: 'Ada', changes: false })
@@ -304,6 +309,7 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
       {
         name: 'a single-page app: open Settings, turn on dark mode',
         path: '/tasks/spa.html',
+        done: (page) => /checkbox "Dark mode" \[checked\]/.test(page),
         nj: async () => {
           const p = await N('perceive', { sessionId: sid })
           const opened = await N('act', { sessionId: sid, verb: 'click', ref: refIn(p.text, /button "Settings"/) })
@@ -332,11 +338,13 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
       progress(`task: ${task.name}`)
       await goBoth(task.path)
       calls = chars = 0
-      const njOk = await task.nj().catch(() => false)
+      await task.nj().catch((e) => progress(`  Nightjar: ${(e as Error).message.slice(0, 200)}`))
       const njCalls = calls
       const njChars = chars
+      const njOk = task.done((await nj('perceive', { sessionId: sid, maxChars: 500_000 })).text)
       calls = chars = 0
-      const pwOk = await task.pw().catch(() => false)
+      await task.pw().catch((e) => progress(`  Playwright MCP: ${(e as Error).message.slice(0, 200)}`))
+      const pwOk = task.done((await pw('browser_snapshot', {})).text)
       total++
       if (njOk) ok++
       if (njCalls > calls) fewerCalls = false
