@@ -21,6 +21,7 @@ import { createReadStream, existsSync, statSync } from 'node:fs'
 import { execFileSync } from 'node:child_process'
 import { join, normalize, extname } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { tmpdir } from 'node:os'
 import type { AddressInfo } from 'node:net'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -142,7 +143,7 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
     await ours.connect(new StreamableHTTPClientTransport(new URL(b.url + '/mcp'), { requestInit: { headers: { authorization: `Bearer ${b.apiKey}` } } }))
     await anchorClient.connect(new StdioClientTransport({
       command: process.execPath,
-      args: [join(ROOT, 'node_modules/@playwright/mcp/cli.js'), '--executable-path', '/usr/bin/chromium', '--headless', '--no-sandbox', '--isolated', '--viewport-size', '1280x720'],
+      args: [join(ROOT, 'node_modules/@playwright/mcp/cli.js'), '--executable-path', '/usr/bin/chromium', '--headless', '--no-sandbox', '--isolated', '--viewport-size', '1280x720', '--output-dir', tmpdir()],
       stderr: 'ignore',
     }))
     const nj: Side = caller(ours)
@@ -241,24 +242,26 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
       {
         name: 'find by words: open "zip" in the Python built-ins',
         path: '/py/library/functions.html',
-        done: (page) => /functions\.html#zip\b/.test(page),
+        done: (page) => /^(?:url:|- Page URL:) \S*functions\.html#zip$/m.test(page),
         nj: async () => {
           const q = await N('perceive', { sessionId: sid, query: 'zip' })
-          const ref = refIn(q.text, /- link "zip\(\)"/)
+          // the AI snapshot leaves out a link's name when its child says it (`- link [url=#zip]` › `- code: zip()`)
+          const ref = refIn(q.text, /- link\b.*\[url=#zip\]/)
           const r = await N('act', { sessionId: sid, verb: 'click', ref })
           return json(r).url?.endsWith('#zip')
         },
         pw: async () => {
           const s = await P('browser_snapshot', {})
-          const ref = refIn(s.text, /- link "zip\(\)"/)
-          const r = await P('browser_click', { element: 'zip() link', ref })
+          const lines = s.text.split('\n')
+          const ref = refIn(lines[lines.findIndex((l) => /- \/url: "?#zip"?$/.test(l)) - 1] ?? '', /- link/)
+          const r = await P('browser_click', { element: 'zip() link', target: ref })
           return /#zip/.test(r.text)
         },
       },
       {
         name: 'act by ref: SELECT page, open "LIMIT Clause"',
         path: '/pg/sql-select.html',
-        done: (page) => /sql-select\.html#SQL-LIMIT/i.test(page),
+        done: (page) => /^(?:url:|- Page URL:) \S*sql-select\.html#SQL-LIMIT$/im.test(page),
         nj: async () => {
           const q = await N('perceive', { sessionId: sid, query: 'limit clause' })
           const ref = refIn(q.text, /- link "LIMIT Clause"/)
@@ -268,7 +271,7 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
         pw: async () => {
           const s = await P('browser_snapshot', {})
           const ref = refIn(s.text, /- link "LIMIT Clause"/)
-          const r = await P('browser_click', { element: 'LIMIT Clause link', ref })
+          const r = await P('browser_click', { element: 'LIMIT Clause link', target: ref })
           return /#SQL-LIMIT/i.test(r.text)
         },
       },
@@ -285,7 +288,7 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
         pw: async () => {
           const s = await P('browser_snapshot', {})
           const refs = [...s.text.matchAll(/button "Delete" \[ref=(\w+)\]/g)].map((m) => m[1])
-          const r = await P('browser_click', { element: 'second Delete button', ref: refs[1] })
+          const r = await P('browser_click', { element: 'second Delete button', target: refs[1] })
           return r.text.includes('Alpha') && r.text.includes('Charlie') && !r.text.includes('Bravo')
         },
       },
@@ -301,8 +304,8 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
         },
         pw: async () => {
           const s = await P('browser_snapshot', {})
-          await P('browser_type', { element: 'name field', ref: refIn(s.text, /textbox "Your name"/), text: 'Ada' })
-          const r = await P('browser_click', { element: 'Send', ref: refIn(s.text, /button "Send"/) })
+          await P('browser_type', { element: 'name field', target: refIn(s.text, /textbox "Your name"/), text: 'Ada' })
+          const r = await P('browser_click', { element: 'Send', target: refIn(s.text, /button "Send"/) })
           return r.text.includes('Hello Ada')
         },
       },
@@ -318,8 +321,8 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
         },
         pw: async () => {
           const s = await P('browser_snapshot', {})
-          const opened = await P('browser_click', { element: 'Settings', ref: refIn(s.text, /button "Settings"/) })
-          const r = await P('browser_click', { element: 'Dark mode', ref: refIn(opened.text, /checkbox "Dark mode"/) })
+          const opened = await P('browser_click', { element: 'Settings', target: refIn(s.text, /button "Settings"/) })
+          const r = await P('browser_click', { element: 'Dark mode', target: refIn(opened.text, /checkbox "Dark mode"/) })
           return /checkbox "Dark mode" \[checked\]/.test(r.text)
         },
       },
