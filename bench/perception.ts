@@ -21,6 +21,7 @@ import { createReadStream, existsSync, statSync } from 'node:fs'
 import { execFileSync } from 'node:child_process'
 import { join, normalize, extname } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { tmpdir } from 'node:os'
 import type { AddressInfo } from 'node:net'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -29,7 +30,7 @@ import { startBench, percentile, progress, ms } from './harness.ts'
 import { runDaemon } from '../cli/daemon.ts'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
-const RUNS = 5
+const RUNS = 3
 const PY = '/usr/share/doc/python3-doc/html'
 const PG = '/usr/share/doc/postgresql-doc-15/html'
 const TRACE = join(ROOT, 'node_modules/playwright-core/lib/vite/traceViewer')
@@ -142,7 +143,7 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
     await ours.connect(new StreamableHTTPClientTransport(new URL(b.url + '/mcp'), { requestInit: { headers: { authorization: `Bearer ${b.apiKey}` } } }))
     await anchorClient.connect(new StdioClientTransport({
       command: process.execPath,
-      args: [join(ROOT, 'node_modules/@playwright/mcp/cli.js'), '--executable-path', '/usr/bin/chromium', '--headless', '--no-sandbox', '--isolated', '--viewport-size', '1280x720'],
+      args: [join(ROOT, 'node_modules/@playwright/mcp/cli.js'), '--executable-path', '/usr/bin/chromium', '--headless', '--no-sandbox', '--isolated', '--viewport-size', '1280x720', '--output-dir', tmpdir()],
       stderr: 'ignore',
     }))
     const nj: Side = caller(ours)
@@ -225,7 +226,8 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
     }
 
     // --- tasks ------------------------------------------------------------------------
-    type Task = { name: string; path: string; nj: () => Promise<boolean>; pw: () => Promise<boolean> }
+    /** each side's counted work, then an uncounted read of the page that `done` judges (the same test on both sides) */
+    type Task = { name: string; path: string; nj: () => Promise<unknown>; pw: () => Promise<unknown>; done: (page: string) => boolean }
     let calls = 0
     let chars = 0
     const count = (side: Side): Side => async (tool, args) => {
@@ -240,22 +242,26 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
       {
         name: 'find by words: open "zip" in the Python built-ins',
         path: '/py/library/functions.html',
+        done: (page) => /^(?:url:|- Page URL:) \S*functions\.html#zip$/m.test(page),
         nj: async () => {
           const q = await N('perceive', { sessionId: sid, query: 'zip' })
-          const ref = refIn(q.text, /- link "zip\(\)"/)
+          // the AI snapshot leaves out a link's name when its child says it (`- link [url=#zip]` › `- code: zip()`)
+          const ref = refIn(q.text, /- link\b.*\[url=#zip\]/)
           const r = await N('act', { sessionId: sid, verb: 'click', ref })
           return json(r).url?.endsWith('#zip')
         },
         pw: async () => {
           const s = await P('browser_snapshot', {})
-          const ref = refIn(s.text, /- link "zip\(\)"/)
-          const r = await P('browser_click', { element: 'zip() link', ref })
+          const lines = s.text.split('\n')
+          const ref = refIn(lines[lines.findIndex((l) => /- \/url: "?#zip"?$/.test(l)) - 1] ?? '', /- link/)
+          const r = await P('browser_click', { element: 'zip() link', target: ref })
           return /#zip/.test(r.text)
         },
       },
       {
         name: 'act by ref: SELECT page, open "LIMIT Clause"',
         path: '/pg/sql-select.html',
+        done: (page) => /^(?:url:|- Page URL:) \S*sql-select\.html#SQL-LIMIT$/im.test(page),
         nj: async () => {
           const q = await N('perceive', { sessionId: sid, query: 'limit clause' })
           const ref = refIn(q.text, /- link "LIMIT Clause"/)
@@ -265,13 +271,14 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
         pw: async () => {
           const s = await P('browser_snapshot', {})
           const ref = refIn(s.text, /- link "LIMIT Clause"/)
-          const r = await P('browser_click', { element: 'LIMIT Clause link', ref })
+          const r = await P('browser_click', { element: 'LIMIT Clause link', target: ref })
           return /#SQL-LIMIT/i.test(r.text)
         },
       },
       {
         name: 'repeated names: delete the second of three rows',
         path: '/tasks/rows.html',
+        done: (page) => page.includes('Alpha') && page.includes('Charlie') && !page.includes('Bravo'),
         nj: async () => {
           const q = await N('perceive', { sessionId: sid, query: 'bravo' })
           const ref = refIn(q.text, /- button "Delete"/)
@@ -281,13 +288,14 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
         pw: async () => {
           const s = await P('browser_snapshot', {})
           const refs = [...s.text.matchAll(/button "Delete" \[ref=(\w+)\]/g)].map((m) => m[1])
-          const r = await P('browser_click', { element: 'second Delete button', ref: refs[1] })
+          const r = await P('browser_click', { element: 'second Delete button', target: refs[1] })
           return r.text.includes('Alpha') && r.text.includes('Charlie') && !r.text.includes('Bravo')
         },
       },
       {
         name: 'a form in a frame: type a name, send',
         path: '/tasks/frame.html',
+        done: (page) => page.includes('Hello Ada'),
         nj: async () => {
           const p = await N('perceive', { sessionId: sid })
           await N('act', { sessionId: sid, verb: 'type', ref: refIn(p.text, /textbox "Your name"/), text: 'Ada', changes: false })
@@ -296,14 +304,15 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
         },
         pw: async () => {
           const s = await P('browser_snapshot', {})
-          await P('browser_type', { element: 'name field', ref: refIn(s.text, /textbox "Your name"/), text: 'Ada' })
-          const r = await P('browser_click', { element: 'Send', ref: refIn(s.text, /button "Send"/) })
+          await P('browser_type', { element: 'name field', target: refIn(s.text, /textbox "Your name"/), text: 'Ada' })
+          const r = await P('browser_click', { element: 'Send', target: refIn(s.text, /button "Send"/) })
           return r.text.includes('Hello Ada')
         },
       },
       {
         name: 'a single-page app: open Settings, turn on dark mode',
         path: '/tasks/spa.html',
+        done: (page) => /checkbox "Dark mode" \[checked\]/.test(page),
         nj: async () => {
           const p = await N('perceive', { sessionId: sid })
           const opened = await N('act', { sessionId: sid, verb: 'click', ref: refIn(p.text, /button "Settings"/) })
@@ -312,8 +321,8 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
         },
         pw: async () => {
           const s = await P('browser_snapshot', {})
-          const opened = await P('browser_click', { element: 'Settings', ref: refIn(s.text, /button "Settings"/) })
-          const r = await P('browser_click', { element: 'Dark mode', ref: refIn(opened.text, /checkbox "Dark mode"/) })
+          const opened = await P('browser_click', { element: 'Settings', target: refIn(s.text, /button "Settings"/) })
+          const r = await P('browser_click', { element: 'Dark mode', target: refIn(opened.text, /checkbox "Dark mode"/) })
           return /checkbox "Dark mode" \[checked\]/.test(r.text)
         },
       },
@@ -332,11 +341,13 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
       progress(`task: ${task.name}`)
       await goBoth(task.path)
       calls = chars = 0
-      const njOk = await task.nj().catch(() => false)
+      await task.nj().catch((e) => progress(`  Nightjar: ${(e as Error).message.slice(0, 200)}`))
       const njCalls = calls
       const njChars = chars
+      const njOk = task.done((await nj('perceive', { sessionId: sid, maxChars: 500_000 })).text)
       calls = chars = 0
-      const pwOk = await task.pw().catch(() => false)
+      await task.pw().catch((e) => progress(`  Playwright MCP: ${(e as Error).message.slice(0, 200)}`))
+      const pwOk = task.done((await pw('browser_snapshot', {})).text)
       total++
       if (njOk) ok++
       if (njCalls > calls) fewerCalls = false

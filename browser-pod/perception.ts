@@ -103,14 +103,19 @@ const SKIP_PROPS = new Set<string>(['role', 'name', 'ref', 'text', 'children', '
 
 // --- taking a snapshot -----------------------------------------------------------------
 
-export async function takeSnapshot(page: Page): Promise<Snapshot> {
+/**
+ * Snapshots the page. The visible text is read only when the tree fits in `textBudget`
+ * (innerText lays the whole page out again: on a reference page that costs as much as a
+ * tenth of the snapshot, for words the tree already carries).
+ */
+export async function takeSnapshot(page: Page, textBudget = DEFAULT_MAX_CHARS): Promise<Snapshot> {
   const children = page.frames().filter((f) => f !== page.mainFrame())
   // All in parallel: the tree, title/text/password values of the main frame, and
   // password values of child frames (only pages with iframes pay for those).
   const [json, info, ...frameSecrets] = await Promise.all([
     // a reference page of 10,000 elements takes seconds to walk: the navigation's time, not an action's
     page.ariaSnapshotJSON({ mode: 'ai', boxes: true, timeout: NAVIGATION_TIMEOUT_MS }) as Promise<unknown>,
-    page.mainFrame().evaluate(collectPageInfo),
+    page.mainFrame().evaluate(collectPageInfo, false),
     ...children.map((f) => secretsOf(f)),
   ])
   const roots = (Array.isArray(json) ? json : [json]) as Array<AriaNode | string>
@@ -136,10 +141,15 @@ export async function takeSnapshot(page: Page): Promise<Snapshot> {
     doc: info.doc,
     lines,
     text: '',
-    fullText: redact(info.text, secrets, false),
+    fullText: '',
     views: new Map(),
   }
-  snapshot.text = uncoveredText(snapshot.fullText, lines)
+  const treeCost = lines.reduce((n, l) => n + lineCost(l), 0)
+  if (treeCost < textBudget) {
+    const text = await page.mainFrame().evaluate(() => (document.body ? document.body.innerText : '')).catch(() => '')
+    snapshot.fullText = redact(text, secrets, false)
+    snapshot.text = uncoveredText(snapshot.fullText, lines)
+  }
   return snapshot
 }
 
@@ -152,7 +162,7 @@ function visitRefs(nodes: Array<AriaNode | string>, fn: (ref: string) => void): 
 }
 
 function secretsOf(frame: Frame): Promise<string[]> {
-  return frame.evaluate(collectPageInfo).then((i) => i.secrets, () => [])
+  return frame.evaluate(collectPageInfo, false).then((i) => i.secrets, () => [])
 }
 
 /**
@@ -160,7 +170,7 @@ function secretsOf(frame: Frame): Promise<string[]> {
  * counts. (No nested named functions: tsx's keepNames would wrap them in a helper
  * that does not exist in the page.)
  */
-function collectPageInfo(): PageInfo {
+function collectPageInfo(withText: boolean): PageInfo {
   const secrets: string[] = []
   const roots: Array<Document | ShadowRoot> = [document]
   while (roots.length) {
@@ -180,7 +190,7 @@ function collectPageInfo(): PageInfo {
       if (el.shadowRoot) roots.push(el.shadowRoot)
     }
   }
-  return { title: document.title, text: document.body ? document.body.innerText : '', secrets, doc: performance.timeOrigin }
+  return { title: document.title, text: withText && document.body ? document.body.innerText : '', secrets, doc: performance.timeOrigin }
 }
 
 // --- rendering -------------------------------------------------------------------------
@@ -390,12 +400,14 @@ function matches(snap: Snapshot, query: string): number[] {
 
 export async function perceive(session: PodSession, input: NodeInput<'perceive'> = {}): Promise<NodeOutput<'perceive'>> {
   const page = session.page
-  const budget = input.maxChars ?? DEFAULT_MAX_CHARS
+  let budget = input.maxChars ?? DEFAULT_MAX_CHARS
   try {
     if (input.cursor !== undefined) return readOn(page, input.cursor, budget)
-    const snap = await takeSnapshot(page)
+    const snap = await takeSnapshot(page, budget)
     latest.set(page, snap)
     const head = { url: snap.url, title: snap.title }
+    // the answer's own lines (url, title, the cursor's note) are counted too
+    budget -= framing(snap)
     if (input.ref !== undefined) return { ...head, ...walk(snap, `r${input.ref}`, subtree(snap, input.ref), 0, budget) }
     if (input.query !== undefined) {
       const found = matches(snap, input.query)
@@ -415,7 +427,12 @@ function readOn(page: Page, cursor: string, budget: number): NodeOutput<'perceiv
   const view = snap.views.get(m[2]!)
   const pos = Number(m[3])
   if (!view || pos > view.length) throw errors.staleCursor()
-  return { url: snap.url, title: snap.title, ...walk(snap, m[2]!, view, pos, budget) }
+  return { url: snap.url, title: snap.title, ...walk(snap, m[2]!, view, pos, budget - framing(snap)) }
+}
+
+/** What an answer spends besides its lines: url, title and the note carrying the cursor. */
+function framing(snap: Snapshot): number {
+  return snap.url.length + snap.title.length + 120
 }
 
 // --- what an action changed -------------------------------------------------------------
