@@ -75,3 +75,63 @@ t.test('the rule catches a violation (the checker is not vacuous)', async (t) =>
   t.notOk(ALLOWED[top(sample)].some((a) => d === a || top(d) === a), 'browser-pod importing the api-server would be refused')
   t.ok(graph.size > 100, `the source tree was read (${graph.size} files)`)
 })
+
+// Inside the api-server: four layers of rooms (docs/ARCHITECTURE.md, "Inside the
+// api-server"). A room is a top-level folder (or file) of api-server/. A room imports rooms
+// of lower layers, or of its own layer where that layer allows it (the domain), and no two
+// rooms import each other.
+const API_LAYERS: Record<string, number> = {
+  app: 0,
+  http: 1, mcp: 1, console: 1, oauth: 1, cdp: 1,
+  doors: 2,
+  operations: 3,
+  // the type of the app's service bag, which handlers receive: below them, above the domain it names
+  services: 4,
+  sessions: 5, personas: 5, networks: 5, recordings: 5, authstate: 5, replicas: 5, limits: 5, control: 5,
+  store: 6, kms: 6, auth: 6, audit: 6, config: 6,
+}
+/** layers whose rooms may use each other (one way: the cycle check below still holds) */
+const SIDEWAYS = new Set([5, 6])
+const room = (f: string) => f.split('/')[1].replace(/\.ts$/, '')
+const apiEdges = new Map<string, Set<string>>()
+for (const [f, deps] of graph) {
+  if (top(f) !== 'api-server') continue
+  for (const d of deps) {
+    if (top(d) !== 'api-server' || room(d) === room(f)) continue
+    if (!apiEdges.has(room(f))) apiEdges.set(room(f), new Set())
+    apiEdges.get(room(f))!.add(`${room(d)}\t${f} imports ${d}`)
+  }
+}
+
+/** An import breaks the api-server's layers when it points up, or sideways where the layer forbids it. */
+function layerBreak(from: string, to: string): boolean {
+  const a = API_LAYERS[from], b = API_LAYERS[to]
+  return b < a || (a === b && !SIDEWAYS.has(a))
+}
+
+t.test('api-server rooms import downward only: doors → shared door helpers → operations → domain → platform', async (t) => {
+  const unknown = [...new Set([...graph.keys()].filter((f) => top(f) === 'api-server').map(room))].filter((r) => !(r in API_LAYERS))
+  t.same(unknown, [], 'every api-server room has a layer (add a new folder to API_LAYERS and docs/ARCHITECTURE.md)')
+  const broken: string[] = []
+  for (const [from, edges] of apiEdges) {
+    for (const e of edges) {
+      const [to, where] = e.split('\t')
+      if (layerBreak(from, to)) broken.push(where)
+    }
+  }
+  t.same(broken, [], 'no import points up a layer or across doors')
+})
+
+t.test('no two api-server rooms import each other', async (t) => {
+  const targets = (r: string) => new Set([...(apiEdges.get(r) ?? [])].map((e) => e.split('\t')[0]))
+  const pairs: string[] = []
+  for (const a of apiEdges.keys()) for (const b of targets(a)) if (a < b && targets(b).has(a)) pairs.push(`${a} <-> ${b}`)
+  t.same(pairs, [], 'room pairs that import each other')
+})
+
+t.test('the api-server layer rule is not vacuous', async (t) => {
+  t.ok(layerBreak('sessions', 'operations'), 'the domain importing operations is refused')
+  t.ok(layerBreak('mcp', 'http'), 'one door borrowing from another is refused')
+  t.notOk(layerBreak('operations', 'sessions'), 'operations using the domain is fine')
+  t.ok(apiEdges.size > 15, `api-server rooms were read (${apiEdges.size})`)
+})

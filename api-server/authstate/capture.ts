@@ -2,18 +2,17 @@
 // sessions:drive) that reads a live session's cookies and storage from its browser pod
 // and keeps them as a new sealed version of the session's identity. Never automatic:
 // nothing else in the service calls this.
-import type { OpContext } from '../operations/types.ts'
 import { recordAudit } from '../audit/audit.ts'
 import { newId } from '../../contracts/ids.ts'
 import { errors } from '../../contracts/errors.ts'
 import { noKmsError } from '../kms/index.ts'
-import { drive } from '../sessions/drive.ts'
+import { drive, type DriveContext } from '../sessions/drive.ts'
 import { coveredOrigins, sealAuthState } from './seal.ts'
 import { insertVersion, type AuthStateVersionView } from './store.ts'
 
 export const AUDIT_CAPTURE = 'authstate.capture'
 
-export async function captureAuthState(ctx: OpContext, sessionId: string): Promise<AuthStateVersionView> {
+export async function captureAuthState(ctx: DriveContext, sessionId: string): Promise<AuthStateVersionView> {
   const { db, sealer } = ctx.services
   // unknown and foreign sessions: the one 404 (drive → getSession); not live: 409
   return drive(ctx, sessionId, 'authstate_capture', {}, async (node, row) => {

@@ -1,25 +1,51 @@
 // Driving a live session: resolve it inside the caller's org (the one 404 for
 // unknown and foreign ids), reach its node, run one action, journal it value-free.
-import type { OpContext } from '../operations/types.ts'
+import type { FastifyBaseLogger } from 'fastify'
+import type { AuthContext } from '../auth/context.ts'
+import type { Db } from '../store/db.ts'
+import type { Sealer } from '../kms/index.ts'
+import type { SessionRuntime } from './runtime.ts'
+import type { SessionActivity } from './expiry.ts'
 import type { NodeClient } from './node-client.ts'
 import { errors, isApiError, type ApiError } from '../../contracts/errors.ts'
 import { getSession, journalLater, type SessionRow } from './store.ts'
 import { assertAgentDrives } from './control.ts'
 
-const logJournalError = (ctx: OpContext) => (err: unknown) => ctx.log.error({ err }, 'journal write failed')
+/**
+ * What driving a session takes: who calls, the services driving uses, where to log. The
+ * operations layer's context is one (it has all of these and more); the domain names only
+ * what it uses, so it never imports the layer above it.
+ */
+export interface DriveContext {
+  auth: AuthContext
+  services: DriveServices
+  log: FastifyBaseLogger
+}
+
+export interface DriveServices {
+  db: Db
+  now: () => number
+  /** opens a sealed credential just in time (the fill) */
+  sealer: Sealer
+  sessions: Pick<SessionRuntime, 'nodes'>
+  /** driving keeps a session from its idle timeout */
+  activity: Pick<SessionActivity, 'touch'>
+}
+
+const logJournalError = (ctx: DriveContext) => (err: unknown) => ctx.log.error({ err }, 'journal write failed')
 
 export function notLive(row: SessionRow): ApiError {
   return errors.sessionNotLive(row.status)
 }
 
-export async function liveSession(ctx: OpContext, sessionId: string): Promise<SessionRow> {
+export async function liveSession(ctx: DriveContext, sessionId: string): Promise<SessionRow> {
   const row = await getSession(ctx.services.db, ctx.auth.orgId, sessionId)
   if (row.status !== 'live') throw notLive(row)
   return row
 }
 
 /** the session's browser pod (a process without a session plane answers the one 503 here) */
-export async function nodeFor(ctx: OpContext, row: SessionRow): Promise<NodeClient> {
+export async function nodeFor(ctx: DriveContext, row: SessionRow): Promise<NodeClient> {
   return ctx.services.sessions.nodes.get(row.id)
 }
 
@@ -28,7 +54,7 @@ export async function nodeFor(ctx: OpContext, row: SessionRow): Promise<NodeClie
  * urls and sizes — never typed text, secrets or page content.
  */
 export async function drive<T>(
-  ctx: OpContext,
+  ctx: DriveContext,
   sessionId: string,
   op: string,
   detail: Record<string, unknown>,

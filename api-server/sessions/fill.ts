@@ -1,7 +1,7 @@
 // The secure fill, control side: resolve the bound identity, prepare (narrow
 // origins, decrypt just in time), forward a type action with requireEditableField
 // to the node, then zero the plaintext. Refusals at the node are audited value-free.
-import type { OpContext } from '../operations/types.ts'
+import type { DriveContext } from './drive.ts'
 import { errors, isError } from '../../contracts/errors.ts'
 import { prepareFill, prepareFreetextFill, checkFreetextAllowed, auditFill, auditOriginDenied, auditFieldDenied, type PreparedFill } from '../personas/index.ts'
 import type { NodeClient } from './node-client.ts'
@@ -26,7 +26,7 @@ export interface FillTarget {
 }
 
 /** Types a prepared secret at the node; the Buffer is zeroed whatever happens. */
-export async function typePrepared(ctx: OpContext, node: NodeClient, row: SessionRow, prepared: PreparedFill, field: FillTarget): Promise<FillOutcome> {
+export async function typePrepared(ctx: DriveContext, node: NodeClient, row: SessionRow, prepared: PreparedFill, field: FillTarget): Promise<FillOutcome> {
   const ref = {
     orgId: row.orgId, actor: row.agentId, sessionId: row.id, identityId: prepared.identityId,
     credentialId: prepared.credentialId, credentialName: prepared.credentialName,
@@ -48,7 +48,7 @@ export async function typePrepared(ctx: OpContext, node: NodeClient, row: Sessio
   }
 }
 
-export async function fillCredential(ctx: OpContext, node: NodeClient, row: SessionRow, input: { credentialName: string } & FillTarget): Promise<FillOutcome> {
+export async function fillCredential(ctx: DriveContext, node: NodeClient, row: SessionRow, input: { credentialName: string } & FillTarget): Promise<FillOutcome> {
   if (!row.identityId) throw noBoundIdentity()
   const prepared = await prepareFill(
     { db: ctx.services.db, now: ctx.services.now, sealer: ctx.services.sealer },
@@ -63,7 +63,7 @@ export async function fillCredential(ctx: OpContext, node: NodeClient, row: Sess
  * dial while the org flag is off; otherwise the same checks as a structured fill.
  * Returns null when the text carries no marker.
  */
-export async function freetextFill(ctx: OpContext, row: SessionRow, text: string, field: FillTarget, node: () => Promise<NodeClient>): Promise<FillOutcome | null> {
+export async function freetextFill(ctx: DriveContext, row: SessionRow, text: string, field: FillTarget, node: () => Promise<NodeClient>): Promise<FillOutcome | null> {
   if (!/\{\{credential:/.test(text)) return null
   if (!row.identityId) {
     // still refuse (and audit) while the flag is off, so the marker never reaches a page
