@@ -148,32 +148,32 @@ export function methods(call: Call) {
       cdp: (sessionId: In<'session_cdp'>['sessionId']) => call('session_cdp', { sessionId }),
       /** Ask a person for help (a CAPTCHA, a second factor, a judgement call): returns the console URL where someone of the org watches the session live and can take control. While they hold it, driving tools answer 409 human_in_control; session_get shows control: agent again once they hand back */
       requestHuman: (sessionId: In<'request_human'>['sessionId'], input: Omit<In<'request_human'>, 'sessionId'>) => call('request_human', { ...input, sessionId }),
-      /** Navigate the session’s page; returns the resolved url after redirects */
-      navigate: (sessionId: In<'navigate'>['sessionId'], url: In<'navigate'>['url']) => call('navigate', { sessionId, url }),
-      /** Read the page: url, title, accessibility snapshot and visible text (password values never appear) */
-      perceive: (sessionId: In<'perceive'>['sessionId'], input: Omit<In<'perceive'>, 'sessionId'> = {}) => call('perceive', { ...input, sessionId }),
-      /** One page action: click, type, press, goto or scroll */
+      /** Navigate the session’s page; returns the resolved url after redirects, and in `changes` the new page’s outline and first elements with their refs */
+      navigate: (sessionId: In<'navigate'>['sessionId'], url: In<'navigate'>['url'], input: Omit<In<'navigate'>, 'sessionId' | 'url'> = {}) => call('navigate', { ...input, sessionId, url }),
+      /** Read the page: url, title, accessibility snapshot and visible text (whole when it fits the budget beside the snapshot, otherwise only what the snapshot does not already say; password values never appear). Every element carries [ref=e12] (inside an iframe [ref=f1e3]): pass the ref to act, hover, select_option, drag, fill_form, file_upload, wait_for or credential_fill instead of a selector; a ref holds until its document navigates. At most maxChars characters (default 12000): the outline of landmarks and headings and what the viewport shows come first; when truncated is true, call again with the cursor given to read on until the whole page has been read, every element once. ref returns the subtree under one element; query returns only the elements whose name or text holds the words, with the headings and landmarks above them */
+      perceive: (sessionId: In<'perceive'>['sessionId'], input: Omit<In<'perceive'>, 'sessionId'>) => call('perceive', { ...input, sessionId }),
+      /** One page action: click, type, press, goto or scroll. Name the element by ref (from perceive’s snapshot, e.g. "e12"; frames included) or by selector, exactly one (type and press without either go to the focused element). The answer's changes say what the action changed, with refs */
       act: (sessionId: In<'act'>['sessionId'], input: Omit<In<'act'>, 'sessionId'>) => call('act', { ...input, sessionId }),
-      /** Securely type a persona credential into a field; the secret is never returned or shown */
-      fillCredential: (sessionId: In<'credential_fill'>['sessionId'], credentialName: In<'credential_fill'>['credentialName'], selector: In<'credential_fill'>['selector']) => call('credential_fill', { sessionId, credentialName, selector }),
+      /** Securely type a persona credential into a field; the secret is never returned or shown. Name the element by ref (from perceive’s snapshot, e.g. "e12"; frames included) or by selector, exactly one; a field inside an iframe is judged by the iframe’s own origin */
+      fillCredential: (sessionId: In<'credential_fill'>['sessionId'], credentialName: In<'credential_fill'>['credentialName'], selector: In<'credential_fill'>['selector'], input: Omit<In<'credential_fill'>, 'sessionId' | 'credentialName' | 'selector'>) => call('credential_fill', { ...input, sessionId, credentialName, selector }),
       /** PNG of the page */
       screenshot: (sessionId: In<'screenshot'>['sessionId']) => call('screenshot', { sessionId }),
       /** Go back in the page history */
-      goBack: (sessionId: In<'go_back'>['sessionId']) => call('go_back', { sessionId }),
+      goBack: (sessionId: In<'go_back'>['sessionId'], input: Omit<In<'go_back'>, 'sessionId'> = {}) => call('go_back', { ...input, sessionId }),
       /** Reload the page */
-      reload: (sessionId: In<'reload'>['sessionId']) => call('reload', { sessionId }),
-      /** Wait until a selector or a text appears (exactly one of them) */
+      reload: (sessionId: In<'reload'>['sessionId'], input: Omit<In<'reload'>, 'sessionId'> = {}) => call('reload', { ...input, sessionId }),
+      /** Wait until an element (by ref or selector) or a text appears (exactly one of the three) */
       waitFor: (sessionId: In<'wait_for'>['sessionId'], input: Omit<In<'wait_for'>, 'sessionId'>) => call('wait_for', { ...input, sessionId }),
-      /** Select options of a <select> */
+      /** Select options of a <select>. Name the element by ref (from perceive’s snapshot, e.g. "e12"; frames included) or by selector, exactly one */
       selectOption: (sessionId: In<'select_option'>['sessionId'], input: Omit<In<'select_option'>, 'sessionId'>) => call('select_option', { ...input, sessionId }),
-      /** Hover over an element */
+      /** Hover over an element. Name the element by ref (from perceive’s snapshot, e.g. "e12"; frames included) or by selector, exactly one */
       hover: (sessionId: In<'hover'>['sessionId'], input: Omit<In<'hover'>, 'sessionId'>) => call('hover', { ...input, sessionId }),
-      /** PDF of the page */
+      /** PDF of the page. Refused (403 pdf_after_fill) once a credential was filled in this session: a PDF carries page text, where a filled secret could be echoed; use screenshot instead */
       pdf: (sessionId: In<'pdf'>['sessionId']) => call('pdf', { sessionId }),
       /** Console messages the page logged */
       consoleMessages: (sessionId: In<'console_messages'>['sessionId']) => call('console_messages', { sessionId }),
       /** Go forward in the active tab’s history */
-      goForward: (sessionId: In<'go_forward'>['sessionId']) => call('go_forward', { sessionId }),
+      goForward: (sessionId: In<'go_forward'>['sessionId'], input: Omit<In<'go_forward'>, 'sessionId'> = {}) => call('go_forward', { ...input, sessionId }),
       /** List the session’s tabs (id, url, title, which is active). New tabs and popups the page opens (window.open, target=_blank) are tracked and become the active tab, as in a browser. The active tab is the one every other tool drives. When it closes (tab_close, or the page closes itself), the tab active before it takes over; closing the last tab opens a blank one, so the session stays usable. */
       tabList: (sessionId: In<'tab_list'>['sessionId']) => call('tab_list', { sessionId }),
       /** Open a new tab, optionally at a url, and make it the active tab. New tabs and popups the page opens (window.open, target=_blank) are tracked and become the active tab, as in a browser. The active tab is the one every other tool drives. When it closes (tab_close, or the page closes itself), the tab active before it takes over; closing the last tab opens a blank one, so the session stays usable. */
@@ -186,7 +186,7 @@ export function methods(call: Call) {
       dialogHandle: (sessionId: In<'dialog_handle'>['sessionId'], input: Omit<In<'dialog_handle'>, 'sessionId'>) => call('dialog_handle', { ...input, sessionId }),
       /** Set the viewport size of every tab, open now or later */
       resize: (sessionId: In<'resize'>['sessionId'], input: Omit<In<'resize'>, 'sessionId'>) => call('resize', { ...input, sessionId }),
-      /** Drag one element onto another (press on the first, move, release on the second; HTML5 drag and drop included) */
+      /** Drag one element onto another (press on the first, move, release on the second; HTML5 drag and drop included). Name each by ref (fromRef, toRef: from perceive’s snapshot) or by selector (from, to) */
       drag: (sessionId: In<'drag'>['sessionId'], input: Omit<In<'drag'>, 'sessionId'>) => call('drag', { ...input, sessionId }),
       /** Click at viewport coordinates (for agents that read a screenshot): optional button and click count */
       mouseClick: (sessionId: In<'mouse_click'>['sessionId'], input: Omit<In<'mouse_click'>, 'sessionId'>) => call('mouse_click', { ...input, sessionId }),
@@ -194,11 +194,11 @@ export function methods(call: Call) {
       mouseMove: (sessionId: In<'mouse_move'>['sessionId'], input: Omit<In<'mouse_move'>, 'sessionId'>) => call('mouse_move', { ...input, sessionId }),
       /** Turn the mouse wheel at a point (x and y; without them, where the mouse is): deltaX and deltaY in pixels scroll whatever is under it */
       mouseWheel: (sessionId: In<'mouse_wheel'>['sessionId'], input: Omit<In<'mouse_wheel'>, 'sessionId'>) => call('mouse_wheel', { ...input, sessionId }),
-      /** Fill several form fields at once (at most 50): text inputs, textareas, checkboxes, radios and selects; every field is checked before any is filled */
+      /** Fill several form fields at once (at most 50): text inputs, textareas, checkboxes, radios and selects; every field is checked before any is filled. Each field is named by ref (from perceive’s snapshot) or by selector, exactly one */
       fillForm: (sessionId: In<'fill_form'>['sessionId'], input: Omit<In<'fill_form'>, 'sessionId'>) => call('fill_form', { ...input, sessionId }),
       /** Put a file into the session (content in base64) for file_upload to set into a page’s file input; at most 20 files per session, 10 MiB each. REST only (the body may be up to 15 MiB) */
       filePut: (sessionId: In<'file_put'>['sessionId'], input: Omit<In<'file_put'>, 'sessionId'>) => call('file_put', { ...input, sessionId }),
-      /** Set files of the session (put with file_put, or downloaded) into an <input type=file>, by id or name; several need an input with the multiple attribute. The page sees each file’s name, size and type; at most 20 files per session, 10 MiB each */
+      /** Set files of the session (put with file_put, or downloaded) into an <input type=file>, by id or name; several need an input with the multiple attribute. The page sees each file’s name, size and type; at most 20 files per session, 10 MiB each. Name the element by ref (from perceive’s snapshot, e.g. "e12"; frames included) or by selector, exactly one */
       fileUpload: (sessionId: In<'file_upload'>['sessionId'], input: Omit<In<'file_upload'>, 'sessionId'>) => call('file_upload', { ...input, sessionId }),
       /** The session’s files: those put into it and those its pages downloaded (a download over the limits is listed as refused, with its reason); at most 20 files per session, 10 MiB each */
       fileList: (sessionId: In<'file_list'>['sessionId']) => call('file_list', { sessionId }),

@@ -136,7 +136,7 @@ export const hover = defineDrive({
 
 export const pdf = defineDrive({
   name: 'pdf',
-  description: 'PDF of the page',
+  description: 'PDF of the page. Refused (403 pdf_after_fill) once a credential was filled in this session: a PDF carries page text, where a filled secret could be echoed; use screenshot instead',
   input: z.strictObject({ sessionId }),
   output: PdfResult,
   mcpOutput: BinaryMeta,
