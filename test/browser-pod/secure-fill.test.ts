@@ -89,7 +89,7 @@ t.test('secure fill at the node', async (t) => {
     t.equal(await security('#disabled'), 'none', 'a field that was not filled is left alone')
     const seen = await client.drive('perceive', {})
     t.notOk(JSON.stringify(seen).includes(CANARY), 'perception never shows it')
-    t.match(seen.snapshot, /- textbox "Username": ••••••••/)
+    t.match(seen.snapshot, /- textbox "Username" \[ref=\w+\]: ••••••••/)
   })
 
   t.test('[ERR-11] [EV-03] a redirect from an allowed host to a foreign host is refused', async (t) => {

@@ -49,7 +49,7 @@ t.test('[INV-03] the toolbox gives no read path around the sealed fill', async (
   await ok('navigate', on({ url: 'http://login.example.com/toolbox-echo.html' }))
   t.has(await ok('credential_fill', on({ credentialName: 'login', selector: '#pw' })), { ok: true, credentialName: 'login', fieldKind: 'password', host: 'login.example.com' })
   const filled = await ok('perceive', on())
-  t.match(filled.snapshot, /- textbox "Password": ••••••••/, 'perceive shows the filled field masked')
+  t.match(filled.snapshot, /- textbox "Password" \[ref=\w+\]: ••••••••/, 'perceive shows the filled field masked')
   const click = async (id: string, state: string) => {
     await ok('act', on({ verb: 'click', selector: `#${id}` }))
     await ok('wait_for', on({ text: state }))
