@@ -57,9 +57,6 @@ const schema = z.object({
   NIGHTJAR_KMS_REGION: z.string().optional(),
   NIGHTJAR_KMS_ENDPOINT: z.url().optional(),
   NIGHTJAR_OAUTH_DCR_ENABLED: bool.default(true),
-  // client metadata documents (oauth/cimd.ts): hosts whose private addresses may be fetched; extra CA
-  NIGHTJAR_CIMD_ALLOWED_HOSTS: z.string().default(''),
-  NIGHTJAR_CIMD_CA_FILE: z.string().min(1).optional(),
   NIGHTJAR_WARM_POOL_SIZE: z.coerce.number().int().min(0).max(64).default(2),
   NIGHTJAR_WARM_POOL_MAX: z.coerce.number().int().min(0).max(256).optional(),
   NIGHTJAR_WARM_POOL_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(120),
@@ -126,7 +123,6 @@ const schema = z.object({
   NIGHTJAR_START_CONCURRENCY: z.coerce.number().int().min(1).max(256).optional(),
   NIGHTJAR_START_QUEUE: z.coerce.number().int().min(0).max(10_000).optional(),
   NIGHTJAR_START_QUEUE_WAIT_SECONDS: z.coerce.number().int().min(1).max(600).default(20),
-  NIGHTJAR_START_ANSWER_SECONDS: z.coerce.number().int().min(1).max(120).default(5),
   NIGHTJAR_MAX_LIVE_SESSIONS: z.coerce.number().int().min(1).max(100_000).optional(),
   NIGHTJAR_ORG_MAX_LIVE_SESSIONS: z.coerce.number().int().min(1).max(100_000).default(16),
   // lifetimes (sessions/expiry.ts): the defaults, and the most a session may ask for
@@ -163,8 +159,6 @@ export type Config = {
   cookieSecret?: string
   kms: { provider: 'local' | 'aws' | 'none'; keyFile: string; keyId?: string; region?: string; endpoint?: string }
   oauthDcrEnabled: boolean
-  /** client ID metadata documents: hosts allowed to resolve to non-public addresses, and a CA file trusted for their fetch */
-  cimd: { allowedHosts: string[]; caFile?: string }
   warmPoolSize: number
   /** the pool grows toward recent demand up to this many (a memory bound) */
   warmPoolMax: number
@@ -192,8 +186,6 @@ export type Config = {
     /** starts that may wait for a slot; more are refused with 429 at once */
     startQueue: number
     startQueueWaitMs: number
-    /** how long POST /v1/sessions waits for the browser before answering 202 pending (Prefer: wait=N asks for longer) */
-    startAnswerMs: number
     /** pending + live sessions on this deployment */
     maxLiveSessions: number
     /** pending + live sessions per org */
@@ -264,7 +256,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       endpoint: e.NIGHTJAR_KMS_ENDPOINT,
     },
     oauthDcrEnabled: e.NIGHTJAR_OAUTH_DCR_ENABLED,
-    cimd: { allowedHosts: e.NIGHTJAR_CIMD_ALLOWED_HOSTS.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean), caFile: e.NIGHTJAR_CIMD_CA_FILE },
     warmPoolSize: e.NIGHTJAR_WARM_POOL_SIZE,
     // an idle Chromium costs about 250 MiB: by default the pool may grow to a GiB's worth per
     // GiB of memory, 16 at most, never below its minimum
@@ -321,7 +312,6 @@ function capacityDefaults(e: z.infer<typeof schema>): Config['capacity'] {
     startConcurrency,
     startQueue: e.NIGHTJAR_START_QUEUE ?? startConcurrency * 4,
     startQueueWaitMs: e.NIGHTJAR_START_QUEUE_WAIT_SECONDS * 1000,
-    startAnswerMs: e.NIGHTJAR_START_ANSWER_SECONDS * 1000,
     maxLiveSessions: e.NIGHTJAR_MAX_LIVE_SESSIONS ?? Math.min(64, Math.max(2, Math.floor(totalmem() / (384 * 2 ** 20)))),
     orgMaxLiveSessions: e.NIGHTJAR_ORG_MAX_LIVE_SESSIONS,
   }
