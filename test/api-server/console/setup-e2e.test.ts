@@ -108,7 +108,10 @@ t.test('setting up without curl', async (t) => {
     await agent('POST', `/v1/sessions/${id}/navigate`, { url: 'http://login.example.com/fill-check.html' })
     const fill = await agent('POST', `/v1/sessions/${id}/fill-credential`, { credentialName: 'login', selector: '#pw' })
     t.equal(fill.status, 200)
-    t.same(fill.body, { ok: true, credentialName: 'login', fieldKind: 'password', host: 'login.example.com' })
+    // a fill answers with what it changed (issue 27): the field, masked
+    const { changes: _fillChanges, ...fillResult } = fill.body
+    t.same(fillResult, { ok: true, credentialName: 'login', fieldKind: 'password', host: 'login.example.com' })
+    t.match(fill.body.changes, /textbox "Password" \[ref=\w+\]: ••••/, 'the change shows the field masked')
     await agent('POST', `/v1/sessions/${id}/act`, { verb: 'click', selector: '#submit' })
     const perceived = await agent('POST', `/v1/sessions/${id}/perceive`, {})
     t.ok(perceived.body.text.includes(`len=${CANARY.length} fnv=${fnv1a(CANARY)}`), 'the page received exactly the secret')
