@@ -156,8 +156,8 @@ export function methods(call: Call) {
       act: (sessionId: In<'act'>['sessionId'], input: Omit<In<'act'>, 'sessionId'>) => call('act', { ...input, sessionId }),
       /** Securely type a persona credential into a field; the secret is never returned or shown. Name the element by ref (from perceive’s snapshot, e.g. "e12"; frames included) or by selector, exactly one; a field inside an iframe is judged by the iframe’s own origin */
       fillCredential: (sessionId: In<'credential_fill'>['sessionId'], credentialName: In<'credential_fill'>['credentialName'], selector: In<'credential_fill'>['selector'], input: Omit<In<'credential_fill'>, 'sessionId' | 'credentialName' | 'selector'>) => call('credential_fill', { ...input, sessionId, credentialName, selector }),
-      /** PNG of the page */
-      screenshot: (sessionId: In<'screenshot'>['sessionId']) => call('screenshot', { sessionId }),
+      /** PNG of the page’s viewport; with ref (from perceive, frames included) or selector, of that one element only (scrolled into view). Filled fields render masked */
+      screenshot: (sessionId: In<'screenshot'>['sessionId'], input: Omit<In<'screenshot'>, 'sessionId'>) => call('screenshot', { ...input, sessionId }),
       /** Go back in the page history */
       goBack: (sessionId: In<'go_back'>['sessionId'], input: Omit<In<'go_back'>, 'sessionId'> = {}) => call('go_back', { ...input, sessionId }),
       /** Reload the page */

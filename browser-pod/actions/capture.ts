@@ -1,13 +1,18 @@
 // Page captures: screenshot (PNG), PDF, and the console buffer the session keeps.
-import type { NodeOutput } from '../../contracts/node-api.ts'
+import type { NodeInput, NodeOutput } from '../../contracts/node-api.ts'
 import { errors } from '../../contracts/errors.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
+import { target } from '../refs.ts'
 import type { ActionTable } from './types.ts'
 
-export async function screenshot(session: PodSession): Promise<NodeOutput<'screenshot'>> {
+export async function screenshot(session: PodSession, input: NodeInput<'screenshot'>): Promise<NodeOutput<'screenshot'>> {
+  const page = session.page
+  // a ref is checked (same document, still on the page) before anything is captured;
+  // an element's pixels are the page's, so field masking holds for them as for the viewport
+  const element = input.ref !== undefined || input.selector !== undefined ? await target(page, input) : undefined
   try {
-    const png = await session.page.screenshot({ type: 'png', fullPage: false })
+    const png = element ? await element.screenshot({ type: 'png', timeout: 10_000 }) : await page.screenshot({ type: 'png', fullPage: false })
     return { png: png.toString('base64') }
   } catch (e) {
     throw actionError(e, 'screenshot')

@@ -73,8 +73,12 @@ export const act = defineDrive({
 
 export const screenshot = defineDrive({
   name: 'screenshot',
-  description: 'PNG of the page',
-  input: z.strictObject({ sessionId }),
+  description: 'PNG of the page’s viewport; with ref (from perceive, frames included) or selector, of that one element only (scrolled into view). Filled fields render masked',
+  input: z.strictObject({
+    sessionId,
+    ref: elementRef.optional().describe('only this element (from perceive’s snapshot)'),
+    selector: selector.optional().describe('only the element this selector names'),
+  }).refine((v) => v.selector === undefined || v.ref === undefined, { message: 'give ref or selector, not both' }),
   output: ScreenshotResult,
   mcpOutput: BinaryMeta,
   restPath: 'screenshot',

@@ -71,11 +71,18 @@ t.test('a filled secret never renders', async (t) => {
     responses.push(JSON.stringify(r))
     return Buffer.from(r.png, 'base64')
   }
+  /** the screenshot tool on the one field */
+  const fieldShot = async (selector: string) => {
+    const r = await client.drive('screenshot', { selector })
+    responses.push(JSON.stringify(r))
+    return Buffer.from(r.png, 'base64')
+  }
 
   // Taken before any fill (no watcher yet): the same page with the secret typed in plain text.
   await open()
   await client.drive('act', { verb: 'type', selector: '#user', text: CANARY })
   const plain = await shot()
+  const plainField = await fieldShot('#user')
 
   t.test('a text and an email field render masked from the fill on, and perceive redacts them', async (t) => {
     await open()
@@ -101,10 +108,11 @@ t.test('a filled secret never renders', async (t) => {
     t.notOk(JSON.stringify(seen).includes(CANARY))
   })
 
-  t.test('the screenshot tool shows bullets: pixel-equal to a masked string of the same length, unlike plain text', async (t) => {
+  t.test('the screenshot tool, of the page or the field alone, shows bullets: pixel-equal to a masked string of the same length, unlike plain text', async (t) => {
     await open()
     await fill('#user')
     const masked = await shot()
+    const maskedField = await fieldShot('#user')
     t.notOk(masked.toString('base64').includes(Buffer.from(CANARY).toString('base64')), 'no screenshot-derived text carries it')
     // the same page, the same field focused with the caret at the end, holding a known
     // string of the secret's length under the same mask: byte-for-byte the same PNG
@@ -119,6 +127,9 @@ t.test('a filled secret never renders', async (t) => {
     const reference = await shot()
     t.ok(masked.equals(reference), 'the filled field renders exactly as bullets do')
     t.notOk(masked.equals(plain), 'and not as the characters typed in plain text do')
+    const referenceField = await fieldShot('#user')
+    t.ok(maskedField.equals(referenceField), 'a screenshot of the field alone shows the same bullets')
+    t.notOk(maskedField.equals(plainField), 'not the characters')
   })
 
   t.test('the mask comes back when the page rewrites the element, before the next frame', async (t) => {

@@ -121,6 +121,30 @@ t.test('refs, frames, budgets and diffs at the node', async (t) => {
     t.same(texts.sort(), ['Cross clicked', 'Nested clicked', 'Same clicked'])
   })
 
+  await t.test('a screenshot of one element by ref or selector, inside frames too; a stale ref captures nothing', async (t) => {
+    const p = await c.drive('perceive', {})
+    /** a PNG's width and height, from its header */
+    const size = (png: string) => {
+      const b = Buffer.from(png, 'base64')
+      t.equal(b.subarray(1, 4).toString('latin1'), 'PNG', 'a PNG')
+      return { width: b.readUInt32BE(16), height: b.readUInt32BE(20) }
+    }
+    /** whether a picture is the box's size (Playwright widens a box at fractional positions to whole pixels) */
+    const fits = (png: { width: number; height: number }, box: { width: number; height: number } | null) =>
+      box !== null && Math.abs(png.width - box.width) <= 1.5 && Math.abs(png.height - box.height) <= 1.5
+    const viewport = size((await c.drive('screenshot', {})).png)
+    const select = await page().locator('#color').boundingBox()
+    const byRef = size((await c.drive('screenshot', { ref: refOf(p.snapshot, /combobox "Color"/) })).png)
+    t.ok(fits(byRef, select), 'the element’s own box, not the viewport')
+    t.ok(byRef.width < viewport.width && byRef.height < viewport.height)
+    t.same(size((await c.drive('screenshot', { selector: '#color' })).png), byRef, 'a selector names the same element')
+    const inFrame = size((await c.drive('screenshot', { ref: refOf(p.snapshot, /button "Cross/) })).png)
+    const crossBox = await page().frames().find((f) => f.url() === 'http://b.test/cross')!.locator('button').boundingBox()
+    t.ok(fits(inFrame, crossBox), 'a cross-origin frame’s element by its ref')
+    const stale = await refusal(c.drive('screenshot', { ref: 'e999999' }))
+    t.equal(stale.reason, 'stale_ref', 'an unknown ref is the typed 409, no picture')
+  })
+
   await t.test('a ref is stale once its document navigated, even where the new page reuses its number', async (t) => {
     const before = await c.drive('perceive', {})
     const about = refOf(before.snapshot, /link "About"/)

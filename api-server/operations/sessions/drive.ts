@@ -39,7 +39,7 @@ const coreDrives: DriveSpecs<(typeof coreDriveContracts)[number]['name']> = {
     divert: (ctx, sessionId, a, detail) => (a.text !== undefined && /\{\{credential:/.test(a.text) ? freetextAct(ctx, sessionId, a.text, { selector: a.selector, ref: a.ref, changes: a.changes ?? true }, detail) : null),
   },
   screenshot: {
-    journal: nothing,
+    journal: ({ selector, ref }) => ({ selector, ref }),
     toMcp: (r) => ({ content: [{ type: 'image', data: r.png, mimeType: 'image/png' }], structuredContent: { mimeType: 'image/png', bytes: Buffer.byteLength(r.png, 'base64') } }),
   },
   go_back: { journal: nothing },
