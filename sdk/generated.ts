@@ -132,12 +132,12 @@ export function methods(call: Call) {
       list: (identityId: In<'authstate_list'>['identityId']) => call('authstate_list', { identityId }),
     },
     sessions: {
-      /** Open a browser session, optionally binding a persona; url is recorded but not navigated */
+      /** Open a browser session, optionally binding a persona; url is recorded but not navigated. Answers live, or pending when the browser is not live within waitSeconds (default 30 s): the start goes on, and session_get with waitSeconds waits for it */
       create: (input: In<'session_start'> = {}) => call('session_start', input),
       /** Open a session as a named child of the calling agent (a distinct child principal with a provenance edge) */
       spawn: (input: In<'spawn_and_start_session'>) => call('spawn_and_start_session', input),
-      /** One session of the caller’s org */
-      get: (sessionId: In<'session_get'>['sessionId']) => call('session_get', { sessionId }),
+      /** One session of the caller’s org; with waitSeconds, waits up to that long for a pending session to go live (or fail) */
+      get: (sessionId: In<'session_get'>['sessionId'], input: Omit<In<'session_get'>, 'sessionId'> = {}) => call('session_get', { ...input, sessionId }),
       /** Sessions of the caller’s org, newest first */
       list: (input: In<'session_list'> = {}) => call('session_list', input),
       /** End a session and release its persona lease; idempotent */

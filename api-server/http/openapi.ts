@@ -53,6 +53,13 @@ export function openApiDocument(ops: readonly AnyOperation[], baseUrl: string) {
         [status]: noContent
           ? { description: 'success, no content' }
           : { description: 'success', content: { 'application/json': { schema: schemaOf(op.output, 'output') } } },
+        ...(op.rest.pendingStatus ? {
+          [String(op.rest.pendingStatus)]: {
+            description: 'accepted, not finished yet: the same body (status pending); poll Location after Retry-After seconds',
+            headers: { Location: { schema: { type: 'string' } }, 'Retry-After': { schema: { type: 'integer' } } },
+            content: { 'application/json': { schema: schemaOf(op.output, 'output') } },
+          },
+        } : {}),
         '400': ERROR,
         '401': ERROR,
         '403': ERROR,

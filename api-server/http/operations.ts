@@ -15,7 +15,7 @@
 // and the issue paths, never the values.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { z } from 'zod'
-import type { AnyOperation } from '../operations/types.ts'
+import type { AnyOperation, RestExchange } from '../operations/types.ts'
 import type { Services } from '../services.ts'
 import { errors } from '../../contracts/errors.ts'
 import { hasScopes } from '../auth/scopes.ts'
@@ -48,13 +48,16 @@ export function registerOperationRoutes(app: FastifyInstance, services: Services
         assertWellFormed(req.params, 'path')
         assertWellFormed(source, hasBody ? 'body' : 'query')
         const input = parseInput(op.input, { ...(source as object), ...(req.params as object) })
-        const result = await op.handler({ auth, services, log: req.log, via: 'rest', ip: req.ip }, input)
+        const prefer = req.headers.prefer
+        const exchange: RestExchange = { prefer: Array.isArray(prefer) ? prefer.join(',') : prefer, headers: {} }
+        const result = await op.handler({ auth, services, log: req.log, via: 'rest', ip: req.ip, rest: exchange }, input)
         if (opts.checkOutput) {
           const issues = outputIssues(op.output, result)
           if (issues) throw outputMismatch(req.log, op.name, issues)
         }
+        reply.headers(exchange.headers)
         if (result === undefined) return reply.code(status ?? 204).send()
-        return reply.code(status ?? 200).send(result)
+        return reply.code(exchange.status ?? status ?? 200).send(result)
       },
     })
   }

@@ -17,6 +17,17 @@ export interface OpContext {
   via: 'rest' | 'mcp'
   /** how the session was admitted, for propagation checks */
   ip?: string
+  /** REST only: the request's Prefer header, and what the handler sets on the answer beyond its body */
+  rest?: RestExchange
+}
+
+export interface RestExchange {
+  /** the Prefer request header (RFC 7240), if any */
+  prefer?: string
+  /** the answer's status when not the contract's (its pendingStatus) */
+  status?: number
+  /** extra answer headers (Location, Retry-After, Preference-Applied) */
+  headers: Record<string, string>
 }
 
 export interface McpContent {

@@ -12,7 +12,8 @@
 //    Chromium launch is CPU-bound). A start that finds no slot waits in a bounded FIFO
 //    queue, its position visible on the session; when the queue is full, or the wait would
 //    pass `startQueueWaitMs`, it is refused at once with 429 and Retry-After — never a 504
-//    after a minute.
+//    after a minute. A start its caller stopped waiting for (answered 202 pending) is
+//    detached: it keeps its place in line without that deadline, so it is never lost.
 // Slots are per process: with several replicas the cluster-wide figure is replicas ×
 // startConcurrency, which is what a per-replica CPU budget wants anyway.
 import { errors, type ApiError } from '../../contracts/errors.ts'
@@ -51,6 +52,8 @@ export interface Ticket {
   granted: Promise<Admitted>
   /** gives the slot or the place in line back (a start refused or failed before launching); idempotent */
   cancel(): void
+  /** the caller was answered 202 pending: the place in line is kept until a slot frees, with no queue deadline */
+  detach(): void
 }
 
 /** one admitted start; release() exactly once when the start settled (live or failed) */
@@ -88,11 +91,12 @@ export class Admission {
    * With a ticket reserved first (reserve(), synchronously — so a burst is sorted by the
    * event loop and every start beyond the queue is refused without touching the database):
    * the quotas are checked and the session's row written under the lock (pending, so a
-   * queued start shows its place in line), then the slot is awaited. Any refusal gives the
-   * reservation back and leaves no row. The same call fills in what the start left out (the
+   * queued start shows its place in line). The slot is the caller's to await (granted);
+   * a refusal there (the queue deadline) is the caller's to clean up. A refusal here gives
+   * the reservation back and leaves no row. The same call fills in what the start left out (the
    * agent's egress, the org's recording default): one round trip, not two.
    */
-  async admit(db: Db, row: RequestedSession, record: boolean | null, ticket: Ticket): Promise<{ admitted: Admitted; defaults: StartDefaults }> {
+  async admit(db: Db, row: RequestedSession, record: boolean | null, ticket: Ticket): Promise<{ granted: Promise<Admitted>; defaults: StartDefaults }> {
     let defaults: StartDefaults
     try {
       const r = await db.query(
@@ -106,12 +110,7 @@ export class Admission {
       ticket.cancel()
       throw e
     }
-    try {
-      return { admitted: await ticket.granted, defaults }
-    } catch (e) {
-      await db.query('delete from sessions where id = $1', [row.id])
-      throw e
-    }
+    return { granted: ticket.granted, defaults }
   }
 
   private verdict(v: unknown): void {
@@ -139,7 +138,7 @@ export class Admission {
     }
     if (this.inFlight < this.limits.startConcurrency && this.queue.length === 0) {
       this.inFlight++
-      return { granted: Promise.resolve(admitted), cancel: () => admitted.release() }
+      return { granted: Promise.resolve(admitted), cancel: () => admitted.release(), detach: () => {} }
     }
     // (cancel may be called twice — by admit() and by its caller — and is idempotent)
     if (this.queue.length >= this.limits.startQueue) throw this.queueFull()
@@ -171,6 +170,7 @@ export class Admission {
         const i = this.queue.indexOf(waiter)
         if (i >= 0) this.queue.splice(i, 1)
       },
+      detach: () => clearTimeout(waiter.timer),
     }
   }
 

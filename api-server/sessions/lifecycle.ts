@@ -98,7 +98,35 @@ export interface StartRequest {
   actingAgentId?: string
 }
 
-export async function startSession(services: SessionDeps, { auth, input, admission, actingAgentId = auth.agentId }: StartRequest): Promise<SessionView> {
+/**
+ * A start in two halves. The first is awaited by startSession and decides everything a
+ * caller is refused for: the checks, admission (quotas, a place in line; the row is written
+ * pending) and the identity bind (lease). The second, `live`, waits for a launch slot, the
+ * browser and the recording, and resolves with the live view; the caller may stop waiting
+ * for it (detach) and the start goes on, visible as pending until it is live or failed.
+ */
+export interface StartedSession {
+  id: string
+  orgId: string
+  live: Promise<SessionView>
+  /** the caller answered 202: the start keeps its place in line with no queue deadline */
+  detach(): void
+}
+
+/** Starts a session and waits until it is live (or refused or failed). */
+export async function startSession(services: SessionDeps, req: StartRequest): Promise<SessionView> {
+  return (await beginStart(services, req)).live
+}
+
+/** In-flight starts of this process, so a caller asking to wait for one awaits it instead of polling. */
+const starting = new Map<string, Promise<SessionView>>()
+
+/** Resolves when the session `id`, started by this process, settles; undefined when it is not starting here. */
+export function startInFlight(id: string): Promise<SessionView> | undefined {
+  return starting.get(id)
+}
+
+export async function beginStart(services: SessionDeps, { auth, input, admission, actingAgentId = auth.agentId }: StartRequest): Promise<StartedSession> {
   // a process without a session plane refuses here, before any work (NO_SESSIONS: the one 503)
   const { resources, watcher, handOverAuthState } = services.sessions
   const life = lifetimes(services, input)
@@ -121,31 +149,50 @@ export async function startSession(services: SessionDeps, { auth, input, admissi
     id, orgId: auth.orgId, agentId: actingAgentId, openedBy, admission, identityId: null, grantId: null,
     egress: input.egress ?? null, networkId: network?.id ?? null, browserKind, url: input.url ?? null, viewport: input.viewport ?? null, createdAt, ...life,
   }
-  const { admitted, defaults: { egress, record } } = await services.admission.admit(services.db, row, input.record ?? null, ticket)
+  const { granted, defaults: { egress, record } } = await services.admission.admit(services.db, row, input.record ?? null, ticket)
   // local and split without a network are not rejected: nothing is declared, so nothing is tunnelled
   const declaredHosts = egress !== 'platform' && network ? network.declaredHosts : []
-  try {
-    return await launch()
-  } finally {
-    admitted.release()
+
+  // The bind comes before the launch slot, so every refusal a caller can get (no grant,
+  // lease held …) is decided before it could be answered 202 pending.
+  let bound: { identityId: string; grantId: string; leaseExpiresAt: string } | undefined
+  if (input.identity) {
+    try {
+      bound = await bindIdentity({ db: services.db, now: services.now }, {
+        orgId: auth.orgId, agentId: actingAgentId, scopes: auth.scopes, identityRef: input.identity, sessionId: id, admission,
+      })
+      await bindSessionIdentity(services.db, id, bound.identityId, bound.grantId)
+    } catch (e) {
+      // a refused bind opened nothing: no lease (a step after the lease may have refused),
+      // no session row and no place in line remain
+      ticket.cancel()
+      await release(services.db, id)
+      await deleteSession(services.db, id)
+      throw e
+    }
   }
 
-  async function launch(): Promise<SessionView> {
-    let bound: { identityId: string; grantId: string; leaseExpiresAt: string } | undefined
-    if (input.identity) {
-      try {
-        bound = await bindIdentity({ db: services.db, now: services.now }, {
-          orgId: auth.orgId, agentId: actingAgentId, scopes: auth.scopes, identityRef: input.identity, sessionId: id, admission,
-        })
-        await bindSessionIdentity(services.db, id, bound.identityId, bound.grantId)
-      } catch (e) {
-        // a refused bind opened nothing: no lease (a step after the lease may have refused)
-        // and no session row remain
-        await release(services.db, id)
-        await deleteSession(services.db, id)
-        throw e
-      }
+  const live = (async () => {
+    let admitted
+    try {
+      admitted = await granted
+    } catch (e) {
+      // the queue deadline passed while the caller still waited: a 429, and nothing remains
+      await release(services.db, id)
+      await deleteSession(services.db, id)
+      throw e
     }
+    try {
+      return await launch()
+    } finally {
+      admitted.release()
+    }
+  })()
+  starting.set(id, live)
+  live.then(() => starting.delete(id), () => starting.delete(id))
+  return { id, orgId: auth.orgId, live, detach: () => ticket.detach() }
+
+  async function launch(): Promise<SessionView> {
     // the operator's condition reason (PodFailed, StartTimeout …) when the pod failed: a
     // field of the session view, not the error's reason
     let podFailure: string | undefined
@@ -194,6 +241,49 @@ export async function startSession(services: SessionDeps, { auth, input, admissi
       throw e
     }
   }
+}
+
+/**
+ * Starts a session and answers within `waitMs`: live, or — when the browser is not live
+ * by then — the session as it stands (pending, with its place in line). Nothing is lost
+ * either way: a start not live in time goes on, detached, until it is live or failed.
+ * Refusals (4xx, 429) come before the wait, so they are never turned into a pending answer.
+ */
+export async function startSessionWithin(services: SessionDeps, req: StartRequest, waitMs: number): Promise<{ view: SessionView; pending: boolean }> {
+  const deadline = Date.now() + waitMs
+  const started = await beginStart(services, req)
+  let timer: NodeJS.Timeout | undefined
+  const timedOut = new Promise<'timeout'>((resolve) => { timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now())) })
+  try {
+    const first = await Promise.race([started.live, timedOut])
+    if (first !== 'timeout') return { view: first, pending: false }
+  } finally {
+    clearTimeout(timer)
+  }
+  started.detach()
+  // a detached start that fails is marked failed on its row (abandon); here it is only logged
+  started.live.catch((err) => services.log.warn({ err: isApiError(err) ? undefined : err, session: started.id, code: isApiError(err) ? err.code : undefined }, 'a pending session start failed after its caller was answered'))
+  const view = sessionView(await getSession(services.db, started.orgId, started.id), services.admission.queuePosition(started.id))
+  return { view, pending: view.status === 'pending' }
+}
+
+/**
+ * The session, after waiting up to `waitMs` for it to leave pending: awaited directly when
+ * this process is starting it, otherwise read again every 250 ms (another replica's start).
+ */
+export async function sessionWhenSettled(services: SessionDeps, orgId: string, id: string, waitMs: number): Promise<SessionView> {
+  const read = async () => sessionView(await getSession(services.db, orgId, id), services.admission.queuePosition(id))
+  let view = await read()
+  const deadline = Date.now() + waitMs
+  while (view.status === 'pending' && Date.now() < deadline) {
+    const local = startInFlight(id)
+    let timer: NodeJS.Timeout | undefined
+    const pause = new Promise<void>((resolve) => { timer = setTimeout(resolve, local ? deadline - Date.now() : Math.min(250, deadline - Date.now())) })
+    await Promise.race([local?.then(() => {}, () => {}) ?? pause, pause])
+    clearTimeout(timer)
+    view = await read()
+  }
+  return view
 }
 
 /** A start that failed: the row (if any) fails, the lease goes back, the resource is told to end. */

@@ -57,9 +57,15 @@ const startFields = {
   viewport: viewport.optional(),
 }
 
+/** How long a start waits for its browser before answering with the pending session over MCP (REST: NIGHTJAR_START_ANSWER_SECONDS, 5 s, or Prefer: wait=N). */
+export const START_WAIT_DEFAULT_SECS = { mcp: 30 } as const
+export const START_WAIT_MAX_SECS = 120
+
+const waitSeconds = (what: string) => z.number().int().min(0).max(START_WAIT_MAX_SECS).optional().describe(what)
+
 export const sessionStart = defineContract({
   name: 'session_start',
-  description: 'Open a browser session, optionally binding a persona; url is recorded but not navigated',
+  description: `Open a browser session, optionally binding a persona; url is recorded but not navigated. Answers live, or pending when the browser is not live within waitSeconds (default ${START_WAIT_DEFAULT_SECS.mcp} s): the start goes on, and session_get with waitSeconds waits for it`,
   scopes: SESSIONS,
   input: z.strictObject({
     ...startFields,
@@ -72,10 +78,11 @@ export const sessionStart = defineContract({
     idleTimeoutSecs: z.number().int().min(10).max(7 * 86400).optional().describe('REST/SDK only: end the session after this long without a driving call (at most the server’s value)'),
     maxDurationSecs: z.number().int().min(10).max(7 * 86400).optional().describe('REST/SDK only: end the session this long after it went live (at most the server’s value)'),
     record: z.boolean().optional().describe('REST/SDK only: record the session (a DOM timeline; GET /v1/sessions/{sessionId}/recording); left out, the org default (governance recordSessions) decides'),
+    waitSeconds: waitSeconds(`how long to wait for the browser to be live before answering with the pending session (default ${START_WAIT_DEFAULT_SECS.mcp} s over MCP; over REST 5 s, or Prefer: wait=N)`),
   }),
   output: SessionView,
   restOnlyFields: ['agent', 'idleTimeoutSecs', 'maxDurationSecs', 'record'],
-  rest: { method: 'POST', path: '/v1/sessions', status: 201 },
+  rest: { method: 'POST', path: '/v1/sessions', status: 201, pendingStatus: 202 },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
 })
 
@@ -88,15 +95,18 @@ export const spawnAndStartSession = defineContract({
     ...startFields,
   }),
   output: SessionView,
-  rest: { method: 'POST', path: '/v1/sessions/spawn', status: 201 },
+  rest: { method: 'POST', path: '/v1/sessions/spawn', status: 201, pendingStatus: 202 },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
 })
 
 export const sessionGet = defineContract({
   name: 'session_get',
-  description: 'One session of the caller’s org',
+  description: 'One session of the caller’s org; with waitSeconds, waits up to that long for a pending session to go live (or fail)',
   scopes: SESSIONS,
-  input: z.strictObject({ sessionId }),
+  input: z.strictObject({
+    sessionId,
+    waitSeconds: z.coerce.number().int().min(0).max(START_WAIT_MAX_SECS).optional().describe('wait up to this long while the session is pending (default 0: answer at once)'),
+  }),
   output: SessionView,
   rest: { method: 'GET', path: '/v1/sessions/:sessionId' },
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },

@@ -24,8 +24,12 @@ export interface OperationContract<S extends z.ZodObject = z.ZodObject, O extend
   input: S
   /** the success body; z.void() for a 204 (no content) */
   output: O
-  /** bodyLimit: the route's own request body limit in bytes, when not the server's (1 MB) */
-  rest?: { method: HttpMethod; path: string; status?: number; bodyLimit?: number }
+  /**
+   * bodyLimit: the route's own request body limit in bytes, when not the server's (1 MB).
+   * pendingStatus: a second success status (202) for work accepted but not finished in
+   * time — the same body, with Location and Retry-After.
+   */
+  rest?: { method: HttpMethod; path: string; status?: number; bodyLimit?: number; pendingStatus?: 202 }
   /** false for REST-only operations (not counted among the MCP tools) */
   mcp?: boolean
   /** input fields only the REST door accepts (e.g. the SDK's optional agent); the MCP tool never has them */

@@ -29,7 +29,7 @@ function one({ url, apiKey, method, path, body }) {
         } catch {
           parsed = text
         }
-        resolve({ status: res.statusCode, ms, retryAfter: res.headers['retry-after'] ?? null, body: parsed })
+        resolve({ status: res.statusCode, ms, retryAfter: res.headers['retry-after'] ?? null, location: res.headers.location ?? null, body: parsed })
       })
     })
     req.on('error', reject)

@@ -6,6 +6,8 @@ export interface BurstResult {
   /** from the moment the worker sent it to the whole answer read */
   ms: number
   retryAfter: string | null
+  /** the Location header (a 202 pending start names the session to poll) */
+  location: string | null
   body: any
 }
 
