@@ -25,8 +25,8 @@ export function preferredWait(prefer: string | undefined): number | undefined {
   return undefined
 }
 
-/** the share of a wait kept for answering (a row read, the JSON, a busy event loop), at least 300 ms */
-const answerMargin = (waitMs: number) => Math.max(300, waitMs / 5)
+/** the share of a wait kept for answering (a row read, the JSON, a busy event loop): a fifth, 300 ms to 1 s */
+const answerMargin = (waitMs: number) => Math.min(1000, Math.max(300, waitMs / 5))
 
 /**
  * How long a start waits before answering pending. REST: Prefer: wait=N (answered with

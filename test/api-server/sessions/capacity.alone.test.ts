@@ -22,9 +22,15 @@ t.test('50 session starts at once: each goes live or gets 429 with Retry-After w
   t.teardown(() => clients.close())
   const results = (await clients.send(50, 'POST', '/v1/sessions', {}))
     .map(({ status, ms, retryAfter, body }) => ({ r: { status, body, headers: new Headers(retryAfter ? { 'retry-after': retryAfter } : {}) }, ms }))
-  const live = results.filter((x) => x.r.status === 201)
+  // admitted: 201 live, or 202 pending when the browser was not live within the answer bound
+  // (on a loaded machine), which then goes live
+  const live = results.filter((x) => x.r.status === 201 || x.r.status === 202)
   const refused = results.filter((x) => x.r.status === 429)
-  t.equal(live.length + refused.length, 50, `every start answered live or 429 (${results.map((x) => x.r.status).join(',')})`)
+  t.equal(live.length + refused.length, 50, `every start answered live, pending or 429 (${results.map((x) => x.r.status).join(',')})`)
+  for (const x of live.filter((y) => y.r.status === 202)) {
+    const seen = await s.request('GET', `/v1/sessions/${x.r.body.id}?waitSeconds=60`, { token: acme.apiKey })
+    t.equal(seen.body.status, 'live', 'a pending start went live')
+  }
   t.ok(live.length >= 2 && live.length <= 8, `no more than the org quota went live (${live.length})`)
   for (const { r, ms } of refused) {
     t.ok(Number(r.headers.get('retry-after')) >= 1, 'a refusal says when to retry')
@@ -64,9 +70,13 @@ t.test('a start waiting for a launch slot shows its place in line on the session
   }, { what: 'two queued starts', timeoutMs: 20_000 })
   t.same(seen, [1, 2], 'queued starts read their positions 1 and 2 while the first launches')
   const done = await Promise.all(starts)
-  t.same(done.map((r) => r.status), [201, 201, 201], 'all three went live in turn')
+  t.ok(done.every((r) => r.status === 201 || r.status === 202), `all three were admitted (${done.map((r) => r.status).join(',')})`)
   for (const r of done) {
-    t.equal(r.body.queuePosition, undefined, 'a live session has no place in line')
+    const settled = await s.request('GET', `/v1/sessions/${r.body.id}?waitSeconds=60`, { token: acme.apiKey })
+    t.equal(settled.body.status, 'live', 'and went live in turn')
+    t.equal(settled.body.queuePosition, undefined, 'a live session has no place in line')
+  }
+  for (const r of done) {
     await s.request('DELETE', `/v1/sessions/${r.body.id}`, { token: acme.apiKey })
   }
 })
