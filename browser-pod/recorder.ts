@@ -163,7 +163,7 @@ export class SessionRecorder {
         if (e.name === BINDING) this.#intake(e.payload)
       })
       // Page.enable: without it Chromium runs a new-document script in the documents existing
-      // now (runImmediately) but in no later one (field-mask.ts measured the same)
+      // now (runImmediately) but in no later one (secrets/field-mask.ts measured the same)
       await cdp.send('Page.enable')
       // Runtime.enable: without it no Runtime.bindingCalled reaches this session, so no event
       // arrives (measured: the recording tests fail without it)
