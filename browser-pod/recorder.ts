@@ -131,7 +131,10 @@ export class SessionRecorder {
   /** the CDP session of each page */
   readonly #pages = new Map<Page, CDPSession>()
 
-  constructor(private readonly session: PodSession) {}
+  private readonly session: PodSession
+  constructor(session: PodSession) {
+    this.session = session
+  }
 
   get started(): boolean {
     return this.#started

@@ -70,11 +70,17 @@ export class PodSession {
   /** the requests the session's pages made (never a body or a credential header) */
   readonly network: NetworkLog
 
+  readonly browser: Browser
+  readonly gateway: EgressGateway
+  private readonly defaults: SessionDefaults
   constructor(
-    readonly browser: Browser,
-    readonly gateway: EgressGateway,
-    private readonly defaults: SessionDefaults,
+    browser: Browser,
+    gateway: EgressGateway,
+    defaults: SessionDefaults,
   ) {
+    this.browser = browser
+    this.gateway = gateway
+    this.defaults = defaults
     this.files = new SessionFiles(this)
     this.network = new NetworkLog(this)
   }

@@ -47,7 +47,11 @@ export class CdpRelay {
   readonly #trust: TrustFunction
 
   /** `nodes` is the session plane's node directory; a process without one answers the one 503 */
-  constructor(private readonly deps: Services, private readonly nodes: NodeDirectory | undefined) {
+  private readonly deps: Services
+  private readonly nodes: NodeDirectory | undefined
+  constructor(deps: Services, nodes: NodeDirectory | undefined) {
+    this.deps = deps
+    this.nodes = nodes
     this.#trust = trustFunction(deps.config.trustedProxies)
   }
 

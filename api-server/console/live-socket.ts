@@ -51,7 +51,11 @@ export class LiveViewRelay {
   readonly #path: RegExp
   readonly #sharePath: string
 
-  constructor(private readonly deps: Services, private readonly nodes: NodeDirectory | undefined) {
+  private readonly deps: Services
+  private readonly nodes: NodeDirectory | undefined
+  constructor(deps: Services, nodes: NodeDirectory | undefined) {
+    this.deps = deps
+    this.nodes = nodes
     const base = deps.config.consolePath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
     this.#path = new RegExp(`^${base}/sessions/([^/?#]+)/live(?:\\?.*)?$`)
     this.#sharePath = `${deps.config.consolePath}/share/live`
