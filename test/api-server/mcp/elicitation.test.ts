@@ -73,17 +73,17 @@ function inbox<T>() {
 
 /**
  * The real MCP SDK client; with `url`, it declares URL elicitation and accepts every
- * elicitation (as a client does once its user opened the URL). Every JSON-RPC message
+ * elicitation (as a client does once its user opened the URL), or declines it. Every JSON-RPC message
  * both ways is kept as text for the canary.
  */
-async function client(t: { teardown(fn: () => unknown): void }, s: TestServer, token: string, messages: string[], url: boolean) {
+async function client(t: { teardown(fn: () => unknown): void }, s: TestServer, token: string, messages: string[], url: boolean, action: 'accept' | 'decline' = 'accept') {
   const c = new Client({ name: `nightjar-elicit-${url ? 'url' : 'plain'}`, version: '1.0.0' }, url ? { capabilities: { elicitation: { url: {} } } } : {})
   const elicitations = inbox<ElicitRequest['params']>()
   const completions = inbox<string>()
   if (url) {
     c.setRequestHandler(ElicitRequestSchema, async (request) => {
       elicitations.push(request.params)
-      return { action: 'accept' }
+      return { action }
     })
     c.setNotificationHandler(ElicitationCompleteNotificationSchema, async (n) => { completions.push(n.params.elicitationId) })
   }
@@ -223,6 +223,17 @@ t.test('URL elicitation: credential_request and request_human', async (t) => {
     await page.waitForSelector('#credential-saved')
     const list = (await plain.call('credential_list', { identityId: ident.body.id })).result as any[]
     t.same(list.filter((c) => c.name === 'shop-otp').map((c) => [c.kind, c.maskedValue]), [['totp', '••••••••']], 'credential_list shows it, masked')
+  })
+
+  await t.test('a user who declines the URL: the call answers declined at once, and the request stays open for the URL', async (t) => {
+    const declining = await client(t, s, acme.apiKey, messages, true, 'decline')
+    const r = await declining.call('credential_request', { identity: ident.body.id, credentialName: 'declined-one', originAllowlist: ['login.example.com'], reason: 'not now' })
+    t.equal((await declining.elicitations.next()).mode, 'url', 'it was asked')
+    t.has(r, { status: 'declined', elicited: true })
+    t.equal(declining.completions.size, 0, 'nothing completed')
+    const page = await open(r.url)
+    t.equal(await page.isVisible('#credential-request-form'), true, 'a person can still answer it until it expires')
+    await page.close()
   })
 
   await t.test('request_human with URL elicitation: the live view is elicited; the completion arrives when control is handed back', async (t) => {
