@@ -17,6 +17,12 @@
 // contract's output (its mcpOutput when it has one), {ok: true} for a 204, {result}
 // around a non-object; a result's structuredContent is that. With checkOutput (tests)
 // it is checked before it leaves: a mismatch answers a 500 tool error.
+//
+// URL elicitation (MCP 2025-11-25; elicitation.ts): a client whose initialize declares
+// `elicitation: { url: {} }` gets an Mcp-Session-Id remembering only that; its calls of
+// credential_request and request_human then answer on an SSE stream that carries
+// elicitation/create and notifications/elicitation/complete, and its answers to
+// elicitation/create are routed to the waiting call. Everything else stays stateless JSON.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
