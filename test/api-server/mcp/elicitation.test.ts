@@ -24,6 +24,7 @@ import { createNamespace, waitForLine } from '../../helpers/netns.ts'
 import { launchTestBrowser } from '../../helpers/chromium.ts'
 import { signIn } from '../../helpers/console.ts'
 import { base32 } from '../../helpers/totp-reference.ts'
+import { createUser } from '../../../api-server/auth/orgs.ts'
 
 // The login page's server, in its own network namespace: it tells the test only whether
 // the password it received equals the one it was started with.
@@ -211,6 +212,18 @@ t.test('URL elicitation: credential_request and request_human', async (t) => {
     // a form posted from another origin is refused before anything is saved
     const forged = await foreign.request.post(asked.url, { headers: { origin: 'https://evil.example' }, form: { kind: 'password', value: 'x', csrf: 'x' } })
     t.equal(forged.status(), 403, 'another origin is refused')
+
+    // a person of the org whose role cannot write credentials sees no form, and cannot post one
+    await createUser(s.testDb.db, acme.orgId, 'member@acme.test', 'member password 1', 'member')
+    const memberCtx = await browser.newContext()
+    t.teardown(() => memberCtx.close())
+    const memberPage = await signIn(s, memberCtx, 'member@acme.test', 'member password 1', new URL(asked.url).pathname)
+    t.equal(await memberPage.isVisible('#credential-request-form'), false, 'no form for a member')
+    t.match(await memberPage.textContent('main'), /identities:write/, 'the page says which scope is missing')
+    const csrf = await memberPage.getAttribute('header input[name=csrf]', 'value')
+    t.ok(csrf && csrf.length > 10, 'the member holds a valid form token (the sign-out form’s)')
+    const byMember = await memberPage.request.post(asked.url, { headers: { origin: s.url }, form: { kind: 'password', value: 'x', csrf: csrf ?? '' } })
+    t.equal(byMember.status(), 403, 'a member’s post with a valid form token is refused')
 
     const page = await open(asked.url)
     // same origin but no form token: refused, nothing saved
