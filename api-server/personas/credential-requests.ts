@@ -64,6 +64,8 @@ export async function createCredentialRequest(
   // a request may not replace a credential: rotation is an authoring act, not an agent's
   const exists = await db.query('select 1 from credentials where org_id = $1 and identity_id = $2 and name = $3', [input.orgId, input.identityId, input.credentialName])
   if (exists.rowCount) throw errors.duplicateCredentialName()
+  // the org's requests expired over a day ago go (the audit keeps each one); the table stays small
+  await db.query(`delete from credential_requests where org_id = $1 and expires_at < $2`, [input.orgId, new Date(input.now - 86_400_000)])
   const id = newId('ncreq_')
   await db.query(
     `insert into credential_requests (id, org_id, identity_id, credential_name, origin_allowlist, reason, requested_by, created_at, expires_at)

@@ -55,6 +55,10 @@ t.test('credential requests', async (t) => {
     t.equal(await refusal(requireOpenRequest(db, acme.orgId, late.body.id, clock)), 404, 'expired after the TTL')
     t.equal(await refusal(answer(late.body.id)), 404)
     t.equal(await waitAnswered(db, acme.orgId, late.body.id, clock, undefined, () => clock), false, 'a wait past the deadline ends unanswered')
+    clock += 86_400_000 + 1000
+    await rest('POST', '/v1/credential-requests', { identity: ident.body.id, credentialName: 'later', originAllowlist: ['shop.example.com'], reason: 'r' })
+    const kept = (await db.query('select id from credential_requests where org_id = $1', [acme.orgId])).rows.map((x) => x.id)
+    t.notOk(kept.includes(late.body.id), 'a request expired over a day ago is deleted by the next request of its org')
     const audit = await rest('GET', '/v1/audit?action=credential.requested')
     t.ok(audit.body.items.length >= 3 && audit.body.items.every((a: any) => a.credentialName && a.identityId === ident.body.id), 'each request is audited by name')
   })
