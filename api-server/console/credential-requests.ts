@@ -37,6 +37,7 @@ export function registerCredentialRequestPages(app: FastifyInstance, services: S
     <h1>An agent asks for a credential</h1>
     <div class="card" id="credential-request">
       <p>Identity <strong id="request-identity">${r.identityName}</strong> · credential <code id="request-name">${r.credentialName}</code></p>
+      <p>Asked by the agent <strong id="request-agent">${r.requestedByName ?? r.requestedBy}</strong> <code>${r.requestedBy}</code></p>
       <p>May be filled on: ${r.originAllowlist.map((h) => html`<code class="host">${h}</code> `)}</p>
       <p class="muted">The agent’s reason (its words, not Nightjar’s):</p>
       <blockquote id="request-reason">${r.reason}</blockquote>

@@ -96,6 +96,8 @@ export class ElicitationMemo {
         }
         const hungUp = () => finish(null)
         const timer = setTimeout(() => finish(null), ANSWER_WAIT_MS)
+        timer.unref() // a wait never keeps the process up
+        if (signal.aborted) return finish(null)
         signal.addEventListener('abort', hungUp)
         this.pending.set(id, { who: who(auth), answer: finish })
         transport.send({ jsonrpc: '2.0', id, method: 'elicitation/create', params: { mode: 'url', ...params } }, { relatedRequestId: requestId })

@@ -227,8 +227,13 @@ function buildServer(services: Services, door: Door, auth: AuthContext, req: Fas
       const { op } = tool
       if (!hasScopes(auth.scopes, op.scopes)) throw errors.missingScope(op.scopes.filter((s: string) => !auth.scopes.has(s)).join(' '))
       const input = parseInput(mcpInput(op), request.params.arguments ?? {})
-      const elicitation = elicit && ELICITING_TOOLS.has(op.name) ? elicit(extra.requestId, request.params._meta?.progressToken, extra.signal) : undefined
+      // what the call asked its client ends with the call: an answer still awaited is dropped
+      const callOver = new AbortController()
+      const elicitation = elicit && ELICITING_TOOLS.has(op.name)
+        ? elicit(extra.requestId, request.params._meta?.progressToken, AbortSignal.any([extra.signal, callOver.signal]))
+        : undefined
       const result = await op.handler({ auth, services, log: req.log, via: 'mcp', ip: req.ip, ...(elicitation ? { elicitation } : {}) }, input)
+        .finally(() => callOver.abort())
       const content = toolResult(tool, result)
       if (door.checkOutput) {
         const issues = outputIssues(tool.output.schema, content.structuredContent)

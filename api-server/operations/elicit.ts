@@ -24,6 +24,7 @@ export async function elicitUntil(
   const onHangUp = () => stop.abort()
   el.signal.addEventListener('abort', onHangUp)
   const progress = setInterval(() => { el.progress('waiting for the person').catch(() => {}) }, PROGRESS_EVERY_MS)
+  progress.unref()
   try {
     const refused = el.ask(params).then(
       (action): ElicitOutcome | null => (action === 'decline' ? 'declined' : action === 'cancel' ? 'cancelled' : null),

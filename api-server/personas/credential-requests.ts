@@ -28,6 +28,8 @@ export interface CredentialRequest {
   originAllowlist: string[]
   reason: string
   requestedBy: string
+  /** the asking agent's name, for the person to judge the request by */
+  requestedByName: string | null
   createdAt: string
   expiresAt: string
   completedAt: string | null
@@ -45,13 +47,16 @@ const toRequest = (r: any): CredentialRequest => ({
   originAllowlist: r.origin_allowlist,
   reason: r.reason,
   requestedBy: r.requested_by,
+  requestedByName: r.agent_name ?? null,
   createdAt: new Date(r.created_at).toISOString(),
   expiresAt: new Date(r.expires_at).toISOString(),
   completedAt: r.completed_at ? new Date(r.completed_at).toISOString() : null,
   credentialId: r.credential_id ?? null,
 })
 
-const SELECT = `select r.*, i.name as identity_name from credential_requests r join identities i on i.id = r.identity_id and i.org_id = r.org_id`
+const SELECT = `select r.*, i.name as identity_name, a.name as agent_name from credential_requests r
+  join identities i on i.id = r.identity_id and i.org_id = r.org_id
+  left join agents a on a.id = r.requested_by and a.org_id = r.org_id`
 
 /** Answered requests in this process; another replica's answer is seen by waitAnswered's poll. */
 const answered = new EventEmitter()
@@ -140,5 +145,7 @@ export async function waitAnswered(db: Queryable, orgId: string, id: string, dea
     signal?.addEventListener('abort', onAbort)
     const poll = setInterval(() => { answeredHere().then((v) => { if (v) finish(true) }, () => {}) }, 2000)
     const timer = setTimeout(() => finish(false), Math.max(0, deadline - now()))
+    poll.unref()
+    timer.unref()
   })
 }

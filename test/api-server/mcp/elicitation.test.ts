@@ -164,6 +164,7 @@ t.test('URL elicitation: credential_request and request_human', async (t) => {
     const page = await open(url)
     t.equal((await page.textContent('#request-name'))?.trim(), 'shop-login')
     t.equal((await page.textContent('#request-reason'))?.trim(), 'the shop asks for a password', 'the agent’s reason is shown')
+    t.ok((await page.textContent('#credential-request'))?.includes(acme.agentId), 'and which agent asks')
     t.equal(await page.getAttribute('#credential-value', 'type'), 'password', 'typed into a password field')
     await page.fill('#credential-value', password)
     await page.click('#credential-request-form button[type=submit]')
