@@ -60,6 +60,8 @@ const schema = z.object({
   // client metadata documents (oauth/cimd.ts): hosts whose private addresses may be fetched; extra CA
   NIGHTJAR_CIMD_ALLOWED_HOSTS: z.string().default(''),
   NIGHTJAR_CIMD_CA_FILE: z.string().min(1).optional(),
+  // credential_request and URL elicitation (issue #29): how long a request stays open
+  NIGHTJAR_ELICITATION_TTL_SECONDS: z.coerce.number().int().min(30).max(86_400).default(600),
   NIGHTJAR_WARM_POOL_SIZE: z.coerce.number().int().min(0).max(64).default(2),
   NIGHTJAR_WARM_POOL_MAX: z.coerce.number().int().min(0).max(256).optional(),
   NIGHTJAR_WARM_POOL_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(120),
@@ -165,6 +167,8 @@ export type Config = {
   oauthDcrEnabled: boolean
   /** client ID metadata documents: hosts allowed to resolve to non-public addresses, and a CA file trusted for their fetch */
   cimd: { allowedHosts: string[]; caFile?: string }
+  /** how long a credential request stays open, and a URL elicitation keeps its tool call waiting (seconds) */
+  elicitationTtlSecs?: number
   warmPoolSize: number
   /** the pool grows toward recent demand up to this many (a memory bound) */
   warmPoolMax: number
@@ -265,6 +269,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     oauthDcrEnabled: e.NIGHTJAR_OAUTH_DCR_ENABLED,
     cimd: { allowedHosts: e.NIGHTJAR_CIMD_ALLOWED_HOSTS.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean), caFile: e.NIGHTJAR_CIMD_CA_FILE },
+    elicitationTtlSecs: e.NIGHTJAR_ELICITATION_TTL_SECONDS,
     warmPoolSize: e.NIGHTJAR_WARM_POOL_SIZE,
     // an idle Chromium costs about 250 MiB: by default the pool may grow to a GiB's worth per
     // GiB of memory, 16 at most, never below its minimum

@@ -301,8 +301,10 @@ function get(port: number, agent: http.Agent, viaProxy?: number): Promise<number
 
 /** An http.Agent whose sockets come from `open` (a tunnel stream, a CONNECT through a gateway). */
 class StreamAgent extends http.Agent {
-  constructor(private open: (port: number) => Promise<Duplex>, opts: http.AgentOptions) {
+  private open: (port: number) => Promise<Duplex>
+  constructor(open: (port: number) => Promise<Duplex>, opts: http.AgentOptions) {
     super(opts)
+    this.open = open
   }
   override createConnection(o: http.ClientRequestArgs, cb?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
     this.open(Number(o.port)).then((s) => cb!(null, s), (e) => cb!(e, undefined as never))

@@ -29,8 +29,8 @@
 // The sealed fill and CDP exclude each other at the node, so it holds whichever
 // api-server replica relays: secure_type is refused (409 cdp_connected) while a CDP client
 // is connected, and a CDP upgrade is refused while a fill runs or once a secret was typed
-// in this session (its page may still hold it). The api-server refuses CDP on
-// identity-bound sessions before that.
+// in this session (its page may still hold it). The lock itself is the secret zone's
+// (secrets/fill-lock.ts). The api-server refuses CDP on identity-bound sessions before that.
 //
 // The DevTools endpoint is a loopback port (see devtoolsArgs in chromium.ts for what that
 // means in the embedded runtime).
@@ -38,9 +38,10 @@ import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { WebSocket, WebSocketServer, type RawData } from 'ws'
 import { closeQuietly, sender } from '../tunnel/ws-relay.ts'
-import { errors, upgradeErrors, upgradeRefusal, type ErrorReply } from '../contracts/errors.ts'
+import { upgradeErrors, upgradeRefusal, type ErrorReply } from '../contracts/errors.ts'
 import { CDP_MAX_BROWSER_MESSAGE, CDP_MAX_CLIENT_MESSAGE } from '../contracts/node-api.ts'
 import type { PodSession } from './session.ts'
+import { beginCdpClient, cdpClients } from './secrets/fill-lock.ts'
 
 // --- the filter ------------------------------------------------------------------------
 
@@ -396,41 +397,6 @@ export function refusal(id: number | undefined, sessionId: string | undefined, w
   return JSON.stringify(sessionId === undefined ? { id: id ?? 0, error: cdpError } : { id: id ?? 0, error: cdpError, sessionId })
 }
 
-// --- CDP and the sealed fill -------------------------------------------------------------
-
-interface Exclusion {
-  clients: number
-  fills: number
-}
-
-const exclusions = new WeakMap<PodSession, Exclusion>()
-const exclusion = (session: PodSession): Exclusion => {
-  let e = exclusions.get(session)
-  if (!e) exclusions.set(session, (e = { clients: 0, fills: 0 }))
-  return e
-}
-
-/** CDP clients connected to this session now. */
-export function cdpClients(session: PodSession): number {
-  return exclusions.get(session)?.clients ?? 0
-}
-
-/**
- * Called by the secure fill before it looks at the page: refused (409 cdp_connected)
- * while a CDP client is connected; otherwise no CDP client may connect until the
- * returned release runs.
- */
-export function beginFill(session: PodSession): () => void {
-  const e = exclusion(session)
-  if (e.clients > 0) throw errors.cdpConnected()
-  e.fills++
-  let released = false
-  return () => {
-    if (!released) e.fills--
-    released = true
-  }
-}
-
 // --- the relay ---------------------------------------------------------------------------
 
 export interface CdpProxyOptions {
@@ -461,16 +427,10 @@ export class CdpProxy {
     socket.on('error', () => socket.destroy())
     const { session, endpoint } = this.#opts
     if (this.#closed || !endpoint || !session.configured) return void socket.end(upgradeRefusal(upgradeErrors.cdpUnavailable()))
-    const ex = exclusion(session)
-    // a page a secret was typed into may still hold it: no raw access to it, ever
-    if (ex.fills > 0 || session.echoGuard.filled) return void socket.end(upgradeRefusal(upgradeErrors.cdpAfterFill()))
-    // counted from now, so a fill starting while Chromium answers is refused
-    ex.clients++
-    let released = false
-    const release = () => {
-      if (!released) ex.clients--
-      released = true
-    }
+    // a page a secret was typed into may still hold it: no raw access to it, ever; once
+    // admitted the client is counted, so a fill starting while Chromium answers is refused
+    const release = beginCdpClient(session)
+    if (!release) return void socket.end(upgradeRefusal(upgradeErrors.cdpAfterFill()))
     const upstream = new WebSocket(endpoint, { maxPayload: CDP_MAX_BROWSER_MESSAGE, perMessageDeflate: false, handshakeTimeout: 10_000 })
     let settled = false
     const fail = (reply: ErrorReply) => {

@@ -33,10 +33,15 @@ export class SessionDialogs {
   readonly #history: DialogEntry[] = []
   readonly #listeners = new Set<Listener>()
 
+  private readonly report: (text: string) => void
+  private readonly now: () => number
   constructor(
-    private readonly report: (text: string) => void,
-    private readonly now: () => number = Date.now,
-  ) {}
+    report: (text: string) => void,
+    now: () => number = Date.now,
+  ) {
+    this.report = report
+    this.now = now
+  }
 
   /** Arms the answer to the next dialog, in any tab (replacing an answer armed before). */
   arm(action: DialogAction, promptText?: string): void {

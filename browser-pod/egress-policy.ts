@@ -61,43 +61,44 @@ export type Resolver = (host: string) => Promise<Resolved>
 // local-use NAT64 64:ff9b:1::/48 does not say where its IPv4 address sits, so it is denied
 // whole. 198.18.0.0/15 (benchmarking) stays reachable on purpose: the tests' "public web"
 // lives there; a deployment that uses it inside adds it with NIGHTJAR_DENY_CIDRS.
-type Block = [string, number, 'ipv4' | 'ipv6'] | { from: string; to: string }
+/** a CIDR (parseCidr reads it, as it reads NIGHTJAR_DENY_CIDRS), or a range that is no one CIDR */
+type Block = string | { from: string; to: string }
 const FLOOR_V4: ReadonlyArray<Block> = [
-  ['0.0.0.0', 8, 'ipv4'],
-  ['100.64.0.0', 10, 'ipv4'],
-  ['169.254.0.0', 16, 'ipv4'],
-  ['192.0.0.0', 24, 'ipv4'],
-  ['192.0.2.0', 24, 'ipv4'],
-  ['192.88.99.0', 24, 'ipv4'],
-  ['198.51.100.0', 24, 'ipv4'],
-  ['203.0.113.0', 24, 'ipv4'],
-  ['224.0.0.0', 4, 'ipv4'],
-  ['240.0.0.0', 4, 'ipv4'], // reserved; holds 255.255.255.255
+  '0.0.0.0/8',
+  '100.64.0.0/10',
+  '169.254.0.0/16',
+  '192.0.0.0/24',
+  '192.0.2.0/24',
+  '192.88.99.0/24',
+  '198.51.100.0/24',
+  '203.0.113.0/24',
+  '224.0.0.0/4',
+  '240.0.0.0/4', // reserved; holds 255.255.255.255
 ]
 const FLOOR_V6: ReadonlyArray<Block> = [
-  ['::', 128, 'ipv6'],
+  '::/128',
   { from: '::2', to: '1fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff' }, // below 2000::/3, ::1 excepted
-  ['4000::', 2, 'ipv6'],
-  ['8000::', 2, 'ipv6'],
-  ['c000::', 3, 'ipv6'],
-  ['e000::', 4, 'ipv6'],
-  ['f000::', 5, 'ipv6'],
-  ['f800::', 6, 'ipv6'], // fc00::/7 (local) sits between f800::/6 and fe00::/7
-  ['fe00::', 7, 'ipv6'],
-  ['2001::', 23, 'ipv6'],
-  ['2001:db8::', 32, 'ipv6'],
-  ['3fff::', 20, 'ipv6'],
+  '4000::/2',
+  '8000::/2',
+  'c000::/3',
+  'e000::/4',
+  'f000::/5',
+  'f800::/6', // fc00::/7 (local) sits between f800::/6 and fe00::/7
+  'fe00::/7',
+  '2001::/23',
+  '2001:db8::/32',
+  '3fff::/20',
 ]
 
 // "Local" targets: loopback and LAN (RFC 1918, IPv6 ULA). Platform egress refuses
 // them; split egress sends them to the tunnel when declared.
 const LOCAL: ReadonlyArray<Block> = [
-  ['127.0.0.0', 8, 'ipv4'],
-  ['10.0.0.0', 8, 'ipv4'],
-  ['172.16.0.0', 12, 'ipv4'],
-  ['192.168.0.0', 16, 'ipv4'],
-  ['::1', 128, 'ipv6'],
-  ['fc00::', 7, 'ipv6'],
+  '127.0.0.0/8',
+  '10.0.0.0/8',
+  '172.16.0.0/12',
+  '192.168.0.0/16',
+  '::1/128',
+  'fc00::/7',
 ]
 
 // One list per family: node's BlockList matches an IPv4 rule against its IPv4-mapped IPv6
@@ -105,7 +106,7 @@ const LOCAL: ReadonlyArray<Block> = [
 function blockList(entries: ReadonlyArray<Block>): BlockList {
   const b = new BlockList()
   for (const e of entries) {
-    if (Array.isArray(e)) b.addSubnet(e[0], e[1], e[2])
+    if (typeof e === 'string') b.addSubnet(...parseCidr(e))
     else b.addRange(e.from, e.to, 'ipv6')
   }
   return b
@@ -186,7 +187,7 @@ export class CompiledPolicy {
     this.mode = policy.mode
     this.declaredHosts = [...policy.declaredHosts]
     this.tunnel = policy.tunnel
-    this.deny = blockList(policy.denyCidrs.filter((c) => c.trim()).map(parseCidr))
+    this.deny = blockList(policy.denyCidrs.filter((c) => c.trim()))
     this.aliases = new Map()
     for (const [name, ip] of Object.entries(policy.hostAliases)) {
       if (!isIP(ip)) throw new Error(`hostAliases: ${name} must map to an IP address`)

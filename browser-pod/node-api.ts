@@ -8,7 +8,7 @@
 // This is also the pod's response boundary for secrets: every string of every reply
 // (results and errors alike, object keys included) and every log line passes the
 // session's echo guard, which masks any secret this session has filled wherever the
-// page echoed it (echo-guard.ts). New routes are covered by construction; only fields
+// page echoed it (secrets/echo-guard.ts). New routes are covered by construction; only fields
 // a route names as opaque (binary payloads) are left as they are.
 import http from 'node:http'
 import type { Duplex } from 'node:stream'
@@ -17,7 +17,7 @@ import { ApiError, errors, upgradeErrors, upgradeRefusal } from '../contracts/er
 import { NODE_CDP_PATH, nodeRoutes, type NodeInput, type NodeOutput, type NodeRoute, type NodeRouteName } from '../contracts/node-api.ts'
 import { actions } from './actions/index.ts'
 import { storageState } from './actions/storage.ts'
-import { secureType } from './secure-fill.ts'
+import { secureType } from './secrets/secure-fill.ts'
 import type { CdpProxy } from './cdp-proxy.ts'
 import { NODE_LIVE_PATH } from '../contracts/operations/live-view.ts'
 import { driveContracts } from '../contracts/operations/drive.ts'

@@ -20,7 +20,7 @@
 // collected in the same round trip, in every frame, and scrubbed from every string of the
 // tree before anything is rendered, kept or diffed. A field that renders masked is
 // redacted the same way, whatever its type: a text or email field the secure fill typed
-// into (field-mask.ts keeps it masked), or one the page itself masks with
+// into (secrets/field-mask.ts keeps it masked), or one the page itself masks with
 // -webkit-text-security. Judged by the computed style, so a page can only ever make
 // perception redact more, never less, than the screen shows.
 import { randomBytes } from 'node:crypto'
@@ -29,7 +29,7 @@ import { errors } from '../contracts/errors.ts'
 import type { NodeInput, NodeOutput } from '../contracts/node-api.ts'
 import { actionError } from './errors.ts'
 import { NAVIGATION_TIMEOUT_MS, type PodSession } from './session.ts'
-import { MASK, yamlQuoted } from './echo-guard.ts'
+import { MASK, yamlQuoted } from './secrets/echo-guard.ts'
 import { refBook } from './refs.ts'
 
 export { MASK }

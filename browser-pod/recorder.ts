@@ -131,7 +131,10 @@ export class SessionRecorder {
   /** the CDP session of each page */
   readonly #pages = new Map<Page, CDPSession>()
 
-  constructor(private readonly session: PodSession) {}
+  private readonly session: PodSession
+  constructor(session: PodSession) {
+    this.session = session
+  }
 
   get started(): boolean {
     return this.#started
@@ -163,7 +166,7 @@ export class SessionRecorder {
         if (e.name === BINDING) this.#intake(e.payload)
       })
       // Page.enable: without it Chromium runs a new-document script in the documents existing
-      // now (runImmediately) but in no later one (field-mask.ts measured the same)
+      // now (runImmediately) but in no later one (secrets/field-mask.ts measured the same)
       await cdp.send('Page.enable')
       // Runtime.enable: without it no Runtime.bindingCalled reaches this session, so no event
       // arrives (measured: the recording tests fail without it)

@@ -51,7 +51,12 @@ export class LiveView {
   /** frames Chromium painted for the screencast, and frames sent to viewers (tests read them) */
   readonly counts = { painted: 0, sent: 0 }
 
-  constructor(private readonly session: PodSession, private readonly log: (line: string) => void = () => {}) {}
+  private readonly session: PodSession
+  private readonly log: (line: string) => void
+  constructor(session: PodSession, log: (line: string) => void = () => {}) {
+    this.session = session
+    this.log = log
+  }
 
   /** a CDP session for the view is open: from the first viewer until the last one's detach completed */
   #attached = false

@@ -13,7 +13,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { errors } from '../contracts/errors.ts'
 import type { ConfigureInput, ConsoleMessage, SessionStorageEntry } from '../contracts/node-api.ts'
 import type { EgressGateway, TunnelDialer } from './egress-gateway.ts'
-import { EchoGuard } from './echo-guard.ts'
+import { EchoGuard } from './secrets/echo-guard.ts'
 import { SessionFiles } from './session-files.ts'
 import { NetworkLog } from './network-log.ts'
 import { SessionDialogs } from './dialogs.ts'
@@ -45,7 +45,7 @@ export class PodSession {
   private configuring = false
   readonly consoleMessages: ConsoleMessage[] = []
   /** Fingerprints of the secrets filled in this session; the node API masks them in
-   * every string it sends (echo-guard.ts). Its key is random per pod, i.e. per session. */
+   * every string it sends (secrets/echo-guard.ts). Its key is random per pod, i.e. per session. */
   readonly echoGuard = new EchoGuard()
   /** what runs on every page of the context, the first one, tabs and popups alike */
   private readonly pageHooks: Array<(page: Page) => void | Promise<void>> = []
@@ -70,11 +70,17 @@ export class PodSession {
   /** the requests the session's pages made (never a body or a credential header) */
   readonly network: NetworkLog
 
+  readonly browser: Browser
+  readonly gateway: EgressGateway
+  private readonly defaults: SessionDefaults
   constructor(
-    readonly browser: Browser,
-    readonly gateway: EgressGateway,
-    private readonly defaults: SessionDefaults,
+    browser: Browser,
+    gateway: EgressGateway,
+    defaults: SessionDefaults,
   ) {
+    this.browser = browser
+    this.gateway = gateway
+    this.defaults = defaults
     this.files = new SessionFiles(this)
     this.network = new NetworkLog(this)
   }

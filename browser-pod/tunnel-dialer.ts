@@ -10,12 +10,18 @@ export { DialError }
 
 export class RelayTunnelDialer implements TunnelDialer {
   readonly #token: string
+  private readonly relayUrl: string
+  private readonly sessionId: () => string | undefined
+  private readonly timeoutMs: number
   constructor(
-    private readonly relayUrl: string,
+    relayUrl: string,
     token: string,
-    private readonly sessionId: () => string | undefined,
-    private readonly timeoutMs = 15_000,
+    sessionId: () => string | undefined,
+    timeoutMs = 15_000,
   ) {
+    this.relayUrl = relayUrl
+    this.sessionId = sessionId
+    this.timeoutMs = timeoutMs
     this.#token = token
   }
 

@@ -10,9 +10,11 @@ ARG NODE_IMAGE=node:24.9.0-bookworm-slim
 
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
-COPY package.json package-lock.json ./
-# production dependencies only; tsx runs the TypeScript sources (no build step)
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY package.json package-lock.json docker/prune-deps.mjs docker/api-server.deps ./
+# production dependencies from the lock file, then only what this image's sources import and
+# what those need (docker/prune-deps.mjs), without type declarations, maps and documents
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force \
+ && node prune-deps.mjs api-server.deps
 
 FROM ${NODE_IMAGE}
 # tini reaps zombies and forwards signals, so SIGTERM reaches node as PID 2

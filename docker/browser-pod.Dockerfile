@@ -11,8 +11,11 @@ ARG NODE_IMAGE=node:24.9.0-bookworm-slim
 
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY package.json package-lock.json docker/prune-deps.mjs docker/browser-pod.deps ./
+# production dependencies from the lock file, then only what this image's sources import and
+# what those need (docker/prune-deps.mjs), without type declarations, maps and documents
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force \
+ && node prune-deps.mjs browser-pod.deps
 
 FROM ${NODE_IMAGE}
 RUN apt-get update \
@@ -43,4 +46,5 @@ USER 10001:10001
 EXPOSE 8090
 # tini matters here: Chromium forks renderers and zygotes, and orphans must be reaped
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "--import", "tsx", "browser-pod/main.ts"]
+# Node 24 strips the TypeScript types itself: no transpiler in the image
+CMD ["node", "browser-pod/main.ts"]

@@ -7,8 +7,11 @@ ARG NODE_IMAGE=node:24.9.0-bookworm-slim
 
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY package.json package-lock.json docker/prune-deps.mjs docker/operator.deps ./
+# production dependencies from the lock file, then only what this image's sources import and
+# what those need (docker/prune-deps.mjs), without type declarations, maps and documents
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force \
+ && node prune-deps.mjs operator.deps
 
 FROM ${NODE_IMAGE}
 RUN apt-get update \

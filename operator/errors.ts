@@ -4,12 +4,16 @@
 // HTTP status / Status.reason onto the same classes).
 
 export class ResourceError extends Error {
+  readonly code: number
+  readonly reason: string
   constructor(
-    readonly code: number,
-    readonly reason: string,
+    code: number,
+    reason: string,
     message: string,
   ) {
     super(message)
+    this.code = code
+    this.reason = reason
     this.name = new.target.name
   }
 }

@@ -20,6 +20,7 @@ export const routes = {
   grant_delete: { method: 'DELETE', path: '/v1/identities/:identityId/grants/:grantId' },
   governance_get: { method: 'GET', path: '/v1/governance' },
   governance_put: { method: 'PUT', path: '/v1/governance' },
+  credential_request: { method: 'POST', path: '/v1/credential-requests' },
   authstate_capture: { method: 'POST', path: '/v1/sessions/:sessionId/authstate' },
   authstate_list: { method: 'GET', path: '/v1/identities/:identityId/authstates' },
   session_start: { method: 'POST', path: '/v1/sessions' },
@@ -108,6 +109,8 @@ export function methods(call: Call) {
       rotate: (identityId: In<'credential_rotate'>['identityId'], credentialId: In<'credential_rotate'>['credentialId'], input: Omit<In<'credential_rotate'>, 'identityId' | 'credentialId'>) => call('credential_rotate', { ...input, identityId, credentialId }),
       /** Delete a credential from an identity */
       delete: (identityId: In<'credential_delete'>['identityId'], credentialId: In<'credential_delete'>['credentialId']) => call('credential_delete', { identityId, credentialId }),
+      /** Ask a person to enter a credential this identity lacks (a password, or an otpauth:// URI for one-time codes), for credential_fill to use. The secret is entered on a console page and never reaches you. A client with URL elicitation is sent the page and the call returns when the credential is saved (or refused, or expired); otherwise the result carries the URL to hand to a person, and credential_list shows the credential once it exists */
+      request: (input: In<'credential_request'>) => call('credential_request', input),
     },
     grants: {
       /** Grant an agent the right to assume or manage an identity until expiresAt */
@@ -146,7 +149,7 @@ export function methods(call: Call) {
       journal: (sessionId: In<'session_journal'>['sessionId'], input: Omit<In<'session_journal'>, 'sessionId'> = {}) => call('session_journal', { ...input, sessionId }),
       /** Where to connect a CDP client (Playwright connectOverCDP, Puppeteer) to a live session, with this same Bearer credential; not on a session with a bound identity */
       cdp: (sessionId: In<'session_cdp'>['sessionId']) => call('session_cdp', { sessionId }),
-      /** Ask a person for help (a CAPTCHA, a second factor, a judgement call): returns the console URL where someone of the org watches the session live and can take control. While they hold it, driving tools answer 409 human_in_control; session_get shows control: agent again once they hand back */
+      /** Ask a person for help (a CAPTCHA, a second factor, a judgement call): returns the console URL where someone of the org watches the session live and can take control. While they hold it, driving tools answer 409 human_in_control; session_get shows control: agent again once they hand back. A client with URL elicitation is sent the live view and the call returns once control is handed back */
       requestHuman: (sessionId: In<'request_human'>['sessionId'], input: Omit<In<'request_human'>, 'sessionId'>) => call('request_human', { ...input, sessionId }),
       /** Navigate the session’s page; returns the resolved url after redirects, and in `changes` the new page’s outline and first elements with their refs */
       navigate: (sessionId: In<'navigate'>['sessionId'], url: In<'navigate'>['url'], input: Omit<In<'navigate'>, 'sessionId' | 'url'> = {}) => call('navigate', { ...input, sessionId, url }),

@@ -13,8 +13,14 @@ import type { Call, InputOf, OperationName, OutputOf } from './types.ts'
 export type { InputOf, OperationName, OutputOf } from './types.ts'
 
 export class NightjarError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string, readonly reason?: string) {
+  readonly status: number
+  readonly code: string
+  readonly reason?: string
+  constructor(status: number, code: string, message: string, reason?: string) {
     super(message)
+    this.status = status
+    this.code = code
+    this.reason = reason
     this.name = 'NightjarError'
   }
 }

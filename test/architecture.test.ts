@@ -88,6 +88,8 @@ const API_LAYERS: Record<string, number> = {
   // the type of the app's service bag, which handlers receive: below them, above the domain it names
   services: 4,
   sessions: 5, personas: 5, networks: 5, recordings: 5, authstate: 5, replicas: 5, limits: 5, control: 5,
+  // the secret path (the sealed fill's pipeline): above personas and sessions, which it joins
+  secrets: 5,
   store: 6, kms: 6, auth: 6, audit: 6, config: 6,
 }
 /** layers whose rooms may use each other (one way: the cycle check below still holds) */
@@ -134,4 +136,17 @@ t.test('the api-server layer rule is not vacuous', async (t) => {
   t.ok(layerBreak('mcp', 'http'), 'one door borrowing from another is refused')
   t.notOk(layerBreak('operations', 'sessions'), 'operations using the domain is fine')
   t.ok(apiEdges.size > 15, `api-server rooms were read (${apiEdges.size})`)
+})
+
+// The secret path has one home on each side (docs/ARCHITECTURE.md, "The secret path: two
+// homes"): in the api-server only api-server/secrets/ hands a secret to a node, and in the
+// pod the secure fill is reached only through the node API's route.
+t.test('the secret path has one home on each side', async (t) => {
+  const sendsSecrets = [...graph.keys()]
+    .filter((f) => top(f) === 'api-server' && f !== 'api-server/sessions/node-client.ts' && !f.startsWith('api-server/secrets/'))
+    .filter((f) => /\.secureType\(/.test(readFileSync(join(ROOT, f), 'utf8')))
+  t.same(sendsSecrets, [], 'api-server files outside secrets/ that call NodeClient.secureType')
+  const fillers = [...graph].filter(([f, deps]) => !f.startsWith('browser-pod/secrets/') && deps.includes('browser-pod/secrets/secure-fill.ts')).map(([f]) => f)
+  t.same(fillers, ['browser-pod/node-api.ts'], 'only the node API route reaches the secure fill')
+  t.ok(graph.has('api-server/secrets/fill.ts') && graph.has('browser-pod/secrets/fill-lock.ts'), 'both homes were read')
 })

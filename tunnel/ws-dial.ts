@@ -31,8 +31,10 @@ const FAILURE_OF_CLOSE: Record<number, DialFailure> = {
 }
 
 export class DialError extends Error {
-  constructor(readonly code: DialFailure) {
+  readonly code: DialFailure
+  constructor(code: DialFailure) {
     super(`tunnel dial failed: ${code}`)
+    this.code = code
     this.name = 'DialError'
   }
 }

@@ -5,7 +5,10 @@ import type { AuthStateDirectory } from '../sessions/directories.ts'
 import { pickVersion } from './store.ts'
 
 export class PgAuthStateDirectory implements AuthStateDirectory {
-  constructor(private readonly db: Queryable) {}
+  private readonly db: Queryable
+  constructor(db: Queryable) {
+    this.db = db
+  }
 
   pick(orgId: string, identityId: string, versionId?: string): Promise<{ id: string } | null> {
     return pickVersion(this.db, orgId, identityId, versionId)

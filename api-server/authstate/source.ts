@@ -10,10 +10,15 @@ import { openAuthState } from './seal.ts'
 import { sealedVersion } from './store.ts'
 
 export class SealedAuthStateSource implements AuthStateSource {
+  private readonly db: Db
+  private readonly sealer: Sealer
   constructor(
-    private readonly db: Db,
-    private readonly sealer: Sealer,
-  ) {}
+    db: Db,
+    sealer: Sealer,
+  ) {
+    this.db = db
+    this.sealer = sealer
+  }
 
   async load(session: { name: string; orgId: string; identityId?: string; versionId: string }): Promise<StorageState | undefined> {
     const row = await sealedVersion(this.db, session.orgId, session.versionId)

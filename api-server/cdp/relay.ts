@@ -10,7 +10,7 @@
 // node's CDP socket is open.
 //
 // Then it relays messages as they are, both ways: the filter is at the node
-// (browser-pod/cdp-proxy.ts), which holds whichever replica relays. Frames are bounded
+// (browser-pod/secrets/fill-lock.ts, used by cdp-proxy.ts), which holds whichever replica relays. Frames are bounded
 // (a client frame past CDP_MAX_CLIENT_MESSAGE closes the socket, 1009) and a slow reader
 // pauses the other side. Each client message keeps the session from its idle timeout; the
 // journal records the connect and the disconnect (counts only, never a message). A person
@@ -19,9 +19,9 @@
 // closes them everywhere else.
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
-import { WebSocket, WebSocketServer } from 'ws'
+import { WebSocket } from 'ws'
 import { closeQuietly, sender } from '../../tunnel/ws-relay.ts'
-import { errors, isApiError, upgradeErrors, upgradeRefusal, type ErrorReply } from '../../contracts/errors.ts'
+import { errors, upgradeErrors, upgradeRefusal, type ErrorReply } from '../../contracts/errors.ts'
 import { CDP_MAX_BROWSER_MESSAGE, CDP_MAX_CLIENT_MESSAGE, NODE_CDP_PATH } from '../../contracts/node-api.ts'
 import { sessionCdp } from '../../contracts/operations/sessions.ts'
 import type { NodeDirectory } from '../../operator/ports.ts'
@@ -36,22 +36,22 @@ import { sessionsUnavailable } from '../sessions/runtime.ts'
 import { journalLater, type SessionRow } from '../sessions/store.ts'
 import { cdpSession } from '../sessions/cdp-access.ts'
 import { trackCdpConnection } from '../sessions/cdp-connections.ts'
-import { refuseJson } from '../doors/upgrade-refusal.ts'
+import { admitUpgrade } from '../doors/upgrade-refusal.ts'
+import { RelayDoor } from '../doors/relay-door.ts'
 import { controlState } from '../sessions/control.ts'
 
 const PATH = /^\/v1\/sessions\/([^/?#]+)\/cdp(?:\?.*)?$/
 
-/** Past this many bytes waiting to be written, the other side stops being read. */
-
-
 export class CdpRelay {
-  readonly #wss = new WebSocketServer({ noServer: true, maxPayload: CDP_MAX_CLIENT_MESSAGE, perMessageDeflate: false })
-  readonly #closers = new Set<() => void>()
+  readonly #door = new RelayDoor(CDP_MAX_CLIENT_MESSAGE)
   readonly #trust: TrustFunction
-  #closed = false
 
   /** `nodes` is the session plane's node directory; a process without one answers the one 503 */
-  constructor(private readonly deps: Services, private readonly nodes: NodeDirectory | undefined) {
+  private readonly deps: Services
+  private readonly nodes: NodeDirectory | undefined
+  constructor(deps: Services, nodes: NodeDirectory | undefined) {
+    this.deps = deps
+    this.nodes = nodes
     this.#trust = trustFunction(deps.config.trustedProxies)
   }
 
@@ -59,16 +59,12 @@ export class CdpRelay {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
     const m = PATH.exec(req.url ?? '')
     if (!m) return false
-    socket.on('error', () => socket.destroy())
-    this.#admit(req, socket, head, m[1]).catch((e) => {
-      if (!isApiError(e)) this.deps.log.error({ err: e }, 'cdp upgrade failed')
-      refuseJson(socket, isApiError(e) ? e : errors.internal())
-    })
+    admitUpgrade(socket, this.deps.log, 'cdp', () => this.#admit(req, socket, head, m[1]))
     return true
   }
 
   async #admit(req: IncomingMessage, socket: Duplex, head: Buffer, rawId: string): Promise<void> {
-    if (this.#closed) throw errors.shuttingDown()
+    if (this.#door.closed) throw errors.shuttingDown()
     const auth = await this.#authenticate(req)
     const missing = sessionCdp.scopes.filter((s) => !auth.scopes.has(s))
     if (!hasScopes(auth.scopes, sessionCdp.scopes)) throw errors.missingScope(missing.join(' '))
@@ -109,8 +105,8 @@ export class CdpRelay {
     upstream.once('open', () => {
       if (settled) return upstream.terminate()
       settled = true
-      if (this.#closed) return fail(upgradeErrors.cdpUnavailable())
-      this.#wss.handleUpgrade(req, socket, head, (client) => this.#relay(client, upstream, row))
+      if (this.#door.closed) return fail(upgradeErrors.cdpUnavailable())
+      this.#door.wss.handleUpgrade(req, socket, head, (client) => this.#relay(client, upstream, row))
     })
   }
 
@@ -132,7 +128,7 @@ export class CdpRelay {
       if (done) return
       done = true
       clearInterval(watch)
-      this.#closers.delete(close)
+      this.#door.drop(close)
       untrack()
       closeQuietly(client, code, reason)
       closeQuietly(upstream, 1000, '')
@@ -149,7 +145,7 @@ export class CdpRelay {
         if (c?.control === 'human') end(1008, 'a person took control of the session')
       }, (err: unknown) => log.warn({ err }, 'cdp: reading control failed')).finally(() => { checking = false })
     }, 1000)
-    this.#closers.add(close)
+    this.#door.hold(close)
     const untrack = trackCdpConnection(row.id, close)
     journalLater(db, row, { op: 'cdp_connect', outcome: 'ok', detail: {} }, (err) => log.error({ err }, 'journal write failed'))
 
@@ -170,8 +166,6 @@ export class CdpRelay {
 
   /** Closes every CDP connection and refuses new ones (the app is closing). */
   close(): void {
-    this.#closed = true
-    for (const close of [...this.#closers]) close()
-    this.#wss.close()
+    this.#door.close()
   }
 }

@@ -13,7 +13,7 @@
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import type { FastifyRequest } from 'fastify'
-import { WebSocket, WebSocketServer } from 'ws'
+import { WebSocket } from 'ws'
 import { closeQuietly } from '../../tunnel/ws-relay.ts'
 import { errors, isApiError, upgradeErrors, upgradeRefusal, type ErrorReply } from '../../contracts/errors.ts'
 import { LiveInput, NODE_LIVE_PATH, type LiveEvent } from '../../contracts/operations/live-view.ts'
@@ -27,7 +27,8 @@ import { getSession, journalLater, type SessionRow } from '../sessions/store.ts'
 import { notLive } from '../sessions/drive.ts'
 import { controlState } from '../sessions/control.ts'
 import { resolveShare, shareStillValid } from '../sessions/shares.ts'
-import { refuseJson } from '../doors/upgrade-refusal.ts'
+import { admitUpgrade } from '../doors/upgrade-refusal.ts'
+import { RelayDoor } from '../doors/relay-door.ts'
 
 /** the scope a console role needs to watch (and to take control) */
 export const WATCH_SCOPE = 'sessions:drive'
@@ -46,13 +47,15 @@ export const SHARE_INVALID = { code: 4404, reason: 'this share link does not wor
 type Viewer = { kind: 'person'; user: ConsoleUser } | { kind: 'share'; shareId: string; orgId: string }
 
 export class LiveViewRelay {
-  readonly #wss = new WebSocketServer({ noServer: true, maxPayload: MAX_INPUT, perMessageDeflate: false })
-  readonly #closers = new Set<() => void>()
+  readonly #door = new RelayDoor(MAX_INPUT)
   readonly #path: RegExp
   readonly #sharePath: string
-  #closed = false
 
-  constructor(private readonly deps: Services, private readonly nodes: NodeDirectory | undefined) {
+  private readonly deps: Services
+  private readonly nodes: NodeDirectory | undefined
+  constructor(deps: Services, nodes: NodeDirectory | undefined) {
+    this.deps = deps
+    this.nodes = nodes
     const base = deps.config.consolePath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
     this.#path = new RegExp(`^${base}/sessions/([^/?#]+)/live(?:\\?.*)?$`)
     this.#sharePath = `${deps.config.consolePath}/share/live`
@@ -67,16 +70,12 @@ export class LiveViewRelay {
     }
     const m = this.#path.exec(req.url ?? '')
     if (!m) return false
-    socket.on('error', () => socket.destroy())
-    this.#admit(req, socket, head, m[1]).catch((e) => {
-      if (!isApiError(e)) this.deps.log.error({ err: e }, 'live view upgrade failed')
-      refuseJson(socket, isApiError(e) ? e : errors.internal())
-    })
+    admitUpgrade(socket, this.deps.log, 'live view', () => this.#admit(req, socket, head, m[1]))
     return true
   }
 
   async #admit(req: IncomingMessage, socket: Duplex, head: Buffer, rawId: string): Promise<void> {
-    if (this.#closed) return refusePlain(socket, upgradeErrors.liveViewUnavailable())
+    if (this.#door.closed) return refusePlain(socket, upgradeErrors.liveViewUnavailable())
     // the cookie rides along with any page's WebSocket: only our own pages may open one
     if (!sameOriginRequest(this.deps, req as unknown as FastifyRequest)) return refusePlain(socket, upgradeErrors.liveViewCrossOrigin())
     const u = await consoleUserOfHeader(this.deps, req.headers.cookie)
@@ -102,11 +101,11 @@ export class LiveViewRelay {
     this.#upstream(access, (upstream) => {
       if (settled) return upstream?.terminate()
       settled = true
-      if (!upstream || this.#closed) {
+      if (!upstream || this.#door.closed) {
         upstream?.terminate()
         return refusePlain(socket, upgradeErrors.liveViewUnavailable())
       }
-      this.#wss.handleUpgrade(req, socket, head, (client) => this.#relay(client, upstream, row, { kind: 'person', user: u }, first))
+      this.#door.wss.handleUpgrade(req, socket, head, (client) => this.#relay(client, upstream, row, { kind: 'person', user: u }, first))
     })
   }
 
@@ -142,9 +141,9 @@ export class LiveViewRelay {
    * link can fail closes alike with SHARE_INVALID.
    */
   #admitShare(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    if (this.#closed) return refusePlain(socket, upgradeErrors.liveViewUnavailable())
+    if (this.#door.closed) return refusePlain(socket, upgradeErrors.liveViewUnavailable())
     if (!sameOriginRequest(this.deps, req as unknown as FastifyRequest)) return refusePlain(socket, upgradeErrors.liveViewCrossOrigin())
-    this.#wss.handleUpgrade(req, socket, head, (client) => {
+    this.#door.wss.handleUpgrade(req, socket, head, (client) => {
       const invalid = () => closeQuietly(client, SHARE_INVALID.code, SHARE_INVALID.reason)
       const timer = setTimeout(invalid, SHARE_AUTH_MS)
       client.once('close', () => clearTimeout(timer))
@@ -175,7 +174,7 @@ export class LiveViewRelay {
     const access = row.status === 'live' && this.nodes ? await this.nodes.lookup(row.id) : undefined
     if (!access || !first) return invalid()
     this.#upstream(access, (upstream) => {
-      if (!upstream || client.readyState !== WebSocket.OPEN || this.#closed) {
+      if (!upstream || client.readyState !== WebSocket.OPEN || this.#door.closed) {
         upstream?.terminate()
         return invalid()
       }
@@ -200,13 +199,13 @@ export class LiveViewRelay {
       if (done) return
       done = true
       clearInterval(poll)
-      this.#closers.delete(close)
+      this.#door.drop(close)
       closeQuietly(client, code, reason)
       closeQuietly(upstream, 1000, '')
       journalLater(db, row, { op: 'live_view_close', outcome: 'ok', detail: { ...who, frames, inputs } }, journalError)
     }
     const close = () => end(1001, 'the server is closing')
-    this.#closers.add(close)
+    this.#door.hold(close)
     journalLater(db, row, { op: 'live_view_open', outcome: 'ok', detail: who }, journalError)
     tellControl()
 
@@ -263,9 +262,7 @@ export class LiveViewRelay {
 
   /** Closes every live view and refuses new ones (the app is closing). */
   close(): void {
-    this.#closed = true
-    for (const close of [...this.#closers]) close()
-    this.#wss.close()
+    this.#door.close()
   }
 }
 

@@ -37,6 +37,13 @@ export function registerRecordingPages(app: FastifyInstance, services: Services,
     return kit.send(reply, e.status, page('Recordings', html`<p class="error" role="alert">${e.message}</p><p><a href="${base}/recordings">All recordings</a></p>`, kit.chrome(u)))
   }
   const idOf = (params: unknown) => String((params as Record<string, unknown>).id ?? '')
+  /** A session this person may watch, named in the path: the role's scope, then the one 404 for unknown and foreign ids. */
+  const watchableId = async (u: ConsoleUser, params: unknown): Promise<string> => {
+    const id = idOf(params)
+    if (!u.scopes.has(WATCH_SCOPE)) throw errors.missingScope(WATCH_SCOPE)
+    await getSession(services.db, u.orgId, id)
+    return id
+  }
 
   app.get(`${base}/recordings`, async (req, reply) => {
     const u = await kit.requireUser(req, reply)
@@ -61,10 +68,8 @@ export function registerRecordingPages(app: FastifyInstance, services: Services,
   app.get(`${sessions}/:id/recording`, async (req, reply) => {
     const u = await kit.requireUser(req, reply)
     if (!u) return reply
-    const id = idOf(req.params)
     try {
-      if (!u.scopes.has(WATCH_SCOPE)) throw errors.missingScope(WATCH_SCOPE)
-      await getSession(services.db, u.orgId, id)
+      const id = await watchableId(u, req.params)
       const row = await getRecording(services.db, u.orgId, id)
       if (!row) throw errors.notFound('session')
       const speed = Math.min(64, Math.max(1, Number((req.query as Record<string, unknown>).speed) || 1))
@@ -89,10 +94,8 @@ export function registerRecordingPages(app: FastifyInstance, services: Services,
   app.get(`${sessions}/:id/recording/events.json`, async (req, reply) => {
     const u = await kit.requireUser(req, reply)
     if (!u) return reply
-    const id = idOf(req.params)
     try {
-      if (!u.scopes.has(WATCH_SCOPE)) throw errors.missingScope(WATCH_SCOPE)
-      await getSession(services.db, u.orgId, id)
+      const id = await watchableId(u, req.params)
       const { events } = await recordings.timeline(u.orgId, id)
       return reply.code(200).header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-store').send(JSON.stringify({ events }))
     } catch (e) {

@@ -18,6 +18,7 @@ import { registerLivePages } from './live.ts'
 import { registerRecordingPages } from './recordings.ts'
 import { registerSetupPages } from './setup-pages.ts'
 import { registerSharePages } from './share.ts'
+import { registerCredentialRequestPages } from './credential-requests.ts'
 
 export { safeNext } from '../doors/console-guard.ts'
 
@@ -174,5 +175,7 @@ export function registerConsole(app: FastifyInstance, services: Services) {
   // setting up without curl: identities, credentials, grants, networks, governance (api-server/console/setup-*.ts)
   registerSetupPages(app, services, { send, chrome, requireUser, formTokenInvalid })
   registerSharePages(app, services, { send, chrome, requireUser, formTokenInvalid })
+  // an agent's credential_request, answered by a person (api-server/console/credential-requests.ts)
+  registerCredentialRequestPages(app, services, { send, chrome, requireUser, formTokenInvalid })
 }
 

@@ -10,10 +10,9 @@ import type { FastifyInstance } from 'fastify'
 import type { z } from 'zod'
 import type { CredentialView } from '../../contracts/operations/personas.ts'
 import { credentialCreate, credentialDelete, credentialRotate } from '../operations/personas/credentials.ts'
-import { isApiError } from '../../contracts/errors.ts'
 import { html } from '../doors/html.ts'
 import type { ConsoleUser } from '../doors/console-session.ts'
-import { csrfInput, disabledUnless, errorLine, field, formBody, listField, may, param, roleNote, runOp, TEXTAREA_STYLE, type CredentialForm, type SetupKit, type ShowIdentity } from './setup-kit.ts'
+import { csrfInput, disabledUnless, errorLine, field, formRoute, listField, may, param, roleNote, runOp, TEXTAREA_STYLE, type CredentialForm, type SetupKit, type ShowIdentity } from './setup-kit.ts'
 
 export function credentialSection(kit: SetupKit, u: ConsoleUser, identityId: string, creds: readonly z.input<typeof CredentialView>[], form: CredentialForm = {}) {
   const path = `${kit.base}/identities/${identityId}/credentials`
@@ -68,40 +67,27 @@ export function registerCredentialRoutes(app: FastifyInstance, kit: SetupKit, sh
   const path = `${kit.base}/identities/:identityId/credentials`
   const back = (identityId: string, done: string) => `${kit.base}/identities/${identityId}?done=${done}#credentials`
 
-  app.post(path, async (req, reply) => {
-    const u = await kit.requireUser(req, reply)
-    if (!u) return reply
-    const body = formBody(kit, req, reply, u)
-    if (!body) return reply
-    const identityId = param(req, 'identityId')
-    try {
+  formRoute(app, kit, path,
+    async ({ req, u, body }) => {
+      const identityId = param(req, 'identityId')
       await runOp(kit.services, req, u, credentialCreate, {
         identityId, name: field(body, 'name'), kind: field(body, 'kind') || undefined, value: field(body, 'value'), originAllowlist: listField(body, 'originAllowlist'),
       })
-    } catch (e) {
-      if (!isApiError(e)) throw e
-      // the name and hosts come back as typed; the secret never does
-      return show(req, reply, u, identityId, { error: e, credential: { error: e.message, name: field(body, 'name'), kind: field(body, 'kind'), hosts: field(body, 'originAllowlist') } })
-    }
-    return reply.redirect(back(identityId, 'credential-created'), 303)
-  })
+      return back(identityId, 'credential-created')
+    },
+    // the name and hosts come back as typed; the secret never does
+    ({ req, reply, u, body }, e) =>
+      show(req, reply, u, param(req, 'identityId'), { error: e, credential: { error: e.message, name: field(body, 'name'), kind: field(body, 'kind'), hosts: field(body, 'originAllowlist') } }))
 
   for (const [action, op] of [['rotate', credentialRotate], ['delete', credentialDelete]] as const) {
-    app.post(`${path}/:credentialId/${action}`, async (req, reply) => {
-      const u = await kit.requireUser(req, reply)
-      if (!u) return reply
-      const body = formBody(kit, req, reply, u)
-      if (!body) return reply
-      const identityId = param(req, 'identityId')
-      const credentialId = param(req, 'credentialId')
-      try {
+    formRoute(app, kit, `${path}/:credentialId/${action}`,
+      async ({ req, u, body }) => {
+        const identityId = param(req, 'identityId')
+        const credentialId = param(req, 'credentialId')
         if (op === credentialRotate) await runOp(kit.services, req, u, credentialRotate, { identityId, credentialId, value: field(body, 'value') })
         else await runOp(kit.services, req, u, credentialDelete, { identityId, credentialId })
-      } catch (e) {
-        if (!isApiError(e)) throw e
-        return show(req, reply, u, identityId, { error: e, credential: { error: e.message, credentialId } })
-      }
-      return reply.redirect(back(identityId, action === 'rotate' ? 'credential-rotated' : 'credential-deleted'), 303)
-    })
+        return back(identityId, action === 'rotate' ? 'credential-rotated' : 'credential-deleted')
+      },
+      ({ req, reply, u }, e) => show(req, reply, u, param(req, 'identityId'), { error: e, credential: { error: e.message, credentialId: param(req, 'credentialId') } }))
   }
 }

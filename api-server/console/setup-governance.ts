@@ -3,11 +3,11 @@
 // with governance_put. Both need org:admin (owners and admins); anyone else gets the
 // API's 403 in words.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { isApiError, type ApiError } from '../../contracts/errors.ts'
+import type { ApiError } from '../../contracts/errors.ts'
 import { governanceGet, governancePut } from '../operations/personas/governance.ts'
 import { Html, html, page } from '../doors/html.ts'
 import type { ConsoleUser } from '../doors/console-session.ts'
-import { csrfInput, errorLine, field, formBody, listField, notice, okNotice, refusalPage, runOp, setupNav, TEXTAREA_STYLE, type SetupKit } from './setup-kit.ts'
+import { csrfInput, errorLine, field, formRoute, listField, notice, okNotice, pageRoute, refusalPage, runOp, setupNav, TEXTAREA_STYLE, type SetupKit } from './setup-kit.ts'
 
 export function registerGovernancePage(app: FastifyInstance, kit: SetupKit) {
   const path = `${kit.base}/governance`
@@ -40,18 +40,10 @@ export function registerGovernancePage(app: FastifyInstance, kit: SetupKit) {
       </div>`, kit.chrome(u)))
   }
 
-  app.get(path, async (req, reply) => {
-    const u = await kit.requireUser(req, reply)
-    if (!u) return reply
-    return show(req, reply, u)
-  })
+  pageRoute(app, kit, path, (req, reply, u) => show(req, reply, u))
 
-  app.post(path, async (req, reply) => {
-    const u = await kit.requireUser(req, reply)
-    if (!u) return reply
-    const body = formBody(kit, req, reply, u)
-    if (!body) return reply
-    try {
+  formRoute(app, kit, path,
+    async ({ req, u, body }) => {
       await runOp(kit.services, req, u, governancePut, {
         // an unticked box is not sent: false
         credential_freetext_fill: field(body, 'credential_freetext_fill') === 'on',
@@ -59,10 +51,8 @@ export function registerGovernancePage(app: FastifyInstance, kit: SetupKit) {
         recordSessions: field(body, 'recordSessions') === 'on',
         declaredAdvisorOrigins: listField(body, 'declaredAdvisorOrigins'),
       })
-    } catch (e) {
-      if (!isApiError(e)) throw e
-      return e.status === 403 ? refusalPage(kit, reply, u, 'Governance', e, { href: `${kit.base}/identities`, text: 'Identities' }) : show(req, reply, u, { error: e, origins: field(body, 'declaredAdvisorOrigins') })
-    }
-    return reply.redirect(`${path}?done=saved`, 303)
-  })
+      return `${path}?done=saved`
+    },
+    ({ req, reply, u, body }, e) =>
+      e.status === 403 ? refusalPage(kit, reply, u, 'Governance', e, { href: `${kit.base}/identities`, text: 'Identities' }) : show(req, reply, u, { error: e, origins: field(body, 'declaredAdvisorOrigins') }))
 }

@@ -10,7 +10,7 @@ import { isApiError, type ApiError } from '../../contracts/errors.ts'
 import { grantCreate, grantDelete, grantRevoke } from '../operations/personas/grants.ts'
 import { Html, html } from '../doors/html.ts'
 import type { ConsoleUser } from '../doors/console-session.ts'
-import { csrfInput, disabledUnless, errorLine, field, formBody, listField, may, param, roleNote, runOp, TEXTAREA_STYLE, type GrantFormState, type SetupKit, type ShowIdentity } from './setup-kit.ts'
+import { csrfInput, disabledUnless, errorLine, field, formRoute, listField, may, param, roleNote, runOp, TEXTAREA_STYLE, type GrantFormState, type SetupKit, type ShowIdentity } from './setup-kit.ts'
 
 export interface AgentRow { id: string; name: string; kind: string }
 
@@ -78,14 +78,10 @@ export function registerGrantRoutes(app: FastifyInstance, kit: SetupKit, show: S
   const path = `${kit.base}/identities/:identityId/grants`
   const back = (identityId: string, done: string) => `${kit.base}/identities/${identityId}?done=${done}#grants`
 
-  app.post(path, async (req, reply) => {
-    const u = await kit.requireUser(req, reply)
-    if (!u) return reply
-    const body = formBody(kit, req, reply, u)
-    if (!body) return reply
-    const identityId = param(req, 'identityId')
-    const max = field(body, 'maxSessionDurationSecs').trim()
-    try {
+  formRoute(app, kit, path,
+    async ({ req, u, body }) => {
+      const identityId = param(req, 'identityId')
+      const max = field(body, 'maxSessionDurationSecs').trim()
       await runOp(kit.services, req, u, grantCreate, {
         identityId,
         principalAgentId: field(body, 'principalAgentId'),
@@ -97,29 +93,22 @@ export function registerGrantRoutes(app: FastifyInstance, kit: SetupKit, show: S
         maxSessionDurationSecs: max === '' ? null : /^\d+$/.test(max) ? Number(max) : max,
         reason: field(body, 'reason'),
       })
-    } catch (e) {
-      if (!isApiError(e)) throw e
+      return back(identityId, 'grant-created')
+    },
+    ({ req, reply, u, body }, e) => {
       const values = Object.fromEntries(FIELDS.map((f) => [f, field(body, f)]))
-      return show(req, reply, u, identityId, { error: e, grant: { error: e.message, values } })
-    }
-    return reply.redirect(back(identityId, 'grant-created'), 303)
-  })
+      return show(req, reply, u, param(req, 'identityId'), { error: e, grant: { error: e.message, values } })
+    })
 
   for (const [action, op] of [['revoke', grantRevoke], ['delete', grantDelete]] as const) {
-    app.post(`${path}/:grantId/${action}`, async (req, reply) => {
-      const u = await kit.requireUser(req, reply)
-      if (!u) return reply
-      if (!formBody(kit, req, reply, u)) return reply
-      const identityId = param(req, 'identityId')
-      const grantId = param(req, 'grantId')
-      try {
+    formRoute(app, kit, `${path}/:grantId/${action}`,
+      async ({ req, u }) => {
+        const identityId = param(req, 'identityId')
+        const grantId = param(req, 'grantId')
         if (op === grantRevoke) await runOp(kit.services, req, u, grantRevoke, { identityId, grantId })
         else await runOp(kit.services, req, u, grantDelete, { identityId, grantId })
-      } catch (e) {
-        if (!isApiError(e)) throw e
-        return show(req, reply, u, identityId, { error: e, grant: { error: e.message, grantId } })
-      }
-      return reply.redirect(back(identityId, action === 'revoke' ? 'grant-revoked' : 'grant-deleted'), 303)
-    })
+        return back(identityId, action === 'revoke' ? 'grant-revoked' : 'grant-deleted')
+      },
+      ({ req, reply, u }, e) => show(req, reply, u, param(req, 'identityId'), { error: e, grant: { error: e.message, grantId: param(req, 'grantId') } }))
   }
 }

@@ -15,7 +15,7 @@ import type { ConsoleUser } from '../doors/console-session.ts'
 import { credentialSection, registerCredentialRoutes } from './setup-credentials.ts'
 import { grantSection, registerGrantRoutes, type AgentRow } from './setup-grants.ts'
 import {
-  csrfInput, disabledUnless, errorLine, field, formBody, notice, okNotice, param, refusalPage, roleNote, runOp, setupNav, type IdentityPageState, type SetupKit,
+  csrfInput, disabledUnless, errorLine, field, formRoute, notice, okNotice, pageRoute, param, refusalPage, roleNote, runOp, setupNav, type IdentityPageState, type SetupKit,
 } from './setup-kit.ts'
 
 const NOTICES: Record<string, string> = {
@@ -99,9 +99,7 @@ export function registerIdentityPages(app: FastifyInstance, kit: SetupKit) {
     return kit.send(o.error ? reply.headers(o.error.headers) : reply, status, body)
   }
 
-  app.get(list, async (req, reply) => {
-    const u = await kit.requireUser(req, reply)
-    if (!u) return reply
+  pageRoute(app, kit, list, async (req, reply, u) => {
     try {
       return kit.send(reply, 200, await listPage(req, u))
     } catch (e) {
@@ -109,41 +107,23 @@ export function registerIdentityPages(app: FastifyInstance, kit: SetupKit) {
     }
   })
 
-  app.post(list, async (req, reply) => {
-    const u = await kit.requireUser(req, reply)
-    if (!u) return reply
-    const body = formBody(kit, req, reply, u)
-    if (!body) return reply
-    let id: string
-    try {
-      id = (await runOp(kit.services, req, u, identityCreate, { name: field(body, 'name'), defaultOpenMode: field(body, 'defaultOpenMode') || undefined })).id
-    } catch (e) {
-      if (!isApiError(e)) throw e
-      return kit.send(reply.headers(e.headers), e.status, await listPage(req, u, { error: e.message, name: field(body, 'name'), mode: field(body, 'defaultOpenMode') }))
-    }
-    return reply.redirect(`${list}/${id}?done=created`, 303)
-  })
+  formRoute(app, kit, list,
+    async ({ req, u, body }) => {
+      const { id } = await runOp(kit.services, req, u, identityCreate, { name: field(body, 'name'), defaultOpenMode: field(body, 'defaultOpenMode') || undefined })
+      return `${list}/${id}?done=created`
+    },
+    async ({ req, reply, u, body }, e) =>
+      kit.send(reply.headers(e.headers), e.status, await listPage(req, u, { error: e.message, name: field(body, 'name'), mode: field(body, 'defaultOpenMode') })))
 
-  app.get(`${list}/:identityId`, async (req, reply) => {
-    const u = await kit.requireUser(req, reply)
-    if (!u) return reply
-    return show(req, reply, u, param(req, 'identityId'), { notice: notice(req, NOTICES) })
-  })
+  pageRoute(app, kit, `${list}/:identityId`, (req, reply, u) => show(req, reply, u, param(req, 'identityId'), { notice: notice(req, NOTICES) }))
 
-  app.post(`${list}/:identityId/delete`, async (req, reply) => {
-    const u = await kit.requireUser(req, reply)
-    if (!u) return reply
-    if (!formBody(kit, req, reply, u)) return reply
-    const identityId = param(req, 'identityId')
-    try {
-      await runOp(kit.services, req, u, identityDelete, { identityId })
-    } catch (e) {
-      if (!isApiError(e)) throw e
-      // a refusal about an identity the page can still show (409 leased, 403 role) comes back on it
-      return e.status === 404 ? refusalPage(kit, reply, u, 'Identity', e, backToList) : show(req, reply, u, identityId, { error: e, deleteError: e.message })
-    }
-    return reply.redirect(`${list}?done=deleted`, 303)
-  })
+  formRoute(app, kit, `${list}/:identityId/delete`,
+    async ({ req, u }) => {
+      await runOp(kit.services, req, u, identityDelete, { identityId: param(req, 'identityId') })
+      return `${list}?done=deleted`
+    },
+    // a refusal about an identity the page can still show (409 leased, 403 role) comes back on it
+    ({ req, reply, u }, e) => (e.status === 404 ? refusalPage(kit, reply, u, 'Identity', e, backToList) : show(req, reply, u, param(req, 'identityId'), { error: e, deleteError: e.message })))
 
   registerCredentialRoutes(app, kit, show)
   registerGrantRoutes(app, kit, show)

@@ -10,7 +10,7 @@
 // Secrets (a credential value, a network join token) travel only in POST bodies, which
 // nothing logs (the request logger writes method, URL and status); redirects carry ids
 // and a fixed notice word, never a value.
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { z } from 'zod'
 import type { Services } from '../services.ts'
 import type { AnyContract } from '../../contracts/operations/types.ts'
@@ -49,6 +49,52 @@ export function formBody(kit: SetupKit, req: FastifyRequest, reply: FastifyReply
     return null
   }
   return body
+}
+
+/** What a setup route's handler is given once the person is signed in (and, for a form, its token checked). */
+export interface FormCall {
+  req: FastifyRequest
+  reply: FastifyReply
+  u: ConsoleUser
+  body: Record<string, unknown>
+}
+
+/** A page for a signed-in person (anyone else gets the sign-in page). */
+export function pageRoute(app: FastifyInstance, kit: SetupKit, path: string, render: (req: FastifyRequest, reply: FastifyReply, u: ConsoleUser) => Promise<FastifyReply>) {
+  app.get(path, async (req, reply) => {
+    const u = await kit.requireUser(req, reply)
+    if (!u) return reply
+    return render(req, reply, u)
+  })
+}
+
+/**
+ * Every setup form's POST route, one way: sign-in, then the form token (403 page when
+ * wrong), then `run` — which calls the operation and answers a path to redirect to (303,
+ * the usual answer) or a reply of its own. A catalogue refusal (ApiError) anywhere in
+ * `run` goes to `refused`, which sends the page back with the error and the form as typed
+ * (never a secret); any other error propagates.
+ */
+export function formRoute(
+  app: FastifyInstance, kit: SetupKit, path: string,
+  run: (c: FormCall) => Promise<string | FastifyReply>,
+  refused: (c: FormCall, e: ApiError) => Promise<FastifyReply> | FastifyReply,
+) {
+  app.post(path, async (req, reply) => {
+    const u = await kit.requireUser(req, reply)
+    if (!u) return reply
+    const body = formBody(kit, req, reply, u)
+    if (!body) return reply
+    const c = { req, reply, u, body }
+    let out: string | FastifyReply
+    try {
+      out = await run(c)
+    } catch (e) {
+      if (!isApiError(e)) throw e
+      return refused(c, e)
+    }
+    return typeof out === 'string' ? reply.redirect(out, 303) : out
+  })
 }
 
 /** One text field of a form ('' when absent or repeated). */

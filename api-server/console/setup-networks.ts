@@ -11,7 +11,7 @@ import { networkCreate, networkDaemons, networkDelete, networkList, networkRotat
 import { html, page, type Html } from '../doors/html.ts'
 import type { ConsoleUser } from '../doors/console-session.ts'
 import {
-  csrfInput, disabledUnless, errorLine, field, formBody, listField, notice, okNotice, param, refusalPage, roleNote, runOp, setupNav, shellWord, TEXTAREA_STYLE, type SetupKit,
+  csrfInput, disabledUnless, errorLine, field, formRoute, listField, notice, okNotice, pageRoute, param, refusalPage, roleNote, runOp, setupNav, shellWord, TEXTAREA_STYLE, type FormCall, type SetupKit,
 } from './setup-kit.ts'
 
 const NOTICES: Record<string, string> = {
@@ -121,9 +121,7 @@ export function registerNetworkPages(app: FastifyInstance, kit: SetupKit) {
     return kit.send(o.error ? reply.headers(o.error.headers) : reply, o.status ?? o.error?.status ?? 200, body)
   }
 
-  app.get(list, async (req, reply) => {
-    const u = await kit.requireUser(req, reply)
-    if (!u) return reply
+  pageRoute(app, kit, list, async (req, reply, u) => {
     try {
       return kit.send(reply, 200, await listPage(req, u))
     } catch (e) {
@@ -131,67 +129,40 @@ export function registerNetworkPages(app: FastifyInstance, kit: SetupKit) {
     }
   })
 
-  app.post(list, async (req, reply) => {
-    const u = await kit.requireUser(req, reply)
-    if (!u) return reply
-    const body = formBody(kit, req, reply, u)
-    if (!body) return reply
-    try {
+  formRoute(app, kit, list,
+    async ({ req, reply, u, body }) => {
       const { network, token } = await runOp(kit.services, req, u, networkCreate, { name: field(body, 'name') })
       // the token is rendered into this answer only; the list page never shows it again
       return kit.send(reply, 201, await listPage(req, u, { card: tokenCard(network.name, token, false) }))
-    } catch (e) {
-      if (!isApiError(e)) throw e
-      return kit.send(reply.headers(e.headers), e.status, await listPage(req, u, { error: e.message, name: field(body, 'name') }))
-    }
-  })
+    },
+    async ({ req, reply, u, body }, e) => kit.send(reply.headers(e.headers), e.status, await listPage(req, u, { error: e.message, name: field(body, 'name') })))
 
-  app.get(`${list}/:networkId`, async (req, reply) => {
-    const u = await kit.requireUser(req, reply)
-    if (!u) return reply
-    return show(req, reply, u, param(req, 'networkId'))
-  })
+  pageRoute(app, kit, `${list}/:networkId`, (req, reply, u) => show(req, reply, u, param(req, 'networkId')))
 
-  app.post(`${list}/:networkId/hosts`, async (req, reply) => {
-    const u = await kit.requireUser(req, reply)
-    if (!u) return reply
-    const body = formBody(kit, req, reply, u)
-    if (!body) return reply
-    const networkId = param(req, 'networkId')
-    try {
+  formRoute(app, kit, `${list}/:networkId/hosts`,
+    async ({ req, u, body }) => {
+      const networkId = param(req, 'networkId')
       await runOp(kit.services, req, u, networkUpdate, { networkId, declaredHosts: listField(body, 'declaredHosts') })
-    } catch (e) {
-      if (!isApiError(e)) throw e
-      return show(req, reply, u, networkId, { error: e, hosts: field(body, 'declaredHosts') })
-    }
-    return reply.redirect(`${list}/${networkId}?done=hosts`, 303)
-  })
+      return `${list}/${networkId}?done=hosts`
+    },
+    ({ req, reply, u, body }, e) => show(req, reply, u, param(req, 'networkId'), { error: e, hosts: field(body, 'declaredHosts') }))
 
-  app.post(`${list}/:networkId/rotate`, async (req, reply) => {
-    const u = await kit.requireUser(req, reply)
-    if (!u) return reply
-    if (!formBody(kit, req, reply, u)) return reply
-    const networkId = param(req, 'networkId')
-    try {
+  /** rotate and delete: a network gone (404) gets the refusal page, anything else comes back on the network's page */
+  const refusedOnNetwork = ({ req, reply, u }: FormCall, e: ApiError) =>
+    e.status === 404 ? refusalPage(kit, reply, u, 'Network', e, backToList) : show(req, reply, u, param(req, 'networkId'), { error: e })
+
+  formRoute(app, kit, `${list}/:networkId/rotate`,
+    async ({ req, reply, u }) => {
+      const networkId = param(req, 'networkId')
       const { network, token } = await runOp(kit.services, req, u, networkRotateToken, { networkId })
       return show(req, reply, u, networkId, { card: tokenCard(network.name, token, true) })
-    } catch (e) {
-      if (!isApiError(e)) throw e
-      return e.status === 404 ? refusalPage(kit, reply, u, 'Network', e, backToList) : show(req, reply, u, networkId, { error: e })
-    }
-  })
+    },
+    refusedOnNetwork)
 
-  app.post(`${list}/:networkId/delete`, async (req, reply) => {
-    const u = await kit.requireUser(req, reply)
-    if (!u) return reply
-    if (!formBody(kit, req, reply, u)) return reply
-    const networkId = param(req, 'networkId')
-    try {
-      await runOp(kit.services, req, u, networkDelete, { networkId })
-    } catch (e) {
-      if (!isApiError(e)) throw e
-      return e.status === 404 ? refusalPage(kit, reply, u, 'Network', e, backToList) : show(req, reply, u, networkId, { error: e })
-    }
-    return reply.redirect(`${list}?done=deleted`, 303)
-  })
+  formRoute(app, kit, `${list}/:networkId/delete`,
+    async ({ req, u }) => {
+      await runOp(kit.services, req, u, networkDelete, { networkId: param(req, 'networkId') })
+      return `${list}?done=deleted`
+    },
+    refusedOnNetwork)
 }

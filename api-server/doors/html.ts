@@ -5,7 +5,10 @@ export function esc(v: unknown): string {
 
 /** A piece of markup that must not be escaped again. */
 export class Html {
-  constructor(readonly value: string) {}
+  readonly value: string
+  constructor(value: string) {
+    this.value = value
+  }
   toString() { return this.value }
 }
 

@@ -4,7 +4,8 @@
 // relay and the console's live view.
 import http from 'node:http'
 import type { Duplex } from 'node:stream'
-import type { ApiError } from '../../contracts/errors.ts'
+import type { FastifyBaseLogger } from 'fastify'
+import { errors, isApiError, type ApiError } from '../../contracts/errors.ts'
 
 /** A refusal before the upgrade: the REST door's JSON error, status, headers and body alike. */
 export function refuseJson(socket: Duplex, e: ApiError): void {
@@ -14,3 +15,16 @@ export function refuseJson(socket: Duplex, e: ApiError): void {
   socket.end(`HTTP/1.1 ${e.status} ${http.STATUS_CODES[e.status] ?? 'Error'}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`)
 }
 
+
+/**
+ * Admits an upgrade a door has taken: a socket error only drops the socket; a catalogue
+ * refusal from `admit` is answered as JSON (refuseJson); anything else is logged
+ * ("<what> upgrade failed") and answered as the catalogue's 500.
+ */
+export function admitUpgrade(socket: Duplex, log: FastifyBaseLogger, what: string, admit: () => Promise<void>): void {
+  socket.on('error', () => socket.destroy())
+  admit().catch((e) => {
+    if (!isApiError(e)) log.error({ err: e }, `${what} upgrade failed`)
+    refuseJson(socket, isApiError(e) ? e : errors.internal())
+  })
+}

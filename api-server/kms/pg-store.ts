@@ -7,10 +7,15 @@ type Row = { provider: string; wrapped_key: Buffer }
 
 export class PgDataKeyStore implements DataKeyStore {
   /** `provider` is recorded with each new key and checked on every read. */
+  private readonly pool: pg.Pool
+  private readonly provider: KmsProviderName
   constructor(
-    private readonly pool: pg.Pool,
-    private readonly provider: KmsProviderName,
-  ) {}
+    pool: pg.Pool,
+    provider: KmsProviderName,
+  ) {
+    this.pool = pool
+    this.provider = provider
+  }
 
   async get(orgId: string): Promise<Buffer | null> {
     const r = await this.pool.query<Row>('select provider, wrapped_key from org_data_keys where org_id = $1', [orgId])

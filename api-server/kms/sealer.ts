@@ -36,11 +36,15 @@ export class Sealer {
   private readonly inflight = new Map<string, Promise<KeyObject>>()
   private nextSweep = 0
 
+  private readonly provider: KmsProvider | null
+  private readonly keys: DataKeyStore
   constructor(
-    private readonly provider: KmsProvider | null,
-    private readonly keys: DataKeyStore,
+    provider: KmsProvider | null,
+    keys: DataKeyStore,
     opts: SealerOptions = {},
   ) {
+    this.provider = provider
+    this.keys = keys
     this.ttlMs = opts.cacheTtlMs ?? 5 * 60_000
     this.now = opts.now ?? Date.now
   }

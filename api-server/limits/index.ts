@@ -48,7 +48,11 @@ export class Limits {
   readonly joinNetwork: WindowLimit
   readonly bearerAddress: WindowLimit
 
-  constructor(readonly settings: LimitSettings, now: () => number, readonly store: LimitStore = new MemoryLimitStore()) {
+  readonly settings: LimitSettings
+  readonly store: LimitStore
+  constructor(settings: LimitSettings, now: () => number, store: LimitStore = new MemoryLimitStore()) {
+    this.settings = settings
+    this.store = store
     const s = settings
     this.loginAccount = new BackoffLock(store, 'login-account', {
       freeFailures: s.loginLockoutThreshold, baseMs: s.loginLockoutBaseSecs * 1000, maxMs: s.loginLockoutMaxSecs * 1000,

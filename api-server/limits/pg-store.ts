@@ -11,7 +11,10 @@ const SWEEP_EVERY = 500
 export class PgLimitStore implements LimitStore {
   private updates = 0
 
-  constructor(private readonly db: Db) {}
+  private readonly db: Db
+  constructor(db: Db) {
+    this.db = db
+  }
 
   async update<T>(key: string, now: number, fn: (current: LimitRecord | null) => { next: LimitRecord | null; result: T }): Promise<T> {
     if (++this.updates % SWEEP_EVERY === 0) {

@@ -18,12 +18,21 @@ export interface WindowRule {
 }
 
 export class WindowLimit {
+  private readonly store: LimitStore
+  private readonly name: string
+  readonly rule: WindowRule
+  private readonly now: () => number
   constructor(
-    private readonly store: LimitStore,
-    private readonly name: string,
-    readonly rule: WindowRule,
-    private readonly now: () => number,
-  ) {}
+    store: LimitStore,
+    name: string,
+    rule: WindowRule,
+    now: () => number,
+  ) {
+    this.store = store
+    this.name = name
+    this.rule = rule
+    this.now = now
+  }
 
   private current(r: LimitRecord | null, t: number): LimitRecord {
     if (!r || t - r.start >= this.rule.windowMs || t < r.start) return { count: 0, start: t, until: 0, expiresAt: t + this.rule.windowMs }
@@ -63,12 +72,21 @@ export interface BackoffRule {
 }
 
 export class BackoffLock {
+  private readonly store: LimitStore
+  private readonly name: string
+  readonly rule: BackoffRule
+  private readonly now: () => number
   constructor(
-    private readonly store: LimitStore,
-    private readonly name: string,
-    readonly rule: BackoffRule,
-    private readonly now: () => number,
-  ) {}
+    store: LimitStore,
+    name: string,
+    rule: BackoffRule,
+    now: () => number,
+  ) {
+    this.store = store
+    this.name = name
+    this.rule = rule
+    this.now = now
+  }
 
   /** Is `key` locked now? */
   async check(key: string): Promise<Verdict> {

@@ -31,7 +31,10 @@ export interface LimitStore {
 export class MemoryLimitStore implements LimitStore {
   private readonly records = new Map<string, LimitRecord>()
 
-  constructor(private readonly maxKeys = 100_000) {}
+  private readonly maxKeys: number
+  constructor(maxKeys = 100_000) {
+    this.maxKeys = maxKeys
+  }
 
   async update<T>(key: string, now: number, fn: (current: LimitRecord | null) => { next: LimitRecord | null; result: T }): Promise<T> {
     const found = this.records.get(key)

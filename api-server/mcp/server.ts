@@ -17,6 +17,12 @@
 // contract's output (its mcpOutput when it has one), {ok: true} for a 204, {result}
 // around a non-object; a result's structuredContent is that. With checkOutput (tests)
 // it is checked before it leaves: a mismatch answers a 500 tool error.
+//
+// URL elicitation (MCP 2025-11-25; elicitation.ts): a client whose initialize declares
+// `elicitation: { url: {} }` gets an Mcp-Session-Id remembering only that; its calls of
+// credential_request and request_human then answer on an SSE stream that carries
+// elicitation/create and notifications/elicitation/complete, and its answers to
+// elicitation/create are routed to the waiting call. Everything else stays stateless JSON.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
@@ -37,6 +43,9 @@ import { outputIssues, outputMismatch, type DoorOptions } from '../doors/output-
 import { requireJsonBody } from '../doors/json-only.ts'
 import { isNoContent } from '../../contracts/operations/types.ts'
 import { rebindingGuard } from './origin.ts'
+import { ELICITING_TOOLS, ElicitationMemo } from './elicitation.ts'
+import type { UrlElicitation } from '../operations/types.ts'
+import { Readable } from 'node:stream'
 
 /** The most JSON-RPC messages one POST may carry; a longer batch is refused whole. */
 export const MAX_BATCH = 20
@@ -200,11 +209,14 @@ interface Door {
   checkOutput: boolean
 }
 
-function buildServer(services: Services, door: Door, auth: AuthContext, req: FastifyRequest) {
+/** Builds a call's URL elicitation, when its client declared URL elicitation (elicitation.ts). */
+type Elicit = (requestId: string | number, progressToken: string | number | undefined, signal: AbortSignal) => UrlElicitation
+
+function buildServer(services: Services, door: Door, auth: AuthContext, req: FastifyRequest, elicit?: Elicit) {
   const { byName, descriptors } = door
   const server = new Server({ name: 'nightjar', version: '0.1.0' }, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: door.validator })
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: descriptors }))
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = byName.get(request.params.name)
     try {
       // an unknown tool is a protocol error (MCP tools: "Unknown tools" → -32602)
@@ -215,7 +227,13 @@ function buildServer(services: Services, door: Door, auth: AuthContext, req: Fas
       const { op } = tool
       if (!hasScopes(auth.scopes, op.scopes)) throw errors.missingScope(op.scopes.filter((s: string) => !auth.scopes.has(s)).join(' '))
       const input = parseInput(mcpInput(op), request.params.arguments ?? {})
-      const result = await op.handler({ auth, services, log: req.log, via: 'mcp', ip: req.ip }, input)
+      // what the call asked its client ends with the call: an answer still awaited is dropped
+      const callOver = new AbortController()
+      const elicitation = elicit && ELICITING_TOOLS.has(op.name)
+        ? elicit(extra.requestId, request.params._meta?.progressToken, AbortSignal.any([extra.signal, callOver.signal]))
+        : undefined
+      const result = await op.handler({ auth, services, log: req.log, via: 'mcp', ip: req.ip, ...(elicitation ? { elicitation } : {}) }, input)
+        .finally(() => callOver.abort())
       const content = toolResult(tool, result)
       if (door.checkOutput) {
         const issues = outputIssues(tool.output.schema, content.structuredContent)
@@ -276,6 +294,7 @@ export function registerMcp(app: FastifyInstance, services: Services, ops: reado
     validator: new AjvJsonSchemaValidator(),
     checkOutput: opts.checkOutput ?? false,
   }
+  const memo = new ElicitationMemo()
   const guard = rebindingGuard(services.config.baseUrl, services.config.mcpAllowedOrigins ?? [])
   const handle = async (req: FastifyRequest, reply: import('fastify').FastifyReply) => {
     const rebinding = guard.check(req.headers.host, req.headers.origin)
@@ -299,10 +318,22 @@ export function registerMcp(app: FastifyInstance, services: Services, ops: reado
     if (body === undefined) return refused.length ? reply.code(200).send(refused) : reply.code(202).send()
     const challenge = scopeChallenge(services, byName, auth, body)
     if (challenge) throw challenge
-    const server = buildServer(services, door, auth, req)
+    // a client's answer to an elicitation/create goes to the call that asked (elicitation.ts)
+    if (memo.takeAnswers(auth, body)) return reply.code(202).send()
+    // a call that may send its client to a URL answers on an SSE stream, if the client can be asked
+    const call = body as { method?: unknown; params?: { name?: unknown } }
+    const eliciting = !Array.isArray(body) && call?.method === 'tools/call' && ELICITING_TOOLS.has(String(call.params?.name))
+      && memo.canAsk(auth, typeof req.headers['mcp-session-id'] === 'string' ? req.headers['mcp-session-id'] : undefined)
+    const elicit: Elicit | undefined = eliciting ? (requestId, progressToken, signal) => memo.forCall(auth, transport, requestId, progressToken, signal) : undefined
+    const server = buildServer(services, door, auth, req, elicit)
     // the web-standard transport takes the body Fastify already parsed: no second pass
     // over the request stream and no Node↔fetch adapter on every call
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !eliciting })
+    const closeAll = async () => {
+      await transport.close().catch(() => {}) // the reply is sent; a per-request transport that fails to close holds nothing
+      await server.close().catch(() => {})
+    }
+    let streaming = false
     await server.connect(transport)
     // every request message passes the params check before the server sees it; a refused
     // one is answered on the transport (the SDK matches the reply to its request id)
@@ -323,6 +354,17 @@ export function registerMcp(app: FastifyInstance, services: Services, ops: reado
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v)
       const request = new Request(new URL(req.url, 'http://mcp.local'), { method: 'POST', headers })
       const response = await transport.handleRequest(request, { parsedBody: body })
+      if (eliciting && response.body && (response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+        // the call's events go out as they come; the server closes when the stream ends or the client hangs up
+        streaming = true
+        reply.raw.once('close', () => { void closeAll() })
+        reply.code(response.status)
+        response.headers.forEach((value, key) => reply.header(key, value))
+        return reply.send(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream))
+      }
+      // a client that declared URL elicitation gets a session id naming that, and nothing else
+      const memoId = response.status === 200 ? memo.remember(auth, body) : null
+      if (memoId) reply.header('mcp-session-id', memoId)
       if (refused.length && (response.status === 200 || response.status === 202)) {
         // the batch's answers, and the refusals made here (JSON responses: enableJsonResponse)
         // (the SDK answers a batch that leaves one response with that response alone)
@@ -333,8 +375,7 @@ export function registerMcp(app: FastifyInstance, services: Services, ops: reado
       response.headers.forEach((value, key) => reply.header(key, value))
       return reply.send(response.body ? Buffer.from(await response.arrayBuffer()) : undefined)
     } finally {
-      await transport.close().catch(() => {}) // the reply is sent; a per-request transport that fails to close holds nothing
-      await server.close().catch(() => {})
+      if (!streaming) await closeAll()
     }
   }
   // a body is JSON or 415 before it is parsed (forms are parsed app-wide, for the console)

@@ -26,7 +26,10 @@ export class DaemonCountPublisher {
   #unsubscribe?: () => void
   #timer?: NodeJS.Timeout
 
-  constructor(private readonly deps: CountPublisherDeps) {}
+  private readonly deps: CountPublisherDeps
+  constructor(deps: CountPublisherDeps) {
+    this.deps = deps
+  }
 
   start(): void {
     this.#unsubscribe = this.deps.changes.subscribe((id) => void this.publish(id))

@@ -35,7 +35,10 @@ export interface DialForwarding {
 export class EgressRelay {
   private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false })
 
-  constructor(private readonly deps: { plane: SessionPlane; broker: Pick<TunnelBroker, 'dial'>; forwarding?: DialForwarding }) {}
+  private readonly deps: { plane: SessionPlane; broker: Pick<TunnelBroker, 'dial'>; forwarding?: DialForwarding }
+  constructor(deps: { plane: SessionPlane; broker: Pick<TunnelBroker, 'dial'>; forwarding?: DialForwarding }) {
+    this.deps = deps
+  }
 
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
     const url = new URL(req.url ?? '/', 'http://x')

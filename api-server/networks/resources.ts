@@ -67,7 +67,9 @@ export class ClusterNetworkResources implements NetworkResources {
   #failures = 0
   #stopped = false
 
-  constructor(private readonly deps: NetworkResourcesDeps) {
+  private readonly deps: NetworkResourcesDeps
+  constructor(deps: NetworkResourcesDeps) {
+    this.deps = deps
     this.#attempts = Math.max(1, deps.retry?.attempts ?? 4)
     this.#baseMs = deps.retry?.baseMs ?? 100
     this.#repairMs = deps.repairMs ?? 5000

@@ -55,7 +55,10 @@ export interface LocalReachDeps {
 }
 
 export class LocalReach implements NetworkDirectory {
-  constructor(private readonly deps: LocalReachDeps) {}
+  private readonly deps: LocalReachDeps
+  constructor(deps: LocalReachDeps) {
+    this.deps = deps
+  }
 
   /** the tunnel broker, for what installs its join throttle (limits/) */
   get broker(): TunnelBroker {

@@ -62,8 +62,10 @@ export function isPublicAddress(address: string): boolean {
 
 /** A document refused: the authorization page shows its reply (nothing is redirected). */
 export class MetadataRefused extends Error {
-  constructor(readonly reply: ErrorReply) {
+  readonly reply: ErrorReply
+  constructor(reply: ErrorReply) {
     super(reply.message)
+    this.reply = reply
     this.name = 'MetadataRefused'
   }
 }

@@ -4,6 +4,7 @@
 import type { AnyOperation } from './types.ts'
 import { foundationOperations } from './foundation/me.ts'
 import { personaOperations } from './personas/index.ts'
+import { credentialRequestOperations } from './personas/credential-request.ts'
 import { sessionLifecycleOperations } from './sessions/lifecycle.ts'
 import { sessionDriveOperations } from './sessions/drive.ts'
 import { networkOperations } from './networks/index.ts'
@@ -13,6 +14,7 @@ import { recordingOperations } from './recordings/index.ts'
 export const operations: readonly AnyOperation[] = [
   ...foundationOperations,
   ...personaOperations,
+  ...credentialRequestOperations,
   ...authstateOperations,
   ...sessionLifecycleOperations,
   ...sessionDriveOperations,

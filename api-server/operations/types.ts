@@ -19,6 +19,8 @@ export interface OpContext {
   ip?: string
   /** REST only: the request's Prefer header, and what the handler sets on the answer beyond its body */
   rest?: RestExchange
+  /** set by the MCP door when the client declared URL elicitation (operations/elicit.ts) */
+  elicitation?: UrlElicitation
 }
 
 export interface RestExchange {
@@ -28,6 +30,21 @@ export interface RestExchange {
   status?: number
   /** extra answer headers (Location, Retry-After, Preference-Applied) */
   headers: Record<string, string>
+}
+
+/**
+ * What an MCP client that declared URL elicitation (MCP 2025-11-25) lets a tool do while
+ * its call is open: send the user to a page, and say when the page is done.
+ */
+export interface UrlElicitation {
+  /** `elicitation/create` in mode url: the user's action, or null when no answer reaches this process */
+  ask(params: { elicitationId: string; url: string; message: string }): Promise<'accept' | 'decline' | 'cancel' | null>
+  /** `notifications/elicitation/complete` */
+  complete(elicitationId: string): Promise<void>
+  /** a progress notification, when the client sent a progressToken (keeps its request timer alive) */
+  progress(message: string): Promise<void>
+  /** aborts when the client hangs up */
+  signal: AbortSignal
 }
 
 export interface McpContent {

@@ -129,7 +129,10 @@ interface Active {
 export class Recordings {
   readonly #active = new Map<string, Active>()
   #sweeper?: ReturnType<typeof setInterval>
-  constructor(private readonly deps: RecordingsDeps) {}
+  private readonly deps: RecordingsDeps
+  constructor(deps: RecordingsDeps) {
+    this.deps = deps
+  }
 
   get store(): RecordingStore {
     return this.deps.settings.store

@@ -23,7 +23,10 @@ export const REPLICA_DIAL_PATH = '/internal/tunnel/dial'
 export class ReplicaDialServer {
   private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false })
 
-  constructor(private readonly deps: { secret?: string; broker: Pick<TunnelBroker, 'dial'> }) {}
+  private readonly deps: { secret?: string; broker: Pick<TunnelBroker, 'dial'> }
+  constructor(deps: { secret?: string; broker: Pick<TunnelBroker, 'dial'> }) {
+    this.deps = deps
+  }
 
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
     const url = new URL(req.url ?? '/', 'http://x')

@@ -34,7 +34,10 @@ export class TunnelFanout {
   private retry: NodeJS.Timeout | undefined
   private failures = 0
 
-  constructor(private readonly deps: FanoutDeps) {}
+  private readonly deps: FanoutDeps
+  constructor(deps: FanoutDeps) {
+    this.deps = deps
+  }
 
   /** Listen. Resolves once LISTEN is in place (or throws: the app refuses to start without it). */
   async start(): Promise<void> {

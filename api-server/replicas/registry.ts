@@ -25,7 +25,10 @@ export class ReplicaRegistry {
   private timer: NodeJS.Timeout | undefined
   private beating: Promise<void> | undefined
 
-  constructor(private readonly opts: ReplicaRegistryOptions) {}
+  private readonly opts: ReplicaRegistryOptions
+  constructor(opts: ReplicaRegistryOptions) {
+    this.opts = opts
+  }
 
   get heartbeatMs(): number {
     return this.opts.heartbeatMs

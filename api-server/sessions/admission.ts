@@ -75,7 +75,10 @@ export class Admission {
   /** recent start durations, to tell a refused caller when a slot is likely free */
   private avgStartMs = 1000
 
-  constructor(private readonly limits: AdmissionLimits) {}
+  private readonly limits: AdmissionLimits
+  constructor(limits: AdmissionLimits) {
+    this.limits = limits
+  }
 
   get stats(): AdmissionStats {
     return { inFlight: this.inFlight, queued: this.queue.length, refused: { ...this.refused } }

@@ -22,7 +22,16 @@ export class SessionActivity {
   private readonly lastWrite = new Map<string, number>()
 
   /** `touchEveryMs` must stay well below the shortest idle timeout a session can have */
-  constructor(private readonly db: Db, private readonly log: FastifyBaseLogger, private readonly touchEveryMs: number, private readonly now: () => number = Date.now) {}
+  private readonly db: Db
+  private readonly log: FastifyBaseLogger
+  private readonly touchEveryMs: number
+  private readonly now: () => number
+  constructor(db: Db, log: FastifyBaseLogger, touchEveryMs: number, now: () => number = Date.now) {
+    this.db = db
+    this.log = log
+    this.touchEveryMs = touchEveryMs
+    this.now = now
+  }
 
   /** a driving call on this session; never delays the call */
   touch(sessionId: string): void {

@@ -2,7 +2,9 @@
 // table in contracts/node-api.ts (one private call for every route; driving actions go
 // through drive(name, input)). Keep-alive node:http (cheaper per call than fetch). The
 // node's errors come back as the ApiError it sent (status, code, reason, and the fill
-// refusals' audit fields host / field_kind in .details).
+// refusals' audit fields host / field_kind in .details); a success reply is checked
+// against the route's output schema, and one that is not JSON or not of that shape is
+// the typed 502 node_protocol.
 import http from 'node:http'
 import { ApiError, errors, fromBody } from '../../contracts/errors.ts'
 import { nodeRoutes, type DriveName, type NodeInput, type NodeOutput, type NodeRouteName } from '../../contracts/node-api.ts'
@@ -100,8 +102,12 @@ export class NodeClient {
               return reject(errors.nodeProtocol())
             }
             const status = res.statusCode ?? 502
-            if (status >= 200 && status < 300) return resolve(parsed as NodeOutput<N>)
-            reject(fromBody(status, parsed))
+            if (status < 200 || status >= 300) return reject(fromBody(status, parsed))
+            // checked against the route's declared output, not cast: a reply of another shape
+            // is the node's protocol error (502 node_protocol), never a half-read answer. The
+            // reply itself is handed on as sent, so what callers see is unchanged.
+            if (!nodeRoutes[name].output.safeParse(parsed).success) return reject(errors.nodeProtocol())
+            resolve(parsed as NodeOutput<N>)
           })
         },
       )

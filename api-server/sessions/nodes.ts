@@ -6,7 +6,10 @@ import { errors } from '../../contracts/errors.ts'
 
 export class NodeClients {
   readonly #clients = new Map<string, NodeClient>()
-  constructor(private readonly directory: NodeDirectory) {}
+  private readonly directory: NodeDirectory
+  constructor(directory: NodeDirectory) {
+    this.directory = directory
+  }
 
   async get(sessionId: string): Promise<NodeClient> {
     const cached = this.#clients.get(sessionId)

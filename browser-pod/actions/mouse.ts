@@ -1,6 +1,6 @@
 // The node's actions for contracts/operations/drive-mouse.ts: drag, the mouse at viewport
 // coordinates (for agents that see a screenshot) and fill_form. Plain values only —
-// secrets go through secure-fill.ts, never through here.
+// secrets go through secrets/secure-fill.ts, never through here.
 import type { Locator } from 'playwright-core'
 import { errors } from '../../contracts/errors.ts'
 import type { NodeInput, NodeOutput } from '../../contracts/node-api.ts'

@@ -63,5 +63,5 @@ export const NODE_ERRORS = {
   invalidStorageState: { status: 400, code: 'bad_request', reason: 'invalid_storage_state', message: 'invalid storageState', spec: null, when: 'a warm-resume auth state the browser refuses' },
   nodeUnreachable: { status: 502, code: 'E_UPSTREAM', reason: 'node_unreachable', message: 'browser node unreachable', spec: null, when: 'the api-server could not reach the session\'s node' },
   nodeTimeout: { status: 504, code: 'E_UPSTREAM', reason: 'node_timeout', message: 'browser node timed out', spec: null, when: 'the node did not answer within the client\'s ceiling' },
-  nodeProtocol: { status: 502, code: 'E_UPSTREAM', reason: 'node_protocol', message: 'browser node sent an unreadable reply', spec: null, when: 'the node\'s reply was not JSON' },
+  nodeProtocol: { status: 502, code: 'E_UPSTREAM', reason: 'node_protocol', message: 'browser node sent an unreadable reply', spec: null, when: 'the node\'s reply was not JSON, or not of the shape its route declares' },
 } as const satisfies Record<string, ApiEntry>

@@ -48,6 +48,9 @@ export const goForward = defineDrive({
   output: NavigateResult,
   restPath: 'go-forward',
   node: { path: '/v1/go_forward' },
+  // REST and the SDK only (issue #29 made room for credential_request among the 38): an
+  // agent goes forward by navigating to the URL it left, which navigate does in one call
+  mcp: false,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
 })
 

@@ -3,6 +3,7 @@
 // document are derived from this list alone.
 import { foundationContracts } from './foundation.ts'
 import { personaContracts } from './personas.ts'
+import { credentialRequestContracts } from './credential-requests.ts'
 import { authstateContracts } from './authstate.ts'
 import { sessionLifecycleContracts } from './sessions.ts'
 import { sessionDriveContracts } from './drive.ts'
@@ -12,6 +13,7 @@ import { recordingContracts } from './recordings.ts'
 export const contracts = [
   ...foundationContracts,
   ...personaContracts,
+  ...credentialRequestContracts,
   ...authstateContracts,
   ...sessionLifecycleContracts,
   ...sessionDriveContracts,

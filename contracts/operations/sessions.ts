@@ -171,11 +171,15 @@ export const HumanRequest = z.object({
   url: z.string().describe('the console’s live view of the session: send it to a person of the org; they watch, take control and hand back there'),
   status: z.enum(['pending', 'live', 'ended', 'failed']),
   control: z.enum(['agent', 'human']).describe('who drives now; poll session_get until control is agent again (driving tools answer 409 human_in_control meanwhile)'),
+  elicitation: z.enum(['completed', 'declined', 'cancelled', 'expired']).optional().describe(
+    'only over MCP with URL elicitation: the live view was sent to the user and the call waited — completed: the person handed control back; '
+    + 'declined/cancelled: the user refused; expired: nobody handed back in time',
+  ),
 })
 
 export const requestHuman = defineContract({
   name: 'request_human',
-  description: 'Ask a person for help (a CAPTCHA, a second factor, a judgement call): returns the console URL where someone of the org watches the session live and can take control. While they hold it, driving tools answer 409 human_in_control; session_get shows control: agent again once they hand back',
+  description: 'Ask a person for help (a CAPTCHA, a second factor, a judgement call): returns the console URL where someone of the org watches the session live and can take control. While they hold it, driving tools answer 409 human_in_control; session_get shows control: agent again once they hand back. A client with URL elicitation is sent the live view and the call returns once control is handed back',
   scopes: ['sessions:drive'],
   input: z.strictObject({ sessionId, reason: z.string().min(1).max(500).describe('what the person should do; shown on the live view') }),
   output: HumanRequest,

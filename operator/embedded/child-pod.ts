@@ -47,7 +47,9 @@ export class ChildPod {
   private readonly exitedPromise: Promise<void>
   private exitedFlag = false
 
-  constructor(private readonly opts: ChildPodOptions) {
+  private readonly opts: ChildPodOptions
+  constructor(opts: ChildPodOptions) {
+    this.opts = opts
     this.name = opts.name
     let resolveReady!: (port: number) => void
     let rejectReady!: (err: Error) => void

@@ -19,9 +19,14 @@ import { ChildPod, type ExitInfo, type PodCommand } from './child-pod.ts'
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
-/** `node --import tsx browser-pod/main.ts`, run from the repository root */
+/**
+ * `node browser-pod/main.ts`, run from the repository root: Node 24 strips the types
+ * itself, as in the browser-pod image; an older Node loads tsx first.
+ */
 export function defaultPodCommand(): PodCommand {
-  return { command: process.execPath, args: ['--import', 'tsx', `${REPO_ROOT}browser-pod/main.ts`], cwd: REPO_ROOT }
+  // (process.features.typescript: 'strip' on Node 24; @types/node for Node 20 does not know it yet)
+  const loader = (process.features as { typescript?: unknown }).typescript ? [] : ['--import', 'tsx']
+  return { command: process.execPath, args: [...loader, `${REPO_ROOT}browser-pod/main.ts`], cwd: REPO_ROOT }
 }
 
 /** the pool's demand: the most starts asked for within any window this long */

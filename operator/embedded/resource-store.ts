@@ -72,11 +72,18 @@ class StoreWatcher<T extends AnyResource> implements WatchHandle {
   private stopped = false
   private bookmarkTimer?: NodeJS.Timeout
 
+  private readonly handler: WatchHandler<T>
+  readonly matches: (obj: T) => boolean
+  private readonly onStop: (w: StoreWatcher<T>) => void
   constructor(
-    private readonly handler: WatchHandler<T>,
-    readonly matches: (obj: T) => boolean,
-    private readonly onStop: (w: StoreWatcher<T>) => void,
-  ) {}
+    handler: WatchHandler<T>,
+    matches: (obj: T) => boolean,
+    onStop: (w: StoreWatcher<T>) => void,
+  ) {
+    this.handler = handler
+    this.matches = matches
+    this.onStop = onStop
+  }
 
   startBookmarks(intervalMs: number, currentRv: () => number): void {
     if (intervalMs <= 0) return

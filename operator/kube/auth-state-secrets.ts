@@ -78,7 +78,9 @@ export function authStateSecretManifest(input: { session: BrowserSession; namesp
 export class AuthStateHandOver {
   private readonly api: CoreV1Api
 
-  constructor(private readonly opts: { kc: KubeConfig; namespace: string; source: AuthStateSource }) {
+  private readonly opts: { kc: KubeConfig; namespace: string; source: AuthStateSource }
+  constructor(opts: { kc: KubeConfig; namespace: string; source: AuthStateSource }) {
+    this.opts = opts
     this.api = opts.kc.makeApiClient(CoreV1Api)
   }
 
@@ -113,7 +115,9 @@ export class SecretAuthStateSource implements AuthStateSource {
   private readonly api: CoreV1Api
   private readonly now: () => number
 
-  constructor(private readonly opts: SecretAuthStateSourceOptions) {
+  private readonly opts: SecretAuthStateSourceOptions
+  constructor(opts: SecretAuthStateSourceOptions) {
+    this.opts = opts
     this.api = opts.kc.makeApiClient(CoreV1Api)
     this.now = opts.now ?? Date.now
   }

@@ -61,7 +61,9 @@ export class KubeEventRecorder implements EventRecorder {
   private idle: (() => void)[] = []
   private sequence = 0
 
-  constructor(private readonly opts: KubeEventRecorderOptions) {
+  private readonly opts: KubeEventRecorderOptions
+  constructor(opts: KubeEventRecorderOptions) {
+    this.opts = opts
     this.api = opts.kc.makeApiClient(CoreV1Api)
     this.log = opts.log ?? silentLogger
     const clock = opts.now ?? Date.now

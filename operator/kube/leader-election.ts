@@ -68,7 +68,9 @@ export class LeaderElector {
   /** a lease request may take at most half the renew deadline, so a hung one still leaves time to step down */
   private readonly call: CallOptions
 
-  constructor(private readonly opts: LeaderElectorOptions) {
+  private readonly opts: LeaderElectorOptions
+  constructor(opts: LeaderElectorOptions) {
+    this.opts = opts
     this.api = opts.kc.makeApiClient(CoordinationV1Api)
     const clock = opts.now ?? Date.now
     this.now = () => new Date(clock())

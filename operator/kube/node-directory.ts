@@ -29,7 +29,9 @@ export class KubeNodeDirectory implements NodeDirectory {
   private readonly ttl: number
   private readonly cache = new Map<string, { access: NodeAccess; until: number }>()
 
-  constructor(private readonly opts: KubeNodeDirectoryOptions) {
+  private readonly opts: KubeNodeDirectoryOptions
+  constructor(opts: KubeNodeDirectoryOptions) {
+    this.opts = opts
     this.core = opts.kc.makeApiClient(CoreV1Api)
     this.secrets = new TokenSecrets(opts.kc, opts.namespace)
     const clock = opts.now ?? Date.now

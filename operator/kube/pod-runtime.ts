@@ -111,7 +111,9 @@ export class KubePodRuntime implements PodRuntime {
   private started = false
   private closed = false
 
-  constructor(private readonly opts: KubePodRuntimeOptions) {
+  private readonly opts: KubePodRuntimeOptions
+  constructor(opts: KubePodRuntimeOptions) {
+    this.opts = opts
     this.log = opts.log ?? silentLogger
     const clock = opts.now ?? Date.now
     this.now = () => new Date(clock())

@@ -51,7 +51,9 @@ export class KubeResourceClient<T extends AnyResource> implements ResourceClient
   private readonly ops: ResourceOps
   private readonly pageSize: number
 
-  constructor(private readonly opts: KubeResourceClientOptions) {
+  private readonly opts: KubeResourceClientOptions
+  constructor(opts: KubeResourceClientOptions) {
+    this.opts = opts
     this.ops = opts.ops
     this.kind = opts.ops.kind
     this.pageSize = opts.pageSize ?? 500

@@ -21,10 +21,12 @@ export function tokenSecretName(podName: string): string {
 export class TokenSecrets {
   private readonly api: CoreV1Api
 
+  private readonly namespace: string
   constructor(
     kc: KubeConfig,
-    private readonly namespace: string,
+    namespace: string,
   ) {
+    this.namespace = namespace
     this.api = kc.makeApiClient(CoreV1Api)
   }
 

@@ -37,7 +37,9 @@ export class Controller {
   private workers: Promise<void>[] = []
   private started = false
 
-  constructor(private readonly opts: ControllerOptions) {
+  private readonly opts: ControllerOptions
+  constructor(opts: ControllerOptions) {
+    this.opts = opts
     this.name = opts.name
     this.metrics = opts.metrics ?? noopMetrics
     this.log = opts.log ?? silentLogger

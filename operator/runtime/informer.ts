@@ -45,10 +45,14 @@ export class Informer<T extends AnyResource> implements ObjectReader<T> {
   /** how many lists have completed (1 = the initial one); a test can watch relists */
   relists = 0
 
+  private readonly client: ResourceClient<T>
+  private readonly opts: InformerOptions
   constructor(
-    private readonly client: ResourceClient<T>,
-    private readonly opts: InformerOptions = {},
+    client: ResourceClient<T>,
+    opts: InformerOptions = {},
   ) {
+    this.client = client
+    this.opts = opts
     this.log = opts.log ?? silentLogger
     this.backoff = { initialMs: 200, maxMs: 30_000, jitter: 0.5, ...opts.backoff }
   }

@@ -29,7 +29,9 @@ export class WorkQueue {
   private readonly bucket?: { qps: number; burst: number; tokens: number; last: number }
   private shuttingDown = false
 
-  constructor(private readonly opts: WorkQueueOptions = {}) {
+  private readonly opts: WorkQueueOptions
+  constructor(opts: WorkQueueOptions = {}) {
+    this.opts = opts
     this.backoff = { initialMs: 5, maxMs: 30_000, ...opts.backoff }
     if (opts.rateLimit) this.bucket = { ...opts.rateLimit, tokens: opts.rateLimit.burst, last: Date.now() }
   }

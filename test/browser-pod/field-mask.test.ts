@@ -9,7 +9,7 @@ import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import type { ApiError } from '../../contracts/errors.ts'
 import { perceive, MASK } from '../../browser-pod/perception.ts'
-import { fingerprints } from '../../browser-pod/field-mask.ts'
+import { fingerprints } from '../../browser-pod/secrets/field-mask.ts'
 import { waitFor } from '../helpers/wait.ts'
 import { startPagePod } from './harness.ts'
 

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { driveContracts } from '../../contracts/operations/drive.ts'
 import { nodeRoutes } from '../../contracts/node-api.ts'
-import { EchoGuard } from '../../browser-pod/echo-guard.ts'
+import { EchoGuard } from '../../browser-pod/secrets/echo-guard.ts'
 import { createNodeApi, ROUTES } from '../../browser-pod/node-api.ts'
 import type { PodSession } from '../../browser-pod/session.ts'
 

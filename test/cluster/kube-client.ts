@@ -15,8 +15,12 @@ export interface ApiAccess {
 export type Obj = Record<string, any>
 
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly reason: string, message: string) {
+  readonly status: number
+  readonly reason: string
+  constructor(status: number, reason: string, message: string) {
     super(message)
+    this.status = status
+    this.reason = reason
   }
 }
 
@@ -25,7 +29,9 @@ export class KubeClient {
   private readonly agent: Agent
   private readonly watchAgent: Agent
 
-  constructor(readonly access: ApiAccess, opts: { maxSockets?: number } = {}) {
+  readonly access: ApiAccess
+  constructor(access: ApiAccess, opts: { maxSockets?: number } = {}) {
+    this.access = access
     this.agent = new Agent({ ca: access.caPem, keepAlive: true, maxSockets: opts.maxSockets ?? 32 })
     this.watchAgent = new Agent({ ca: access.caPem, keepAlive: false })
   }
@@ -120,13 +126,22 @@ export class Informer {
   readonly ready = new Promise<void>((r) => (this.synced = r))
   private stopped = false
 
+  private readonly client: KubeClient
+  /** collection path, e.g. /api/v1/pods */
+  private readonly path: string
+  private readonly handler: (type: InformerEvent, obj: Obj, old?: Obj) => void
+  private readonly log: (m: string) => void
   constructor(
-    private readonly client: KubeClient,
-    /** collection path, e.g. /api/v1/pods */
-    private readonly path: string,
-    private readonly handler: (type: InformerEvent, obj: Obj, old?: Obj) => void,
-    private readonly log: (m: string) => void = () => {},
-  ) {}
+    client: KubeClient,
+    path: string,
+    handler: (type: InformerEvent, obj: Obj, old?: Obj) => void,
+    log: (m: string) => void = () => {},
+  ) {
+    this.client = client
+    this.path = path
+    this.handler = handler
+    this.log = log
+  }
 
   static key(o: Obj): string {
     return `${o.metadata.namespace ?? ''}/${o.metadata.name}`
@@ -223,7 +238,10 @@ export class Informer {
 export class TaskQueue {
   private running = 0
   private readonly waiting: (() => void)[] = []
-  constructor(private readonly limit: number) {}
+  private readonly limit: number
+  constructor(limit: number) {
+    this.limit = limit
+  }
 
   async run<T>(task: () => Promise<T>): Promise<T> {
     if (this.running >= this.limit) await new Promise<void>((r) => this.waiting.push(r))

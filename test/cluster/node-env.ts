@@ -90,7 +90,12 @@ export function resourceField(pod: Obj, defaultContainer: string | undefined, re
 /** Secrets and ConfigMaps read once per container start (the kubelet reads them at start too) */
 export class ObjectReader {
   private readonly cache = new Map<string, Promise<Obj | undefined>>()
-  constructor(private readonly client: KubeClient, private readonly namespace: string) {}
+  private readonly client: KubeClient
+  private readonly namespace: string
+  constructor(client: KubeClient, namespace: string) {
+    this.client = client
+    this.namespace = namespace
+  }
 
   private read(kind: 'secrets' | 'configmaps', name: string): Promise<Obj | undefined> {
     const k = `${kind}/${name}`

@@ -30,7 +30,10 @@ export class FakeBrowsers {
   private readonly byIp = new Map<string, Stub>()
   private readonly http = createHttpServer((req, res) => void this.handle(req, res))
 
-  constructor(private readonly net: ClusterNetwork) {}
+  private readonly net: ClusterNetwork
+  constructor(net: ClusterNetwork) {
+    this.net = net
+  }
 
   get(ip: string): FakeBrowser | undefined {
     const b = this.byIp.get(ip)

@@ -191,7 +191,9 @@ export class PodWorker {
   /** the sandbox (or fake) being set up: teardown waits for it, so nothing is created after it */
   private setup: Promise<unknown> = Promise.resolve()
 
-  constructor(private readonly ctx: NodeContext, pod: Obj) {
+  private readonly ctx: NodeContext
+  constructor(ctx: NodeContext, pod: Obj) {
+    this.ctx = ctx
     this.pod = pod
     this.uid = pod.metadata.uid
     this.dir = join(ctx.stateDir, 'pods', this.uid)

@@ -69,11 +69,15 @@ export class ServiceNetwork {
   private chain: Promise<void> = Promise.resolve()
   private stopped = false
 
+  private readonly net: ClusterNetwork
+  private readonly log: (m: string) => void
   constructor(
     client: KubeClient,
-    private readonly net: ClusterNetwork,
-    private readonly log: (m: string) => void,
+    net: ClusterNetwork,
+    log: (m: string) => void,
   ) {
+    this.net = net
+    this.log = log
     this.services = new Informer(client, '/api/v1/services', (type, svc) => {
       this.chain = this.chain.then(() => this.syncService(type === 'DELETED' ? undefined : svc, svc)).catch((e) => this.log(`service ${Informer.key(svc)}: ${(e as Error).message}`))
       this.scheduleHosts()

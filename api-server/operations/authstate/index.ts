@@ -5,9 +5,10 @@ import { implement } from '../types.ts'
 import { authstateCapture, authstateList } from '../../../contracts/operations/authstate.ts'
 import { requireIdentityById } from '../../personas/identities.ts'
 import { captureAuthState, listVersions } from '../../authstate/index.ts'
+import { driveDeps } from '../sessions/drive-spec.ts'
 
 export const authstateCaptureOperation = implement(authstateCapture, {
-  handler: (ctx, { sessionId }) => captureAuthState(ctx, sessionId),
+  handler: (ctx, { sessionId }) => captureAuthState(driveDeps(ctx), { orgId: ctx.auth.orgId, sessionId, actor: ctx.auth.principal.principalId }),
 })
 
 export const authstateListOperation = implement(authstateList, {

@@ -35,5 +35,14 @@ export interface DriveSpec<N extends DriveName> {
 /** The rows of some driving actions (one domain file's). */
 export type DriveSpecs<K extends DriveName> = { [N in K]: DriveSpec<N> }
 
+/**
+ * What the domain's driving and fill functions are given, out of the handler's context:
+ * the services they use and the logger (the domain takes `(deps, request)`, never OpContext).
+ */
+export function driveDeps(ctx: OpContext) {
+  const { db, now, sealer, sessions, activity } = ctx.services
+  return { db, now, sealer, sessions, activity, log: ctx.log }
+}
+
 /** For actions whose journal row has no detail. */
 export const nothing = () => ({})

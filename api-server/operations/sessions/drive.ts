@@ -4,19 +4,16 @@
 // it, the node's result is the answer. The table says what the journal keeps of each
 // (value-free) and the little that differs (perceive's advisory flag, act's free-text
 // credential path, the MCP rendering of pixels and bytes).
-import { implement, type Implementation, type OpContext, type Operation } from '../types.ts'
-import { errors } from '../../../contracts/errors.ts'
+import { implement, type Implementation, type Operation } from '../types.ts'
 import type { AnyContract } from '../../../contracts/operations/types.ts'
 import { coreDriveContracts, credentialFill, driveContracts, sessionDriveContracts, type DriveName } from '../../../contracts/operations/drive.ts'
-import { journalUrl, nothing, type DriveSpec, type DriveSpecs, type NodeInputOf } from './drive-spec.ts'
+import { driveDeps, journalUrl, nothing, type DriveSpec, type DriveSpecs, type NodeInputOf } from './drive-spec.ts'
 import { pageDrives } from './drive-pages.ts'
 import { mouseDrives } from './drive-mouse.ts'
 import { fileDrives } from './drive-files.ts'
 import { inspectDrives } from './drive-inspect.ts'
-import { drive, liveSession, nodeFor } from '../../sessions/drive.ts'
-import { fillCredential, freetextFill, type FillTarget } from '../../sessions/fill.ts'
-import { journal } from '../../sessions/store.ts'
-import { assertAgentDrives } from '../../sessions/control.ts'
+import { drive } from '../../sessions/drive.ts'
+import { fillCredential, freetextAct, opensFreetextMarker } from '../../secrets/fill.ts'
 
 const coreDrives: DriveSpecs<(typeof coreDriveContracts)[number]['name']> = {
   navigate: { journal: ({ url }) => ({ url: journalUrl(url) }) },
@@ -36,7 +33,10 @@ const coreDrives: DriveSpecs<(typeof coreDriveContracts)[number]['name']> = {
   },
   act: {
     journal: (a) => ({ verb: a.verb, selector: a.selector, ref: a.ref, key: a.key, direction: a.direction, url: a.url ? journalUrl(a.url) : undefined, textLength: a.text?.length }),
-    divert: (ctx, sessionId, a, detail) => (a.text !== undefined && /\{\{credential:/.test(a.text) ? freetextAct(ctx, sessionId, a.text, { selector: a.selector, ref: a.ref, changes: a.changes ?? true }, detail) : null),
+    // the deprecated free-text credential path (api-server/secrets/fill.ts)
+    divert: (ctx, sessionId, a, detail) => (a.text !== undefined && opensFreetextMarker(a.text)
+      ? freetextAct(driveDeps(ctx), { orgId: ctx.auth.orgId, sessionId, text: a.text, field: { selector: a.selector, ref: a.ref, changes: a.changes ?? true }, detail })
+      : null),
   },
   screenshot: {
     journal: ({ selector, ref }) => ({ selector, ref }),
@@ -59,26 +59,6 @@ const coreDrives: DriveSpecs<(typeof coreDriveContracts)[number]['name']> = {
 
 const drives: DriveSpecs<DriveName> = { ...coreDrives, ...pageDrives, ...mouseDrives, ...fileDrives, ...inspectDrives }
 
-/**
- * The deprecated free-text path: a type act whose text carries a {{credential:…}} marker.
- * Refused before any decrypt or node dial unless enabled; journalled without the text's size.
- */
-async function freetextAct(ctx: OpContext, sessionId: string, text: string, field: FillTarget, detail: Record<string, unknown>) {
-  const row = await liveSession(ctx, sessionId)
-  assertAgentDrives(row, 'act')
-  const entry = { op: 'act', detail: { ...detail, textLength: undefined, freetext: true } }
-  try {
-    const out = await freetextFill(ctx, row, text, field, () => nodeFor(ctx, row))
-    // the text opens a marker but holds no whole one: nothing is typed (the marker never reaches a page)
-    if (!out) throw errors.invalidRequest('text: a credential marker reads {{credential:<name>}}')
-    await journal(ctx.services.db, row, { ...entry, outcome: 'ok' })
-    return out
-  } catch (e) {
-    await journal(ctx.services.db, row, { ...entry, outcome: 'error', errorCode: (e as { reason?: string }).reason ?? 'error' })
-    throw e
-  }
-}
-
 /** The one forwarder: journal, then the node's route for the action, typed by the contract. */
 function forward<C extends (typeof driveContracts)[number]>(contract: C): Operation<C> {
   type N = C['name']
@@ -93,7 +73,7 @@ function forward<C extends (typeof driveContracts)[number]>(contract: C): Operat
       const given = spec.send ? spec.send(nodeInput) : nodeInput
       // a page-changing action answers with what it changed unless the agent said changes: false (the node reads it only when asked)
       const sent = 'changes' in contract.input.shape ? { ...given, changes: (given as { changes?: boolean }).changes ?? true } : given
-      return drive(ctx, sessionId, contract.name, detail, (node) => node.drive(contract.name, sent as never))
+      return drive(driveDeps(ctx), { orgId: ctx.auth.orgId, sessionId, op: contract.name, detail }, (node) => node.drive(contract.name, sent as never))
     },
     ...(spec.toMcp ? { toMcp: spec.toMcp } : {}),
   } as Implementation<C>)
@@ -101,7 +81,8 @@ function forward<C extends (typeof driveContracts)[number]>(contract: C): Operat
 
 const credentialFillOperation = implement(credentialFill, {
   handler: (ctx, { sessionId, credentialName, selector, ref, changes }) =>
-    drive(ctx, sessionId, 'credential_fill', { credentialName, selector, ref }, (node, row) => fillCredential(ctx, node, row, { credentialName, selector, ref, changes: changes ?? true })),
+    drive(driveDeps(ctx), { orgId: ctx.auth.orgId, sessionId, op: 'credential_fill', detail: { credentialName, selector, ref } }, (node, session) =>
+      fillCredential(driveDeps(ctx), { session, node, credentialName, field: { selector, ref, changes: changes ?? true } })),
 })
 
 type OperationsOf<T extends readonly AnyContract[]> = { -readonly [K in keyof T]: T[K] extends AnyContract ? Operation<T[K]> : never }

@@ -43,7 +43,9 @@ export class BrowserSessionReconciler implements Reconciler {
   private readonly log: Logger
   private readonly events: EventRecorder
 
-  constructor(private readonly deps: BrowserSessionReconcilerDeps) {
+  private readonly deps: BrowserSessionReconcilerDeps
+  constructor(deps: BrowserSessionReconcilerDeps) {
+    this.deps = deps
     this.reader = deps.cache ?? deps.sessions
     const clock = deps.now ?? Date.now
     this.now = () => new Date(clock())

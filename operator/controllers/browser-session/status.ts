@@ -57,25 +57,14 @@ export function statusForPod(session: BrowserSession, pod: PodObservation, now: 
 
 /** Failed is terminal: the session's browser state is lost with its pod. */
 export function failedStatus(session: BrowserSession, reason: string, message: string, now: Date): BrowserSessionStatus {
-  const prev = session.status ?? {}
-  const scheduledBefore = findCondition(prev.conditions, PodScheduled)
-  return compact({
-    phase: 'Failed',
-    podName: prev.podName,
-    startedAt: prev.startedAt,
-    endedAt: prev.endedAt ?? rfc3339(now),
-    conditions: setConditions(
-      prev.conditions,
-      [
-        cond(session, Ready, 'False', reason, message),
-        scheduledBefore
-          ? cond(session, PodScheduled, scheduledBefore.status, scheduledBefore.reason, scheduledBefore.message)
-          : cond(session, PodScheduled, 'False', REASONS.WaitingForPod, 'no browser pod was assigned'),
-        cond(session, Degraded, 'True', reason, message),
-      ],
-      now,
-    ),
-  })
+  const scheduledBefore = findCondition(session.status?.conditions, PodScheduled)
+  return terminalStatus(session, 'Failed', [
+    cond(session, Ready, 'False', reason, message),
+    scheduledBefore
+      ? cond(session, PodScheduled, scheduledBefore.status, scheduledBefore.reason, scheduledBefore.message)
+      : cond(session, PodScheduled, 'False', REASONS.WaitingForPod, 'no browser pod was assigned'),
+    cond(session, Degraded, 'True', reason, message),
+  ], now)
 }
 
 /** A Failed session seen again: keep everything, only follow the generation. */
@@ -86,20 +75,21 @@ export function refreshedFailedStatus(session: BrowserSession, now: Date): Brows
 }
 
 export function endedStatus(session: BrowserSession, now: Date): BrowserSessionStatus {
+  return terminalStatus(session, 'Ended', [
+    cond(session, Ready, 'False', REASONS.SessionEnded, 'session ended'),
+    cond(session, PodScheduled, 'False', REASONS.PodDeleted, 'browser pod deleted'),
+    cond(session, Degraded, 'False', REASONS.AsExpected, 'no problems seen'),
+  ], now)
+}
+
+/** Failed and Ended alike: the pod's name and the start kept, the end stamped once, the conditions set. */
+function terminalStatus(session: BrowserSession, phase: 'Failed' | 'Ended', conditions: ConditionInput[], now: Date): BrowserSessionStatus {
   const prev = session.status ?? {}
   return compact({
-    phase: 'Ended',
+    phase,
     podName: prev.podName,
     startedAt: prev.startedAt,
     endedAt: prev.endedAt ?? rfc3339(now),
-    conditions: setConditions(
-      prev.conditions,
-      [
-        cond(session, Ready, 'False', REASONS.SessionEnded, 'session ended'),
-        cond(session, PodScheduled, 'False', REASONS.PodDeleted, 'browser pod deleted'),
-        cond(session, Degraded, 'False', REASONS.AsExpected, 'no problems seen'),
-      ],
-      now,
-    ),
+    conditions: setConditions(prev.conditions, conditions, now),
   })
 }

@@ -36,7 +36,9 @@ export class NetworkReconciler implements Reconciler {
   private readonly reader: ObjectReader<Network>
   private readonly now: () => Date
 
-  constructor(private readonly deps: NetworkReconcilerDeps) {
+  private readonly deps: NetworkReconcilerDeps
+  constructor(deps: NetworkReconcilerDeps) {
+    this.deps = deps
     this.reader = deps.cache ?? deps.networks
     const clock = deps.now ?? Date.now
     this.now = () => new Date(clock())

@@ -36,11 +36,13 @@ const ACCOUNT = '111122223333'
 const BLOB_MAGIC = Buffer.from('FKMS', 'latin1')
 
 class KmsFault extends Error {
+  readonly type: string
   constructor(
-    readonly type: string,
+    type: string,
     message: string,
   ) {
     super(message)
+    this.type = type
   }
 }
 

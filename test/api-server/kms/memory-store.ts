@@ -23,7 +23,10 @@ export class MemoryDataKeyStore implements DataKeyStore {
 export class CountingProvider implements KmsProvider {
   generated = 0
   decrypted = 0
-  constructor(private readonly inner: KmsProvider) {}
+  private readonly inner: KmsProvider
+  constructor(inner: KmsProvider) {
+    this.inner = inner
+  }
   get name() {
     return this.inner.name
   }

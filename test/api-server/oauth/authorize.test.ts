@@ -174,7 +174,7 @@ t.test('the authorization endpoint and consent', async (t) => {
     const before = await codes()
     const page = await getPage(s, authorizeUrl({ clientId: dcrClient, redirectUri: 'http://127.0.0.1:33418/callback', challenge, state: 'foreign' }), cookie)
     const fields = { ...hiddenFields(page.text), decision: 'approve' }
-    for (const headers of <Record<string, string>[]>[{ origin: 'http://evil.example' }, { origin: 'null' }, { 'sec-fetch-site': 'cross-site' }, { referer: 'http://evil.example/page' }]) {
+    for (const headers of [{ origin: 'http://evil.example' }, { origin: 'null' }, { 'sec-fetch-site': 'cross-site' }, { referer: 'http://evil.example/page' }] as Record<string, string>[]) {
       const r = await postForm(s, '/oauth/authorize', fields, { cookie, ...headers })
       t.equal(r.status, 403, `refused with ${Object.keys(headers)[0]}`)
       t.equal(r.headers.get('location'), null, 'no redirect to the client')

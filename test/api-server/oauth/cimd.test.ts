@@ -32,7 +32,14 @@ class MetadataUrlProvider implements OAuthClientProvider {
   info?: OAuthClientInformationMixed
   saved: OAuthTokens[] = []
   verifier?: string
-  constructor(readonly clientMetadataUrl: string, private readonly redirect: string, private readonly human: (url: URL) => Promise<void>) {}
+  readonly clientMetadataUrl: string
+  private readonly redirect: string
+  private readonly human: (url: URL) => Promise<void>
+  constructor(clientMetadataUrl: string, redirect: string, human: (url: URL) => Promise<void>) {
+    this.clientMetadataUrl = clientMetadataUrl
+    this.redirect = redirect
+    this.human = human
+  }
   get redirectUrl() { return this.redirect }
   get clientMetadata(): OAuthClientMetadata {
     return { client_name: 'CIMD Test Client', redirect_uris: [this.redirect], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] }

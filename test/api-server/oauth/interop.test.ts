@@ -32,7 +32,12 @@ class BrowserProvider implements OAuthClientProvider {
   saved: OAuthTokens[] = []
   verifier?: string
   readonly stateValue = randomBytes(12).toString('base64url')
-  constructor(private readonly redirect: string, private readonly human: (url: URL) => Promise<void>) {}
+  private readonly redirect: string
+  private readonly human: (url: URL) => Promise<void>
+  constructor(redirect: string, human: (url: URL) => Promise<void>) {
+    this.redirect = redirect
+    this.human = human
+  }
   get redirectUrl() { return this.redirect }
   get clientMetadata(): OAuthClientMetadata {
     return { client_name: 'Interop Test Client', redirect_uris: [this.redirect], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] }

@@ -6,13 +6,14 @@ import { OAUTH_DEFAULT_SCOPES } from '../../../api-server/auth/scopes.ts'
 import { readFileSync } from 'node:fs'
 
 // The 38 (issue #16): the spec's ten, the session lifecycle, driving, and the toolbox
-// agents ask for; request_human (issue #17) took resize's place (resize stays in REST). Authoring (identities, credentials, grants, auth-states, networks)
+// agents ask for; request_human (issue #17) took resize's place (resize stays in REST), and
+// credential_request (issue #29) took go_forward's (go_forward stays in REST). Authoring (identities, credentials, grants, auth-states, networks)
 // is REST, the SDK, the CLI and the console: it never passes an agent's context.
 const EXPECTED = [
-  'identity_list_assumable', 'credential_list',
+  'identity_list_assumable', 'credential_list', 'credential_request',
   'session_start', 'spawn_and_start_session', 'session_get', 'session_list', 'session_end', 'session_cdp', 'request_human',
   'navigate', 'perceive', 'act', 'credential_fill', 'screenshot', 'go_back', 'reload', 'wait_for', 'select_option', 'hover', 'pdf', 'console_messages',
-  'go_forward', 'tab_list', 'tab_open', 'tab_select', 'tab_close', 'dialog_handle',
+  'tab_list', 'tab_open', 'tab_select', 'tab_close', 'dialog_handle',
   'drag', 'mouse_click', 'mouse_move', 'mouse_wheel', 'fill_form',
   'file_upload', 'file_list', 'file_read',
   'network_requests', 'evaluate',

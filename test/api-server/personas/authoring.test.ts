@@ -5,7 +5,7 @@ import { startTestServer } from '../../helpers/server.ts'
 import { newId } from '../../../contracts/ids.ts'
 import { bindIdentity } from '../../../api-server/personas/bind.ts'
 import { release } from '../../../api-server/personas/leases.ts'
-import { prepareFill } from '../../../api-server/personas/fill.ts'
+import { prepareFill } from '../../../api-server/secrets/fill.ts'
 import { clock, createCredential, createGrant, createIdentity, grantBody, HOUR, insertAgent, mintKey } from './helpers.ts'
 
 t.test('persona authoring over REST', async (t) => {

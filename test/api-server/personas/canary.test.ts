@@ -9,7 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { startTestServer, type TestServer } from '../../helpers/server.ts'
 import { newId } from '../../../contracts/ids.ts'
-import { prepareFill } from '../../../api-server/personas/fill.ts'
+import { prepareFill } from '../../../api-server/secrets/fill.ts'
 import { createGrant, createIdentity, errShape, grantBody, HOUR, mintKey, rejection } from './helpers.ts'
 
 async function mcpClient(t: { teardown(fn: () => unknown): void }, s: TestServer, token: string) {

@@ -8,7 +8,7 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { startTestServer } from '../../helpers/server.ts'
-import { prepareFill } from '../../../api-server/personas/fill.ts'
+import { prepareFill } from '../../../api-server/secrets/fill.ts'
 import { openCredentialValue } from '../../../api-server/personas/seal.ts'
 import { credentialValueToType } from '../../../api-server/personas/totp.ts'
 import { base32, totp } from '../../helpers/totp-reference.ts'

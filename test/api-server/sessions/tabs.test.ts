@@ -9,8 +9,9 @@ import { startPublicWeb } from '../../helpers/netns.ts'
 import { mcpClient } from '../../helpers/mcp.ts'
 import { waitFor } from '../../helpers/wait.ts'
 
-// resize is REST and SDK only since issue #17 (request_human took its place among the 38)
-const PAGE_TOOLS = ['go_forward', 'tab_list', 'tab_open', 'tab_select', 'tab_close', 'dialog_handle']
+// resize is REST and SDK only since issue #17 (request_human took its place among the 38),
+// go_forward since issue #29 (credential_request took its place)
+const PAGE_TOOLS = ['tab_list', 'tab_open', 'tab_select', 'tab_close', 'dialog_handle']
 
 /** A PNG's size, from its IHDR chunk. */
 function pngSize(base64: string): { width: number; height: number } {

@@ -96,12 +96,16 @@ interface InjectedFailure {
 }
 
 export class HttpError extends Error {
+  readonly code: number
+  readonly reason: string
   constructor(
-    readonly code: number,
-    readonly reason: string,
+    code: number,
+    reason: string,
     message: string,
   ) {
     super(message)
+    this.code = code
+    this.reason = reason
   }
 }
 

@@ -16,11 +16,18 @@ export class FakeNode {
   configureCalls = 0
   /** answer /v1/configure with this status instead (failure tests) */
   configureStatus?: number
+  readonly ip: string
+  readonly server: Server
+  readonly token: string
   constructor(
-    readonly ip: string,
-    readonly server: Server,
-    readonly token: string,
-  ) {}
+    ip: string,
+    server: Server,
+    token: string,
+  ) {
+    this.ip = ip
+    this.server = server
+    this.token = token
+  }
   close(): Promise<void> {
     this.server.closeAllConnections()
     return new Promise((r) => this.server.close(() => r()))
@@ -37,11 +44,17 @@ export class FakeKubelet {
     }
   }
 
+  private readonly api: FakeKubeApi
+  private readonly namespace: string
+  readonly nodePort: number
   private constructor(
-    private readonly api: FakeKubeApi,
-    private readonly namespace: string,
-    readonly nodePort: number,
+    api: FakeKubeApi,
+    namespace: string,
+    nodePort: number,
   ) {
+    this.api = api
+    this.namespace = namespace
+    this.nodePort = nodePort
     api.on('change', this.onChange)
   }
 

@@ -19,15 +19,15 @@
 // the field's frame just before keeps it there if the page rewrites or replaces the
 // element (field-mask.ts). The value itself stays in the DOM.
 import type { ElementHandle } from 'playwright-core'
-import { hostAllowed } from '../contracts/hosts.ts'
-import { ApiError, errors } from '../contracts/errors.ts'
-import type { EditableKind, SecureTypeInput, SecureTypeResult } from '../contracts/node-api.ts'
-import { isTimeout } from './errors.ts'
-import { beginFill } from './cdp-proxy.ts'
+import { hostAllowed } from '../../contracts/hosts.ts'
+import { ApiError, errors } from '../../contracts/errors.ts'
+import type { EditableKind, SecureTypeInput, SecureTypeResult } from '../../contracts/node-api.ts'
+import { isTimeout } from '../errors.ts'
+import { beginFill } from './fill-lock.ts'
 import { armFieldMask, MASK_PROPERTY, MASK_VALUE, type ArmedMask } from './field-mask.ts'
-import type { PodSession } from './session.ts'
-import { locateRef } from './refs.ts'
-import { changesAfter } from './perception.ts'
+import type { PodSession } from '../session.ts'
+import { locateRef } from '../refs.ts'
+import { changesAfter } from '../perception.ts'
 
 interface Inspection {
   href: string

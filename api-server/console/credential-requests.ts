@@ -1,0 +1,101 @@
+// The page where a person answers an agent's credential_request (issue #29 item 2):
+// <console>/credential-requests/ncreq_…, the URL an MCP client with URL elicitation opens
+// for its user (or that the agent passes on). A signed-in person of the request's org whose
+// role holds identities:write sees what was asked — identity, credential name, allowed
+// hosts, the agent's reason, shown as the agent's words — and types the secret into a
+// password field: a password, or an otpauth:// URI / base32 seed for a TOTP credential.
+//
+// The POST is checked like every console form (same origin: Origin, else Sec-Fetch-Site,
+// else Referer; and the console's form token), then the value goes to
+// answerCredentialRequest, which seals it with createCredential in the transaction that
+// closes the request. The value is never put back in a page, a redirect or a log line.
+// Unknown, answered, expired and other orgs' requests are the same 404.
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { Services } from '../services.ts'
+import { errors, isApiError } from '../../contracts/errors.ts'
+import { CREDENTIAL_KINDS, secretValue, type CredentialKind } from '../../contracts/operations/personas.ts'
+import { credentialCreate } from '../../contracts/operations/personas.ts'
+import { hasScopes } from '../auth/scopes.ts'
+import { answerCredentialRequest, requireOpenRequest, type CredentialRequest } from '../personas/credential-requests.ts'
+import { html, page } from '../doors/html.ts'
+import { checkCsrf, csrfToken, type ConsoleUser } from '../doors/console-session.ts'
+import { sameOriginRequest } from '../doors/console-guard.ts'
+import type { ConsolePageKit } from './reach.ts'
+
+export function registerCredentialRequestPages(app: FastifyInstance, services: Services, kit: ConsolePageKit) {
+  const base = services.config.consolePath
+  const path = `${base}/credential-requests/:id`
+  const idOf = (params: unknown) => String((params as Record<string, unknown>).id ?? '')
+  const title = 'Credential requested'
+
+  const refused = (reply: FastifyReply, u: ConsoleUser, e: unknown) => {
+    if (!isApiError(e)) throw e
+    return kit.send(reply, e.status, page(title, html`<p class="error" role="alert">${e.message}</p>`, kit.chrome(u)))
+  }
+
+  const form = (u: ConsoleUser, r: CredentialRequest, error?: string) => page(title, html`
+    <h1>An agent asks for a credential</h1>
+    <div class="card" id="credential-request">
+      <p>Identity <strong id="request-identity">${r.identityName}</strong> · credential <code id="request-name">${r.credentialName}</code></p>
+      <p>Asked by the agent <strong id="request-agent">${r.requestedByName ?? r.requestedBy}</strong> <code>${r.requestedBy}</code></p>
+      <p>May be filled on: ${r.originAllowlist.map((h) => html`<code class="host">${h}</code> `)}</p>
+      <p class="muted">The agent’s reason (its words, not Nightjar’s):</p>
+      <blockquote id="request-reason">${r.reason}</blockquote>
+      <p class="muted">The secret is sealed when you save it and is never shown again — not here, not to the agent.
+      Open this page only if you expected it; it expires at ${r.expiresAt}.</p>
+      ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+      <form method="post" id="credential-request-form">
+        <input type="hidden" name="csrf" value="${csrfToken(services, u)}">
+        <label for="credential-kind">Kind</label>
+        <select id="credential-kind" name="kind">
+          <option value="password">Password — typed as saved</option>
+          <option value="totp">One-time code (TOTP) — paste the otpauth:// URI or the base32 seed</option>
+        </select>
+        <label for="credential-value">Secret</label>
+        <input id="credential-value" name="value" type="password" autocomplete="off" required>
+        <button type="submit">Save credential</button>
+      </form>
+    </div>`, kit.chrome(u))
+
+  app.get(path, async (req, reply) => {
+    const u = await kit.requireUser(req, reply)
+    if (!u) return reply
+    try {
+      const r = await requireOpenRequest(services.db, u.orgId, idOf(req.params), services.now())
+      if (!hasScopes(u.scopes, credentialCreate.scopes)) throw errors.missingScope(credentialCreate.scopes.join(' '))
+      return kit.send(reply, 200, form(u, r))
+    } catch (e) {
+      return refused(reply, u, e)
+    }
+  })
+
+  app.post(path, async (req, reply) => {
+    const u = await kit.requireUser(req, reply)
+    if (!u) return reply
+    const body = (req.body ?? {}) as Record<string, unknown>
+    if (!sameOriginRequest(services, req) || !checkCsrf(services, u, body.csrf)) return kit.formTokenInvalid(reply, u)
+    const id = idOf(req.params)
+    let r: CredentialRequest
+    try {
+      r = await requireOpenRequest(services.db, u.orgId, id, services.now())
+      if (!hasScopes(u.scopes, credentialCreate.scopes)) throw errors.missingScope(credentialCreate.scopes.join(' '))
+    } catch (e) {
+      return refused(reply, u, e)
+    }
+    const kind = (CREDENTIAL_KINDS as readonly string[]).includes(String(body.kind)) ? (body.kind as CredentialKind) : null
+    const value = secretValue.safeParse(body.value)
+    try {
+      if (!kind) throw errors.invalidRequest(`kind: must be one of ${CREDENTIAL_KINDS.join(', ')}`)
+      if (!value.success) throw errors.invalidRequest(`value: ${value.error.issues[0]?.message ?? 'invalid'}`)
+      const cred = await answerCredentialRequest(services.db, services.sealer, { orgId: u.orgId, requestId: id, userId: u.userId, kind, value: value.data, now: services.now() })
+      return kit.send(reply, 201, page(title, html`<div class="card" role="status" id="credential-saved">
+        <p class="ok">Saved: <code>${cred.name}</code> (${cred.kind === 'totp' ? 'TOTP ' : ''}${cred.maskedValue}) on ${r.identityName}.</p>
+        <p>The agent is told it exists; you can close this page.</p></div>`, kit.chrome(u)))
+    } catch (e) {
+      if (!isApiError(e)) throw e
+      // the request is gone (answered meanwhile, expired): the one 404; else the form again, the secret field empty
+      if (e.status === 404) return refused(reply, u, e)
+      return kit.send(reply, e.status, form(u, r, e.message))
+    }
+  })
+}

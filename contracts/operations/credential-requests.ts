@@ -1,0 +1,44 @@
+// credential_request (issue #29 item 2): the agent asks, a person enters. The agent names
+// the identity, the credential's name, the hosts it may be filled on and why; a person of
+// the org with identities:write enters the secret on a console page. The secret never
+// passes through the agent, its client or MCP: over MCP a client that declared URL
+// elicitation (MCP 2025-11-25) is sent the page's URL with `elicitation/create` (mode url)
+// and `notifications/elicitation/complete` once it is saved; any other caller gets the URL
+// in the result and sees the credential appear in credential_list.
+import { z } from 'zod'
+import { defineContract } from './types.ts'
+import { identityRef, isoTime } from './fields.ts'
+import { credentialName, hostList } from './personas.ts'
+
+export const CredentialRequestResult = z.object({
+  id: z.string().describe('the request (ncreq_…): single use, of this org and identity only'),
+  identityId: z.string(),
+  credentialName: z.string(),
+  url: z.string().describe('the console page where a person of the org enters the secret; give it to a person, never open it yourself'),
+  expiresAt: isoTime.describe('the request is refused after this (NIGHTJAR_ELICITATION_TTL_SECONDS, 10 minutes by default)'),
+  status: z.enum(['pending', 'completed', 'declined', 'cancelled', 'expired']).describe(
+    'pending: nobody has entered it yet (watch credential_list for the name); completed: the credential exists now; '
+    + 'declined/cancelled: the user refused the URL elicitation; expired: nobody entered it in time',
+  ),
+  elicited: z.boolean().describe('true when the URL was sent to the user by URL elicitation (the call then waited for the answer)'),
+})
+
+export const credentialRequest = defineContract({
+  name: 'credential_request',
+  description: 'Ask a person to enter a credential this identity lacks (a password, or an otpauth:// URI for one-time codes), '
+    + 'for credential_fill to use. The secret is entered on a console page and never reaches you. A client with URL elicitation '
+    + 'is sent the page and the call returns when the credential is saved (or refused, or expired); otherwise the result carries '
+    + 'the URL to hand to a person, and credential_list shows the credential once it exists',
+  scopes: ['identities:read'],
+  input: z.strictObject({
+    identity: identityRef.describe('identity id (nident_…) or name'),
+    credentialName: credentialName.describe('the name credential_fill will use; must not exist yet'),
+    originAllowlist: hostList.describe('hosts the credential may be filled on (at least one)'),
+    reason: z.string().min(1).max(500).describe('why it is needed; shown to the person on the console page'),
+  }),
+  output: CredentialRequestResult,
+  rest: { method: 'POST', path: '/v1/credential-requests', status: 201 },
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+})
+
+export const credentialRequestContracts = [credentialRequest] as const

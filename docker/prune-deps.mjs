@@ -1,0 +1,122 @@
+#!/usr/bin/env node
+// Keeps in node_modules only what one image's program can load: the packages its sources
+// import (docker/<image>.deps, one name a line; test/docker/dockerfiles.test.ts keeps each
+// list equal to the imports of the files the image COPYs) and everything those need,
+// resolved the way Node resolves them. Every other top-level package is deleted. Run by
+// each Dockerfile's deps stage after `npm ci --omit=dev`, so the operator image carries no
+// Fastify or Playwright and the browser pod no AWS SDK.
+//
+//   node docker/prune-deps.mjs docker/operator.deps [node_modules] [--dry-run]
+//
+// Plain JavaScript with no dependencies: it runs before anything is installed for it.
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+
+const args = process.argv.slice(2)
+const dryRun = args.includes('--dry-run')
+const [listFile, modulesDir = 'node_modules'] = args.filter((a) => a !== '--dry-run')
+if (!listFile) {
+  process.stderr.write('usage: node docker/prune-deps.mjs <image>.deps [node_modules] [--dry-run]\n')
+  process.exit(2)
+}
+const root = resolve(modulesDir)
+// a link is someone else's tree (a worktree sharing a checkout's node_modules): never prune through it
+if (lstatSync(root).isSymbolicLink()) {
+  process.stderr.write(`prune-deps: ${modulesDir} is a symbolic link; prune a copy of its own\n`)
+  process.exit(2)
+}
+const roots = readFileSync(listFile, 'utf8').split('\n').map((l) => l.replace(/#.*/, '').trim()).filter(Boolean)
+
+/**
+ * The directory a package named `name` resolves to from the package in `fromDir` (Node's
+ * walk up the node_modules chain, ending at the top level); `fromDir` undefined: the top level.
+ */
+function locate(name, fromDir) {
+  for (let dir = fromDir; dir && dir.startsWith(root + '/'); dir = dirname(dir)) {
+    const candidate = join(dir, 'node_modules', name)
+    if (existsSync(join(candidate, 'package.json'))) return candidate
+  }
+  const top = join(root, name)
+  return existsSync(join(top, 'package.json')) ? top : undefined
+}
+
+const kept = new Set()
+const missing = []
+const queue = roots.map((name) => ({ name, from: undefined, required: true }))
+while (queue.length) {
+  const { name, from, required } = queue.pop()
+  const dir = locate(name, from)
+  if (!dir) {
+    if (required) missing.push(name)
+    continue
+  }
+  if (kept.has(dir)) continue
+  kept.add(dir)
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))
+  for (const dep of Object.keys(pkg.dependencies ?? {})) queue.push({ name: dep, from: dir, required: true })
+  // optional and peer dependencies are kept when installed (npm installs the ones that apply)
+  for (const dep of [...Object.keys(pkg.optionalDependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})]) queue.push({ name: dep, from: dir, required: false })
+}
+if (missing.length) {
+  process.stderr.write(`prune-deps: not installed: ${[...new Set(missing)].join(', ')} (run npm ci --omit=dev first)\n`)
+  process.exit(1)
+}
+
+/** every top-level package directory: name and @scope/name */
+function topLevel() {
+  const out = []
+  for (const entry of readdirSync(root)) {
+    if (entry.startsWith('.')) continue
+    const p = join(root, entry)
+    if (entry.startsWith('@')) for (const sub of readdirSync(p)) out.push(join(p, sub))
+    else out.push(p)
+  }
+  return out
+}
+
+function size(p) {
+  const st = lstatSync(p)
+  if (!st.isDirectory()) return st.size
+  let n = 0
+  for (const e of readdirSync(p)) n += size(join(p, e))
+  return n
+}
+
+const drop = topLevel().filter((p) => ![...kept].some((k) => k === p || k.startsWith(p + '/')))
+const mb = (n) => `${(n / 1048576).toFixed(1)} MB`
+let freed = 0
+for (const p of drop) {
+  freed += size(p)
+  if (!dryRun) rmSync(p, { recursive: true, force: true })
+}
+// command links of deleted packages
+const bin = join(root, '.bin')
+if (!dryRun && existsSync(bin)) {
+  for (const link of readdirSync(bin)) {
+    const p = join(bin, link)
+    try {
+      if (lstatSync(p).isSymbolicLink() && !existsSync(resolve(bin, readlinkSync(p)))) rmSync(p)
+    } catch {}
+  }
+}
+for (const scope of readdirSync(root).filter((e) => e.startsWith('@'))) {
+  if (!dryRun && readdirSync(join(root, scope)).length === 0) rmSync(join(root, scope), { recursive: true })
+}
+// what no program loads at run time: type declarations, TypeScript sources (Node does not
+// strip types under node_modules), source maps, and documents; licences stay
+const DEAD = /\.(?:d\.[cm]?ts|[cm]?ts|map|md|markdown)$/i
+function sweep(dir) {
+  let n = 0
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name)
+    if (e.isDirectory()) n += sweep(p)
+    else if (e.isFile() && DEAD.test(e.name) && !/^licen[cs]e/i.test(e.name)) {
+      n += lstatSync(p).size
+      if (!dryRun) rmSync(p)
+    }
+  }
+  return n
+}
+const swept = dryRun ? 0 : sweep(root)
+const keptTop = topLevel().filter((p) => !drop.includes(p))
+process.stdout.write(`prune-deps: ${roots.length} imported, ${keptTop.length} packages kept (${mb(keptTop.reduce((n, p) => n + (statSync(p).isDirectory() ? size(p) : 0), 0))}), ${drop.length} ${dryRun ? 'would be ' : ''}removed (${mb(freed)}); ${mb(swept)} of type declarations, sources, maps and documents removed\n`)
