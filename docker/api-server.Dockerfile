@@ -34,6 +34,7 @@ COPY contracts ./contracts
 COPY operator ./operator
 COPY tunnel ./tunnel
 COPY crds ./crds
+COPY resources ./resources
 ENV NODE_ENV=production \
     NIGHTJAR_HOST=0.0.0.0 \
     NIGHTJAR_PORT=8080 \

@@ -6,7 +6,7 @@
 // and retried on the next change or the periodic refresh — counts are advisory status,
 // never a gate.
 import type { FastifyBaseLogger } from 'fastify'
-import type { ResourceClient } from '../../operator/ports.ts'
+import type { ResourceClient } from '../../resources/ports.ts'
 import { ANNOTATIONS, type DaemonCountsValue, type Network } from '../../crds/types.ts'
 import type { DaemonChanges } from './counts.ts'
 

@@ -14,7 +14,7 @@ import { bindIdentity, release, getGovernance, urlIsAdvisorOrigin, type StartPat
 import type { Admission } from './admission.ts'
 import { bindSessionIdentity, deleteSession, getSession, journal, setLive, setStatus, type SessionRow } from './store.ts'
 import { sessionView, type SessionView } from './view.ts'
-import { isNotFound } from '../../operator/errors.ts'
+import { isNotFound } from '../../resources/errors.ts'
 
 export interface StartInput {
   identity?: string

@@ -10,7 +10,7 @@
 //   token is redacted from anything we log, belt and braces.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createInterface } from 'node:readline'
-import type { Logger } from '../ports.ts'
+import type { Logger } from '../../resources/ports.ts'
 
 export interface PodCommand {
   command: string

@@ -11,10 +11,10 @@
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import type { BrowserKind } from '../../crds/types.ts'
-import type { Logger, NodeAccess, NodeDirectory, OwnerReference, PodLaunchConfig, PodObservation, PodRuntime } from '../ports.ts'
-import { silentLogger } from '../ports.ts'
+import type { Logger, NodeAccess, NodeDirectory, OwnerReference, PodLaunchConfig, PodObservation, PodRuntime } from '../../resources/ports.ts'
+import { silentLogger } from '../../resources/ports.ts'
 import { configureNode } from '../node-client.ts'
-import { backoffDelay } from '../runtime/backoff.ts'
+import { backoffDelay } from '../../resources/backoff.ts'
 import { ChildPod, type ExitInfo, type PodCommand } from './child-pod.ts'
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))

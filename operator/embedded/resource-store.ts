@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto'
 import { isDeepStrictEqual } from 'node:util'
 import { rfc3339 } from '../conditions.ts'
-import { AlreadyExistsError, ConflictError, GoneError, InvalidError, NotFoundError } from '../errors.ts'
+import { AlreadyExistsError, ConflictError, GoneError, InvalidError, NotFoundError } from '../../resources/errors.ts'
 import { parseLabelSelector } from '../label-selector.ts'
 import { applyMergePatch } from '../merge-patch.ts'
 import type {
@@ -30,7 +30,7 @@ import type {
   WatchHandler,
   WatchOptions,
   WriteOptions,
-} from '../ports.ts'
+} from '../../resources/ports.ts'
 
 /** The revision counter; share one between stores to get etcd-like global versions. */
 export class ResourceVersionClock {

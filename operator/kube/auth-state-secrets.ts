@@ -20,8 +20,8 @@
 // event or a resource. Errors here carry the Secret's name and the API server's status only.
 import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node'
 import { API_VERSION, BROWSER_SESSION, LABELS, type BrowserSession } from '../../crds/types.ts'
-import { isNotFound, NotReadyError } from '../errors.ts'
-import type { AuthStateRequest, AuthStateSource, StorageState } from '../ports.ts'
+import { isNotFound, NotReadyError } from '../../resources/errors.ts'
+import type { AuthStateRequest, AuthStateSource, StorageState } from '../../resources/ports.ts'
 import { DEFAULT_CALL } from './api-ops.ts'
 import { toResourceError } from './errors.ts'
 import { kubeName } from './names.ts'

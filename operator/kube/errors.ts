@@ -1,4 +1,4 @@
-// Maps what @kubernetes/client-node throws onto the port's typed errors (operator/errors.ts),
+// Maps what @kubernetes/client-node throws onto the port's typed errors (resources/errors.ts),
 // so reconcilers and the informer branch on NotFound/Conflict/Gone the same way in both
 // runtimes. Two shapes arrive here:
 // - ApiException from the generated APIs: `code` is the HTTP status, `body` the raw
@@ -6,7 +6,7 @@
 // - the Watch helper's Error with `statusCode` when the watch request itself is refused.
 // Messages are rebuilt from the Status' reason/message only: ApiException's own message
 // embeds response headers and body, which have no business in logs.
-import { AlreadyExistsError, ConflictError, GoneError, InvalidError, NotFoundError, ResourceError } from '../errors.ts'
+import { AlreadyExistsError, ConflictError, GoneError, InvalidError, NotFoundError, ResourceError } from '../../resources/errors.ts'
 
 export interface KubeStatus {
   code: number

@@ -8,7 +8,7 @@
 // metrics with controller-runtime names, and a CRD discovery check.
 import type { KubeConfig } from '@kubernetes/client-node'
 import { BROWSER_SESSION, GROUP, NETWORK, VERSION, type BrowserSession, type Network } from '../../crds/types.ts'
-import type { AuthStateSource } from '../ports.ts'
+import type { AuthStateSource } from '../../resources/ports.ts'
 import { customObjectOps } from './api-ops.ts'
 import { AuthStateHandOver } from './auth-state-secrets.ts'
 import { KubeNodeDirectory } from './node-directory.ts'

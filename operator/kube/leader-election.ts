@@ -14,9 +14,9 @@
 // api-server rejects a Lease whose renewTime has JavaScript's three. client-node's
 // V1MicroTime serialises correctly.
 import { CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node'
-import { isConflict, isNotFound } from '../errors.ts'
-import type { Logger } from '../ports.ts'
-import { silentLogger } from '../ports.ts'
+import { isConflict, isNotFound } from '../../resources/errors.ts'
+import type { Logger } from '../../resources/ports.ts'
+import { silentLogger } from '../../resources/ports.ts'
 import { withTimeout, type CallOptions } from './api-ops.ts'
 import { toResourceError } from './errors.ts'
 

@@ -15,7 +15,7 @@
 // never in the Pod object, so `kubectl get pod -o yaml` and the operator's logs never
 // see it.
 import type { BrowserKind } from '../../crds/types.ts'
-import type { OwnerReference, Resource } from '../ports.ts'
+import type { OwnerReference, Resource } from '../../resources/ports.ts'
 
 export type PodResource = Resource<Record<string, unknown>, PodStatusLike>
 

@@ -9,7 +9,7 @@
 //   Running : the node API answers its readiness probe; not configured yet
 //   Pending : anything before that
 import { LABELS } from '../../crds/types.ts'
-import type { PodObservation } from '../ports.ts'
+import type { PodObservation } from '../../resources/ports.ts'
 import { CONTAINER_NAME, NODE_PORT_NAME, POD_ANNOTATIONS, DEFAULT_NODE_PORT, type PodResource } from './pod-spec.ts'
 
 export const CLAIMED_AT = 'nightjar.dev/claimed-at'

@@ -27,7 +27,7 @@ import type {
   WatchHandler,
   WatchOptions,
   WriteOptions,
-} from '../ports.ts'
+} from '../../resources/ports.ts'
 import type { ResourceOps } from './api-ops.ts'
 import { toResourceError } from './errors.ts'
 import { ID_ANNOTATION, kubeName } from './names.ts'

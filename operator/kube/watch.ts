@@ -1,5 +1,5 @@
 // One watch stream over client-node's Watch (chunked JSON lines), adapted to the port's
-// WatchHandler contract (operator/ports.ts):
+// WatchHandler contract (resources/ports.ts):
 // - ADDED/MODIFIED/DELETED/BOOKMARK are delivered in stream order, synchronously from the
 //   line reader, so never concurrently; nothing is delivered after stop();
 // - onClose fires exactly once unless stop() came first:
@@ -13,7 +13,7 @@
 // here and end the watch with that error instead (the informer then re-watches).
 import { Watch, type KubeConfig } from '@kubernetes/client-node'
 import { errorForStatus, parseStatusBody, statusOf } from './errors.ts'
-import type { WatchEvent, WatchHandle, WatchHandler } from '../ports.ts'
+import type { WatchEvent, WatchHandle, WatchHandler } from '../../resources/ports.ts'
 
 export interface WatchStreamOptions<T> {
   kc: KubeConfig

@@ -6,7 +6,7 @@
 // - per-key exponential backoff for failed keys (addRateLimited / forget), with a cap;
 // - an optional overall token bucket (off by default);
 // - delayed adds (requeueAfter), keeping the earliest when a key is delayed twice.
-import { backoffDelay, type BackoffOptions } from './backoff.ts'
+import { backoffDelay, type BackoffOptions } from '../../resources/backoff.ts'
 
 export interface WorkQueueOptions {
   /** per-key failure backoff (default 5 ms doubling, capped at 30 s) */

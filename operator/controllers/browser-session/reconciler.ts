@@ -15,9 +15,9 @@
 // keeps the session row: the resource is only the operator's work item, and a cluster must
 // not collect one object per session ever started.
 import type { BrowserSession } from '../../../crds/types.ts'
-import type { AuthStateSource, EventRecorder, EventSubject, EventType, Logger, ObjectReader, PodLaunchConfig, PodObservation, PodRuntime, ResourceClient } from '../../ports.ts'
-import { silentEvents, silentLogger } from '../../ports.ts'
-import { isNotFound } from '../../errors.ts'
+import type { AuthStateSource, EventRecorder, EventSubject, EventType, Logger, ObjectReader, PodLaunchConfig, PodObservation, PodRuntime, ResourceClient } from '../../../resources/ports.ts'
+import { silentEvents, silentLogger } from '../../../resources/ports.ts'
+import { isNotFound } from '../../../resources/errors.ts'
 import type { ReconcileOutcome, Reconciler } from '../../runtime/controller.ts'
 import { writeStatusIfChanged } from '../status-writer.ts'
 import { desiredPod, ownerReference } from './desired-pod.ts'

@@ -3,8 +3,8 @@
 import t from 'tap'
 import type { BrowserSession } from '../../../crds/types.ts'
 import { ResourceStore, ResourceVersionClock } from '../../../operator/embedded/resource-store.ts'
-import { AlreadyExistsError, ConflictError, GoneError, InvalidError, NotFoundError } from '../../../operator/errors.ts'
-import type { WatchEvent } from '../../../operator/ports.ts'
+import { AlreadyExistsError, ConflictError, GoneError, InvalidError, NotFoundError } from '../../../resources/errors.ts'
+import type { WatchEvent } from '../../../resources/ports.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { newSession } from '../helpers.ts'
 

@@ -1,9 +1,9 @@
 import t from 'tap'
-import type { BrowserSession } from '../../../crds/types.ts'
-import { ResourceStore } from '../../../operator/embedded/resource-store.ts'
-import { Informer } from '../../../operator/runtime/informer.ts'
-import { waitFor } from '../../helpers/wait.ts'
-import { newSession } from '../helpers.ts'
+import type { BrowserSession } from '../../crds/types.ts'
+import { ResourceStore } from '../../operator/embedded/resource-store.ts'
+import { Informer } from '../../resources/informer.ts'
+import { waitFor } from '../helpers/wait.ts'
+import { newSession } from '../operator/helpers.ts'
 
 const mk = (historyLimit = 1000) => new ResourceStore<BrowserSession>({ apiVersion: 'nightjar.dev/v1alpha1', kind: 'BrowserSession', historyLimit })
 const fast = { backoff: { initialMs: 1, maxMs: 20, jitter: 0.5 } }

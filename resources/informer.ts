@@ -8,9 +8,9 @@
 //   disconnected are still reported;
 // - resyncs periodically: every cached object is re-delivered as an update, which makes
 //   controllers re-reconcile everything now and then (level-triggered safety net).
-import { isGone } from '../errors.ts'
-import type { AnyResource, Logger, ObjectReader, ResourceClient, WatchEvent, WatchHandle } from '../ports.ts'
-import { silentLogger } from '../ports.ts'
+import { isGone } from './errors.ts'
+import type { AnyResource, Logger, ObjectReader, ResourceClient, WatchEvent, WatchHandle } from './ports.ts'
+import { silentLogger } from './ports.ts'
 import { backoffDelay, type BackoffOptions } from './backoff.ts'
 
 export interface InformerHandlers<T> {
