@@ -7,6 +7,9 @@
 # resolve one with `docker buildx imagetools inspect node:24.9.0-bookworm-slim` and
 # append it in your build pipeline.
 ARG NODE_IMAGE=node:24.9.0-bookworm-slim
+# The run stage is Debian slim with Node's binary alone: npm, yarn and corepack (npm alone
+# is 12 MB) stay in the deps stage, where npm runs; nothing in the image runs them.
+ARG RUNTIME_IMAGE=debian:12.12-slim
 
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
@@ -16,7 +19,8 @@ COPY package.json package-lock.json docker/prune-deps.mjs docker/api-server.deps
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force \
  && node prune-deps.mjs api-server.deps
 
-FROM ${NODE_IMAGE}
+FROM ${RUNTIME_IMAGE}
+COPY --from=deps /usr/local/bin/node /usr/local/bin/node
 # tini reaps zombies and forwards signals, so SIGTERM reaches node as PID 2
 RUN apt-get update \
  && apt-get install -y --no-install-recommends tini ca-certificates \

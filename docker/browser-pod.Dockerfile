@@ -8,6 +8,9 @@
 # Debian's chromium is not version-pinned: bookworm-security replaces old builds, so an
 # exact pin would stop building after the next browser security fix. Rebuild regularly.
 ARG NODE_IMAGE=node:24.9.0-bookworm-slim
+# The run stage is Debian slim with Node's binary alone: npm, yarn and corepack (npm alone
+# is 12 MB) stay in the deps stage, where npm runs; nothing in the image runs them.
+ARG RUNTIME_IMAGE=debian:12.12-slim
 
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
@@ -17,7 +20,8 @@ COPY package.json package-lock.json docker/prune-deps.mjs docker/browser-pod.dep
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force \
  && node prune-deps.mjs browser-pod.deps
 
-FROM ${NODE_IMAGE}
+FROM ${RUNTIME_IMAGE}
+COPY --from=deps /usr/local/bin/node /usr/local/bin/node
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       chromium \

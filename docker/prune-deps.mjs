@@ -40,6 +40,42 @@ function locate(name, fromDir) {
   return existsSync(join(top, 'package.json')) ? top : undefined
 }
 
+/**
+ * Packages the package at `dir` names in its `imports` map only under conditions Node never
+ * matches, and loads nowhere in its own code by name: what Node never loads for it.
+ */
+function otherRuntimeOnly(pkg, dir) {
+  const forNode = new Set()
+  const forOthers = new Set()
+  const walk = (target, nodeMatches) => {
+    if (typeof target === 'string') {
+      if (!target.startsWith('.') && !target.startsWith('#')) {
+        const name = target.startsWith('@') ? target.split('/').slice(0, 2).join('/') : target.split('/')[0]
+        ;(nodeMatches ? forNode : forOthers).add(name)
+      }
+    } else if (target && typeof target === 'object') {
+      for (const [cond, t] of Object.entries(target)) walk(t, nodeMatches && !['bare', 'browser', 'react-native', 'deno', 'worker', 'edge-light', 'workerd'].includes(cond))
+    }
+  }
+  for (const t of Object.values(pkg.imports ?? {})) walk(t, true)
+  const candidates = [...forOthers].filter((n) => !forNode.has(n))
+  if (!candidates.length) return new Set()
+  const code = sources(dir).map((f) => readFileSync(f, 'utf8')).join('\n')
+  return new Set(candidates.filter((n) => !new RegExp(`(?:require\\(|import\\(|from)\\s*['"]${n.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}['"/]`).test(code)))
+}
+
+/** a package's own JavaScript files (not those of its nested node_modules) */
+function sources(dir) {
+  const out = []
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (e.name === 'node_modules') continue
+    const p = join(dir, e.name)
+    if (e.isDirectory()) out.push(...sources(p))
+    else if (/\.[cm]?js$/.test(e.name)) out.push(p)
+  }
+  return out
+}
+
 const kept = new Set()
 const missing = []
 const queue = roots.map((name) => ({ name, from: undefined, required: true }))
@@ -53,9 +89,14 @@ while (queue.length) {
   if (kept.has(dir)) continue
   kept.add(dir)
   const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))
-  for (const dep of Object.keys(pkg.dependencies ?? {})) queue.push({ name: dep, from: dir, required: true })
-  // optional and peer dependencies are kept when installed (npm installs the ones that apply)
-  for (const dep of [...Object.keys(pkg.optionalDependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})]) queue.push({ name: dep, from: dir, required: false })
+  // optional and peer dependencies are kept when installed (npm installs the ones that apply),
+  // but not one the package maps only for another runtime: tar-fs's `imports` send `fs` to
+  // bare-fs under the `bare` condition and to Node's own under `default`
+  const elsewhere = otherRuntimeOnly(pkg, dir)
+  for (const dep of Object.keys(pkg.dependencies ?? {})) if (!elsewhere.has(dep)) queue.push({ name: dep, from: dir, required: true })
+  for (const dep of [...Object.keys(pkg.optionalDependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})]) {
+    if (!elsewhere.has(dep)) queue.push({ name: dep, from: dir, required: false })
+  }
 }
 if (missing.length) {
   process.stderr.write(`prune-deps: not installed: ${[...new Set(missing)].join(', ')} (run npm ci --omit=dev first)\n`)
@@ -105,11 +146,16 @@ for (const scope of readdirSync(root).filter((e) => e.startsWith('@'))) {
 // what no program loads at run time: type declarations, TypeScript sources (Node does not
 // strip types under node_modules), source maps, and documents; licences stay
 const DEAD = /\.(?:d\.[cm]?ts|[cm]?ts|map|md|markdown)$/i
+// and a package's own tests (bintrees ships 2.3 MB of them)
+const TEST_DIRS = new Set(['test', 'tests', '__tests__'])
 function sweep(dir) {
   let n = 0
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, e.name)
-    if (e.isDirectory()) n += sweep(p)
+    if (e.isDirectory() && TEST_DIRS.has(e.name) && existsSync(join(dir, 'package.json')) && !mainIsIn(dir, e.name)) {
+      n += size(p)
+      if (!dryRun) rmSync(p, { recursive: true, force: true })
+    } else if (e.isDirectory()) n += sweep(p)
     else if (e.isFile() && DEAD.test(e.name) && !/^licen[cs]e/i.test(e.name)) {
       n += lstatSync(p).size
       if (!dryRun) rmSync(p)
@@ -117,6 +163,11 @@ function sweep(dir) {
   }
   return n
 }
+/** whether the package at `dir` loads its entry from the subdirectory `sub` */
+function mainIsIn(dir, sub) {
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))
+  return [pkg.main, JSON.stringify(pkg.exports ?? '')].some((m) => typeof m === 'string' && new RegExp(`(^|[/"])(\\./)?${sub}/`).test(m))
+}
 const swept = dryRun ? 0 : sweep(root)
 const keptTop = topLevel().filter((p) => !drop.includes(p))
-process.stdout.write(`prune-deps: ${roots.length} imported, ${keptTop.length} packages kept (${mb(keptTop.reduce((n, p) => n + (statSync(p).isDirectory() ? size(p) : 0), 0))}), ${drop.length} ${dryRun ? 'would be ' : ''}removed (${mb(freed)}); ${mb(swept)} of type declarations, sources, maps and documents removed\n`)
+process.stdout.write(`prune-deps: ${roots.length} imported, ${keptTop.length} packages kept (${mb(keptTop.reduce((n, p) => n + (statSync(p).isDirectory() ? size(p) : 0), 0))}), ${drop.length} ${dryRun ? 'would be ' : ''}removed (${mb(freed)}); ${mb(swept)} of type declarations, sources, maps, documents and tests removed\n`)

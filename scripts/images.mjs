@@ -81,6 +81,8 @@ const APT_CLEAN = {
 /** the base image's recipe: any change makes a new base (and so rebuilds the images) */
 const BASE_RECIPE = { suite: 'bookworm', variant: 'minbase', node: NODE_PIN, npm: NPM_PIN, apt: APT_SOURCES, slim: DPKG_SLIM, aptClean: APT_CLEAN, v: 1 }
 export const baseRef = `${REGISTRY}/nightjar-node-base:${NODE_PIN.version}-${sha256(JSON.stringify(BASE_RECIPE)).slice(0, 12)}`
+/** the same root filesystem before Node and npm: the Dockerfiles' RUNTIME_IMAGE (their run stage copies Node's binary in) */
+export const debianRef = `${REGISTRY}/nightjar-debian-base:bookworm-${sha256(JSON.stringify(BASE_RECIPE)).slice(0, 12)}`
 const cacheRoot = join(process.env.NIGHTJAR_IMAGES_CACHE || join(homedir(), '.cache', 'nightjar', 'images'))
 const INPUTS_LABEL = 'dev.nightjar.inputs'
 
@@ -138,6 +140,7 @@ function buildBase() {
     rmSync(join(rootfs, 'var/cache/apt/srcpkgcache.bin'), { force: true })
     for (const f of readdirSync(join(rootfs, 'var/log'))) rmSync(join(rootfs, 'var/log', f), { recursive: true, force: true })
 
+    commitRootfs(work, rootfs, debianRef, [])
     say(`adding Node ${NODE_PIN.version} and npm ${NPM_PIN.version}…`)
     const node = ensurePinnedNode()
     copyFileSync(node, join(rootfs, 'usr/local/bin/node'))
@@ -151,24 +154,30 @@ function buildBase() {
     symlinkSync('../lib/node_modules/npm/bin/npm-cli.js', join(rootfs, 'usr/local/bin/npm'))
     symlinkSync('../lib/node_modules/npm/bin/npx-cli.js', join(rootfs, 'usr/local/bin/npx'))
 
-    const tar = join(work, 'rootfs.tar')
-    if (run('tar', ['-C', rootfs, '--numeric-owner', '-cf', tar, '.']).status !== 0) fail('packing the root filesystem failed')
-    const ctr = run('buildah', ['from', 'scratch']).stdout.trim()
-    if (!ctr) fail('buildah from scratch failed')
-    const steps = [
-      ['add', ctr, tar, '/'],
-      ['config', '--env', 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', '--env', `NODE_VERSION=${NODE_PIN.version}`,
-        '--cmd', 'node', '--label', `dev.nightjar.base-recipe=${sha256(JSON.stringify(BASE_RECIPE))}`, ctr],
-      ['commit', '--rm', ctr, baseRef],
-    ]
-    for (const step of steps) {
-      const r = run('buildah', step, { stdio: ['ignore', 'ignore', 'inherit'] })
-      if (r.status !== 0) fail(`buildah ${step[0]} failed for the base image`)
-    }
+    commitRootfs(work, rootfs, baseRef, ['--env', `NODE_VERSION=${NODE_PIN.version}`, '--cmd', 'node'])
     say(`base image ready in ${Math.round((Date.now() - started) / 1000)} s`)
   } finally {
     rmSync(work, { recursive: true, force: true })
   }
+}
+
+/** Packs `rootfs` into an image named `ref` (buildah from scratch), with the recipe's label. */
+function commitRootfs(work, rootfs, ref, config) {
+  const tar = join(work, 'rootfs.tar')
+  if (run('tar', ['-C', rootfs, '--numeric-owner', '-cf', tar, '.']).status !== 0) fail('packing the root filesystem failed')
+  const ctr = run('buildah', ['from', 'scratch']).stdout.trim()
+  if (!ctr) fail('buildah from scratch failed')
+  const steps = [
+    ['add', ctr, tar, '/'],
+    ['config', '--env', 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', ...config,
+      '--label', `dev.nightjar.base-recipe=${sha256(JSON.stringify(BASE_RECIPE))}`, ctr],
+    ['commit', '--rm', ctr, ref],
+  ]
+  for (const step of steps) {
+    const r = run('buildah', step, { stdio: ['ignore', 'ignore', 'inherit'] })
+    if (r.status !== 0) fail(`buildah ${step[0]} failed for ${ref}`)
+  }
+  rmSync(tar, { force: true })
 }
 
 /** what the image's .dockerignore allowlist lets into the build context, as sorted paths */
@@ -218,7 +227,7 @@ function buildImage(name, digest) {
   const r = spawnSync('buildah', [
     'build', '--layers', '--network', 'host',
     '-f', `docker/${name}.Dockerfile`, '--ignorefile', `docker/${name}.Dockerfile.dockerignore`,
-    '--build-arg', `NODE_IMAGE=${baseRef}`, ...mounts,
+    '--build-arg', `NODE_IMAGE=${baseRef}`, '--build-arg', `RUNTIME_IMAGE=${debianRef}`, ...mounts,
     '--label', `${INPUTS_LABEL}=${digest}`, '-t', imageRef(name), '.',
   ], { cwd: root, stdio: ['ignore', 2, 2] })
   if (r.status !== 0) fail(`buildah build of ${name} failed (exit ${r.status})`)
@@ -241,13 +250,13 @@ export function ensureImages(names = IMAGE_NAMES) {
   if (process.getuid?.() !== 0) fail('building the images needs root (buildah with its default storage, debootstrap)')
   ensureTools()
   mkdirSync(cacheRoot, { recursive: true })
-  if (!inspectImage(baseRef)) {
+  if (!inspectImage(baseRef) || !inspectImage(debianRef)) {
     buildBase()
     // earlier bases (another recipe) only hold disk now: their images are rebuilt below
     const others = run('buildah', ['images', '--format', '{{.Name}}:{{.Tag}}', `${REGISTRY}/nightjar-node-base`]).stdout.split('\n').filter((r) => r && r !== baseRef)
     for (const ref of others) run('buildah', ['rmi', ref])
   }
-  const baseId = inspectImage(baseRef).FromImageID
+  const baseId = `${inspectImage(baseRef).FromImageID} ${inspectImage(debianRef).FromImageID}`
   const out = {}
   for (const name of names) {
     const digest = inputsDigest(name, baseId)

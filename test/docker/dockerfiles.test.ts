@@ -89,7 +89,9 @@ for (const [image, { entries, dispatcherOnly }] of Object.entries(IMAGES)) {
     const base = /^ARG NODE_IMAGE=(\S+)$/m.exec(text)?.[1]
     t.match(base, /^node:\d+\.\d+\.\d+-bookworm-slim$/, 'base image pinned by full version tag')
     t.match(base, /^node:24\./, 'Node 24 LTS (Node 20 reached end of life in April 2026)')
-    t.ok(text.split('\n').filter((l) => l.startsWith('FROM ')).every((l) => l.startsWith('FROM ${NODE_IMAGE}')), 'every stage uses the pinned base')
+    t.match(/^ARG RUNTIME_IMAGE=(\S+)$/m.exec(text)?.[1], /^debian:\d+\.\d+-slim$/, 'the run stage’s base pinned by Debian point release')
+    t.same(text.split('\n').filter((l) => l.startsWith('FROM ')), ['FROM ${NODE_IMAGE} AS deps', 'FROM ${RUNTIME_IMAGE}'], 'npm runs in the deps stage on the Node image; the image itself is Debian slim')
+    t.match(text, /^FROM \$\{RUNTIME_IMAGE\}\nCOPY --from=deps \/usr\/local\/bin\/node \/usr\/local\/bin\/node$/m, 'with Node’s binary alone (no npm, yarn or corepack)')
     t.match(text, /^USER 10001:10001$/m, 'numeric non-root user (matches runAsUser in the manifests)')
     t.match(text, /^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m, 'tini as PID 1')
     t.match(text, /npm ci --omit=dev/, 'production dependencies from the lock file')
