@@ -64,7 +64,8 @@ t.test('the tool protocol', async (t) => {
       const schema = tools.find((x) => x.name === name)!.inputSchema as { properties: Record<string, any>; required?: string[] }
       return { names: Object.keys(schema.properties).sort(), required: [...(schema.required ?? [])].sort(), schema }
     }
-    t.same(props('session_start').names, ['browserKind', 'egress', 'fromVersion', 'identity', 'network', 'url', 'viewport', 'warmResume'])
+    // extended by issue 29: waitSeconds, how long session_start waits before answering pending
+    t.same(props('session_start').names, ['browserKind', 'egress', 'fromVersion', 'identity', 'network', 'url', 'viewport', 'waitSeconds', 'warmResume'])
     t.same(props('session_start').required, [])
     t.same(props('session_start').schema.properties.egress.enum.sort(), ['local', 'platform', 'split'])
     t.same(props('spawn_and_start_session').names, ['childName', 'egress', 'identity', 'network', 'viewport'])
