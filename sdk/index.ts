@@ -71,7 +71,14 @@ export class Nightjar {
     }
     const res = await this.#fetch(url, {
       method: route.method,
-      headers: { authorization: `Bearer ${this.#token}`, ...(hasBody ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        authorization: `Bearer ${this.#token}`,
+        ...(hasBody ? { 'content-type': 'application/json' } : {}),
+        // a script drives the session it opened next: a start waits for it to go live as the
+        // MCP tool does (30 s, RFC 7240 Prefer) unless the caller gave waitSeconds; REST alone
+        // answers 202 pending after 5 s
+        ...(name === 'session_start' && rest.waitSeconds === undefined ? { prefer: 'wait=30' } : {}),
+      },
       body: hasBody ? JSON.stringify(rest) : undefined,
     })
     const text = await res.text()

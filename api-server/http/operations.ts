@@ -49,7 +49,7 @@ export function registerOperationRoutes(app: FastifyInstance, services: Services
         assertWellFormed(source, hasBody ? 'body' : 'query')
         const input = parseInput(op.input, { ...(source as object), ...(req.params as object) })
         const prefer = req.headers.prefer
-        const exchange: RestExchange = { prefer: Array.isArray(prefer) ? prefer.join(',') : prefer, headers: {} }
+        const exchange: RestExchange = { prefer: Array.isArray(prefer) ? prefer.join(',') : prefer, headers: {}, elapsedMs: () => reply.elapsedTime }
         const result = await op.handler({ auth, services, log: req.log, via: 'rest', ip: req.ip, rest: exchange }, input)
         if (opts.checkOutput) {
           const issues = outputIssues(op.output, result)

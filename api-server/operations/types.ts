@@ -30,6 +30,8 @@ export interface RestExchange {
   status?: number
   /** extra answer headers (Location, Retry-After, Preference-Applied) */
   headers: Record<string, string>
+  /** milliseconds since the request arrived (a bound on the answer counts from there, not from the handler) */
+  elapsedMs?: () => number
 }
 
 /**

@@ -30,8 +30,10 @@ t.test('faults on a real control plane', async (t) => {
   const boot = spawnSync(process.execPath, ['bin/nightjar.mjs', 'admin', 'bootstrap', '--org', 'acme', '--email', 'owner@acme.test', '--json'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, DATABASE_URL: db.url } })
   if (boot.status !== 0) throw new Error(`bootstrap: ${boot.stderr}`)
   const owner = JSON.parse(boot.stdout) as { apiKey: string; agentId: string }
+  // starts wait for their pod (Prefer: wait, RFC 7240): a pod on this control plane takes longer
+  // than the 5 s in which a start otherwise answers 202 pending; other routes ignore it
   const api = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(install.apiUrl + path, { method, headers: { authorization: `Bearer ${owner.apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined })
+    const r = await fetch(install.apiUrl + path, { method, headers: { authorization: `Bearer ${owner.apiKey}`, prefer: 'wait=90', ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined })
     const text = await r.text()
     return { status: r.status, text, body: text ? JSON.parse(text) : undefined }
   }

@@ -76,8 +76,10 @@ t.test('helm install on a real control plane: a session from MCP to the garbage 
   })
   const ns = install.namespace
   const owner = bootstrap(db.url)
+  // starts wait for their pod (Prefer: wait, RFC 7240): a pod on this control plane takes longer
+  // than the 5 s in which a start otherwise answers 202 pending; other routes ignore it
   const api = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(install.apiUrl + path, { method, headers: { authorization: `Bearer ${owner.apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined })
+    const r = await fetch(install.apiUrl + path, { method, headers: { authorization: `Bearer ${owner.apiKey}`, prefer: 'wait=90', ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined })
     const text = await r.text()
     return { status: r.status, text, body: text ? JSON.parse(text) : undefined }
   }

@@ -51,8 +51,10 @@ t.test('three api-server replicas on a real control plane: tunnel owner routing,
   const owner = JSON.parse(boot.stdout) as { apiKey: string }
   const sql = new pg.Pool({ connectionString: db.url, max: 2 })
   t.teardown(() => sql.end())
+  // starts wait for their pod (Prefer: wait, RFC 7240): a pod on this control plane takes longer
+  // than the 5 s in which a start otherwise answers 202 pending; other routes ignore it
   const call = async (base: string, method: string, path: string, body?: unknown) => {
-    const r = await fetch(base + path, { method, headers: { authorization: `Bearer ${owner.apiKey}`, connection: 'close', ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined })
+    const r = await fetch(base + path, { method, headers: { authorization: `Bearer ${owner.apiKey}`, prefer: 'wait=90', connection: 'close', ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined })
     const text = await r.text()
     return { status: r.status, text, body: text ? JSON.parse(text) : undefined }
   }
