@@ -331,7 +331,7 @@ export function registerMcp(app: FastifyInstance, services: Services, ops: reado
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !eliciting })
     const closeAll = async () => {
       await transport.close().catch(() => {}) // the reply is sent; a per-request transport that fails to close holds nothing
-      await server.close().catch(() => {})
+      await server.close().catch(() => {}) // likewise: a closing failure of a per-request server loses nothing
     }
     let streaming = false
     await server.connect(transport)

@@ -23,6 +23,7 @@ export async function elicitUntil(
   const stop = new AbortController()
   const onHangUp = () => stop.abort()
   el.signal.addEventListener('abort', onHangUp)
+  // a progress note is a keep-alive: one the client no longer takes (it hung up) is answered by the abort above
   const progress = setInterval(() => { el.progress('waiting for the person').catch(() => {}) }, PROGRESS_EVERY_MS)
   progress.unref()
   try {
