@@ -7,6 +7,7 @@ import { fstatSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { BROWSER_KINDS, type BrowserKind } from '../crds/types.ts'
 import { parseCidr } from './egress-policy.ts'
+import { writeTerminationMessage } from './memory.ts'
 import type { Pod } from './pod.ts'
 
 const log = (line: string) => process.stderr.write(`browser-pod: ${line}\n`)
@@ -108,6 +109,12 @@ async function main(): Promise<void> {
   }
   if (exiting) return
   void pod.browserLost.then(() => shutdown(1, 'chromium exited'))
+  void pod.outOfMemory.then(() => {
+    const why = 'out of memory: a page outgrew the container\'s memory limit and its renderer was killed'
+    writeTerminationMessage(why)
+    // 137, as for a container the OOM killer stopped itself; the runtime reports OOMKilled
+    void shutdown(137, why)
+  })
   process.stdout.write(JSON.stringify({ event: 'ready', port: pod.port }) + '\n')
 }
 

@@ -9,6 +9,7 @@ import { launchCloak } from './cloak.ts'
 import { EgressGateway, type TunnelDialer } from './egress-gateway.ts'
 import { createNodeApi, rehearseRequests, warmParsers } from './node-api.ts'
 import { CompiledPolicy } from './egress-policy.ts'
+import { oomKills } from './memory.ts'
 import { PodSession } from './session.ts'
 
 export interface PodOptions {
@@ -34,6 +35,8 @@ export interface Pod {
   cdp: CdpProxy
   /** Resolves when Chromium goes away on its own (crash) — the pod is then useless. */
   browserLost: Promise<void>
+  /** Resolves when a page's renderer crashed and the container's memory cgroup counted an OOM kill. */
+  outOfMemory: Promise<void>
   close(): Promise<void>
 }
 
@@ -56,6 +59,17 @@ export async function startPod(opts: PodOptions): Promise<Pod> {
     hostAliases: opts.hostAliases ?? {},
     denyCidrs: opts.denyCidrs ?? [],
     tunnel: opts.tunnel,
+  })
+  // a renderer the OOM killer took leaves a crashed tab and a Running container: tell them
+  // apart from other crashes by the cgroup's count (memory.ts says why the pod then exits)
+  const oomBaseline = oomKills()
+  const outOfMemory = new Promise<void>((resolve) => {
+    if (oomBaseline === undefined) return // no memory cgroup to read: a host process
+    session.onPage((page) => {
+      page.on('crash', () => {
+        if ((oomKills() ?? 0) > oomBaseline) resolve()
+      })
+    })
   })
   // a warm pod opens its context before any session claims it; a cloak pod has one
   // context (its profile) and opens it at configure, with the session's auth-state
@@ -95,5 +109,5 @@ export async function startPod(opts: PodOptions): Promise<Pod> {
       await gateway.close()
     })())
 
-  return { port, endpoint, browser, gateway, session, cdp, browserLost, close }
+  return { port, endpoint, browser, gateway, session, cdp, browserLost, outOfMemory, close }
 }

@@ -110,7 +110,12 @@ function printExports(s: State) {
 async function up() {
   const s = readState()
   if (s && alive(s.supervisorPid) && (await apiReady(s))) {
-    say('already up')
+    // up already; the images may have changed since (a new commit): build what changed
+    // and import it, so what runs is what the tree says (both steps are no-ops otherwise)
+    say('already up; bringing its images up to date')
+    execFileSync(process.execPath, [join(root, 'scripts/images.mjs')], { stdio: ['ignore', 'ignore', 'inherit'] })
+    const binDir = execFileSync(process.execPath, [join(root, 'scripts/fetch-kube.mjs'), '--node'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim()
+    await importImages(s.containerdSocket, binDir, say)
     printExports(s)
     return
   }
@@ -323,6 +328,11 @@ async function serve(binDir: string) {
         `--kubelet-client-key=${join(pki, 'apiserver-kubelet-client.key')}`,
         '--kubelet-preferred-address-types=InternalIP',
       ],
+      // nodelifecycle lifts the kubelet's not-ready taint once the node is Ready (nothing
+      // schedules before); endpointslice, because kube-proxy 1.20 reads EndpointSlices,
+      // not Endpoints (without it every ClusterIP answers "connection refused"); podgc and
+      // ttl as any cluster has them
+      controllers: ['nodelifecycle', 'endpointslice', 'podgc', 'ttl'],
     })
     stops.push(() => cp.stop())
     const kubeconfig = join(RUN_DIR, 'admin.kubeconfig')
@@ -472,8 +482,12 @@ async function serve(binDir: string) {
     })
 
     await waitFor('node Ready', 180_000, async () => {
-      const r = spawnSync(join(root, '.tools', 'kubectl'), ['--kubeconfig', kubeconfig, 'get', 'node', NODE_NAME, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'], { encoding: 'utf8' })
-      return r.stdout.trim() === 'True'
+      // Ready, and the not-ready taint the kubelet registers with lifted (by nodelifecycle):
+      // until then nothing schedules
+      const r = spawnSync(join(root, '.tools', 'kubectl'), ['--kubeconfig', kubeconfig, 'get', 'node', NODE_NAME, '-o', 'json'], { encoding: 'utf8' })
+      const node = JSON.parse(r.stdout || '{}')
+      const ready = node.status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True')
+      return ready && !(node.spec?.taints ?? []).some((t: { key: string }) => t.key === 'node.kubernetes.io/not-ready')
     }, () => (kubelet.exitCode !== null ? `the kubelet exited (${kubelet.exitCode}); see ${join(logs, 'kubelet.log')}` : undefined))
     log(`node ${NODE_NAME} Ready`)
 

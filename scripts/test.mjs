@@ -60,16 +60,22 @@ if (!testDbUrl) {
 // for the whole phase (test/cluster/main.ts) and runs its files one at a time: they share
 // that cluster. Named files run in one tap call; a cluster is started when one of them
 // is a cluster test.
+//
+// The node phase (test/node/) runs on a real node: `npm run cluster -- up` (containerd,
+// a real kubelet and kube-proxy, the product's images), which its files bring up
+// themselves — the first time on a machine that means building kubelet and the images,
+// tens of minutes, hence the long file timeout. The run takes the cluster down after it.
 const isClusterFile = (f) => f.replace(/\\/g, '/').includes('test/cluster/')
+const isNodeFile = (f) => f.replace(/\\/g, '/').includes('test/node/')
+const NODE_TIMEOUT = '--timeout=3600'
 const fileArgs = args.filter((a) => !a.startsWith('-'))
 const phases = fileArgs.length
-  ? [{ name: 'selected', tapArgs: args, cluster: fileArgs.some(isClusterFile) }]
+  ? [{ name: 'selected', tapArgs: fileArgs.some(isNodeFile) ? [NODE_TIMEOUT, ...args] : args, cluster: fileArgs.some(isClusterFile) }]
   : [
-      // test/node/ runs on a real node (`npm run cluster -- up`, root, tens of minutes the
-      // first time): on demand only, `node scripts/test.mjs test/node/<file>`
       { name: 'unit', tapArgs: ['--exclude=test/cluster/**', '--exclude=test/node/**', '--exclude=test/**/*.alone.test.ts', ...args], cluster: false },
       { name: 'alone', tapArgs: ['--jobs=1', 'test/**/*.alone.test.ts', ...args], cluster: false },
       { name: 'cluster', tapArgs: ['--jobs=1', 'test/cluster/**/*.test.ts', ...args], cluster: true },
+      { name: 'node', tapArgs: ['--jobs=1', NODE_TIMEOUT, 'test/node/**/*.test.ts', ...args], cluster: false, realNode: true },
     ]
 
 let passed = 0
@@ -149,6 +155,10 @@ for (const phase of phases) {
   const code = await runTap(phase.tapArgs, cluster ? { NIGHTJAR_TEST_CLUSTER: cluster.infoFile } : {})
   if (code !== 0) exitCode = 1
   if (cluster) await cluster.stop()
+  if (phase.realNode) {
+    process.stdout.write('# taking the real node down (npm run cluster -- down)\n')
+    spawnSync(process.execPath, ['--import', 'tsx', new URL('./cluster.ts', import.meta.url).pathname, 'down'], { stdio: ['ignore', 'inherit', 'inherit'] })
+  }
 }
 await stopPg()
 log.end()

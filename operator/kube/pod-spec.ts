@@ -186,7 +186,7 @@ export function browserPodManifest(input: BrowserPodInput, opts: BrowserPodOptio
         imagePullPolicy: opts.imagePullPolicy ?? 'IfNotPresent',
         ports: [{ name: NODE_PORT_NAME, containerPort: port, protocol: 'TCP' }],
         env,
-        resources: opts.resources ?? { requests: { cpu: '500m', memory: '1Gi' }, limits: { memory: '2Gi' } },
+        resources: opts.resources ?? { requests: { cpu: '100m', memory: '384Mi' }, limits: { memory: '2Gi' } },
         securityContext: {
           runAsNonRoot: true,
           allowPrivilegeEscalation: false,

@@ -54,7 +54,9 @@ export function podFailure(pod: PodResource): { reason: string; message: string 
   const term = c?.state?.terminated
   if (st.phase === 'Failed' || st.phase === 'Succeeded' || term) {
     const why = term ? `${term.reason ?? 'exited'}${term.exitCode !== undefined ? `, exit code ${term.exitCode}` : ''}` : (st.reason ?? st.phase ?? 'ended')
-    return { reason: 'PodExited', message: `browser pod ${name} ended (${why})` }
+    // the kernel's OOM kill keeps its own name: it is the one exit a user can act on (a
+    // bigger memory limit, a lighter page), so a session shows it as its failure reason
+    return { reason: term?.reason === 'OOMKilled' ? 'OOMKilled' : 'PodExited', message: `browser pod ${name} ended (${why})` }
   }
   const waiting = c?.state?.waiting?.reason
   if (waiting && FATAL_WAITING.has(waiting)) return { reason: 'StartFailed', message: `browser pod ${name} cannot start (${waiting})` }

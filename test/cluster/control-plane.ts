@@ -171,8 +171,12 @@ function tail(file: string, lines = 15): string {
 }
 
 
-/** apiArgs: more kube-apiserver flags (scripts/cluster-node.ts: its client certificate for the kubelet) */
-export async function startControlPlane(opts: { binDir: string; network: ClusterNetwork; log?: (msg: string) => void; apiArgs?: string[] }): Promise<ControlPlane> {
+/**
+ * apiArgs: more kube-apiserver flags (scripts/cluster.ts: its client certificate for the
+ * kubelet); controllers: more controllers (a real kubelet's node needs the node lifecycle
+ * controller, which lifts the not-ready taint the kubelet registers with)
+ */
+export async function startControlPlane(opts: { binDir: string; network: ClusterNetwork; log?: (msg: string) => void; apiArgs?: string[]; controllers?: string[] }): Promise<ControlPlane> {
   const log = opts.log ?? (() => {})
   const net = opts.network
   const root = join(tmpdir(), 'nightjar-cluster')
@@ -239,7 +243,7 @@ export async function startControlPlane(opts: { binDir: string; network: Cluster
   const kcmLog = join(dir, 'kube-controller-manager.log')
   const kcm = startLogged(`${opts.binDir}/kube-controller-manager`, [
     `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
-    '--controllers=garbagecollector,namespace,serviceaccount,serviceaccount-token,deployment,replicaset,disruption,endpoint',
+    `--controllers=${['garbagecollector', 'namespace', 'serviceaccount', 'serviceaccount-token', 'deployment', 'replicaset', 'disruption', 'endpoint', ...(opts.controllers ?? [])].join(',')}`,
     `--service-account-private-key-file=${join(dir, 'sa.key')}`, `--root-ca-file=${caFile}`,
     '--leader-elect=false', '--port=0', '--secure-port=0', '--use-service-account-credentials=false',
     '--logtostderr=true', '--v=1',

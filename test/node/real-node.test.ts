@@ -6,25 +6,34 @@
 // cluster -- down` removes it. Pods run in a namespace of their own, deleted at the end.
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
 import t from 'tap'
+import { bridgeWeb } from '../cluster/helpers.ts'
+import type { ClusterInfo } from '../cluster/main.ts'
+import { fnv1a } from '../helpers/fnv.ts'
+import { mcpClient } from '../helpers/mcp.ts'
 import { waitFor } from '../helpers/wait.ts'
 
 const ROOT = new URL('../../', import.meta.url).pathname
 const KUBECTL = `${ROOT}.tools/kubectl`
 
 /** `npm run cluster -- up` (its last lines: export KUBECONFIG=…, export DATABASE_URL=…) */
-function clusterUp(): { kubeconfig: string; databaseUrl: string } {
+function clusterUp(): { kubeconfig: string; databaseUrl: string; bridge: string } {
   const r = spawnSync(process.execPath, ['--import', 'tsx', `${ROOT}scripts/cluster.ts`, 'up'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 60 * 60_000 })
   if (r.status !== 0) throw new Error(`npm run cluster -- up failed (exit ${r.status})`)
   const kubeconfig = /^export KUBECONFIG=(.+)$/m.exec(r.stdout)?.[1]
   const databaseUrl = /^export DATABASE_URL='(.+)'$/m.exec(r.stdout)?.[1]
   if (!kubeconfig || !databaseUrl) throw new Error('`up` did not print KUBECONFIG and DATABASE_URL last')
-  return { kubeconfig, databaseUrl }
+  const state = JSON.parse(readFileSync(join(process.env.NIGHTJAR_CLUSTER_DIR || '/run/nightjar-cluster', 'state.json'), 'utf8')) as { bridge: string }
+  return { kubeconfig, databaseUrl, bridge: state.bridge }
 }
 
 // the first `up` on a machine builds kubelet, kube-proxy, kube-scheduler and the images
 t.setTimeout(60 * 60_000)
-const { kubeconfig, databaseUrl } = clusterUp()
+const { kubeconfig, databaseUrl, bridge } = clusterUp()
 const ns = `node-test-${randomBytes(3).toString('hex')}`
 const helmEnv = { ...process.env, HELM_CACHE_HOME: '/tmp/nightjar-helm/cache', HELM_CONFIG_HOME: '/tmp/nightjar-helm/config', HELM_DATA_HOME: '/tmp/nightjar-helm/data' }
 
@@ -72,7 +81,8 @@ t.test('the node is Ready and holds the three images, with their sizes as the ku
 })
 
 t.test('a restricted container runs as uid 10001 with seccomp, no capabilities and a read-only root, read from inside it', async (t) => {
-  const pod = restrictedPod('restricted', 'localhost/nightjar-operator:0.1.0', ['sleep', '3600'])
+  // the api-server's image: it holds pg, which the Postgres check below uses
+  const pod = restrictedPod('restricted', 'localhost/nightjar-api-server:0.1.0', ['sleep', '3600'])
   kubectl(['apply', '-f', '-'], JSON.stringify(pod))
   await waitFor(podReady('restricted'), { timeoutMs: 120_000, intervalMs: 500, what: 'the restricted pod Ready' })
   const status = kubectl(['-n', ns, 'exec', 'restricted', '--', 'cat', '/proc/self/status'])
@@ -103,36 +113,250 @@ t.test('a Service name resolves through the DNS stand-in and its ClusterIP reach
 t.test('a Pod reaches the cluster\'s Postgres with the DATABASE_URL `up` printed', async (t) => {
   const script = `const {Client}=require('/app/node_modules/pg');const c=new Client({connectionString:process.env.DATABASE_URL});c.connect().then(()=>c.query('select 41+1 as n')).then(r=>{process.stdout.write(String(r.rows[0].n));return c.end()}).catch(e=>{process.stderr.write(e.message);process.exit(1)})`
   const r = spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, '-n', ns, 'exec', 'restricted', '--', 'env', `DATABASE_URL=${databaseUrl}`, 'node', '-e', script], { encoding: 'utf8' })
-  t.equal(r.status, 0, 'the query ran')
+  t.equal(r.status, 0, `the query ran ${r.status === 0 ? '' : r.stderr.replaceAll(databaseUrl, '<DATABASE_URL>').slice(0, 300)}`)
   t.equal(r.stdout, '42', 'and answered')
 })
 
-t.test('the chart installs with the real images: every Deployment Ready through the kubelet\'s probes, the api-server answering through its Service', async (t) => {
-  const release = 'nj'
-  const chartNs = `${ns}-chart`
-  kubectl(['create', 'namespace', chartNs])
-  t.teardown(() => {
-    spawnSync(`${ROOT}.tools/helm`, ['--kubeconfig', kubeconfig, 'uninstall', release, '-n', chartNs, '--wait=false'], { stdio: 'ignore', env: helmEnv })
-    spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, 'delete', 'namespace', chartNs, '--wait=false'], { stdio: 'ignore' })
+
+// ---------------------------------------------------------------------------------------
+// The README's "Install on Kubernetes", run as written, then sessions in real containers
+
+/** a database of its own on the cluster's Postgres, so runs never meet each other's rows */
+async function freshDatabase(t: { teardown(fn: () => unknown): void }): Promise<string> {
+  const name = `nj_node_${randomBytes(4).toString('hex')}`
+  const admin = new pg.Client({ connectionString: databaseUrl })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${name}`)
+  await admin.end()
+  t.teardown(async () => {
+    const c = new pg.Client({ connectionString: databaseUrl })
+    await c.connect()
+    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    await c.end()
   })
-  kubectl(['-n', chartNs, 'create', 'secret', 'generic', 'nightjar-database', `--from-literal=DATABASE_URL=${databaseUrl}`])
-  kubectl(['-n', chartNs, 'create', 'secret', 'generic', 'nightjar-kms', `--from-literal=kms.key=${randomBytes(32).toString('base64')}`])
-  const crdsPresent = kubectl(['get', 'crd', '-o', 'name']).includes('browsersessions.nightjar.dev')
-  const helm = spawnSync(`${ROOT}.tools/helm`, [
-    '--kubeconfig', kubeconfig, 'install', release, `${ROOT}charts/nightjar`, '-n', chartNs,
-    '--set', 'images.registry=localhost', '--set', 'apiServer.baseUrl=http://nightjar.test',
-    ...(crdsPresent ? ['--set', 'crds.install=false'] : []),
-  ], { encoding: 'utf8', env: helmEnv, timeout: 300_000 })
-  t.equal(helm.status, 0, 'helm install succeeded')
-  const fullname = `${release}-nightjar`
-  for (const d of [`${fullname}-api-server`, `${fullname}-operator`]) {
-    await waitFor(() => {
-      const st = JSON.parse(kubectl(['-n', chartNs, 'get', 'deployment', d, '-o', 'json']))
-      return (st.status.readyReplicas ?? 0) >= st.spec.replicas && (st.status.availableReplicas ?? 0) >= st.spec.replicas
-    }, { timeoutMs: 300_000, intervalMs: 1000, what: `${d} Ready` })
-    t.pass(`${d}: every replica Ready`)
+  const u = new URL(databaseUrl)
+  u.pathname = `/${name}`
+  return u.toString()
+}
+
+/**
+ * The README's install block: its lines, with only what a reader substitutes changed (the
+ * registry, the database URL, the public URL) and the test's values file added to the
+ * helm line (its web's host names and a deny floor that lets browsers reach it).
+ */
+function readmeInstall(databaseUrl: string, valuesFile: string): string[] {
+  const readme = readFileSync(`${ROOT}README.md`, 'utf8')
+  const section = readme.slice(readme.indexOf('## Install on Kubernetes'))
+  const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1]
+  if (!block) throw new Error('the README has no sh block under "Install on Kubernetes"')
+  const commands = block.replace(/\\\n\s*/g, '').split('\n').filter((l) => l.trim())
+  return commands.map((c) => c
+    .replace(/DATABASE_URL='[^']*'/, `DATABASE_URL='${databaseUrl}'`)
+    .replace('images.registry=registry.example.com/nightjar', 'images.registry=localhost')
+    .replace(/^helm install .*$/, (line) => `${line} -f ${valuesFile}`))
+}
+
+const CANARY = 'Cnry-' + randomBytes(6).toString('hex') + '-node'
+
+t.test('the README install on the real node: Deployments Ready through the kubelet\'s probes, sessions in real containers', async (t) => {
+  const release = 'nightjar' // the README's names, verbatim
+  const chartNs = 'nightjar'
+  const run = (cmd: string) => spawnSync('bash', ['-c', cmd], { encoding: 'utf8', env: { ...helmEnv, KUBECONFIG: kubeconfig, PATH: `${ROOT}.tools:${process.env.PATH}` }, timeout: 300_000, cwd: ROOT })
+  // a namespace left by a run that died is removed first (what a second install would meet)
+  spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, 'delete', 'namespace', chartNs, '--ignore-not-found', '--timeout=180s'], { stdio: 'ignore' })
+  const dbUrl = await freshDatabase(t)
+  const web = await bridgeWeb(t, { network: { bridge } } as unknown as ClusterInfo)
+  const dir = mkdtempSync(join(tmpdir(), 'nightjar-node-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const valuesFile = join(dir, 'values.json')
+  writeFileSync(valuesFile, JSON.stringify({
+    operator: { sessionRetentionSeconds: 3 },
+    browserPods: {
+      warmPoolSize: 1,
+      hostAliases: { 'login.example.com': web.ip, 'example.com': web.ip },
+      // small enough that the memory test's page outgrows it in a second or two
+      resources: { limits: { memory: '1Gi' } },
+      shmSize: '64Mi',
+      // the cluster's own ranges stay in the deny floor; the test's web (198.18.255.x) is "public"
+      networkPolicy: { denyCidrs: ['127.0.0.0/8', '169.254.0.0/16', '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '198.19.0.0/16'] },
+    },
+  }))
+  t.teardown(() => {
+    run(`helm uninstall ${release} -n ${chartNs} --wait=false`)
+    spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, 'delete', 'namespace', chartNs, '--timeout=180s'], { stdio: 'ignore' })
+  })
+
+  const commands = readmeInstall(dbUrl, valuesFile)
+  let bootstrapOut = ''
+  for (const [i, cmd] of commands.entries()) {
+    const last = i === commands.length - 1
+    if (last) {
+      // the bootstrap execs into the api-server: it needs a Ready pod first
+      await rolledOut(chartNs, [`${release}-api-server`, `${release}-operator`])
+    }
+    const r = run(cmd)
+    // a command line may hold the database password: name the command by its first words only
+    t.equal(r.status, 0, `README: ${cmd.split(' ').slice(0, 4).join(' ')} … ${r.status === 0 ? '' : r.stderr.replaceAll(dbUrl, '<DATABASE_URL>').slice(0, 500)}`)
+    if (last) bootstrapOut = r.stdout
   }
-  const svc = JSON.parse(kubectl(['-n', chartNs, 'get', 'service', `${fullname}-api-server`, '-o', 'json']))
-  const r = await fetch(`http://${svc.spec.clusterIP}:${svc.spec.ports[0].port}/readyz`)
-  t.equal(r.status, 200, 'the api-server answers /readyz at its ClusterIP, through kube-proxy')
+  const owner = JSON.parse(bootstrapOut) as { apiKey: string; agentId: string }
+  t.ok(owner.apiKey, 'kubectl exec … admin bootstrap printed the owner\'s API key')
+
+  const pods = JSON.parse(kubectl(['-n', chartNs, 'get', 'pods', '-l', 'app.kubernetes.io/component in (api-server,operator)', '-o', 'json'])).items
+  t.equal(pods.length, 4, 'two api-server and two operator pods (the chart\'s defaults)')
+  for (const p of pods) {
+    t.equal(p.spec.nodeName, 'nightjar-node', `${p.metadata.name} runs on the real node`)
+    t.ok(p.status.containerStatuses.every((c: any) => c.ready && /^localhost\/nightjar-/.test(c.image)), `${p.metadata.name}: its containers run the built images and are Ready`)
+  }
+  const svc = JSON.parse(kubectl(['-n', chartNs, 'get', 'service', `${release}-api-server`, '-o', 'json']))
+  const apiUrl = `http://${svc.spec.clusterIP}:${svc.spec.ports[0].port}`
+  t.equal((await fetch(`${apiUrl}/readyz`)).status, 200, 'the api-server answers /readyz at its ClusterIP, through kube-proxy')
+
+  const api = async (method: string, path: string, body?: unknown) => {
+    const r = await fetch(apiUrl + path, { method, headers: { authorization: `Bearer ${owner.apiKey}`, prefer: 'wait=90', ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined })
+    const text = await r.text()
+    return { status: r.status, text, body: text ? JSON.parse(text) : undefined }
+  }
+  const replies: string[] = []
+  const logsSeen: string[] = []
+  const browserPodOf = (sessionId: string): string => {
+    const list = JSON.parse(kubectl(['-n', chartNs, 'get', 'browsersessions', '-o', 'json'])).items
+    const bs = list.find((s: any) => s.metadata.annotations?.['nightjar.dev/id'] === sessionId)
+    if (!bs?.status?.podName) throw new Error(`no pod for session ${sessionId}`)
+    return bs.status.podName
+  }
+
+  await t.test('a session live in a real container, driven end to end, with a sealed fill found nowhere afterwards', async (t) => {
+    const ident = await api('POST', '/v1/identities', { name: 'shopper' })
+    t.equal(ident.status, 201)
+    t.equal((await api('POST', `/v1/identities/${ident.body.id}/credentials`, { name: 'login', value: CANARY, originAllowlist: ['login.example.com'] })).status, 201)
+    t.equal((await api('POST', `/v1/identities/${ident.body.id}/grants`, {
+      principalAgentId: owner.agentId, role: 'assume', expiresAt: new Date(Date.now() + 3600_000).toISOString(),
+      allowedOrigins: [], propagation: 'same_conversation', maxSessionDurationSecs: null, reason: 'real node test',
+    })).status, 201)
+    const mcp = await mcpClient(t, apiUrl, owner.apiKey)
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const r = await mcp.callTool({ name, arguments: args })
+      replies.push(JSON.stringify(r))
+      if (r.isError) throw new Error(`${name}: ${(r.content as any)[0].text}`)
+      return r
+    }
+    const started = (await call('session_start', { identity: ident.body.id })).structuredContent as any
+    t.equal(started.status, 'live', 'session_start answers live')
+    const podName = browserPodOf(started.id)
+    const pod = JSON.parse(kubectl(['-n', chartNs, 'get', 'pod', podName, '-o', 'json']))
+    t.equal(pod.spec.nodeName, 'nightjar-node', 'the browser pod runs on the real node')
+    t.match(pod.status.containerStatuses[0].image, /nightjar-browser-pod/, 'from the browser-pod image')
+
+    const status = kubectl(['-n', chartNs, 'exec', podName, '-c', 'browser', '--', 'cat', '/proc/1/status'])
+    t.match(status, /^Uid:\s+10001\s/m, 'the browser container runs as uid 10001')
+    t.match(status, /^Seccomp:\s+2$/m, 'with seccomp filtering')
+    t.match(status, /^CapEff:\s+0+$/m, 'and no effective capability')
+    const write = spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, '-n', chartNs, 'exec', podName, '-c', 'browser', '--', 'touch', '/app/x'], { encoding: 'utf8' })
+    t.match(write.stderr, /Read-only file system/, 'its root filesystem is read-only')
+    const limit = kubectl(['-n', chartNs, 'exec', podName, '-c', 'browser', '--', 'cat', '/sys/fs/cgroup/memory/memory.limit_in_bytes']).trim()
+    t.equal(Number(limit), 1024 ** 3, 'the kubelet set the container\'s memory limit in its cgroup')
+
+    const nav = (await call('navigate', { sessionId: started.id, url: 'http://login.example.com/fill-check.html' })).structuredContent as any
+    t.equal(nav.title, 'Fill check', 'the browser reached the page through its egress gateway')
+    const seenBefore = (await call('perceive', { sessionId: started.id })).structuredContent as any
+    t.match(seenBefore.snapshot, /\[ref=e\d+\]/, 'perceive answers with refs')
+    const fill = (await call('credential_fill', { sessionId: started.id, credentialName: 'login', selector: '#pw' })).structuredContent as any
+    t.equal(fill.ok, true, 'the sealed fill typed the credential')
+    await call('act', { sessionId: started.id, verb: 'click', selector: '#submit' })
+    const seen = (await call('perceive', { sessionId: started.id, full: true })).structuredContent as any
+    t.match(`${seen.snapshot}\n${seen.text}`, `len=${CANARY.length} fnv=${fnv1a(CANARY)}`, 'the page received exactly the secret')
+    const shot = await call('screenshot', { sessionId: started.id })
+    t.equal(Buffer.from((shot.content as any)[0].data, 'base64').subarray(1, 4).toString(), 'PNG', 'a screenshot from the container')
+    logsSeen.push(kubectl(['-n', chartNs, 'logs', podName, '-c', 'browser']))
+    t.equal(((await call('session_end', { sessionId: started.id })).structuredContent as any)?.status, 'ended')
+
+    for (const p of JSON.parse(kubectl(['-n', chartNs, 'get', 'pods', '-o', 'json'])).items) {
+      for (const c of p.spec.containers) logsSeen.push(spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, '-n', chartNs, 'logs', p.metadata.name, '-c', c.name], { encoding: 'utf8' }).stdout)
+    }
+    const onDisk = readdirSafe('/var/log/pods').filter((d) => d.startsWith(`${chartNs}_`)).flatMap((d) => filesUnder(join('/var/log/pods', d))).map((f) => readFileSync(f, 'latin1'))
+    const everything = kubectl(['-n', chartNs, 'get', 'all,browsersessions,events,configmaps', '-o', 'json'])
+    const dump = await pgDump(dbUrl)
+    for (const [what, text] of [['MCP replies', replies.join('\n')], ['kubectl logs', logsSeen.join('\n')], ['container log files on the node', onDisk.join('\n')], ['resources and events', everything], ['database rows', dump]] as const) {
+      t.notOk(text.includes(CANARY), `the secret is in no ${what}`)
+    }
+    t.ok(onDisk.length >= 3, `the node's container logs were there to search (${onDisk.length} files)`)
+  })
+
+  await t.test('a page that outgrows the memory limit: the container is OOM-killed, the session fails saying so, and the next session starts', async (t) => {
+    const started = (await api('POST', '/v1/sessions', {})).body
+    t.equal(started.status, 'live')
+    const podName = browserPodOf(started.id)
+    // the navigate may answer or fail as the renderer dies: what matters is what follows
+    await api('POST', `/v1/sessions/${started.id}/navigate`, { url: 'http://example.com/memory-hog.html' })
+    const failed = await waitFor(async () => {
+      const s = (await api('GET', `/v1/sessions/${started.id}`)).body
+      return s.status === 'failed' ? s : undefined
+    }, { timeoutMs: 120_000, intervalMs: 500, what: 'the session failed' })
+    t.match(failed.failureReason, /OOMKilled/, `session_get says why: ${failed.failureReason}`)
+    const pod = JSON.parse(spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, '-n', chartNs, 'get', 'pod', podName, '-o', 'json'], { encoding: 'utf8' }).stdout || '{}')
+    const terminated = pod.status?.containerStatuses?.[0]?.state?.terminated
+    if (terminated) t.equal(terminated.reason, 'OOMKilled', 'the kubelet reports the container OOMKilled')
+    const events = JSON.parse(kubectl(['-n', chartNs, 'get', 'events', '-o', 'json'])).items
+    t.ok(events.some((e: any) => e.involvedObject.kind === 'BrowserSession' && /OOMKilled/.test(e.message)), 'a Kubernetes Event on the BrowserSession says OOMKilled')
+    const next = (await api('POST', '/v1/sessions', {})).body
+    t.equal(next.status, 'live', 'the next session starts')
+    const nav = await api('POST', `/v1/sessions/${next.id}/navigate`, { url: 'http://example.com/fill-check.html' })
+    t.equal(nav.body?.title, 'Fill check', 'and is driven')
+    await api('DELETE', `/v1/sessions/${next.id}`)
+  })
+
+  await t.test('a rolling restart of the api-server with a session live: the session stays live and is driven through the new pods', async (t) => {
+    const s = (await api('POST', '/v1/sessions', {})).body
+    t.equal(s.status, 'live')
+    const before = JSON.parse(kubectl(['-n', chartNs, 'get', 'pods', '-l', 'app.kubernetes.io/component=api-server', '-o', 'json'])).items.map((p: any) => p.metadata.name)
+    kubectl(['-n', chartNs, 'rollout', 'restart', `deployment/${release}-api-server`])
+    await waitFor(() => {
+      const now = JSON.parse(kubectl(['-n', chartNs, 'get', 'pods', '-l', 'app.kubernetes.io/component=api-server', '-o', 'json'])).items
+      const fresh = now.filter((p: any) => !before.includes(p.metadata.name) && p.status.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True'))
+      return fresh.length >= before.length && now.length === fresh.length
+    }, { timeoutMs: 300_000, intervalMs: 1000, what: 'the api-server rolled over to new pods' })
+    t.pass('every api-server pod was replaced')
+    const after = await api('GET', `/v1/sessions/${s.id}`)
+    t.equal(after.body.status, 'live', 'the session is still live')
+    const nav = await api('POST', `/v1/sessions/${s.id}/navigate`, { url: 'http://example.com/fill-check.html' })
+    t.equal(nav.body?.title, 'Fill check', 'and a new api-server pod drives it')
+    await api('DELETE', `/v1/sessions/${s.id}`)
+  })
 })
+
+/** every Deployment has all its replicas updated, ready and available */
+async function rolledOut(namespace: string, deployments: string[]) {
+  for (const d of deployments) {
+    await waitFor(() => {
+      const r = spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, '-n', namespace, 'get', 'deployment', d, '-o', 'json'], { encoding: 'utf8' })
+      if (r.status !== 0) return false
+      const st = JSON.parse(r.stdout)
+      const want = st.spec.replicas ?? 1
+      return (st.status.readyReplicas ?? 0) >= want && (st.status.availableReplicas ?? 0) >= want && (st.status.updatedReplicas ?? 0) >= want
+    }, { timeoutMs: 300_000, intervalMs: 1000, what: `${d} Ready` })
+  }
+}
+
+function readdirSafe(dir: string): string[] {
+  try {
+    return readdirSync(dir)
+  } catch {
+    return []
+  }
+}
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : e.isFile() ? [join(dir, e.name)] : []))
+}
+
+/** every row of every table, as text */
+async function pgDump(url: string): Promise<string> {
+  const c = new pg.Client({ connectionString: url })
+  await c.connect()
+  const tables = (await c.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`)).rows.map((r) => r.table_name as string)
+  const out: string[] = []
+  for (const name of tables) out.push(JSON.stringify((await c.query(`SELECT * FROM "${name}"`)).rows))
+  await c.end()
+  return out.join('\n')
+}

@@ -109,7 +109,8 @@ export class BrowserSessionReconciler implements Reconciler {
       if (launch.config.storageState) await this.releaseAuthState(session)
     }
     if (pod.phase === 'Failed') {
-      return this.fail(session, REASONS.PodFailed, pod.message || `browser pod failed${pod.reason ? ` (${pod.reason})` : ''}`, pod.reason)
+      const reason = pod.reason === 'OOMKilled' ? REASONS.OOMKilled : REASONS.PodFailed
+      return this.fail(session, reason, pod.message || `browser pod failed${pod.reason ? ` (${pod.reason})` : ''}`, pod.reason)
     }
     const next = statusForPod(session, pod, this.now())
     const wrote = await writeStatusIfChanged(sessions, session, next)

@@ -16,6 +16,8 @@ export const REASONS = {
   PodStarting: 'PodStarting',
   PodReady: 'PodReady',
   PodFailed: 'PodFailed',
+  /** the browser container was killed for outgrowing its memory limit */
+  OOMKilled: 'OOMKilled',
   PodDeleted: 'PodDeleted',
   SessionEnded: 'SessionEnded',
   AsExpected: 'AsExpected',

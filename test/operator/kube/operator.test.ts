@@ -138,6 +138,7 @@ t.test('pod failed → session Failed; the dead pod is cleaned up', async (t) =>
   const failed = await phase(id, 'Failed')
   t.equal(cond(failed, 'Degraded')?.status, 'True')
   t.match(cond(failed, 'Ready')?.message, /OOMKilled, exit code 137/)
+  t.equal(cond(failed, 'Ready')?.reason, 'OOMKilled', 'the OOM kill is the failure reason the api-server shows')
   await waitFor(() => podsOf(api, id).length === 0, { what: 'failed pod deleted' })
 })
 

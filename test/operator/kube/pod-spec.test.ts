@@ -75,7 +75,7 @@ t.test('a pool pod: the pool label, no owner, minimal options', async (t) => {
   validPod(t, pod)
   t.equal(pod.metadata.labels['nightjar.dev/pool'], 'warm')
   t.notOk(pod.metadata.ownerReferences)
-  t.match(pod.spec.containers[0].resources, { requests: { cpu: '500m', memory: '1Gi' }, limits: { memory: '2Gi' } })
+  t.match(pod.spec.containers[0].resources, { requests: { cpu: '100m', memory: '384Mi' }, limits: { memory: '2Gi' } })
   t.notOk(pod.spec.containers[0].env.some((e: Obj) => e.name === 'NIGHTJAR_DENY_CIDRS'))
 })
 
@@ -115,7 +115,7 @@ t.test('what a Pod says about its session', async (t) => {
   t.match(obs(base({ metadata: { deletionTimestamp: '2030-01-01T00:09:30Z' }, status: running })), { phase: 'Failed', reason: 'PodDeleted' })
   t.match(obs(base({ metadata: { annotations: { 'nightjar.dev/failure-reason': 'ConfigureFailed', 'nightjar.dev/failure-message': 'nope' } } })), { phase: 'Failed', reason: 'ConfigureFailed', message: 'nope' })
   t.match(obs(base({ status: { phase: 'Failed', reason: 'Evicted' } })), { phase: 'Failed', reason: 'PodExited', message: /Evicted/ })
-  t.match(obs(base({ status: { phase: 'Running', containerStatuses: [{ name: 'browser', state: { terminated: { exitCode: 137, reason: 'OOMKilled' } } }] } })), { phase: 'Failed', message: /OOMKilled, exit code 137/ })
+  t.match(obs(base({ status: { phase: 'Running', containerStatuses: [{ name: 'browser', state: { terminated: { exitCode: 137, reason: 'OOMKilled' } } }] } })), { phase: 'Failed', reason: 'OOMKilled', message: /OOMKilled, exit code 137/ })
   t.match(obs(base({ status: { phase: 'Pending', containerStatuses: [{ name: 'browser', state: { waiting: { reason: 'InvalidImageName' } } }] } })), { phase: 'Failed', reason: 'StartFailed' })
   t.equal(obs(base({ status: { phase: 'Pending', containerStatuses: [{ name: 'browser', state: { waiting: { reason: 'ImagePullBackOff' } } }] } })).phase, 'Pending', 'a pull back-off may still resolve')
   t.match(obs(base(), 30_000), { phase: 'Failed', reason: 'StartTimeout' }, 'not ready by the start deadline')
