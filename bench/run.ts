@@ -32,6 +32,12 @@ const RUNS = {
     printTable('scripted tasks from the loaded page: done / tool calls / characters returned (text content the model reads)', r.tasks)
     printTable('targets (issue 27)', r.summary)
   },
+  node: async () => {
+    const r = await (await import('./node.ts')).benchNode()
+    printTable('browser pod start on the real node (npm run cluster -- up) vs the same program as a host process, alternating, same run', r.start)
+    printTable('one live session in its container, from the container\'s cgroup', r.memory)
+    printTable('idle sessions live at once on this node, by the requests each browser pod makes', r.capacity)
+  },
 } satisfies Record<string, () => Promise<void>>
 type Name = keyof typeof RUNS
 const BENCHMARKS = Object.keys(RUNS) as Name[]

@@ -16,20 +16,7 @@ import type { ClusterInfo } from '../cluster/main.ts'
 import { fnv1a } from '../helpers/fnv.ts'
 import { mcpClient } from '../helpers/mcp.ts'
 import { waitFor } from '../helpers/wait.ts'
-
-const ROOT = new URL('../../', import.meta.url).pathname
-const KUBECTL = `${ROOT}.tools/kubectl`
-
-/** `npm run cluster -- up` (its last lines: export KUBECONFIG=…, export DATABASE_URL=…) */
-function clusterUp(): { kubeconfig: string; databaseUrl: string; bridge: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', `${ROOT}scripts/cluster.ts`, 'up'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 60 * 60_000 })
-  if (r.status !== 0) throw new Error(`npm run cluster -- up failed (exit ${r.status})`)
-  const kubeconfig = /^export KUBECONFIG=(.+)$/m.exec(r.stdout)?.[1]
-  const databaseUrl = /^export DATABASE_URL='(.+)'$/m.exec(r.stdout)?.[1]
-  if (!kubeconfig || !databaseUrl) throw new Error('`up` did not print KUBECONFIG and DATABASE_URL last')
-  const state = JSON.parse(readFileSync(join(process.env.NIGHTJAR_CLUSTER_DIR || '/run/nightjar-cluster', 'state.json'), 'utf8')) as { bridge: string }
-  return { kubeconfig, databaseUrl, bridge: state.bridge }
-}
+import { clusterUp, KUBECTL, kubectlOn, ROOT } from './real-cluster.ts'
 
 // the first `up` on a machine builds kubelet, kube-proxy, kube-scheduler and the images
 t.setTimeout(60 * 60_000)
@@ -37,11 +24,7 @@ const { kubeconfig, databaseUrl, bridge } = clusterUp()
 const ns = `node-test-${randomBytes(3).toString('hex')}`
 const helmEnv = { ...process.env, HELM_CACHE_HOME: '/tmp/nightjar-helm/cache', HELM_CONFIG_HOME: '/tmp/nightjar-helm/config', HELM_DATA_HOME: '/tmp/nightjar-helm/data' }
 
-function kubectl(args: string[], input?: string): string {
-  const r = spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', input, timeout: 120_000 })
-  if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')}: ${(r.stderr || r.stdout).trim()}`)
-  return r.stdout
-}
+const kubectl = kubectlOn(kubeconfig)
 
 /** a Pod as the operator makes browser pods: restricted, read-only root, uid 10001 */
 function restrictedPod(name: string, image: string, command: string[], labels: Record<string, string> = {}) {
@@ -72,11 +55,14 @@ t.test('the node is Ready and holds the three images, with their sizes as the ku
   const node = JSON.parse(kubectl(['get', 'node', 'nightjar-node', '-o', 'json']))
   const ready = node.status.conditions.find((c: { type: string }) => c.type === 'Ready')
   t.equal(ready?.status, 'True', 'node Ready')
-  const images = node.status.images as { names: string[]; sizeBytes: number }[]
+  const images = node.status.images as { names: string[] | null; sizeBytes: number }[]
+  // issue 30's bounds: each image holds what its program imports and nothing more
+  const bound: Record<string, number> = { 'api-server': 350, operator: 250, 'browser-pod': 1200 }
   for (const name of ['api-server', 'operator', 'browser-pod']) {
-    const img = images.find((i) => i.names.some((n) => n.includes(`/nightjar-${name}:`)))
+    const img = images.find((i) => (i.names ?? []).some((n) => n.includes(`/nightjar-${name}:`)))
     t.ok(img, `nightjar-${name} is in containerd's store`)
-    if (img) t.comment(`nightjar-${name}: ${Math.round(img.sizeBytes / 1e6)} MB`)
+    const mb = Math.round((img?.sizeBytes ?? Infinity) / 1e6)
+    t.ok(mb <= bound[name]!, `nightjar-${name}: ${mb} MB as the node reports it (≤ ${bound[name]} MB)`)
   }
 })
 

@@ -1,0 +1,197 @@
+// npm run bench -- node: the browser pod on the real node (`npm run cluster -- up`:
+// containerd, runc, a real kubelet), each figure beside its baseline from the same run.
+//
+//   1. created → Ready, ten browser pods one after another (the operator's own manifest,
+//      the node's image), beside the same program started as a host process — what the
+//      test node runs for every Pod — until it says ready;
+//   2. memory per live session, from the container's memory cgroup (working set, as the
+//      kubelet counts it: usage minus inactive file pages): blank page, then a heavy one;
+//      beside it, the idle CPU a session's Chromium uses (cgroup cpuacct over 10 s);
+//   3. how many idle sessions stay live at once on this node: browser pods with the
+//      chart's old default requests (500m CPU, 1Gi) and with today's (100m, 384Mi), created
+//      until the scheduler refuses one; each count is of pods Ready together.
+import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { createServer, type Server } from 'node:http'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { once } from 'node:events'
+import { execFileSync } from 'node:child_process'
+import { browserPodManifest, tokenSecretManifest, type BrowserPodOptions } from '../operator/kube/pod-spec.ts'
+import { clusterUp, kubectlOn, ROOT } from '../test/node/real-cluster.ts'
+import { percentile, progress } from './harness.ts'
+
+const IMAGE = 'localhost/nightjar-browser-pod:0.1.0'
+const ROUNDS = 10
+const OLD_REQUESTS = { cpu: '500m', memory: '1Gi' }
+const NEW_REQUESTS = { cpu: '100m', memory: '384Mi' }
+
+type Row = Record<string, string | number>
+
+export async function benchNode(): Promise<{ start: Row[]; memory: Row[]; capacity: Row[] }> {
+  const cluster = clusterUp()
+  const kubectl = kubectlOn(cluster.kubeconfig)
+  const ns = `bench-node-${randomBytes(3).toString('hex')}`
+  kubectl(['create', 'namespace', ns])
+  const web = await serveHeavyPage(cluster.bridge)
+  try {
+    const start = await startTimes(kubectl, ns)
+    const memory = await memoryPerSession(kubectl, ns, web.url)
+    const capacity = await idleCapacity(kubectl, ns)
+    return { start, memory, capacity }
+  } finally {
+    web.close()
+    kubectl(['delete', 'namespace', ns, '--wait=false'])
+  }
+}
+
+/** one browser pod with its token Secret, as the operator makes a warm-pool pod */
+function createBrowserPod(kubectl: ReturnType<typeof kubectlOn>, ns: string, name: string, requests = NEW_REQUESTS): string {
+  const token = randomBytes(24).toString('base64url')
+  const opts: BrowserPodOptions = { image: IMAGE, imagePullPolicy: 'Never', resources: { requests, limits: { memory: '2Gi' } } }
+  kubectl(['apply', '-f', '-'], JSON.stringify(tokenSecretManifest({ name: `${name}-token`, namespace: ns, podName: name, token })))
+  kubectl(['apply', '-f', '-'], JSON.stringify(browserPodManifest({ name, namespace: ns, browserKind: 'chromium', tokenSecretName: `${name}-token`, pool: true }, opts)))
+  return token
+}
+
+interface PodView { ready: boolean; unschedulable: boolean; ip?: string }
+function podView(kubectl: ReturnType<typeof kubectlOn>, ns: string, name: string): PodView {
+  const p = JSON.parse(kubectl(['-n', ns, 'get', 'pod', name, '-o', 'json']))
+  const conds = (p.status?.conditions ?? []) as { type: string; status: string; reason?: string }[]
+  return {
+    ready: conds.some((c) => c.type === 'Ready' && c.status === 'True'),
+    unschedulable: conds.some((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable'),
+    ip: p.status?.podIP,
+  }
+}
+
+async function until<T>(probe: () => T | undefined | false, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const v = probe()
+    if (v) return v
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+async function startTimes(kubectl: ReturnType<typeof kubectlOn>, ns: string): Promise<Row[]> {
+  const pod: number[] = []
+  const host: number[] = []
+  for (let i = 0; i < ROUNDS; i++) {
+    progress(`start ${i + 1}/${ROUNDS}`)
+    // alternate, so a drift of the machine's load falls on both sides alike
+    host.push(await hostProcessStart())
+    const name = `start-${i}`
+    const t0 = performance.now()
+    createBrowserPod(kubectl, ns, name)
+    await until(() => podView(kubectl, ns, name).ready, 180_000, `${name} Ready`)
+    pod.push(performance.now() - t0)
+    kubectl(['-n', ns, 'delete', 'pod', name, '--wait=false'])
+  }
+  const row = (what: string, v: number[]) => ({ what, n: v.length, p50: `${(percentile(v, 50) / 1000).toFixed(2)} s`, p95: `${(percentile(v, 95) / 1000).toFixed(2)} s` })
+  return [
+    row('real node: Pod created → Ready (kubelet, containerd, runc; readiness probe)', pod),
+    row('baseline: the same program as a host process, spawn → ready (what the test node runs)', host),
+  ]
+}
+
+/** `node browser-pod/main.ts` on this machine, spawn → its ready line */
+async function hostProcessStart(): Promise<number> {
+  const t0 = performance.now()
+  const child = spawn(process.execPath, [join(ROOT, 'browser-pod/main.ts')], {
+    env: { ...process.env, NIGHTJAR_NODE_TOKEN: randomBytes(24).toString('base64url'), NIGHTJAR_NODE_PORT: '0', NIGHTJAR_NODE_HOST: '127.0.0.1', NIGHTJAR_CHROMIUM_PATH: '/usr/bin/chromium' },
+    stdio: ['pipe', 'pipe', 'ignore'],
+  })
+  let out = ''
+  child.stdout!.on('data', (c) => (out += c))
+  await until(() => out.includes('"ready"') || child.exitCode !== null, 120_000, 'host browser pod ready')
+  const ms = performance.now() - t0
+  if (!out.includes('"ready"')) throw new Error(`the host browser pod exited (${child.exitCode})`)
+  child.stdin!.end() // its stdin closing stops it
+  await once(child, 'exit')
+  return ms
+}
+
+/** the container's working set and CPU time, read inside it */
+function cgroupOf(kubectl: ReturnType<typeof kubectlOn>, ns: string, pod: string): { workingSet: number; cpuNs: number } {
+  const out = kubectl(['-n', ns, 'exec', pod, '-c', 'browser', '--', 'cat', '/sys/fs/cgroup/memory/memory.usage_in_bytes', '/sys/fs/cgroup/memory/memory.stat', '/sys/fs/cgroup/cpuacct/cpuacct.usage'])
+  const lines = out.trim().split('\n')
+  const usage = Number(lines[0])
+  const inactive = Number(/^total_inactive_file (\d+)$/m.exec(out)?.[1] ?? 0)
+  return { workingSet: usage - inactive, cpuNs: Number(lines.at(-1)) }
+}
+
+async function memoryPerSession(kubectl: ReturnType<typeof kubectlOn>, ns: string, heavyUrl: string): Promise<Row[]> {
+  progress('memory per session')
+  const name = 'memory'
+  const token = createBrowserPod(kubectl, ns, name)
+  const { ip } = await until(() => { const v = podView(kubectl, ns, name); return v.ready && v }, 180_000, 'memory pod Ready')
+  const node = async (path: string, body: unknown) => {
+    const r = await fetch(`http://${ip}:8090${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    if (!r.ok) throw new Error(`${path}: ${r.status} ${await r.text()}`)
+    return r.json()
+  }
+  await node('/v1/configure', { sessionId: 'bench-memory', egress: { mode: 'platform', declaredHosts: [] } })
+  await node('/v1/navigate', { url: 'about:blank' })
+  const settle = () => new Promise((r) => setTimeout(r, 3000)) // a measurement window, not synchronisation
+  await settle()
+  const blank = cgroupOf(kubectl, ns, name)
+  await new Promise((r) => setTimeout(r, 10_000))
+  const idleCpu = (cgroupOf(kubectl, ns, name).cpuNs - blank.cpuNs) / 10e9 // cores over the 10 s
+  await node('/v1/navigate', { url: heavyUrl })
+  await settle()
+  const heavy = cgroupOf(kubectl, ns, name)
+  kubectl(['-n', ns, 'delete', 'pod', name, '--wait=false'])
+  const mib = (b: number) => `${(b / 1048576).toFixed(0)} MiB`
+  return [
+    { what: 'live session, blank page: working set', value: mib(blank.workingSet) },
+    { what: 'live session, heavy page (8,000-row table, 2400×2400 canvas): working set', value: mib(heavy.workingSet) },
+    { what: 'live session, blank page: CPU over 10 s idle', value: `${(idleCpu * 1000).toFixed(1)} millicores` },
+    { what: 'request per browser pod, before → now', value: `${OLD_REQUESTS.cpu}/${OLD_REQUESTS.memory} → ${NEW_REQUESTS.cpu}/${NEW_REQUESTS.memory}` },
+  ]
+}
+
+async function idleCapacity(kubectl: ReturnType<typeof kubectlOn>, ns: string): Promise<Row[]> {
+  const node = JSON.parse(kubectl(['get', 'node', 'nightjar-node', '-o', 'json']))
+  const rows: Row[] = []
+  for (const [label, requests] of [['old chart default', OLD_REQUESTS], ['chart default now', NEW_REQUESTS]] as const) {
+    progress(`idle capacity: ${label}`)
+    const names: string[] = []
+    // create until the scheduler refuses one; 40 is a bound no 2-core node reaches here
+    for (let i = 0; i < 40; i++) {
+      const name = `idle-${requests.cpu}-${i}`
+      createBrowserPod(kubectl, ns, name, requests)
+      const v = await until(() => { const p = podView(kubectl, ns, name); return (p.ready || p.unschedulable) && p }, 240_000, `${name} Ready or refused`)
+      if (v.unschedulable) break
+      names.push(name)
+    }
+    // "stay live": every one still Ready after half a minute side by side
+    await new Promise((r) => setTimeout(r, 30_000))
+    const live = names.filter((n) => podView(kubectl, ns, n).ready).length
+    rows.push({ requests: `${label}: ${requests.cpu} CPU, ${requests.memory}`, 'idle sessions live at once': live, 'node allocatable': `${node.status.allocatable.cpu} CPU, ${Math.round(Number(String(node.status.allocatable.memory).replace('Ki', '')) / 1048576)} GiB` })
+    kubectl(['-n', ns, 'delete', 'pods', '--all', '--wait=true', '--timeout=180s'])
+  }
+  return rows
+}
+
+/** the heavy page on an address of the cluster's bridge the Pods reach (198.18.255.0/24, "public") */
+async function serveHeavyPage(bridge: string): Promise<{ url: string; close(): void }> {
+  const ip = `198.18.255.${200 + (randomBytes(1)[0]! % 50)}`
+  execFileSync('ip', ['addr', 'add', `${ip}/32`, 'dev', bridge])
+  const page = readFileSync(join(ROOT, 'test/fixtures/pages/heavy.html'))
+  const server: Server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' })
+    res.end(page)
+  })
+  server.listen(80, ip)
+  await once(server, 'listening')
+  return {
+    url: `http://${ip}/heavy.html`,
+    close() {
+      server.closeAllConnections()
+      server.close()
+      execFileSync('ip', ['addr', 'del', `${ip}/32`, 'dev', bridge])
+    },
+  }
+}

@@ -1,0 +1,37 @@
+// The real node for its tests and its benchmark (not a test file): `npm run cluster -- up`,
+// run as a user would, which is a no-op but for changed images when the cluster is up.
+import { spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+export const ROOT = new URL('../../', import.meta.url).pathname
+export const KUBECTL = `${ROOT}.tools/kubectl`
+export const NODE_NAME = 'nightjar-node'
+
+export interface RealCluster {
+  kubeconfig: string
+  /** the cluster's Postgres, as `up` printed it */
+  databaseUrl: string
+  /** the Linux bridge the Pods are on (the host side is their gateway) */
+  bridge: string
+}
+
+/** `npm run cluster -- up` (its last lines: export KUBECONFIG=…, export DATABASE_URL=…) */
+export function clusterUp(): RealCluster {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', `${ROOT}scripts/cluster.ts`, 'up'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 60 * 60_000 })
+  if (r.status !== 0) throw new Error(`npm run cluster -- up failed (exit ${r.status})`)
+  const kubeconfig = /^export KUBECONFIG=(.+)$/m.exec(r.stdout)?.[1]
+  const databaseUrl = /^export DATABASE_URL='(.+)'$/m.exec(r.stdout)?.[1]
+  if (!kubeconfig || !databaseUrl) throw new Error('`up` did not print KUBECONFIG and DATABASE_URL last')
+  const state = JSON.parse(readFileSync(join(process.env.NIGHTJAR_CLUSTER_DIR || '/run/nightjar-cluster', 'state.json'), 'utf8')) as { bridge: string }
+  return { kubeconfig, databaseUrl, bridge: state.bridge }
+}
+
+/** kubectl against the real node; throws with kubectl's own words on failure */
+export function kubectlOn(kubeconfig: string) {
+  return (args: string[], input?: string): string => {
+    const r = spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', input, timeout: 120_000, maxBuffer: 64 << 20 })
+    if (r.status !== 0) throw new Error(`kubectl ${args.slice(0, 4).join(' ')}: ${(r.stderr || r.stdout).trim()}`)
+    return r.stdout
+  }
+}
