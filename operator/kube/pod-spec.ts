@@ -194,9 +194,12 @@ export function browserPodManifest(input: BrowserPodInput, opts: BrowserPodOptio
           capabilities: { drop: ['ALL'] },
           seccompProfile: { type: 'RuntimeDefault' },
         },
-        // startup: poll fast while Chromium launches; readiness then gates "node API up"
+        // startup: poll fast while Chromium launches; readiness then gates "node API up".
+        // Readiness polls each second too: its first run after startup succeeds waits for
+        // its period, which at 5 s was most of a pod's created → Ready on a real kubelet
+        // (bench/node.ts); five misses in a row mark the pod unready
         startupProbe: probe(1, Math.max(1, opts.startupTimeoutSeconds ?? 120)),
-        readinessProbe: probe(5, 3),
+        readinessProbe: probe(1, 5),
         volumeMounts: [
           { name: 'tmp', mountPath: '/tmp' },
           { name: 'home', mountPath: '/home/nightjar' },

@@ -4,7 +4,7 @@
 //   node scripts/test.mjs test/node/real-node.test.ts
 // It brings the cluster up itself (a no-op when it is up) and leaves it up; `npm run
 // cluster -- down` removes it. Pods run in a namespace of their own, deleted at the end.
-import { spawnSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -15,6 +15,8 @@ import { bridgeWeb } from '../cluster/helpers.ts'
 import type { ClusterInfo } from '../cluster/main.ts'
 import { fnv1a } from '../helpers/fnv.ts'
 import { mcpClient } from '../helpers/mcp.ts'
+import { createNamespace, waitForLine } from '../helpers/netns.ts'
+import { freePort } from '../helpers/server.ts'
 import { waitFor } from '../helpers/wait.ts'
 import { clusterUp, KUBECTL, kubectlOn, ROOT } from './real-cluster.ts'
 
@@ -141,6 +143,12 @@ function readmeInstall(databaseUrl: string, valuesFile: string): string[] {
     .replace('images.registry=registry.example.com/nightjar', 'images.registry=localhost')
     .replace(/^helm install .*$/, (line) => `${line} -f ${valuesFile}`))
 }
+
+const DEV_APP = String.raw`
+require('node:http').createServer((req, res) => {
+  res.writeHead(200, { 'content-type': 'text/html' })
+  res.end('<title>dev app</title><h1>served from the developer machine</h1>')
+}).listen(Number(process.env.PORT), '127.0.0.1', () => console.log('ready'))`
 
 const CANARY = 'Cnry-' + randomBytes(6).toString('hex') + '-node'
 
@@ -290,6 +298,34 @@ t.test('the README install on the real node: Deployments Ready through the kubel
     const nav = await api('POST', `/v1/sessions/${next.id}/navigate`, { url: 'http://example.com/fill-check.html' })
     t.equal(nav.body?.title, 'Fill check', 'and is driven')
     await api('DELETE', `/v1/sessions/${next.id}`)
+  })
+
+  await t.test('a daemon in a network namespace serves a local-egress session through the api-server\'s Service, via kube-proxy', async (t) => {
+    const created = await api('POST', '/v1/networks', { name: 'dev' })
+    t.equal(created.status, 201)
+    const netId = created.body.network.id as string
+    // the developer's machine: a namespace of its own with an app on its own loopback; it
+    // reaches the cluster only at the Service's ClusterIP, which kube-proxy's rules on this
+    // host translate to an api-server Pod
+    const dev = await createNamespace(t)
+    execFileSync('ip', ['-n', dev.ns, 'route', 'add', 'default', 'via', dev.hostIp])
+    const appPort = await freePort()
+    await waitForLine(dev.spawn(process.execPath, ['-e', DEV_APP], { PORT: String(appPort) }), 'ready', 15_000)
+    const dir = mkdtempSync(join(tmpdir(), 'nj-daemon-'))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    writeFileSync(join(dir, 'token'), created.body.token.secret, { mode: 0o600 })
+    const daemon = dev.spawn(process.execPath, [`${ROOT}bin/nightjar.mjs`, 'daemon', '--network', 'dev', '--control-url', apiUrl.replace(/^http/, 'ws'), '--network-token-file', join(dir, 'token'), '--daemon-host', 'devbox'], { NODE_PATH: ROOT })
+    let out = ''
+    daemon.stdout!.on('data', (d) => (out += d))
+    daemon.stderr!.on('data', (d) => (out += d))
+    await waitFor(async () => (await api('GET', `/v1/networks/${netId}/daemons`)).body.some((d: any) => d.reachable), { what: 'the daemon joined through the Service', timeoutMs: 60_000, intervalMs: 250 })
+    t.equal((await api('PATCH', `/v1/networks/${netId}`, { declaredHosts: [`localhost:${appPort}`] })).status, 200)
+    const opened = await api('POST', '/v1/sessions', { egress: 'local', network: 'dev' })
+    t.equal(opened.status, 201)
+    const nav = await api('POST', `/v1/sessions/${opened.body.id}/navigate`, { url: `http://localhost:${appPort}/` })
+    t.equal(nav.body?.title, 'dev app', 'browser container → egress relay Service → api-server → daemon → the developer\'s app')
+    t.equal((await api('DELETE', `/v1/sessions/${opened.body.id}`)).status, 200)
+    t.notOk(out.includes(created.body.token.secret), 'the daemon never printed its token')
   })
 
   await t.test('a rolling restart of the api-server with a session live: the session stays live and is driven through the new pods', async (t) => {
