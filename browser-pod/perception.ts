@@ -11,9 +11,9 @@
 // landmarks above them. The last snapshot of each tab is kept: cursors read it, and the
 // next page-changing action is diffed against it (`changes`).
 //
-// `text` is counted in the budget after the tree: the whole visible text when tree and text
-// both fit, otherwise only the lines the tree does not already say (most pages: none), so a
-// large page does not send its words twice.
+// `text` is counted in the budget after the tree, and holds only the visible text lines
+// that carry a word the tree does not say (most pages: none; a custom `role=textbox` editor's
+// content is one that does), so no page sends its words twice.
 //
 // Password values are redacted: the AI snapshot gives an input's value in clear (and can
 // fold it into a label's accessible name), so every password field's live value is
@@ -86,10 +86,8 @@ export interface Snapshot {
   /** the main frame's document */
   doc: number
   lines: Line[]
-  /** visible text the lines do not say */
+  /** the visible text lines (redacted) that carry a word the lines do not */
   text: string
-  /** all the visible text (redacted) */
-  fullText: string
   /** ordered line lists a cursor walks, by view key */
   views: Map<string, number[]>
 }
@@ -104,13 +102,14 @@ const SKIP_PROPS = new Set<string>(['role', 'name', 'ref', 'text', 'children', '
 // --- taking a snapshot -----------------------------------------------------------------
 
 /**
- * Snapshots the page. The visible text is read only when the tree fits in `textBudget`
- * (innerText lays the whole page out again: on a reference page that costs as much as a
- * tenth of the snapshot, for words the tree already carries).
+ * Snapshots the page: the tree, and the visible text lines the tree does not say. The
+ * visible text is read only when the tree fits in `textBudget` (innerText lays the whole
+ * page out again: on a reference page that costs as much as a tenth of the snapshot, for
+ * words the tree already carries).
  */
 export async function takeSnapshot(page: Page, textBudget = DEFAULT_MAX_CHARS): Promise<Snapshot> {
   const children = page.frames().filter((f) => f !== page.mainFrame())
-  // All in parallel: the tree, title/text/password values of the main frame, and
+  // All in parallel: the tree, title/password values of the main frame, and
   // password values of child frames (only pages with iframes pay for those).
   const [json, info, ...frameSecrets] = await Promise.all([
     // a reference page of 10,000 elements takes seconds to walk: the navigation's time, not an action's
@@ -141,14 +140,13 @@ export async function takeSnapshot(page: Page, textBudget = DEFAULT_MAX_CHARS): 
     doc: info.doc,
     lines,
     text: '',
-    fullText: '',
     views: new Map(),
   }
   const treeCost = lines.reduce((n, l) => n + lineCost(l), 0)
   if (treeCost < textBudget) {
     const text = await page.mainFrame().evaluate(() => (document.body ? document.body.innerText : '')).catch(() => '')
-    snapshot.fullText = redact(text, secrets, false)
-    snapshot.text = uncoveredText(snapshot.fullText, lines)
+    // redacted before it is compared, so a secret is never a word the tree lacks
+    snapshot.text = uncoveredText(redact(text, secrets, false), lines)
   }
   return snapshot
 }
@@ -275,17 +273,30 @@ function breadcrumb(lines: readonly Line[], i: number): string {
   return path.length ? `# inside: ${path.join(' > ')}\n` : ''
 }
 
-/** Visible text lines with a word the tree does not hold (the tree says the rest). */
-function uncoveredText(text: string, lines: readonly Line[]): string {
+/**
+ * A string's words, as compared between the visible text and the tree: runs of letters,
+ * digits and marks, and single symbols (★, €), whatever their length (a custom editor
+ * holding "Hi", a badge saying "3"); case folded (innerText applies text-transform, the
+ * tree does not) and compatibility-normalised (MathML's 𝑥 is the tree's x). Soft hyphens
+ * and zero-width spaces are dropped first, as the tree drops them.
+ */
+function wordsOf(s: string): string[] {
+  return s.replace(/[\u200b\u00ad]/g, '').normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}\p{M}]+|\p{S}/gu) ?? []
+}
+
+/**
+ * The visible text lines that carry a word the tree does not hold; every other
+ * line the tree already says (with the element around it and its ref), so sending it again
+ * would only spend the budget. A line of punctuation alone (a mask, a dash) carries no word.
+ */
+export function uncoveredText(text: string, lines: readonly Line[]): string {
   if (!text) return ''
   const words = new Set<string>()
-  for (const l of lines) for (const w of l.text.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []) words.add(w)
+  for (const l of lines) for (const w of wordsOf(l.text)) words.add(w)
   const kept: string[] = []
   for (const raw of text.split('\n')) {
     const line = raw.trim()
-    if (!line) continue
-    const own = line.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []
-    if (own.some((w) => !words.has(w))) kept.push(line)
+    if (line && wordsOf(line).some((w) => !words.has(w))) kept.push(line)
   }
   return kept.join('\n')
 }
@@ -322,13 +333,10 @@ function firstPart(snap: Snapshot, budget: number): Part {
   for (let i = 0; i < lines.length; i++) if (!take(i)) break
   const first = [...chosen].sort((a, b) => a - b)
   const rest = lines.map((_, i) => i).filter((i) => !chosen.has(i))
-  // text is counted in the budget, after the tree: a page whose tree and words both fit
-  // gets its visible text whole (small pages: cheap, and what a reader of `text` expects);
-  // otherwise only the lines the tree does not say, as far as they fit
+  // text is counted in the budget, after the tree: the lines the tree does not say, as far as they fit
   let text = ''
   const room = budget - used
-  if (!rest.length && snap.fullText.length <= room) text = snap.fullText
-  else if (snap.text) text = snap.text.length <= room ? snap.text : room > 200 ? snap.text.slice(0, room - 1) + '…' : ''
+  if (snap.text) text = snap.text.length <= room ? snap.text : room > 200 ? snap.text.slice(0, room - 1) + '…' : ''
   const part: Part = { snapshot: renderLines(lines, first), text, truncated: rest.length > 0 }
   if (rest.length) {
     snap.views.set('d', rest)
