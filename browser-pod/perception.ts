@@ -45,7 +45,8 @@ const QUERY_ROW_LINES = 12
 
 interface PageInfo {
   title: string
-  text: string
+  /** document.body.innerText, read in the same round trip on a page of few elements (else null) */
+  text: string | null
   secrets: string[]
   /** performance.timeOrigin: tells this document from every other of the frame */
   doc: number
@@ -102,23 +103,28 @@ const SKIP_PROPS = new Set<string>(['role', 'name', 'ref', 'text', 'children', '
 // --- taking a snapshot -----------------------------------------------------------------
 
 /**
- * Snapshots the page: the tree, and the visible text lines the tree does not say. The
- * visible text is read only when the tree fits in `textBudget` (innerText lays the whole
- * page out again: on a reference page that costs as much as a tenth of the snapshot, for
- * words the tree already carries).
+ * Below this many elements the visible text is read in the same round trip as the title
+ * and the password values (innerText of such a page costs a few milliseconds; a second
+ * round trip after the tree costs as much again). A larger page has its text read only
+ * when its tree turns out to fit the budget: a reference page of 10,000 elements would
+ * send a quarter of a megabyte of words its tree already carries, for nothing.
  */
+const TEXT_WITH_INFO_MAX_ELEMENTS = 3000
+
+/** Snapshots the page: the tree, and the visible text lines the tree does not say. */
 export async function takeSnapshot(page: Page, textBudget = DEFAULT_MAX_CHARS): Promise<Snapshot> {
   const children = page.frames().filter((f) => f !== page.mainFrame())
-  // All in parallel: the tree, title/password values of the main frame, and
-  // password values of child frames (only pages with iframes pay for those).
-  const [json, info, ...frameSecrets] = await Promise.all([
+  // All in parallel: the tree, title/password values (and on a small page the text) of the
+  // main frame, and password values and documents of child frames (only pages with iframes
+  // pay for those).
+  const [json, info, ...frameInfos] = await Promise.all([
     // a reference page of 10,000 elements takes seconds to walk: the navigation's time, not an action's
     page.ariaSnapshotJSON({ mode: 'ai', boxes: true, timeout: NAVIGATION_TIMEOUT_MS }) as Promise<unknown>,
-    page.mainFrame().evaluate(collectPageInfo, false),
-    ...children.map((f) => secretsOf(f)),
+    page.mainFrame().evaluate(collectPageInfo, TEXT_WITH_INFO_MAX_ELEMENTS),
+    ...children.map((f) => infoOf(f)),
   ])
   const roots = (Array.isArray(json) ? json : [json]) as Array<AriaNode | string>
-  const secrets = [...new Set(info.secrets.concat(...frameSecrets))]
+  const secrets = [...new Set(info.secrets.concat(...frameInfos.map((i) => i.secrets)))]
   const book = refBook(page)
   book.bind('', info.doc)
   // each child frame's document, read through the first ref Playwright gave inside it
@@ -142,12 +148,12 @@ export async function takeSnapshot(page: Page, textBudget = DEFAULT_MAX_CHARS): 
     text: '',
     views: new Map(),
   }
-  const treeCost = lines.reduce((n, l) => n + lineCost(l), 0)
-  if (treeCost < textBudget) {
-    const text = await page.mainFrame().evaluate(() => (document.body ? document.body.innerText : '')).catch(() => '')
-    // redacted before it is compared, so a secret is never a word the tree lacks
-    snapshot.text = uncoveredText(redact(text, secrets, false), lines)
+  let text = info.text
+  if (text === null && lines.reduce((n, l) => n + lineCost(l), 0) < textBudget) {
+    text = await page.mainFrame().evaluate(() => (document.body ? document.body.innerText : '')).catch(() => '')
   }
+  // redacted before it is compared, so a secret is never a word the tree lacks
+  if (text) snapshot.text = uncoveredText(redact(text, secrets, false), lines)
   return snapshot
 }
 
@@ -159,8 +165,9 @@ function visitRefs(nodes: Array<AriaNode | string>, fn: (ref: string) => void): 
   }
 }
 
-function secretsOf(frame: Frame): Promise<string[]> {
-  return frame.evaluate(collectPageInfo, false).then((i) => i.secrets, () => [])
+function infoOf(frame: Frame): Promise<PageInfo> {
+  // a child frame's text is not wanted (its words are in the tree, inlined): 0 elements
+  return frame.evaluate(collectPageInfo, 0).catch((): PageInfo => ({ title: '', text: null, secrets: [], doc: Number.NaN }))
 }
 
 /**
@@ -168,7 +175,7 @@ function secretsOf(frame: Frame): Promise<string[]> {
  * counts. (No nested named functions: tsx's keepNames would wrap them in a helper
  * that does not exist in the page.)
  */
-function collectPageInfo(withText: boolean): PageInfo {
+function collectPageInfo(textMaxElements: number): PageInfo {
   const secrets: string[] = []
   const roots: Array<Document | ShadowRoot> = [document]
   while (roots.length) {
@@ -188,7 +195,9 @@ function collectPageInfo(withText: boolean): PageInfo {
       if (el.shadowRoot) roots.push(el.shadowRoot)
     }
   }
-  return { title: document.title, text: withText && document.body ? document.body.innerText : '', secrets, doc: performance.timeOrigin }
+  // getElementsByTagName's length is counted natively, without building a list
+  const small = document.getElementsByTagName('*').length <= textMaxElements
+  return { title: document.title, text: small ? (document.body ? document.body.innerText : '') : null, secrets, doc: performance.timeOrigin }
 }
 
 // --- rendering -------------------------------------------------------------------------
