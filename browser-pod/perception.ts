@@ -111,6 +111,9 @@ const SKIP_PROPS = new Set<string>(['role', 'name', 'ref', 'text', 'children', '
  */
 const TEXT_WITH_INFO_MAX_ELEMENTS = 3000
 
+/** per tab: the documents of its child frames when it was last snapshotted (see takeSnapshot) */
+const frameDocs = new WeakMap<Page, string>()
+
 /** Snapshots the page: the tree, and the visible text lines the tree does not say. */
 export async function takeSnapshot(page: Page, textBudget = DEFAULT_MAX_CHARS): Promise<Snapshot> {
   const children = page.frames().filter((f) => f !== page.mainFrame())
@@ -133,10 +136,23 @@ export async function takeSnapshot(page: Page, textBudget = DEFAULT_MAX_CHARS): 
     const prefix = /^(f\d+)e/.exec(ref)?.[1]
     if (prefix && !firstRefs.has(prefix)) firstRefs.set(prefix, ref)
   })
-  await Promise.all([...firstRefs].map(async ([prefix, ref]) => {
-    const doc = await page.getByRef(ref).evaluate(() => performance.timeOrigin, undefined, { timeout: 2000 }).catch(() => Number.NaN)
-    book.bind(prefix, doc)
-  }))
+  // That costs a locator round trip per frame (tens of milliseconds), and is needed only
+  // when a frame's document may have changed: when every child frame still has the very
+  // documents it had at the tab's last snapshot (and every prefix is bound already), no
+  // frame navigated, so each prefix is still bound to its document. (A frame navigating
+  // while this snapshot is taken can slip past this for one snapshot: its refs then name
+  // the old document, and locateRef, which checks the element's document, answers 409
+  // stale_ref instead of acting; the next snapshot sees the new document and binds it.)
+  const docs = frameInfos.map((i) => i.doc).sort().join(' ')
+  const unchanged = frameDocs.get(page) === docs && frameInfos.every((i) => Number.isFinite(i.doc)) &&
+    [...firstRefs.keys()].every((prefix) => book.documentOf(prefix) !== undefined)
+  if (!unchanged) {
+    await Promise.all([...firstRefs].map(async ([prefix, ref]) => {
+      const doc = await page.getByRef(ref).evaluate(() => performance.timeOrigin, undefined, { timeout: 2000 }).catch(() => Number.NaN)
+      book.bind(prefix, doc)
+    }))
+  }
+  frameDocs.set(page, docs)
   const viewport = page.viewportSize() ?? { width: 1280, height: 720 }
   const lines = flatten(roots, { give: (r) => book.give(r), secrets, viewport })
   const snapshot: Snapshot = {
