@@ -11,9 +11,9 @@
 // landmarks above them. The last snapshot of each tab is kept: cursors read it, and the
 // next page-changing action is diffed against it (`changes`).
 //
-// `text` is counted in the budget after the tree: the whole visible text when tree and text
-// both fit, otherwise only the lines the tree does not already say (most pages: none), so a
-// large page does not send its words twice.
+// `text` is counted in the budget after the tree, and holds only the visible text lines
+// that carry a word the tree does not say (most pages: none; a custom `role=textbox` editor's
+// content is one that does), so no page sends its words twice.
 //
 // Password values are redacted: the AI snapshot gives an input's value in clear (and can
 // fold it into a label's accessible name), so every password field's live value is
@@ -45,7 +45,8 @@ const QUERY_ROW_LINES = 12
 
 interface PageInfo {
   title: string
-  text: string
+  /** document.body.innerText, read in the same round trip on a page of few elements (else null) */
+  text: string | null
   secrets: string[]
   /** performance.timeOrigin: tells this document from every other of the frame */
   doc: number
@@ -86,10 +87,8 @@ export interface Snapshot {
   /** the main frame's document */
   doc: number
   lines: Line[]
-  /** visible text the lines do not say */
+  /** the visible text lines (redacted) that carry a word the lines do not */
   text: string
-  /** all the visible text (redacted) */
-  fullText: string
   /** ordered line lists a cursor walks, by view key */
   views: Map<string, number[]>
 }
@@ -104,22 +103,32 @@ const SKIP_PROPS = new Set<string>(['role', 'name', 'ref', 'text', 'children', '
 // --- taking a snapshot -----------------------------------------------------------------
 
 /**
- * Snapshots the page. The visible text is read only when the tree fits in `textBudget`
- * (innerText lays the whole page out again: on a reference page that costs as much as a
- * tenth of the snapshot, for words the tree already carries).
+ * Up to this many elements the visible text is read in the same round trip as the title
+ * and the password values (innerText of such a page costs a few milliseconds; a second
+ * round trip after the tree costs as much again). A larger page has its text read only
+ * when its tree turns out to fit the budget: a PostgreSQL reference page (1,600 elements)
+ * would otherwise ship 60,000 characters of words its 130,000-character tree already
+ * carries, for nothing; the small pages agents act on have tens to hundreds.
  */
+const TEXT_WITH_INFO_MAX_ELEMENTS = 1000
+
+/** per tab: the documents of its child frames when it was last snapshotted (see takeSnapshot) */
+const frameDocs = new WeakMap<Page, string>()
+
+/** Snapshots the page: the tree, and the visible text lines the tree does not say. */
 export async function takeSnapshot(page: Page, textBudget = DEFAULT_MAX_CHARS): Promise<Snapshot> {
   const children = page.frames().filter((f) => f !== page.mainFrame())
-  // All in parallel: the tree, title/text/password values of the main frame, and
-  // password values of child frames (only pages with iframes pay for those).
-  const [json, info, ...frameSecrets] = await Promise.all([
+  // All in parallel: the tree, title/password values (and on a small page the text) of the
+  // main frame, and password values and documents of child frames (only pages with iframes
+  // pay for those).
+  const [json, info, ...frameInfos] = await Promise.all([
     // a reference page of 10,000 elements takes seconds to walk: the navigation's time, not an action's
     page.ariaSnapshotJSON({ mode: 'ai', boxes: true, timeout: NAVIGATION_TIMEOUT_MS }) as Promise<unknown>,
-    page.mainFrame().evaluate(collectPageInfo, false),
-    ...children.map((f) => secretsOf(f)),
+    page.mainFrame().evaluate(collectPageInfo, TEXT_WITH_INFO_MAX_ELEMENTS),
+    ...children.map((f) => infoOf(f)),
   ])
   const roots = (Array.isArray(json) ? json : [json]) as Array<AriaNode | string>
-  const secrets = [...new Set(info.secrets.concat(...frameSecrets))]
+  const secrets = [...new Set(info.secrets.concat(...frameInfos.map((i) => i.secrets)))]
   const book = refBook(page)
   book.bind('', info.doc)
   // each child frame's document, read through the first ref Playwright gave inside it
@@ -128,10 +137,23 @@ export async function takeSnapshot(page: Page, textBudget = DEFAULT_MAX_CHARS): 
     const prefix = /^(f\d+)e/.exec(ref)?.[1]
     if (prefix && !firstRefs.has(prefix)) firstRefs.set(prefix, ref)
   })
-  await Promise.all([...firstRefs].map(async ([prefix, ref]) => {
-    const doc = await page.getByRef(ref).evaluate(() => performance.timeOrigin, undefined, { timeout: 2000 }).catch(() => Number.NaN)
-    book.bind(prefix, doc)
-  }))
+  // That costs a locator round trip per frame (tens of milliseconds), and is needed only
+  // when a frame's document may have changed: when every child frame still has the very
+  // documents it had at the tab's last snapshot (and every prefix is bound already), no
+  // frame navigated, so each prefix is still bound to its document. (A frame navigating
+  // while this snapshot is taken can slip past this for one snapshot: its refs then name
+  // the old document, and locateRef, which checks the element's document, answers 409
+  // stale_ref instead of acting; the next snapshot sees the new document and binds it.)
+  const docs = frameInfos.map((i) => i.doc).sort().join(' ')
+  const unchanged = frameDocs.get(page) === docs && frameInfos.every((i) => Number.isFinite(i.doc)) &&
+    [...firstRefs.keys()].every((prefix) => book.documentOf(prefix) !== undefined)
+  if (!unchanged) {
+    await Promise.all([...firstRefs].map(async ([prefix, ref]) => {
+      const doc = await page.getByRef(ref).evaluate(() => performance.timeOrigin, undefined, { timeout: 2000 }).catch(() => Number.NaN)
+      book.bind(prefix, doc)
+    }))
+  }
+  frameDocs.set(page, docs)
   const viewport = page.viewportSize() ?? { width: 1280, height: 720 }
   const lines = flatten(roots, { give: (r) => book.give(r), secrets, viewport })
   const snapshot: Snapshot = {
@@ -141,14 +163,14 @@ export async function takeSnapshot(page: Page, textBudget = DEFAULT_MAX_CHARS): 
     doc: info.doc,
     lines,
     text: '',
-    fullText: '',
     views: new Map(),
   }
-  const treeCost = lines.reduce((n, l) => n + lineCost(l), 0)
-  if (treeCost < textBudget) {
-    const text = await page.mainFrame().evaluate(() => (document.body ? document.body.innerText : '')).catch(() => '')
-    snapshot.fullText = redact(text, secrets, false)
-    snapshot.text = uncoveredText(snapshot.fullText, lines)
+  // A tree over the budget leaves the first answer no room for text (and the walk that
+  // reads on sends none): its lines are not worth comparing (12 ms on a reference page).
+  if (lines.reduce((n, l) => n + lineCost(l), 0) < textBudget) {
+    const text = info.text ?? (await page.mainFrame().evaluate(() => (document.body ? document.body.innerText : '')).catch(() => ''))
+    // redacted before it is compared, so a secret is never a word the tree lacks
+    if (text) snapshot.text = uncoveredText(redact(text, secrets, false), lines)
   }
   return snapshot
 }
@@ -161,8 +183,9 @@ function visitRefs(nodes: Array<AriaNode | string>, fn: (ref: string) => void): 
   }
 }
 
-function secretsOf(frame: Frame): Promise<string[]> {
-  return frame.evaluate(collectPageInfo, false).then((i) => i.secrets, () => [])
+function infoOf(frame: Frame): Promise<PageInfo> {
+  // a child frame's text is not wanted (its words are in the tree, inlined): 0 elements
+  return frame.evaluate(collectPageInfo, 0).catch((): PageInfo => ({ title: '', text: null, secrets: [], doc: Number.NaN }))
 }
 
 /**
@@ -170,7 +193,7 @@ function secretsOf(frame: Frame): Promise<string[]> {
  * counts. (No nested named functions: tsx's keepNames would wrap them in a helper
  * that does not exist in the page.)
  */
-function collectPageInfo(withText: boolean): PageInfo {
+function collectPageInfo(textMaxElements: number): PageInfo {
   const secrets: string[] = []
   const roots: Array<Document | ShadowRoot> = [document]
   while (roots.length) {
@@ -190,7 +213,9 @@ function collectPageInfo(withText: boolean): PageInfo {
       if (el.shadowRoot) roots.push(el.shadowRoot)
     }
   }
-  return { title: document.title, text: withText && document.body ? document.body.innerText : '', secrets, doc: performance.timeOrigin }
+  // getElementsByTagName's length is counted natively, without building a list
+  const small = document.getElementsByTagName('*').length <= textMaxElements
+  return { title: document.title, text: small ? (document.body ? document.body.innerText : '') : null, secrets, doc: performance.timeOrigin }
 }
 
 // --- rendering -------------------------------------------------------------------------
@@ -275,17 +300,30 @@ function breadcrumb(lines: readonly Line[], i: number): string {
   return path.length ? `# inside: ${path.join(' > ')}\n` : ''
 }
 
-/** Visible text lines with a word the tree does not hold (the tree says the rest). */
-function uncoveredText(text: string, lines: readonly Line[]): string {
+/**
+ * A string's words, as compared between the visible text and the tree: runs of letters,
+ * digits and marks, and single symbols (★, €), whatever their length (a custom editor
+ * holding "Hi", a badge saying "3"); case folded (innerText applies text-transform, the
+ * tree does not) and compatibility-normalised (MathML's 𝑥 is the tree's x). Soft hyphens
+ * and zero-width spaces are dropped first, as the tree drops them.
+ */
+function wordsOf(s: string): string[] {
+  return s.replace(/[\u200b\u00ad]/g, '').normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}\p{M}]+|\p{S}/gu) ?? []
+}
+
+/**
+ * The visible text lines that carry a word the tree does not hold; every other
+ * line the tree already says (with the element around it and its ref), so sending it again
+ * would only spend the budget. A line of punctuation alone (a mask, a dash) carries no word.
+ */
+export function uncoveredText(text: string, lines: readonly Line[]): string {
   if (!text) return ''
   const words = new Set<string>()
-  for (const l of lines) for (const w of l.text.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []) words.add(w)
+  for (const l of lines) for (const w of wordsOf(l.text)) words.add(w)
   const kept: string[] = []
   for (const raw of text.split('\n')) {
     const line = raw.trim()
-    if (!line) continue
-    const own = line.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []
-    if (own.some((w) => !words.has(w))) kept.push(line)
+    if (line && wordsOf(line).some((w) => !words.has(w))) kept.push(line)
   }
   return kept.join('\n')
 }
@@ -322,13 +360,10 @@ function firstPart(snap: Snapshot, budget: number): Part {
   for (let i = 0; i < lines.length; i++) if (!take(i)) break
   const first = [...chosen].sort((a, b) => a - b)
   const rest = lines.map((_, i) => i).filter((i) => !chosen.has(i))
-  // text is counted in the budget, after the tree: a page whose tree and words both fit
-  // gets its visible text whole (small pages: cheap, and what a reader of `text` expects);
-  // otherwise only the lines the tree does not say, as far as they fit
+  // text is counted in the budget, after the tree: the lines the tree does not say, as far as they fit
   let text = ''
   const room = budget - used
-  if (!rest.length && snap.fullText.length <= room) text = snap.fullText
-  else if (snap.text) text = snap.text.length <= room ? snap.text : room > 200 ? snap.text.slice(0, room - 1) + '…' : ''
+  if (snap.text) text = snap.text.length <= room ? snap.text : room > 200 ? snap.text.slice(0, room - 1) + '…' : ''
   const part: Part = { snapshot: renderLines(lines, first), text, truncated: rest.length > 0 }
   if (rest.length) {
     snap.views.set('d', rest)

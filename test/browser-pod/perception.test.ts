@@ -2,7 +2,7 @@
 // folds them into label names; perceive must mask every rendering.
 import t from 'tap'
 import { NodeClient } from '../../api-server/sessions/node-client.ts'
-import { MASK, redact } from '../../browser-pod/perception.ts'
+import { MASK, redact, uncoveredText, type Line } from '../../browser-pod/perception.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { newToken } from './harness.ts'
 
@@ -16,6 +16,51 @@ t.test('redact (pure)', async (t) => {
   t.equal(redact('- checkbox "x q\\"uote\\\\d"', ['q"uote\\d'], true), `- checkbox "x ${MASK}"`, 'escaped inside a quoted name')
   t.equal(redact('nothing to see', [], true), 'nothing to see')
   t.equal(redact('echo: LongSecret!', ['LongSecret'], false), `echo: ${MASK}!`, 'visible text too')
+})
+
+/** the words of a string, as a reader compares them (letters and digits, case folded) */
+const wordsOf = (s: string) => s.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []
+
+t.test('uncoveredText (pure): a visible line is kept only for a word the tree does not say', async (t) => {
+  const line = (text: string): Line => ({ depth: 0, text, role: 'x', outline: 0, level: 0, inView: true, parent: -1, end: 1 })
+  const tree = [line('heading "Orders" [level=1] [ref=e2]'), line('paragraph [ref=e3]: Alpha Bravo'), line(`textbox "Pin" [ref=e4]: ${MASK}`)]
+  t.equal(uncoveredText('Orders\n\nAlpha Bravo\nALPHA', tree), '', 'lines the tree says, in any case (text-transform), are dropped')
+  t.equal(uncoveredText('Orders\nCharlie', tree), 'Charlie', 'a word the tree lacks keeps its line')
+  t.equal(uncoveredText('Hi\n3', tree), 'Hi\n3', 'short words count too')
+  t.equal(uncoveredText(`pin ${MASK}\n—`, tree), '', 'a mask or a dash is no word')
+  t.equal(uncoveredText('Al\u00adpha', tree), '', 'a soft hyphen splits no word (the tree drops it)')
+})
+
+t.test('[EP-36] perceive\'s text repeats nothing the snapshot says, and keeps what it does not (real Chromium)', async (t) => {
+  const token = newToken()
+  const pod = await startPod({ token })
+  t.teardown(() => pod.close())
+  const c = new NodeClient(pod.endpoint, token)
+  t.teardown(() => c.close())
+  await c.configure({ sessionId: 'nsess_text', egress: { mode: 'platform', declaredHosts: [] } })
+  // A small docs page (tree and text fit the budget many times over). Its one line the tree
+  // does not say: the content of a custom editor (role=textbox on a div), which the AI
+  // snapshot gives only by its label. A masked custom editor's typed secret stays redacted.
+  const html = `<title>Docs</title><h1>Getting started</h1>
+    <p>Install the package, then run the server.</p>
+    <ul><li>Alpha <button>Delete</button></li><li>Bravo <button>Delete</button></li></ul>
+    <div role=textbox aria-label=Reply>Draft says walrus</div>
+    <div id=pin role=textbox aria-label=Pin contenteditable style="-webkit-text-security: disc"></div>`
+  await c.drive('navigate', { url: 'data:text/html,' + encodeURIComponent(html) })
+  const secret = 'EditorSecret55'
+  await c.drive('act', { verb: 'type', selector: '#pin', text: secret })
+  const p = await c.drive('perceive', {})
+  t.equal(p.truncated, false, 'the whole page in one answer')
+  t.match(p.snapshot, /paragraph \[ref=\w+\]: Install the package, then run the server\./, 'the page\'s words are in the snapshot')
+  const treeWords = new Set(wordsOf(p.snapshot))
+  const lines = p.text.split('\n').filter(Boolean)
+  t.ok(lines.length > 0, 'text is not empty on this page')
+  // (the line itself is never printed: were redaction broken, it could hold the secret)
+  lines.forEach((line, i) => t.ok(wordsOf(line).some((w) => !treeWords.has(w)), `line ${i + 1} of text carries a word the snapshot lacks`))
+  t.notOk(treeWords.has('walrus'), 'the custom editor\'s content is not in the snapshot')
+  t.match(p.text, /Draft says walrus/, 'and text says it')
+  t.notOk(/Install|Getting started|Alpha|Delete/.test(p.text), 'no word the tree says is sent twice')
+  t.ok(!(p.snapshot + '\n' + p.text).includes(secret), 'the typed secret is in neither the snapshot nor the text')
 })
 
 t.test('perceive masks tricky password values (real Chromium)', async (t) => {

@@ -7,6 +7,7 @@ import type { ApiError } from '../../contracts/errors.ts'
 import { startPublicWeb } from '../helpers/netns.ts'
 import { waitFor } from '../helpers/wait.ts'
 import { cmdline, descendants, environ, isAlive, loopbackServer, publicAliases, spawnPod } from './harness.ts'
+import { shown } from '../helpers/perceived.ts'
 
 const CANARY = 'Canary-Pw-0b5e2a'
 
@@ -78,17 +79,17 @@ t.test('browser pod process', async (t) => {
     t.equal(p.title, 'Nightjar test home')
     t.match(p.snapshot, /- heading "Welcome to the test site" \[level=1\]/)
     t.match(p.snapshot, /- button "Press me"/)
-    t.match(p.text, /Welcome to the test site/)
+    t.match(shown(p), /Welcome to the test site/)
 
     t.match(await c.drive('act', { verb: 'click', selector: '#go' }), { ok: true, verb: 'click', url: 'http://example.com/' })
-    t.match((await c.drive('perceive', {})).text, /clicked/)
+    t.match(shown(await c.drive('perceive', {})), /clicked/)
     await c.drive('act', { verb: 'type', selector: '#q', text: 'nightjars' })
     await c.drive('act', { verb: 'press', selector: '#q', key: 'Enter' })
-    t.match((await c.drive('perceive', {})).text, /searched:nightjars/)
+    t.match(shown(await c.drive('perceive', {})), /searched:nightjars/)
     t.match(await c.drive('select_option', { selector: '#colour', values: ['blue'] }), { ok: true, selected: ['blue'] })
-    t.match((await c.drive('perceive', {})).text, /colour:blue/)
+    t.match(shown(await c.drive('perceive', {})), /colour:blue/)
     await c.drive('hover', { selector: '#hover-target' })
-    t.match((await c.drive('perceive', {})).text, /hovered/)
+    t.match(shown(await c.drive('perceive', {})), /hovered/)
     t.match(await c.drive('wait_for', { text: 'Arrived late' }), { ok: true })
     t.match(await c.drive('wait_for', { selector: '#late' }), { ok: true })
     await c.drive('act', { verb: 'scroll', direction: 'down' })
@@ -209,9 +210,9 @@ t.test('SIGTERM ends a pod cleanly; storageState is restored before the first na
   })
   await pod.client.drive('navigate', { url: 'http://example.com/storage.html' })
   const p = await pod.client.drive('perceive', {})
-  t.match(p.text, /cookie=nj_cookie=restored-cookie/)
-  t.match(p.text, /local=restored-local/)
-  t.match(p.text, /session=restored-session/)
+  t.match(shown(p), /cookie=nj_cookie=restored-cookie/)
+  t.match(shown(p), /local=restored-local/)
+  t.match(shown(p), /session=restored-session/)
 
   const kids = descendants(pod.pid)
   t.teardown(() => reap(kids))

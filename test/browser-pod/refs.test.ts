@@ -162,6 +162,23 @@ t.test('refs, frames, budgets and diffs at the node', async (t) => {
     t.equal(sneaky.reason, 'invalid_selector', 'Playwright’s ref engine is not reachable through a selector')
   })
 
+  await t.test('a frame that navigates on its own: its old refs are stale, its new ones work and are numbered above them', async (t) => {
+    const first = await c.drive('perceive', {})
+    const same = refOf(first.snapshot, /button "Same button"/)
+    // a second perceive with no frame navigated reuses the frames' bindings (no lookup): the same refs
+    t.equal(refOf((await c.drive('perceive', {})).snapshot, /button "Same button"/), same, 'unchanged frames keep their refs')
+    const frame = page().frames().find((f) => f.url() === 'http://a.test/same')!
+    await frame.goto('http://a.test/about')
+    const after = await c.drive('perceive', {})
+    t.match(after.snapshot, /heading "About us"/, 'the frame’s new document is read')
+    const home = refOf(after.snapshot, /link "Home"/)
+    const [prefix, n] = /^(f\d+)e(\d+)$/.exec(same)!.slice(1)
+    t.equal(/^(f\d+)e/.exec(home)?.[1], prefix, 'the same frame, the same prefix')
+    t.ok(Number(/e(\d+)$/.exec(home)![1]) > Number(n), 'numbered above every ref the frame gave before')
+    t.equal((await refusal(c.drive('act', { verb: 'click', ref: same }))).reason, 'stale_ref', 'the old document’s ref is stale')
+    t.match(await c.drive('hover', { ref: home }), { ok: true }, 'the new one drives the new document')
+  })
+
   await t.test('go_back, go_forward and reload answer with the page they land on', async (t) => {
     const p = await c.drive('perceive', {})
     const clicked = await c.drive('act', { verb: 'click', ref: refOf(p.snapshot, /link "About"/) })

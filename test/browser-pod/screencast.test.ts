@@ -10,6 +10,7 @@ import { NODE_LIVE_PATH } from '../../contracts/operations/live-view.ts'
 import { startPublicWeb } from '../helpers/netns.ts'
 import { waitFor } from '../helpers/wait.ts'
 import { newToken, publicAliases } from './harness.ts'
+import { shown } from '../helpers/perceived.ts'
 
 const CANARY = 'Live-Canary-S3cret-41c7'
 
@@ -113,7 +114,7 @@ t.test('the live view at the pod', async (t) => {
     // not an input: dropped, never a crash
     v.ws.send('{"type":"mouse","event":"mousePressed","x":-1,"y":5}')
     v.ws.send('not json')
-    await waitFor(async () => (await client.drive('perceive', {})).text.includes('typed:hi!'), { what: 'the typed text in the page' })
+    await waitFor(async () => shown(await client.drive('perceive', {})).includes('typed:hi!'), { what: 'the typed text in the page' })
     t.pass('clicked into the field and typed')
   })
 })

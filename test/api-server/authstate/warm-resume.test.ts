@@ -8,6 +8,7 @@ import { mcpClient } from '../../helpers/mcp.ts'
 import { createPersona } from '../../helpers/personas.ts'
 import { authStateSealContext } from '../../../api-server/authstate/index.ts'
 import { APP, cloakWorld, dumpDatabase, proof } from '../../browser-pod/cloak/helpers.ts'
+import { shown } from '../../helpers/perceived.ts'
 
 const CANARY = 'Cnry-' + Math.random().toString(36).slice(2, 12) + '-as'
 
@@ -27,7 +28,7 @@ t.test('cloak capture and warm resume', async (t) => {
   const home = async (id: string, token = acme.apiKey) => {
     const nav = await req('POST', `/v1/sessions/${id}/navigate`, { url: `${APP}/app-home.html` }, token)
     if (nav.status !== 200) throw new Error(`navigate ${nav.status} ${nav.text}`)
-    return (await req('POST', `/v1/sessions/${id}/perceive`, {}, token)).body.text as string
+    return shown((await req('POST', `/v1/sessions/${id}/perceive`, {}, token)).body)
   }
   const signedIn = (t: Test, text: string) => {
     t.match(text, /signed in as shopper/)
@@ -39,12 +40,12 @@ t.test('cloak capture and warm resume', async (t) => {
   t.test('[RULE-17] [EP-32] an admin clears the challenge, logs in and captures a sealed version', async (t) => {
     const id = await w.open(cloakStart)
     await req('POST', `/v1/sessions/${id}/navigate`, { url: `${APP}/app-login.html` })
-    t.match((await req('POST', `/v1/sessions/${id}/perceive`, {})).body.text, /challenge passed/, 'the cloak browser clears the bot challenge')
+    t.match(shown((await req('POST', `/v1/sessions/${id}/perceive`, {})).body), /challenge passed/, 'the cloak browser clears the bot challenge')
     t.equal((await req('POST', `/v1/sessions/${id}/act`, { verb: 'type', selector: '#user', text: 'shopper' })).status, 200)
     t.equal((await req('POST', `/v1/sessions/${id}/fill-credential`, { credentialName: 'login', selector: '#pw' })).status, 200)
     t.equal((await req('POST', `/v1/sessions/${id}/act`, { verb: 'click', selector: '#submit' })).status, 200)
     t.equal((await req('POST', `/v1/sessions/${id}/wait-for`, { text: 'signed in as' })).status, 200)
-    signedIn(t, (await req('POST', `/v1/sessions/${id}/perceive`, {})).body.text)
+    signedIn(t, shown((await req('POST', `/v1/sessions/${id}/perceive`, {})).body))
 
     const cap = await req('POST', `/v1/sessions/${id}/authstate`, {})
     t.equal(cap.status, 201)

@@ -14,6 +14,7 @@ import { startPublicWeb } from '../../helpers/netns.ts'
 import { launchTestBrowser } from '../../helpers/chromium.ts'
 import { mcpClient } from '../../helpers/mcp.ts'
 import { waitFor } from '../../helpers/wait.ts'
+import { shown } from '../../helpers/perceived.ts'
 
 interface Refusal { status: number; contentType?: string; body: string }
 
@@ -138,7 +139,7 @@ t.test('watching and taking over', async (t) => {
     const box = (await live.locator('#screen').boundingBox())!
     await live.mouse.click(box.x + (100 * box.width) / 1280, box.y + (325 * box.height) / 720)
     await live.keyboard.type('hello')
-    await waitFor(async () => (await call('perceive', { sessionId })).text.includes('typed:hello'), { what: 'the typed text in the session’s page' })
+    await waitFor(async () => shown(await call('perceive', { sessionId })).includes('typed:hello'), { what: 'the typed text in the session’s page' })
     t.pass('the person typed into the session’s page')
   })
 

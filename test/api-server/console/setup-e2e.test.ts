@@ -15,6 +15,7 @@ import { launchTestBrowser } from '../../helpers/chromium.ts'
 import { fnv1a } from '../../helpers/fnv.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { runDaemon } from '../../../cli/daemon.ts'
+import { shown } from '../../helpers/perceived.ts'
 
 const CANARY = 'Cnry-' + Math.random().toString(36).slice(2, 12) + '-e2e'
 
@@ -114,7 +115,7 @@ t.test('setting up without curl', async (t) => {
     t.match(fill.body.changes, /textbox "Password" \[ref=\w+\]: ••••/, 'the change shows the field masked')
     await agent('POST', `/v1/sessions/${id}/act`, { verb: 'click', selector: '#submit' })
     const perceived = await agent('POST', `/v1/sessions/${id}/perceive`, {})
-    t.ok(perceived.body.text.includes(`len=${CANARY.length} fnv=${fnv1a(CANARY)}`), 'the page received exactly the secret')
+    t.ok(shown(perceived.body).includes(`len=${CANARY.length} fnv=${fnv1a(CANARY)}`), 'the page received exactly the secret')
     t.equal((await agent('DELETE', `/v1/sessions/${id}`)).status < 300, true)
   })
 

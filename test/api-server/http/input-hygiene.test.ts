@@ -9,6 +9,7 @@ import { startTestServer, type TestServer } from '../../helpers/server.ts'
 import { operations } from '../../../api-server/operations/registry.ts'
 import { pathParams } from '../../../api-server/http/operations.ts'
 import { newId } from '../../../contracts/ids.ts'
+import { shown } from '../../helpers/perceived.ts'
 
 const PAGE = 'data:text/html,' + encodeURIComponent(`<title>Shop</title>
 <button id="go" onclick="document.getElementById('out').textContent='clicked'">Go</button>
@@ -59,8 +60,8 @@ t.test('input hygiene', async (t) => {
     t.equal(mcpFill.error?.code, -32602)
 
     const seen = await s.request('POST', `/v1/sessions/${id}/perceive`, { token: key, body: {} })
-    t.match(seen.body.text, /idle/, 'no click happened')
-    t.notMatch(seen.body.text, /clicked/)
+    t.match(shown(seen.body), /idle/, 'no click happened')
+    t.notMatch(shown(seen.body), /clicked/)
     t.same(await journalOps(), ['session_start', 'navigate', 'perceive'], 'the journal holds every action that ran, and only those')
 
     const clicked = await s.request('POST', `/v1/sessions/${id}/act`, { token: key, body: { verb: 'click', selector: '#go' } })

@@ -25,6 +25,7 @@ import { launchTestBrowser } from '../../helpers/chromium.ts'
 import { signIn } from '../../helpers/console.ts'
 import { base32 } from '../../helpers/totp-reference.ts'
 import { createUser } from '../../../api-server/auth/orgs.ts'
+import { shown } from '../../helpers/perceived.ts'
 
 // The login page's server, in its own network namespace: it tells the test only whether
 // the password it received equals the one it was started with.
@@ -183,7 +184,7 @@ t.test('URL elicitation: credential_request and request_human', async (t) => {
     const fill = await withUrl.call('credential_fill', { sessionId, credentialName: 'shop-login', selector: '#password' })
     t.has(fill, { ok: true, credentialName: 'shop-login', fieldKind: 'password', host: 'login.example.com' })
     await withUrl.call('act', { sessionId, verb: 'click', selector: '#submit' })
-    t.match((await withUrl.call('perceive', { sessionId })).text, /Welcome back/)
+    t.match(shown(await withUrl.call('perceive', { sessionId })), /Welcome back/)
     t.same(await verdicts(), { match: 1, mismatch: 0 }, 'the login page’s server received exactly the password the person typed')
     await withUrl.call('session_end', { sessionId })
 

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { startTestServer, freePort } from '../../helpers/server.ts'
 import { createNamespace, startPublicWeb, waitForLine } from '../../helpers/netns.ts'
 import { waitFor } from '../../helpers/wait.ts'
+import { shown } from '../../helpers/perceived.ts'
 
 const APP = String.raw`
 require('node:http').createServer((req, res) => {
@@ -74,7 +75,7 @@ t.test('local reach through a real daemon', async (t) => {
     t.equal(r.status, 200, r.text)
     t.equal(r.body.title, 'dev app')
     const seen = await req('POST', `/v1/sessions/${id}/perceive`, {})
-    t.match(seen.body.text, /served from the developer machine/)
+    t.match(shown(seen.body), /served from the developer machine/)
     const pub = await nav(id, 'http://example.com/index.html')
     t.equal(pub.body.error.code, 'E_REACHABILITY_DENIED', 'local egress sends everything through the daemon, and example.com is not declared')
     await req('DELETE', `/v1/sessions/${before}`)

@@ -14,6 +14,7 @@ import { mintKey } from '../../../api-server/auth/keys.ts'
 import { CDP_MAX_CLIENT_MESSAGE } from '../../../contracts/node-api.ts'
 import { privilegedTarget } from '../../../browser-pod/cdp-proxy.ts'
 import { loginTokens } from '../oauth/helpers.ts'
+import { shown } from '../../helpers/perceived.ts'
 
 interface Refusal {
   status: number
@@ -78,7 +79,7 @@ t.test('CDP connect', async (t) => {
     t.ok(png.subarray(1, 4).toString() === 'PNG' && png.length > 1000, 'a screenshot')
     // the REST door sees the same page: one browser, two ways in
     const seen = await s.request('POST', `/v1/sessions/${id}/perceive`, { token: acme.apiKey, body: {} })
-    t.match(seen.body.text, /clicked over CDP/)
+    t.match(shown(seen.body), /clicked over CDP/)
     t.ok((await web.requests()).some((r) => r.url === '/cdp-drive.html' && r.host === 'example.com'), 'through the egress gateway')
     // what the gateway refuses over REST it refuses over CDP
     const denied = await page.goto('http://127.0.0.1:9/').then((r) => r?.status(), () => 'failed')

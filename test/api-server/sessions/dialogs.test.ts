@@ -10,6 +10,7 @@ import { startTestServer } from '../../helpers/server.ts'
 import { startPublicWeb } from '../../helpers/netns.ts'
 import { mcpClient } from '../../helpers/mcp.ts'
 import { createPersona } from '../../helpers/personas.ts'
+import { shown } from '../../helpers/perceived.ts'
 
 const MASK = '••••••••'
 
@@ -30,7 +31,7 @@ t.test('dialogs', async (t) => {
     }
     const { id: sessionId } = await call('session_start', {})
     const click = (selector: string) => call('act', { sessionId, verb: 'click', selector })
-    const out = async () => (await call('perceive', { sessionId })).text as string
+    const out = async () => shown(await call('perceive', { sessionId }))
     const arm = (args: Record<string, unknown>) => call('dialog_handle', { sessionId, ...args })
     await call('navigate', { sessionId, url: page('dialog-kinds.html') })
 
@@ -92,7 +93,7 @@ t.test('dialogs', async (t) => {
   t.test('[INV-01] beforeunload: by default the page may leave; an armed dismiss keeps it (tab_close, navigate)', async (t) => {
     const id = (await rest('POST', '/v1/sessions', {})).body.id
     const base = `/v1/sessions/${id}`
-    const text = async () => (await rest('POST', `${base}/perceive`, {})).body.text as string
+    const text = async () => shown((await rest('POST', `${base}/perceive`, {})).body)
     const dirty = async () => {
       await rest('POST', `${base}/navigate`, { url: page('dialog-kinds.html') })
       // the click is the user gesture Chromium wants before it shows a beforeunload dialog

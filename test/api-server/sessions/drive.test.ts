@@ -3,6 +3,7 @@ import t from 'tap'
 import { startTestServer } from '../../helpers/server.ts'
 import { mcpClient } from '../../helpers/mcp.ts'
 import { mintKey } from '../../../api-server/auth/keys.ts'
+import { shown } from '../../helpers/perceived.ts'
 
 const PAGE = 'data:text/html,' + encodeURIComponent(`<title>Shop</title><h1>Welcome</h1>
 <button id="go" onclick="document.getElementById('out').textContent='clicked'">Go</button>
@@ -33,14 +34,14 @@ t.test('sessions end to end', async (t) => {
     t.equal(nav.title, 'Shop')
     const seen = (await call('perceive', { sessionId: started.id, full: true })).structuredContent as any
     t.match(seen.snapshot, /heading "Welcome"/)
-    t.match(seen.text, /idle/)
+    t.match(shown(seen), /idle/)
     await call('act', { sessionId: started.id, verb: 'click', selector: '#go' })
     await call('act', { sessionId: started.id, verb: 'type', selector: '#q', text: 'boots' })
     await call('select_option', { sessionId: started.id, selector: '#s', values: ['m'] })
     await call('hover', { sessionId: started.id, selector: '#go' })
     await call('wait_for', { sessionId: started.id, text: 'clicked' })
     const after = (await call('perceive', { sessionId: started.id })).structuredContent as any
-    t.match(after.text, /clicked/)
+    t.match(shown(after), /clicked/)
     const shot = await call('screenshot', { sessionId: started.id })
     const img = (shot.content as any)[0]
     t.equal(img.type, 'image')

@@ -14,6 +14,7 @@ import { startTestServer, type TestServer } from '../../helpers/server.ts'
 import { startPublicWeb } from '../../helpers/netns.ts'
 import { createPersona } from '../../helpers/personas.ts'
 import { mcpClient } from '../../helpers/mcp.ts'
+import { shown } from '../../helpers/perceived.ts'
 
 const MASK = '••••••••'
 // A random core that survives every encoding unchanged, wrapped in the characters the
@@ -170,9 +171,9 @@ t.test('echo canary: a filled secret the page echoes is never returned', async (
       await call('act', { verb: 'click', selector: '#go' })
       await call('wait_for', { text: 'raw:' })
       const { p, all } = await readAll()
-      t.ok(masks(p.text) >= 6, `visible text: every echo masked (${masks(p.text)})`)
+      t.ok(masks(shown(p)) >= 6, `what perceive shows of the page: every echo masked (${masks(shown(p))})`)
       t.ok(masks(p.snapshot) >= 7, `snapshot: every echo, the link url and the alt text masked (${masks(p.snapshot)})`)
-      t.ok(p.text.includes(`uri: ${MASK}`) && p.text.includes(`form: pw=${MASK}`) && p.text.includes(`html: ${MASK}`), 'each encoding in place')
+      t.ok(shown(p).includes(`uri: ${MASK}`) && shown(p).includes(`form: pw=${MASK}`) && shown(p).includes(`html: ${MASK}`), 'each encoding in place')
       t.ok(p.snapshot.includes(`/profile?pw=${MASK}`), 'the link url in the snapshot')
       t.equal(hits(all), 0, 'no canary form in the text or the snapshot')
     })

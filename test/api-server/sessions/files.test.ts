@@ -11,6 +11,7 @@ import { startPublicWeb, PAGES_DIR } from '../../helpers/netns.ts'
 import { mcpClient } from '../../helpers/mcp.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { FILE_MAX_BYTES, FILE_MAX_COUNT, FILE_READ_MAX_BYTES } from '../../../contracts/operations/drive-files.ts'
+import { shown } from '../../helpers/perceived.ts'
 
 const UPLOAD_PAGE = 'http://example.com/files-upload.html'
 const DOWNLOAD_PAGE = 'http://example.com/files-download.html'
@@ -90,12 +91,12 @@ t.test('files in a session', async (t) => {
     t.same(one.files.map((f: any) => [f.id, f.name, f.size]), [[p1.body.id, 'photo.png', 1234]])
     await call('wait_for', { sessionId: id, text: 'one: photo.png' })
     const seen = (await call('perceive', { sessionId: id })).structuredContent as any
-    t.match(seen.text, `one: photo.png size=1234 type=image/png fnv=${fnv1a(photo)}`, 'the page read the file whole')
+    t.match(shown(seen), `one: photo.png size=1234 type=image/png fnv=${fnv1a(photo)}`, 'the page read the file whole')
 
     await call('file_upload', { sessionId: id, selector: '#many', files: [p2.body.id, 'photo.png'] })
     await call('wait_for', { sessionId: id, text: 'many: notes.txt' })
     const both = (await call('perceive', { sessionId: id })).structuredContent as any
-    t.match(both.text, `many: notes.txt size=${notes.length} type=text/plain fnv=${fnv1a(notes)} | photo.png size=1234 type=image/png fnv=${fnv1a(photo)}`, 'by id and by name, several at once')
+    t.match(shown(both), `many: notes.txt size=${notes.length} type=text/plain fnv=${fnv1a(notes)} | photo.png size=1234 type=image/png fnv=${fnv1a(photo)}`, 'by id and by name, several at once')
 
     const single = await toolError('file_upload', { sessionId: id, selector: '#one', files: ['photo.png', 'notes.txt'] })
     t.same([single.code, single.reason], ['bad_request', 'single_file_input'], 'several files into an input without multiple')
@@ -164,7 +165,7 @@ t.test('files in a session', async (t) => {
     const nav = (await call('navigate', { sessionId: id, url: UPLOAD_PAGE })).structuredContent as any
     t.equal(nav.title, 'Files upload', 'a navigation afterwards works')
     const seen = (await call('perceive', { sessionId: id })).structuredContent as any
-    t.match(seen.text, /nothing chosen/, 'and perceive')
+    t.match(shown(seen), /nothing chosen/, 'and perceive')
     await call('navigate', { sessionId: id, url: DOWNLOAD_PAGE })
     await call('act', { sessionId: id, verb: 'click', selector: '#small' })
     await waitFor(async () => (await listed(id)).find((f) => f.name === 'sample.bin' && f.state === 'complete'), { what: 'a later download kept', timeoutMs: 30_000 })

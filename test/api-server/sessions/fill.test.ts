@@ -6,6 +6,7 @@ import { startPublicWeb } from '../../helpers/netns.ts'
 import { createPersona } from '../../helpers/personas.ts'
 import { mcpClient } from '../../helpers/mcp.ts'
 import { fnv1a } from '../../helpers/fnv.ts'
+import { shown } from '../../helpers/perceived.ts'
 
 const CANARY = 'Cnry-' + Math.random().toString(36).slice(2, 12) + '-pw'
 const CANARY_B = 'Cnry-' + Math.random().toString(36).slice(2, 12) + '-pw'
@@ -39,7 +40,7 @@ t.test('secure fill', async (t) => {
     t.has(fill.body, { ok: true, credentialName: 'login', fieldKind: 'password', host: 'login.example.com' })
     await req('POST', `/v1/sessions/${id}/act`, { verb: 'click', selector: '#submit' })
     const seen = await req('POST', `/v1/sessions/${id}/perceive`, {})
-    t.ok(seen.body.text.includes(`len=${CANARY.length} fnv=${fnv1a(CANARY)}`), 'the page received exactly the secret')
+    t.ok(shown(seen.body).includes(`len=${CANARY.length} fnv=${fnv1a(CANARY)}`), 'the page received exactly the secret')
     t.notOk(seen.text.includes(CANARY), 'perceive never shows a password value')
     const rows = await audit('credential.fill')
     t.equal(rows.length, 1)
@@ -74,7 +75,7 @@ t.test('secure fill', async (t) => {
     t.equal(fill.body.error.reason, 'credential.origin_denied')
     await req('POST', `/v1/sessions/${id}/act`, { verb: 'click', selector: '#submit' })
     const seen = await req('POST', `/v1/sessions/${id}/perceive`, {})
-    t.match(seen.body.text, /len=0 /, 'nothing was typed')
+    t.match(shown(seen.body), /len=0 /, 'nothing was typed')
     const rows = await audit('credential.origin_denied')
     t.ok(rows.some((r) => r.host === 'evil-example.com' && r.sessionId === id))
     await end(id)
@@ -167,7 +168,7 @@ t.test('secure fill', async (t) => {
     t.equal(r.body.error.reason, 'freetext_disabled')
     t.ok((await audit('CREDENTIAL_FREETEXT_DENIED')).some((x) => x.sessionId === id))
     await req('POST', `/v1/sessions/${id}/act`, { verb: 'click', selector: '#submit' })
-    t.match((await req('POST', `/v1/sessions/${id}/perceive`, {})).body.text, /len=0 /, 'the marker never reached the page')
+    t.match(shown((await req('POST', `/v1/sessions/${id}/perceive`, {})).body), /len=0 /, 'the marker never reached the page')
 
     const gov = await req('PUT', '/v1/governance', { credential_freetext_fill: true })
     t.equal(gov.status, 200)

@@ -12,6 +12,7 @@ import { mcpClient } from '../../helpers/mcp.ts'
 import { createPersona } from '../../helpers/personas.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { inspectContracts } from '../../../contracts/operations/drive-inspect.ts'
+import { shown } from '../../helpers/perceived.ts'
 
 t.test('network log and evaluate', async (t) => {
   const web = await startPublicWeb(t)
@@ -125,7 +126,7 @@ t.test('network log and evaluate', async (t) => {
     t.same((await ev('undefined')).body, { value: null, type: 'undefined' })
     t.same((await ev('window.value = "the page’s own"; window.json = 7; return [value, json]')).body, { value: ['the page’s own', 7], type: 'array' }, 'the page’s globals, whatever their names')
     t.same((await ev('document.querySelector("p").textContent = "changed"; return null')).body, { value: null, type: 'null' })
-    t.match((await ok('POST', `/v1/sessions/${id}/perceive`, {})).text, /changed/, 'the code ran in the page')
+    t.match(shown(await ok('POST', `/v1/sessions/${id}/perceive`, {})), /changed/, 'the code ran in the page')
     const viaMcp = await mcp.callTool({ name: 'evaluate', arguments: { sessionId: id, expression: '[location.pathname, 2 ** 10]' } })
     t.notOk(viaMcp.isError)
     t.same(viaMcp.structuredContent, { value: ['/netlog-data.html', 1024], type: 'array' }, 'over MCP')

@@ -9,6 +9,7 @@ import { startPublicWeb } from '../../helpers/netns.ts'
 import { mcpClient } from '../../helpers/mcp.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { mouseContracts } from '../../../contracts/operations/drive-mouse.ts'
+import { shown } from '../../helpers/perceived.ts'
 
 t.test('mouse and forms', async (t) => {
   const web = await startPublicWeb(t)
@@ -21,7 +22,7 @@ t.test('mouse and forms', async (t) => {
     if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${r.text}`)
     return r.body
   }
-  const textOf = async (id: string) => (await ok('POST', `/v1/sessions/${id}/perceive`, {})).text as string
+  const textOf = async (id: string) => shown(await ok('POST', `/v1/sessions/${id}/perceive`, {}))
 
   t.test('the five tools are listed with their annotations and schemas', async (t) => {
     const mcp = await mcpClient(t, s.url, acme.apiKey)
@@ -44,7 +45,7 @@ t.test('mouse and forms', async (t) => {
       return r.structuredContent as any
     }
     const id = (await call('session_start', {})).id as string
-    const text = async () => (await call('perceive', { sessionId: id })).text as string
+    const text = async () => shown(await call('perceive', { sessionId: id }))
 
     await t.test('drag: the page sees the card dropped on the bin', async (t) => {
       await call('navigate', { sessionId: id, url: page('mouse-drag.html') })

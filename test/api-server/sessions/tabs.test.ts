@@ -8,6 +8,7 @@ import { startTestServer } from '../../helpers/server.ts'
 import { startPublicWeb } from '../../helpers/netns.ts'
 import { mcpClient } from '../../helpers/mcp.ts'
 import { waitFor } from '../../helpers/wait.ts'
+import { shown } from '../../helpers/perceived.ts'
 
 // resize is REST and SDK only since issue #17 (request_human took its place among the 38),
 // go_forward since issue #29 (credential_request took its place)
@@ -49,7 +50,7 @@ t.test('tabs and popups', async (t) => {
     }, { what: 'the target=_blank tab' })
     t.same(two.tabs.map((x: any) => [x.tabId, x.url, x.active]), [['tab_1', page('tabs-opener.html'), false], ['tab_2', page('tabs-child.html'), true]])
     t.equal(two.activeTabId, 'tab_2')
-    t.match((await perceive()).text, /child ready/, 'perceive reads the new tab')
+    t.match(shown(await perceive()), /child ready/, 'perceive reads the new tab')
 
     // back to the first tab
     const selected = await call('tab_select', { sessionId, tabId: 'tab_1' })
@@ -65,7 +66,7 @@ t.test('tabs and popups', async (t) => {
     }, { what: 'the popup' })
     t.same(three.tabs.map((x: any) => x.tabId), ['tab_1', 'tab_2', 'tab_3'])
     t.equal(three.activeTabId, 'tab_3', 'the popup is the active tab')
-    t.match((await perceive()).text, /popup ready/)
+    t.match(shown(await perceive()), /popup ready/)
 
     // the popup closes itself (as an OAuth window does): the tab active before it takes over
     await call('act', { sessionId, verb: 'click', selector: '#done' })
@@ -74,7 +75,7 @@ t.test('tabs and popups', async (t) => {
       return l.tabs.length === 2 ? l : null
     }, { what: 'the popup to close' })
     t.equal(back.activeTabId, 'tab_1', 'its opener, active before it, is active again')
-    t.match((await perceive()).text, /popup said done/, 'the popup wrote into its opener')
+    t.match(shown(await perceive()), /popup said done/, 'the popup wrote into its opener')
 
     // tab_close without a tabId closes the active tab
     const closed = await call('tab_close', { sessionId })

@@ -14,6 +14,7 @@ import { createNamespace, waitForLine } from '../../helpers/netns.ts'
 import { launchTestBrowser } from '../../helpers/chromium.ts'
 import { signIn } from '../../helpers/console.ts'
 import { base32, totp } from '../../helpers/totp-reference.ts'
+import { shown } from '../../helpers/perceived.ts'
 
 // The login page's server, run inside the namespace. Its TOTP check is its own (not
 // the otpauth package, not the test helper): HOTP per RFC 4226 §5.3 over the step of
@@ -141,7 +142,7 @@ t.test('a TOTP credential: pasted in the console, its code typed by credential_f
     t.same(fillResult, { ok: true, credentialName: 'otp', fieldKind: 'text', host: 'otp.example.com' }, 'the fill result names the field, never the code')
     await call('act', { sessionId, verb: 'click', selector: '#submit' })
     const after = await call('perceive', { sessionId })
-    t.match(after.text, /Code accepted: signed in/, 'the page’s own TOTP check accepted the typed code')
+    t.match(shown(after), /Code accepted: signed in/, 'the page’s own TOTP check accepted the typed code')
     t.same(await verdicts(), { accepted: 1, rejected: 0 })
     await call('session_end', { sessionId })
   })

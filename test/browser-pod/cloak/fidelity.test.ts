@@ -4,6 +4,7 @@
 import t from 'tap'
 import { launchTestBrowser } from '../../helpers/chromium.ts'
 import { APP, cloakWorld } from './helpers.ts'
+import { shown } from '../../helpers/perceived.ts'
 
 interface Fidelity {
   passed: number
@@ -20,7 +21,7 @@ t.test('fidelity signals: cloak vs stock headless', async (t) => {
     const id = await w.open(body)
     await w.req('POST', `/v1/sessions/${id}/navigate`, { url })
     await w.req('POST', `/v1/sessions/${id}/wait-for`, { text: 'fidelity check done' })
-    const text: string = (await w.req('POST', `/v1/sessions/${id}/perceive`, {})).body.text
+    const text = shown((await w.req('POST', `/v1/sessions/${id}/perceive`, {})).body)
     await w.end(id)
     return JSON.parse(/\{"passed".*\}/.exec(text)![0])
   }
