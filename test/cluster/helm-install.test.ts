@@ -12,12 +12,14 @@ import { tmpdir } from 'node:os'
 import { execFileSync } from 'node:child_process'
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node'
 import { mcpClient } from '../helpers/mcp.ts'
+import { grantedPersona, recordingCaller } from '../helpers/persona.ts'
 import { createNamespace, waitForLine } from '../helpers/netns.ts'
 import { freePort } from '../helpers/server.ts'
 import { waitFor } from '../helpers/wait.ts'
 import { restrictedViolations } from '../operator/kube/pod-security.ts'
 import { bridgeWeb, cluster, createTestDb, installNightjar, kubectl, kubectlJson, podDatabaseUrl, ROOT, tokenKubeConfig } from './helpers.ts'
 import { fnv1a } from '../helpers/fnv.ts'
+import { shown } from '../helpers/perceived.ts'
 import { authStateSecretName } from '../../operator/kube/auth-state-secrets.ts'
 
 const DEV_APP = String.raw`
@@ -100,25 +102,10 @@ t.test('helm install on a real control plane: a session from MCP to the garbage 
   })
 
   t.test('a session from MCP: BrowserSession → owned, restricted Pod with a token Secret → live → driven → a sealed fill → ended and collected', async (t) => {
-    const ident = await api('POST', '/v1/identities', { name: 'shopper' })
-    t.equal(ident.status, 201)
-    const cred = await api('POST', `/v1/identities/${ident.body.id}/credentials`, { name: 'login', value: CANARY, originAllowlist: ['login.example.com'] })
-    t.equal(cred.status, 201)
-    const grant = await api('POST', `/v1/identities/${ident.body.id}/grants`, {
-      principalAgentId: owner.agentId, role: 'assume', expiresAt: new Date(Date.now() + 3600_000).toISOString(),
-      allowedOrigins: [], propagation: 'same_conversation', maxSessionDurationSecs: null, reason: 'cluster test',
-    })
-    t.equal(grant.status, 201)
-
-    const mcp = await mcpClient(t, install.apiUrl, owner.apiKey)
+    const identity = await grantedPersona(api, { agentId: owner.agentId, value: CANARY, origin: 'login.example.com', reason: 'cluster test' })
     const replies: string[] = []
-    const call = async (name: string, args: Record<string, unknown>) => {
-      const r = await mcp.callTool({ name, arguments: args })
-      replies.push(JSON.stringify(r))
-      if (r.isError) throw new Error(`${name}: ${(r.content as any)[0].text}`)
-      return r
-    }
-    const started = (await call('session_start', { identity: ident.body.id })).structuredContent as any
+    const call = recordingCaller(await mcpClient(t, install.apiUrl, owner.apiKey), replies)
+    const started = (await call('session_start', { identity })).structuredContent as any
     t.equal(started.status, 'live', 'session_start answers live')
     const id = started.id as string
 
@@ -145,7 +132,7 @@ t.test('helm install on a real control plane: a session from MCP to the garbage 
     t.same(fillResult, { ok: true, credentialName: 'login', fieldKind: 'password', host: 'login.example.com' })
     await call('act', { sessionId: id, verb: 'click', selector: '#submit' })
     const seen = (await call('perceive', { sessionId: id, full: true })).structuredContent as any
-    t.match(seen.text, `len=${CANARY.length} fnv=${fnv1a(CANARY)}`, 'the page received exactly the secret')
+    t.match(shown(seen), `len=${CANARY.length} fnv=${fnv1a(CANARY)}`, 'the page received exactly the secret')
     const shot = await call('screenshot', { sessionId: id })
     t.equal(Buffer.from((shot.content as any)[0].data, 'base64').subarray(1, 4).toString(), 'PNG')
 
@@ -212,7 +199,7 @@ t.test('helm install on a real control plane: a session from MCP to the garbage 
     const secrets = await kubectl(['-n', ns, 'get', 'secrets', '-o', 'name'])
     t.notOk(secrets.includes(`secret/${authStateSecretName(id)}\n`), 'once the pod runtime held it, the operator deleted the auth-state Secret')
     await drive(id, 'navigate', { url: `${APP}/app-home.html` })
-    const text = (await drive(id, 'perceive', {})).text as string
+    const text = shown((await drive(id, 'perceive', {})) as any)
     t.match(text, /signed in as traveller/, 'the new session’s page is signed in')
     t.ok(text.includes(`cookie len=${PASSWORD.length} fnv=${fnv1a(PASSWORD)}`), 'with exactly the captured session cookie')
     const bs = (await kubectlJson(['-n', ns, 'get', 'browsersessions'])).items.find((x: any) => x.metadata.annotations?.['nightjar.dev/id'] === id)

@@ -14,7 +14,9 @@ import t from 'tap'
 import { bridgeWeb } from '../cluster/helpers.ts'
 import type { ClusterInfo } from '../cluster/main.ts'
 import { fnv1a } from '../helpers/fnv.ts'
+import { shown } from '../helpers/perceived.ts'
 import { mcpClient } from '../helpers/mcp.ts'
+import { grantedPersona, recordingCaller } from '../helpers/persona.ts'
 import { createNamespace, waitForLine } from '../helpers/netns.ts'
 import { freePort } from '../helpers/server.ts'
 import { waitFor } from '../helpers/wait.ts'
@@ -221,21 +223,9 @@ t.test('the README install on the real node: Deployments Ready through the kubel
   }
 
   await t.test('a session live in a real container, driven end to end, with a sealed fill found nowhere afterwards', async (t) => {
-    const ident = await api('POST', '/v1/identities', { name: 'shopper' })
-    t.equal(ident.status, 201)
-    t.equal((await api('POST', `/v1/identities/${ident.body.id}/credentials`, { name: 'login', value: CANARY, originAllowlist: ['login.example.com'] })).status, 201)
-    t.equal((await api('POST', `/v1/identities/${ident.body.id}/grants`, {
-      principalAgentId: owner.agentId, role: 'assume', expiresAt: new Date(Date.now() + 3600_000).toISOString(),
-      allowedOrigins: [], propagation: 'same_conversation', maxSessionDurationSecs: null, reason: 'real node test',
-    })).status, 201)
-    const mcp = await mcpClient(t, apiUrl, owner.apiKey)
-    const call = async (name: string, args: Record<string, unknown>) => {
-      const r = await mcp.callTool({ name, arguments: args })
-      replies.push(JSON.stringify(r))
-      if (r.isError) throw new Error(`${name}: ${(r.content as any)[0].text}`)
-      return r
-    }
-    const started = (await call('session_start', { identity: ident.body.id })).structuredContent as any
+    const identity = await grantedPersona(api, { agentId: owner.agentId, value: CANARY, origin: 'login.example.com', reason: 'real node test' })
+    const call = recordingCaller(await mcpClient(t, apiUrl, owner.apiKey), replies)
+    const started = (await call('session_start', { identity })).structuredContent as any
     t.equal(started.status, 'live', 'session_start answers live')
     const podName = browserPodOf(started.id)
     const pod = JSON.parse(kubectl(['-n', chartNs, 'get', 'pod', podName, '-o', 'json']))
@@ -259,7 +249,7 @@ t.test('the README install on the real node: Deployments Ready through the kubel
     t.equal(fill.ok, true, 'the sealed fill typed the credential')
     await call('act', { sessionId: started.id, verb: 'click', selector: '#submit' })
     const seen = (await call('perceive', { sessionId: started.id, full: true })).structuredContent as any
-    t.match(`${seen.snapshot}\n${seen.text}`, `len=${CANARY.length} fnv=${fnv1a(CANARY)}`, 'the page received exactly the secret')
+    t.match(shown(seen), `len=${CANARY.length} fnv=${fnv1a(CANARY)}`, 'the page received exactly the secret')
     const shot = await call('screenshot', { sessionId: started.id })
     t.equal(Buffer.from((shot.content as any)[0].data, 'base64').subarray(1, 4).toString(), 'PNG', 'a screenshot from the container')
     logsSeen.push(kubectl(['-n', chartNs, 'logs', podName, '-c', 'browser']))
