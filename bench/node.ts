@@ -10,15 +10,15 @@
 //   3. how many idle sessions stay live at once on this node: browser pods with the
 //      chart's old default requests (500m CPU, 1Gi) and with today's (100m, 384Mi), created
 //      until the scheduler refuses one; each count is of pods Ready together.
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { once } from 'node:events'
-import { execFileSync } from 'node:child_process'
 import { browserPodManifest, tokenSecretManifest, type BrowserPodOptions } from '../operator/kube/pod-spec.ts'
 import { clusterUp, kubectlOn, ROOT } from '../test/node/real-cluster.ts'
+import { waitFor } from '../test/helpers/wait.ts'
 import { percentile, progress } from './harness.ts'
 
 const IMAGE = 'localhost/nightjar-browser-pod:0.1.0'
@@ -65,16 +65,6 @@ function podView(kubectl: ReturnType<typeof kubectlOn>, ns: string, name: string
   }
 }
 
-async function until<T>(probe: () => T | undefined | false, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = probe()
-    if (v) return v
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
-
 async function startTimes(kubectl: ReturnType<typeof kubectlOn>, ns: string): Promise<Row[]> {
   const pod: number[] = []
   const host: number[] = []
@@ -85,7 +75,7 @@ async function startTimes(kubectl: ReturnType<typeof kubectlOn>, ns: string): Pr
     const name = `start-${i}`
     const t0 = performance.now()
     createBrowserPod(kubectl, ns, name)
-    await until(() => podView(kubectl, ns, name).ready, 180_000, `${name} Ready`)
+    await waitFor(() => podView(kubectl, ns, name).ready, { timeoutMs: 180_000, intervalMs: 100, what: `${name} Ready` })
     pod.push(performance.now() - t0)
     kubectl(['-n', ns, 'delete', 'pod', name, '--wait=false'])
   }
@@ -105,7 +95,7 @@ async function hostProcessStart(): Promise<number> {
   })
   let out = ''
   child.stdout!.on('data', (c) => (out += c))
-  await until(() => out.includes('"ready"') || child.exitCode !== null, 120_000, 'host browser pod ready')
+  await waitFor(() => out.includes('"ready"') || child.exitCode !== null, { timeoutMs: 120_000, intervalMs: 100, what: 'host browser pod ready' })
   const ms = performance.now() - t0
   if (!out.includes('"ready"')) throw new Error(`the host browser pod exited (${child.exitCode})`)
   child.stdin!.end() // its stdin closing stops it
@@ -126,7 +116,7 @@ async function memoryPerSession(kubectl: ReturnType<typeof kubectlOn>, ns: strin
   progress('memory per session')
   const name = 'memory'
   const token = createBrowserPod(kubectl, ns, name)
-  const { ip } = await until(() => { const v = podView(kubectl, ns, name); return v.ready && v }, 180_000, 'memory pod Ready')
+  const { ip } = await waitFor(() => { const v = podView(kubectl, ns, name); return v.ready ? v : undefined }, { timeoutMs: 180_000, intervalMs: 100, what: 'memory pod Ready' })
   const node = async (path: string, body: unknown) => {
     const r = await fetch(`http://${ip}:8090${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
     if (!r.ok) throw new Error(`${path}: ${r.status} ${await r.text()}`)
@@ -162,7 +152,7 @@ async function idleCapacity(kubectl: ReturnType<typeof kubectlOn>, ns: string): 
     for (let i = 0; i < 40; i++) {
       const name = `idle-${requests.cpu}-${i}`
       createBrowserPod(kubectl, ns, name, requests)
-      const v = await until(() => { const p = podView(kubectl, ns, name); return (p.ready || p.unschedulable) && p }, 240_000, `${name} Ready or refused`)
+      const v = await waitFor(() => { const p = podView(kubectl, ns, name); return p.ready || p.unschedulable ? p : undefined }, { timeoutMs: 240_000, intervalMs: 100, what: `${name} Ready or refused` })
       if (v.unschedulable) break
       names.push(name)
     }

@@ -7,7 +7,7 @@
 // tell the operator: the container would stay Running. So when a page crashes and the
 // cgroup counts an OOM kill, the pod exits; the runtime has seen the cgroup's OOM event
 // and reports the container terminated with reason OOMKilled, which the operator turns
-// into the session's failure reason (operator/kube/pod-spec.ts observes it).
+// into the session's failure reason (operator/kube/pod-state.ts reads it).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 
 /** cgroup v2 (memory.events) and v1 (memory.oom_control, kernel ≥ 4.13) places of the count */
