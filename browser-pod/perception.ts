@@ -31,6 +31,7 @@ import { actionError } from './errors.ts'
 import { NAVIGATION_TIMEOUT_MS, type PodSession } from './session.ts'
 import { MASK, yamlQuoted } from './secrets/echo-guard.ts'
 import { refBook } from './refs.ts'
+import { refsInView } from './viewport.ts'
 
 export { MASK }
 /** Below this length a value is only redacted where it stands as a textbox value;
@@ -73,7 +74,12 @@ export interface Line {
   /** 1: a landmark or a heading of level 1–2; 2: a deeper heading; 0: not outline */
   outline: 0 | 1 | 2
   level: number
+  /** what the viewport shows (marked by markInView when a first answer needs it; true until then) */
   inView: boolean
+  /** Playwright's ref for this element, as its snapshot wrote it */
+  pwRef?: string
+  /** inside a child frame: judged in view with the iframe that holds it */
+  inChildFrame: boolean
   /** index of the enclosing line (-1: none) */
   parent: number
   /** index after this line's subtree */
@@ -123,7 +129,8 @@ export async function takeSnapshot(page: Page, textBudget = DEFAULT_MAX_CHARS): 
   // pay for those).
   const [json, info, ...frameInfos] = await Promise.all([
     // a reference page of 10,000 elements takes seconds to walk: the navigation's time, not an action's
-    page.ariaSnapshotJSON({ mode: 'ai', boxes: true, timeout: NAVIGATION_TIMEOUT_MS }) as Promise<unknown>,
+    // without boxes: what the viewport shows is read only when a first answer needs it (markInView)
+    page.ariaSnapshotJSON({ mode: 'ai', timeout: NAVIGATION_TIMEOUT_MS }) as Promise<unknown>,
     page.mainFrame().evaluate(collectPageInfo, TEXT_WITH_INFO_MAX_ELEMENTS),
     ...children.map((f) => infoOf(f)),
   ])
@@ -154,8 +161,7 @@ export async function takeSnapshot(page: Page, textBudget = DEFAULT_MAX_CHARS): 
     }))
   }
   frameDocs.set(page, docs)
-  const viewport = page.viewportSize() ?? { width: 1280, height: 720 }
-  const lines = flatten(roots, { give: (r) => book.give(r), secrets, viewport })
+  const lines = flatten(roots, { give: (r) => book.give(r), secrets })
   const snapshot: Snapshot = {
     id: randomBytes(6).toString('base64url'),
     url: page.url(),
@@ -167,7 +173,7 @@ export async function takeSnapshot(page: Page, textBudget = DEFAULT_MAX_CHARS): 
   }
   // A tree over the budget leaves the first answer no room for text (and the walk that
   // reads on sends none): its lines are not worth comparing (12 ms on a reference page).
-  if (lines.reduce((n, l) => n + lineCost(l), 0) < textBudget) {
+  if (treeCost(lines) < textBudget) {
     const text = info.text ?? (await page.mainFrame().evaluate(() => (document.body ? document.body.innerText : '')).catch(() => ''))
     // redacted before it is compared, so a secret is never a word the tree lacks
     if (text) snapshot.text = uncoveredText(redact(text, secrets, false), lines)
@@ -223,40 +229,77 @@ function collectPageInfo(textMaxElements: number): PageInfo {
 interface FlattenOptions {
   give: (playwrightRef: string) => string
   secrets: readonly string[]
-  viewport: { width: number; height: number }
 }
 
 /** The tree as lines, in document order; secrets scrubbed from every string first. */
 export function flatten(roots: Array<AriaNode | string>, opts: FlattenOptions): Line[] {
   const lines: Line[] = []
   const scrub = (s: string) => redact(s, opts.secrets, false)
-  const visit = (node: AriaNode | string, depth: number, parent: number, inFrameView: boolean): void => {
+  const visit = (node: AriaNode | string, depth: number, parent: number, inChildFrame: boolean): void => {
     if (typeof node === 'string') {
-      lines.push({ depth, text: `text: ${scrub(node)}`, role: 'text', outline: 0, level: 0, inView: inFrameView, parent, end: lines.length + 1 })
+      lines.push({ depth, text: `text: ${scrub(node)}`, role: 'text', outline: 0, level: 0, inView: true, inChildFrame, parent, end: lines.length + 1 })
       return
     }
-    const inView = inFrameView && (!node.box || intersects(node.box, opts.viewport))
     // a nameless wrapper says nothing an agent can use: its children stand in its place
     const wrapper = node.role === 'generic' && !node.name && node.text === undefined && node.cursor !== 'pointer' && !!node.children?.length
     if (wrapper) {
-      for (const child of node.children!) visit(child, depth, parent, inFrameView)
+      for (const child of node.children!) visit(child, depth, parent, inChildFrame)
       return
     }
     const index = lines.length
     const level = typeof node.level === 'number' ? node.level : 0
     const outline: 0 | 1 | 2 = node.role === 'heading' ? (level > 0 && level <= 2 ? 1 : 2) : LANDMARKS.has(node.role) && (node.role !== 'region' && node.role !== 'form' || !!node.name) ? 1 : 0
     const ref = node.ref ? opts.give(node.ref) : undefined
-    lines.push({ depth, text: renderNode(node, ref, opts.secrets), ref, role: node.role, outline, level, inView, parent, end: 0 })
-    // an iframe's content is judged by its own frame's viewport only when the iframe is in view
-    for (const child of node.children ?? []) visit(child, depth + 1, index, node.role === 'iframe' ? inView : inFrameView)
+    lines.push({ depth, text: renderNode(node, ref, opts.secrets), ref, pwRef: node.ref, role: node.role, outline, level, inView: true, inChildFrame, parent, end: 0 })
+    for (const child of node.children ?? []) visit(child, depth + 1, index, inChildFrame || node.role === 'iframe')
     lines[index]!.end = lines.length
   }
-  for (const root of roots) visit(root, 0, -1, true)
+  for (const root of roots) visit(root, 0, -1, false)
   return lines
 }
 
-function intersects(box: { x: number; y: number; width: number; height: number }, vp: { width: number; height: number }): boolean {
-  return box.x < vp.width && box.y < vp.height && box.x + box.width > 0 && box.y + box.height > 0
+/**
+ * Marks the lines the viewport shows, given the refs of the main frame's elements in
+ * view: an element of the main frame by its own ref; a text run, an element without a
+ * ref and everything inside a child frame with the element that holds it (a frame's
+ * content is in view with its iframe).
+ */
+export function markInView(lines: Line[], shown: ReadonlySet<string>): void {
+  for (const l of lines) {
+    const holder = l.parent >= 0 ? lines[l.parent]! : undefined
+    l.inView = l.pwRef && !l.inChildFrame ? shown.has(l.pwRef) : holder ? holder.inView : true
+  }
+}
+
+/** The tree's cost in characters, as a first answer spends its budget. */
+function treeCost(lines: readonly Line[]): number {
+  return lines.reduce((n, l) => n + lineCost(l), 0)
+}
+
+/**
+ * Before a first answer: when the page is larger than the budget, marks what the
+ * viewport shows (browser-pod/viewport.ts), else (Playwright's internals moved) from a
+ * snapshot with boxes. A page that fits has every line in its answer: nothing to read.
+ */
+async function readViewport(page: Page, snap: Snapshot, budget: number): Promise<void> {
+  if (treeCost(snap.lines) <= budget) return
+  const shown = (await refsInView(page)) ?? (await refsInViewFromBoxes(page))
+  markInView(snap.lines, shown)
+}
+
+/** The fallback of readViewport: the same refs, from Playwright's boxes (a second snapshot; same refs for the same elements). */
+export async function refsInViewFromBoxes(page: Page): Promise<Set<string>> {
+  const json = await page.ariaSnapshotJSON({ mode: 'ai', boxes: true, timeout: NAVIGATION_TIMEOUT_MS }).catch(() => [])
+  const vp = page.viewportSize() ?? { width: 1280, height: 720 }
+  const shown = new Set<string>()
+  const visit = (node: AriaNode | string): void => {
+    if (typeof node === 'string') return
+    const b = node.box
+    if (node.ref && b && b.x < vp.width && b.y < vp.height && b.x + b.width > 0 && b.y + b.height > 0) shown.add(node.ref)
+    if (node.role !== 'iframe') for (const child of node.children ?? []) visit(child)
+  }
+  for (const root of (Array.isArray(json) ? json : [json]) as Array<AriaNode | string>) visit(root)
+  return shown
 }
 
 function quoted(s: string): string {
@@ -449,6 +492,7 @@ export async function perceive(session: PodSession, input: NodeInput<'perceive'>
       if (!found.length) return { ...head, snapshot: `# nothing on the page matches ${quoted(input.query)}`, text: '', truncated: false }
       return { ...head, ...walk(snap, 'q', found, 0, budget) }
     }
+    await readViewport(page, snap, budget)
     return { ...head, ...firstPart(snap, budget) }
   } catch (e) {
     throw actionError(e, 'perceive')
@@ -491,6 +535,7 @@ export async function changesAfter(session: PodSession): Promise<string | undefi
   const before = latest.get(page)
   latest.set(page, next)
   if (!before || before.doc !== next.doc) {
+    await readViewport(page, next, CHANGES_MAX_CHARS)
     const part = firstPart(next, CHANGES_MAX_CHARS)
     return `new page: ${quoted(next.title)} ${next.url}\n${part.snapshot}${part.truncated ? `\n# … more on the page: perceive with cursor ${part.cursor}` : ''}`
   }

@@ -22,7 +22,7 @@ t.test('redact (pure)', async (t) => {
 const wordsOf = (s: string) => s.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []
 
 t.test('uncoveredText (pure): a visible line is kept only for a word the tree does not say', async (t) => {
-  const line = (text: string): Line => ({ depth: 0, text, role: 'x', outline: 0, level: 0, inView: true, parent: -1, end: 1 })
+  const line = (text: string): Line => ({ depth: 0, text, role: 'x', outline: 0, level: 0, inView: true, inChildFrame: false, parent: -1, end: 1 })
   const tree = [line('heading "Orders" [level=1] [ref=e2]'), line('paragraph [ref=e3]: Alpha Bravo'), line(`textbox "Pin" [ref=e4]: ${MASK}`)]
   t.equal(uncoveredText('Orders\n\nAlpha Bravo\nALPHA', tree), '', 'lines the tree says, in any case (text-transform), are dropped')
   t.equal(uncoveredText('Orders\nCharlie', tree), 'Charlie', 'a word the tree lacks keeps its line')

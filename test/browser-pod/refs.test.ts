@@ -10,6 +10,8 @@ import type { ApiError } from '../../contracts/errors.ts'
 import type { DriveName, NodeInput, NodeOutput } from '../../contracts/node-api.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { newToken } from './harness.ts'
+import { refsInView } from '../../browser-pod/viewport.ts'
+import { refsInViewFromBoxes } from '../../browser-pod/perception.ts'
 
 const ROWS = ['Alpha', 'Bravo', 'Charlie'].map((n) => `<li>${n} <button onclick="this.parentNode.remove()">Delete</button></li>`).join('')
 const PAGES: Record<string, string> = {
@@ -211,6 +213,20 @@ t.test('refs, frames, budgets and diffs at the node', async (t) => {
     await c.drive('perceive', { maxChars: 1000 })
     const old = await refusal(c.drive('perceive', { cursor: first.cursor! }))
     t.equal(old.reason, 'stale_cursor', 'a cursor of an earlier read is refused once the tab was read again')
+  })
+
+  await t.test('the first answer of a scrolled page holds what the viewport shows', async (t) => {
+    await page().evaluate(() => document.querySelector('[aria-label="Section 40"]')!.scrollIntoView())
+    const first = await c.drive('perceive', { maxChars: 4000 })
+    t.equal(first.truncated, true)
+    t.match(first.snapshot, /- button "Button 40\.3" \[ref=\w+\]/, 'a control in view, with its ref')
+    t.match(first.snapshot, /Paragraph 40 says/, 'the text in view')
+    t.notMatch(first.snapshot, /Button 3\.3|Paragraph 3 says/, 'not the top of the page, which is out of view')
+    // the refs in view, read in Playwright's world, are the ones its own boxes say
+    const shown = await refsInView(page())
+    t.ok(shown && shown.size > 10, 'read in one round trip')
+    t.same([...shown!].sort(), [...(await refsInViewFromBoxes(page()))].sort(), 'the same refs as Playwright’s boxes')
+    await page().evaluate(() => window.scrollTo(0, 0))
   })
 
   await t.test('query and ref read parts of the page', async (t) => {
