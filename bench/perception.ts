@@ -100,14 +100,9 @@ function caller(client: Client): Side {
   }
 }
 
-/** a tool's result as JSON (Nightjar's results that are JSON text) */
-const json = (r: Result): any => {
-  try {
-    return JSON.parse(r.text)
-  } catch {
-    return {}
-  }
-}
+/** a field of a Nightjar page-changing tool's answer (`url: …` lines, then a blank line and the changes) */
+const field = (r: Result, name: string): string => new RegExp(`^${name}: (.*)$`, 'm').exec(r.text.split('\n\n')[0] ?? '')?.[1] ?? ''
+const changesIn = (r: Result): string => r.text.split('\n\n').slice(1).join('\n\n')
 
 const refIn = (text: string, line: RegExp): string | undefined =>
   /\[ref=((?:f\d+)?e\d+)\]/.exec(text.split('\n').find((l) => line.test(l)) ?? '')?.[1]
@@ -249,7 +244,7 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
           // the AI snapshot leaves out a link's name when its child says it (`- link [url=#zip]` › `- code: zip()`)
           const ref = refIn(q.text, /- link\b.*\[url=#zip\]/)
           const r = await N('act', { sessionId: sid, verb: 'click', ref })
-          return json(r).url?.endsWith('#zip')
+          return field(r, 'url').endsWith('#zip')
         },
         pw: async () => {
           const s = await P('browser_snapshot', {})
@@ -267,7 +262,7 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
           const q = await N('perceive', { sessionId: sid, query: 'limit clause' })
           const ref = refIn(q.text, /- link "LIMIT Clause"/)
           const r = await N('act', { sessionId: sid, verb: 'click', ref })
-          return /#SQL-LIMIT/i.test(json(r).url ?? '')
+          return /#SQL-LIMIT/i.test(field(r, 'url'))
         },
         pw: async () => {
           const s = await P('browser_snapshot', {})
@@ -284,7 +279,7 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
           const q = await N('perceive', { sessionId: sid, query: 'bravo' })
           const ref = refIn(q.text, /- button "Delete"/)
           const r = await N('act', { sessionId: sid, verb: 'click', ref })
-          return /^- listitem/m.test(json(r).changes ?? '') && !(json(r).changes ?? '').includes('+')
+          return /^- listitem/m.test(changesIn(r)) && !changesIn(r).includes('+')
         },
         pw: async () => {
           const s = await P('browser_snapshot', {})
@@ -301,7 +296,7 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
           const p = await N('perceive', { sessionId: sid })
           await N('act', { sessionId: sid, verb: 'type', ref: refIn(p.text, /textbox "Your name"/), text: 'Ada', changes: false })
           const r = await N('act', { sessionId: sid, verb: 'click', ref: refIn(p.text, /button "Send"/) })
-          return (json(r).changes ?? '').includes('Hello Ada')
+          return changesIn(r).includes('Hello Ada')
         },
         pw: async () => {
           const s = await P('browser_snapshot', {})
@@ -317,8 +312,8 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
         nj: async () => {
           const p = await N('perceive', { sessionId: sid })
           const opened = await N('act', { sessionId: sid, verb: 'click', ref: refIn(p.text, /button "Settings"/) })
-          const r = await N('act', { sessionId: sid, verb: 'click', ref: refIn(json(opened).changes ?? '', /checkbox "Dark mode"/) })
-          return /checkbox "Dark mode" \[checked\]/.test(json(r).changes ?? '')
+          const r = await N('act', { sessionId: sid, verb: 'click', ref: refIn(changesIn(opened), /checkbox "Dark mode"/) })
+          return /checkbox "Dark mode" \[checked\]/.test(changesIn(r))
         },
         pw: async () => {
           const s = await P('browser_snapshot', {})

@@ -242,20 +242,34 @@ export function flatten(roots: Array<AriaNode | string>, opts: FlattenOptions): 
     }
     // a nameless wrapper says nothing an agent can use: its children stand in its place
     const wrapper = node.role === 'generic' && !node.name && node.text === undefined && node.cursor !== 'pointer' && !!node.children?.length
-    if (wrapper) {
-      for (const child of node.children!) visit(child, depth, parent, inChildFrame)
-      return
-    }
+    if (wrapper) return visitAll(node.children!, depth, parent, inChildFrame)
+    // an element without a ref, a name, a value or anything inside says nothing (an empty paragraph)
+    if (!node.ref && !node.name && (node.text === undefined || node.text === '') && !node.children?.length) return
     const index = lines.length
     const level = typeof node.level === 'number' ? node.level : 0
     const outline: 0 | 1 | 2 = node.role === 'heading' ? (level > 0 && level <= 2 ? 1 : 2) : LANDMARKS.has(node.role) && (node.role !== 'region' && node.role !== 'form' || !!node.name) ? 1 : 0
     const ref = node.ref ? opts.give(node.ref) : undefined
     lines.push({ depth, text: renderNode(node, ref, opts.secrets), ref, pwRef: node.ref, role: node.role, outline, level, inView: true, inChildFrame, parent, end: 0 })
-    for (const child of node.children ?? []) visit(child, depth + 1, index, inChildFrame || node.role === 'iframe')
+    visitAll(node.children ?? [], depth + 1, index, inChildFrame || node.role === 'iframe')
     lines[index]!.end = lines.length
   }
-  for (const root of roots) visit(root, 0, -1, false)
+  const visitAll = (nodes: Array<AriaNode | string>, depth: number, parent: number, inChildFrame: boolean): void => {
+    nodes.forEach((node, k) => {
+      if (!isLabelOfNeighbour(node, nodes[k - 1], nodes[k + 1])) visit(node, depth, parent, inChildFrame)
+    })
+  }
+  visitAll(roots, 0, -1, false)
   return lines
+}
+
+/**
+ * A text run that only repeats the name of the control beside it: a label (`Your name`
+ * beside `textbox "Your name"`). The control's line says it, with the ref to act on.
+ */
+function isLabelOfNeighbour(node: AriaNode | string, before: AriaNode | string | undefined, after: AriaNode | string | undefined): boolean {
+  if (typeof node !== 'string') return false
+  const words = normalizeWhitespace(node)
+  return !!words && [before, after].some((n) => typeof n === 'object' && !!n.ref && n.name === words)
 }
 
 /**
@@ -542,17 +556,16 @@ export async function changesAfter(session: PodSession): Promise<string | undefi
   return diffSnapshots(before, next, CHANGES_MAX_CHARS)
 }
 
-/** An element's line with its text runs: what "changed" compares. */
+/** An element's line with the lines under it that have no ref of their own (text runs, a select's options): what "changed" compares. */
 function signatures(snap: Snapshot): Map<string, string> {
   const out = new Map<string, string>()
-  snap.lines.forEach((l, i) => {
+  for (const l of snap.lines) {
     if (l.ref) out.set(l.ref, l.text)
     else if (l.parent >= 0 && snap.lines[l.parent]!.ref) {
       const ref = snap.lines[l.parent]!.ref!
       out.set(ref, (out.get(ref) ?? '') + '\n' + l.text)
     }
-    void i
-  })
+  }
   return out
 }
 

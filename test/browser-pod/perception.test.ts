@@ -2,7 +2,7 @@
 // folds them into label names; perceive must mask every rendering.
 import t from 'tap'
 import { NodeClient } from '../../api-server/sessions/node-client.ts'
-import { MASK, redact, uncoveredText, type Line } from '../../browser-pod/perception.ts'
+import { MASK, flatten, redact, uncoveredText, type Line } from '../../browser-pod/perception.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { newToken } from './harness.ts'
 
@@ -95,4 +95,13 @@ t.test('perceive masks tricky password values (real Chromium)', async (t) => {
   t.match(p.snapshot, /- textbox "Password" \[ref=\w+\]: ••••••••/)
   t.match(p.snapshot, /- textbox "masked" \[ref=\w+\]: ••••••••/, 'a text field that renders masked is redacted like a password')
   t.match(p.snapshot, /- textbox "notes" \[ref=\w+\]: ••••••••/)
+})
+
+t.test('flatten (pure): a label beside its control and an empty element say nothing the tree needs', async (t) => {
+  const lines = flatten([{ role: 'generic', children: [
+    'Your name ', { role: 'textbox', name: 'Your name', ref: 'e3' }, { role: 'paragraph' },
+    'Remember me', { role: 'checkbox', name: 'Keep me signed in', ref: 'e4' },
+  ] }], { give: (r) => r, secrets: [] })
+  t.same(lines.map((l) => l.text), ['textbox "Your name" [ref=e3]', 'text: Remember me', 'checkbox "Keep me signed in" [ref=e4]'],
+    'the label that repeats the textbox’s name is left to the textbox; text that says more stays; the empty paragraph goes')
 })

@@ -4,7 +4,7 @@
 // it, the node's result is the answer. The table says what the journal keeps of each
 // (value-free) and the little that differs (perceive's advisory flag, act's free-text
 // credential path, the MCP rendering of pixels and bytes).
-import { implement, type Implementation, type Operation } from '../types.ts'
+import { implement, type Implementation, type McpContent, type Operation } from '../types.ts'
 import type { AnyContract } from '../../../contracts/operations/types.ts'
 import { coreDriveContracts, credentialFill, driveContracts, sessionDriveContracts, type DriveName } from '../../../contracts/operations/drive.ts'
 import { driveDeps, journalUrl, nothing, type DriveSpec, type DriveSpecs, type NodeInputOf } from './drive-spec.ts'
@@ -59,6 +59,29 @@ const coreDrives: DriveSpecs<(typeof coreDriveContracts)[number]['name']> = {
 
 const drives: DriveSpecs<DriveName> = { ...coreDrives, ...pageDrives, ...mouseDrives, ...fileDrives, ...inspectDrives }
 
+/**
+ * A page-changing tool's answer as the model reads it: its fields as `name: value` lines,
+ * then what changed, unescaped, in perceive's notation. As JSON text the same answer
+ * escaped every quote and newline of the changes and repeated `ok` and the verb the agent
+ * just sent; on a small page that framing was a third of what a task read. The JSON
+ * object stays whole in structuredContent.
+ */
+export function changesToMcp(r: Record<string, unknown>): McpContent {
+  const { ok: _ok, verb: _verb, changes, ...fields } = r
+  const head = Object.entries(fields)
+    .filter(([, v]) => v !== undefined && v !== null)
+    .map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
+  const text = [...head, ...(typeof changes === 'string' ? ['', changes] : [])].join('\n')
+  return { content: [{ type: 'text', text: text || 'done' }], structuredContent: r }
+}
+
+/** whether an operation's result carries `changes` (what a page-changing tool answers with) */
+const answersWithChanges = (contract: AnyContract): boolean => {
+  type Output = { shape?: Record<string, unknown>; options?: Output[] }
+  const has = (o: Output): boolean => (o.options ? o.options.every(has) : !!o.shape && 'changes' in o.shape)
+  return has(contract.output as Output)
+}
+
 /** The one forwarder: journal, then the node's route for the action, typed by the contract. */
 function forward<C extends (typeof driveContracts)[number]>(contract: C): Operation<C> {
   type N = C['name']
@@ -75,7 +98,7 @@ function forward<C extends (typeof driveContracts)[number]>(contract: C): Operat
       const sent = 'changes' in contract.input.shape ? { ...given, changes: (given as { changes?: boolean }).changes ?? true } : given
       return drive(driveDeps(ctx), { orgId: ctx.auth.orgId, sessionId, op: contract.name, detail }, (node) => node.drive(contract.name, sent as never))
     },
-    ...(spec.toMcp ? { toMcp: spec.toMcp } : {}),
+    ...(spec.toMcp ? { toMcp: spec.toMcp } : answersWithChanges(contract) ? { toMcp: changesToMcp } : {}),
   } as Implementation<C>)
 }
 
@@ -83,6 +106,7 @@ const credentialFillOperation = implement(credentialFill, {
   handler: (ctx, { sessionId, credentialName, selector, ref, changes }) =>
     drive(driveDeps(ctx), { orgId: ctx.auth.orgId, sessionId, op: 'credential_fill', detail: { credentialName, selector, ref } }, (node, session) =>
       fillCredential(driveDeps(ctx), { session, node, credentialName, field: { selector, ref, changes: changes ?? true } })),
+  toMcp: changesToMcp,
 })
 
 type OperationsOf<T extends readonly AnyContract[]> = { -readonly [K in keyof T]: T[K] extends AnyContract ? Operation<T[K]> : never }
