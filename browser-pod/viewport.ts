@@ -18,14 +18,10 @@ import type { CDPSession, Page } from 'playwright-core'
 /** Playwright names its isolated world `__playwright_utility_world_<page guid>` */
 const WORLD_PREFIX = '__playwright_utility_world_'
 
-interface Viewer {
-  cdp: CDPSession
-  /** execution context ids of Playwright's world, by frame id */
-  worlds: Map<string, number>
-  mainFrameId?: string
-}
-
-const viewers = new WeakMap<Page, Promise<Viewer | null>>()
+/** per tab: a CDP session of its own (Playwright's is not reachable from the client API) */
+const sessions = new WeakMap<Page, Promise<CDPSession | null>>()
+/** per tab: the main frame's id (it stays with the tab across its navigations) */
+const mainFrames = new WeakMap<Page, string>()
 
 /**
  * Runs in Playwright's world of the main frame: the refs of elements whose rectangle
@@ -46,27 +42,14 @@ const IN_VIEW = `(() => {
   return out
 })()`
 
-function viewerOf(page: Page): Promise<Viewer | null> {
-  let viewer = viewers.get(page)
-  if (!viewer) {
-    viewer = (async () => {
-      const cdp = await page.context().newCDPSession(page)
-      const world = WORLD_PREFIX + (page as unknown as { _guid?: string })._guid
-      const worlds = new Map<string, number>()
-      cdp.on('Runtime.executionContextCreated', ({ context }) => {
-        const frameId = (context.auxData as { frameId?: string } | undefined)?.frameId
-        if (context.name === world && frameId) worlds.set(frameId, context.id)
-      })
-      cdp.on('Runtime.executionContextDestroyed', ({ executionContextId }) => {
-        for (const [frame, id] of worlds) if (id === executionContextId) worlds.delete(frame)
-      })
-      cdp.on('Runtime.executionContextsCleared', () => worlds.clear())
-      await cdp.send('Runtime.enable')
-      return { cdp, worlds }
-    })().catch(() => null) // not Chromium, or the tab is closing: the caller asks for boxes instead
-    viewers.set(page, viewer)
+function sessionOf(page: Page): Promise<CDPSession | null> {
+  let session = sessions.get(page)
+  if (!session) {
+    // not Chromium, or the tab is closing: the caller asks for boxes instead
+    session = page.context().newCDPSession(page).catch(() => null)
+    sessions.set(page, session)
   }
-  return viewer
+  return session
 }
 
 /**
@@ -74,17 +57,30 @@ function viewerOf(page: Page): Promise<Viewer | null> {
  * viewport, read right after a snapshot; undefined when they cannot be read this way.
  */
 export async function refsInView(page: Page): Promise<Set<string> | undefined> {
-  const viewer = await viewerOf(page)
-  if (!viewer) return undefined
+  const cdp = await sessionOf(page)
+  if (!cdp) return undefined
   try {
-    let context = viewer.mainFrameId && viewer.worlds.get(viewer.mainFrameId)
-    if (!context) {
-      // the main frame's id, read once (it stays with the tab across its navigations)
-      viewer.mainFrameId = (await viewer.cdp.send('Page.getFrameTree')).frameTree.frame.id
-      context = viewer.worlds.get(viewer.mainFrameId)
+    let frameId = mainFrames.get(page)
+    if (!frameId) mainFrames.set(page, (frameId = (await cdp.send('Page.getFrameTree')).frameTree.frame.id))
+    // Runtime.enable reports every live context before it answers; it is turned off again
+    // at once, so this session is not sent every console message of the page meanwhile.
+    const world = WORLD_PREFIX + (page as unknown as { _guid?: string })._guid
+    let context: number | undefined
+    const seen = ({ context: c }: { context: { id: number; name: string; auxData?: Record<string, unknown> } }) => {
+      if (c.name === world && c.auxData?.frameId === frameId) context = c.id
     }
-    if (!context) return undefined
-    const r = await viewer.cdp.send('Runtime.evaluate', { expression: IN_VIEW, contextId: context, returnByValue: true })
+    cdp.on('Runtime.executionContextCreated', seen)
+    try {
+      await cdp.send('Runtime.enable')
+    } finally {
+      cdp.off('Runtime.executionContextCreated', seen)
+      await cdp.send('Runtime.disable').catch(() => {})
+    }
+    if (context === undefined) {
+      mainFrames.delete(page) // read the frame id again next time
+      return undefined
+    }
+    const r = await cdp.send('Runtime.evaluate', { expression: IN_VIEW, contextId: context, returnByValue: true })
     const refs = r.result.value
     return Array.isArray(refs) && !r.exceptionDetails ? new Set(refs.filter((x): x is string => typeof x === 'string')) : undefined
   } catch {
