@@ -41,3 +41,25 @@ export async function createTestDb(t: { teardown(fn: () => unknown): void }): Pr
   t.teardown(drop)
   return { db, url, drop }
 }
+
+/** Anything with pg's query: a Pool, a Client. */
+export interface Queryable {
+  query(sql: string): Promise<{ rows: Array<Record<string, unknown>> }>
+}
+
+/**
+ * Every row of every table in the public schema, as text: what the canary tests search
+ * for a secret "in clear". A bytea value is written as its bytes read as latin1 and as
+ * hex, so a secret stored in clear in a binary column is found too (JSON of a Buffer is a
+ * list of numbers no search would match).
+ */
+export async function dumpAllTables(db: Queryable): Promise<string> {
+  const tables = await db.query(`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' order by 1`)
+  let out = ''
+  for (const { table_name } of tables.rows) {
+    const rows = await db.query(`select * from "${String(table_name)}"`)
+    const text = (v: unknown) => (Buffer.isBuffer(v) ? `${v.toString('latin1')} ${v.toString('hex')}` : v)
+    out += `\n## ${String(table_name)}\n` + rows.rows.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).map(([k, v]) => [k, text(v)])))).join('\n')
+  }
+  return out
+}

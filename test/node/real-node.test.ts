@@ -21,6 +21,7 @@ import { createNamespace, waitForLine } from '../helpers/netns.ts'
 import { freePort } from '../helpers/server.ts'
 import { waitFor } from '../helpers/wait.ts'
 import { clusterUp, KUBECTL, kubectlOn, ROOT } from './real-cluster.ts'
+import { dumpAllTables } from '../helpers/db.ts'
 
 // the first `up` on a machine builds kubelet, kube-proxy, kube-scheduler and the images
 t.setTimeout(60 * 60_000)
@@ -362,13 +363,13 @@ function filesUnder(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : e.isFile() ? [join(dir, e.name)] : []))
 }
 
-/** every row of every table, as text */
+/** every row of every table, as text (the canary tests' dump, over a client of the cluster's database) */
 async function pgDump(url: string): Promise<string> {
   const c = new pg.Client({ connectionString: url })
   await c.connect()
-  const tables = (await c.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`)).rows.map((r) => r.table_name as string)
-  const out: string[] = []
-  for (const name of tables) out.push(JSON.stringify((await c.query(`SELECT * FROM "${name}"`)).rows))
-  await c.end()
-  return out.join('\n')
+  try {
+    return await dumpAllTables(c)
+  } finally {
+    await c.end()
+  }
 }

@@ -7,8 +7,9 @@ import t, { type Test } from 'tap'
 import { mcpClient } from '../../helpers/mcp.ts'
 import { createPersona } from '../../helpers/personas.ts'
 import { authStateSealContext } from '../../../api-server/authstate/index.ts'
-import { APP, cloakWorld, dumpDatabase, proof } from '../../browser-pod/cloak/helpers.ts'
+import { APP, cloakWorld, proof } from '../../browser-pod/cloak/helpers.ts'
 import { shown } from '../../helpers/perceived.ts'
+import { dumpAllTables } from '../../helpers/db.ts'
 
 const CANARY = 'Cnry-' + Math.random().toString(36).slice(2, 12) + '-as'
 
@@ -109,7 +110,7 @@ t.test('cloak capture and warm resume', async (t) => {
       journals.push((await s.request('GET', `/v1/sessions/${row.id}/journal`, { token: acme.apiKey })).text)
     }
     const auditAll = (await s.request('GET', '/v1/audit?limit=500', { token: acme.apiKey })).text
-    const dump = await dumpDatabase(s)
+    const dump = await dumpAllTables(s.testDb.db)
     const resources = JSON.stringify((await s.plane!.sessions.list()).items)
     for (const needle of [CANARY, `S.${CANARY}`, Buffer.from(CANARY).toString('base64'), Buffer.from(`S.${CANARY}`).toString('base64')]) {
       t.notOk(w.replies.some((r) => r.includes(needle)), 'no response carries it')

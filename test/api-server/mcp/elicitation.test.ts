@@ -26,6 +26,7 @@ import { signIn } from '../../helpers/console.ts'
 import { base32 } from '../../helpers/totp-reference.ts'
 import { createUser } from '../../../api-server/auth/orgs.ts'
 import { shown } from '../../helpers/perceived.ts'
+import { dumpAllTables } from '../../helpers/db.ts'
 
 // The login page's server, in its own network namespace: it tells the test only whether
 // the password it received equals the one it was started with.
@@ -102,17 +103,6 @@ async function client(t: { teardown(fn: () => unknown): void }, s: TestServer, t
     return r.structuredContent
   }
   return { client: c, transport, elicitations, completions, call }
-}
-
-/** Every row of every table in the public schema, as text. */
-async function dumpAllTables(s: TestServer): Promise<string> {
-  const tables = await s.testDb.db.query(`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' order by 1`)
-  let out = ''
-  for (const { table_name } of tables.rows) {
-    const rows = await s.testDb.db.query(`select * from "${table_name}"`)
-    out += `\n## ${table_name}\n` + rows.rows.map((r) => JSON.stringify(r, (_k, v) => (v && v.type === 'Buffer' ? Buffer.from(v.data).toString('hex') : v))).join('\n')
-  }
-  return out
 }
 
 t.test('URL elicitation: credential_request and request_human', async (t) => {
@@ -278,7 +268,7 @@ t.test('URL elicitation: credential_request and request_human', async (t) => {
     const secrets = [...forms(password), ...forms(seedB32), seed.toString('hex'), seed.toString('base64').slice(0, 20)]
     const places: Record<string, string> = {
       'MCP messages': messages.join('\n'),
-      tables: await dumpAllTables(s),
+      tables: await dumpAllTables(s.testDb.db),
       logs: s.logs(),
     }
     t.ok(messages.some((m) => m.includes('elicitation/create')) && messages.some((m) => m.includes('notifications/elicitation/complete')), 'the elicitations are among the messages searched')

@@ -11,6 +11,7 @@ import { startTestServer, type TestServer } from '../../helpers/server.ts'
 import { newId } from '../../../contracts/ids.ts'
 import { prepareFill } from '../../../api-server/secrets/fill.ts'
 import { createGrant, createIdentity, errShape, grantBody, HOUR, mintKey, rejection } from './helpers.ts'
+import { dumpAllTables } from '../../helpers/db.ts'
 
 async function mcpClient(t: { teardown(fn: () => unknown): void }, s: TestServer, token: string) {
   const client = new Client({ name: 'nightjar-persona-test', version: '1.0.0' })
@@ -18,17 +19,6 @@ async function mcpClient(t: { teardown(fn: () => unknown): void }, s: TestServer
   await client.connect(transport)
   t.teardown(() => client.close())
   return client
-}
-
-/** Every row of every table in the public schema, as text. */
-async function dumpAllTables(s: TestServer): Promise<string> {
-  const tables = await s.testDb.db.query(`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' order by 1`)
-  let out = ''
-  for (const { table_name } of tables.rows) {
-    const rows = await s.testDb.db.query(`select * from "${table_name}"`)
-    out += `\n## ${table_name}\n` + rows.rows.map((r) => JSON.stringify(r, (_k, v) => (v && v.type === 'Buffer' ? Buffer.from(v.data).toString('hex') : v))).join('\n')
-  }
-  return out
 }
 
 t.test('[INV-03] [FLD-07] [FLD-08] secret canary: no credential value anywhere outside its ciphertext', async (t) => {
@@ -101,7 +91,7 @@ t.test('[INV-03] [FLD-07] [FLD-08] secret canary: no credential value anywhere o
   const p = await prepareFill(s.services, { orgId: acme.orgId, agentId: acme.agentId, identityId: ident.id, credentialName: 'rest-pw' })
   p.secret.fill(0)
 
-  const dump = await dumpAllTables(s)
+  const dump = await dumpAllTables(s.testDb.db)
   const logs = s.logs()
   const all = responses.join('\n')
   t.ok(dump.includes('org_data_keys') && dump.includes('credentials') && dump.includes('audit_events'), 'the dump covers every table')
@@ -119,7 +109,7 @@ t.test('[INV-03] [FLD-07] [FLD-08] secret canary: no credential value anywhere o
   // negative control: the same search does find a canary that was written somewhere
   const control = canary()
   await s.testDb.db.query(`insert into audit_events (org_id, actor, action, reason) values ($1, 'test', 'control', $2)`, [acme.orgId, control])
-  t.ok((await dumpAllTables(s)).includes(control), 'the search method detects a planted canary')
+  t.ok((await dumpAllTables(s.testDb.db)).includes(control), 'the search method detects a planted canary')
   // the ciphertext is really there (we searched a dump that contains it)
   const sealed = await s.testDb.db.query('select sealed_value from credentials where org_id = $1', [acme.orgId])
   t.equal(sealed.rows.length, 2)

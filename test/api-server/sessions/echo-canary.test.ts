@@ -15,6 +15,7 @@ import { startPublicWeb } from '../../helpers/netns.ts'
 import { createPersona } from '../../helpers/personas.ts'
 import { mcpClient } from '../../helpers/mcp.ts'
 import { shown } from '../../helpers/perceived.ts'
+import { dumpAllTables } from '../../helpers/db.ts'
 
 const MASK = '••••••••'
 // A random core that survives every encoding unchanged, wrapped in the characters the
@@ -204,9 +205,7 @@ t.test('echo canary: a filled secret the page echoes is never returned', async (
     }
     const audit = await s.request('GET', '/v1/audit?limit=500', { token: acme.apiKey })
     t.ok(audit.body.items.filter((r: any) => r.action === 'credential.fill').length >= 14, 'the fills are audited')
-    const tables = (await s.testDb.db.query(`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`)).rows
-    let dump = ''
-    for (const { table_name } of tables) dump += JSON.stringify((await s.testDb.db.query(`select * from "${table_name}"`)).rows)
+    const dump = await dumpAllTables(s.testDb.db)
     t.ok(s.logs().length > 1000, 'the server logged (trace level, pods included)')
     t.equal(seen.filter((r) => hits(r) > 0).length, 0, 'no reply carries any form of the canary')
     t.equal(hits(journals.join('\n')), 0, 'no journal entry carries it')

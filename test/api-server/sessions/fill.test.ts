@@ -7,6 +7,7 @@ import { createPersona } from '../../helpers/personas.ts'
 import { mcpClient } from '../../helpers/mcp.ts'
 import { fnv1a } from '../../helpers/fnv.ts'
 import { shown } from '../../helpers/perceived.ts'
+import { dumpAllTables } from '../../helpers/db.ts'
 
 const CANARY = 'Cnry-' + Math.random().toString(36).slice(2, 12) + '-pw'
 const CANARY_B = 'Cnry-' + Math.random().toString(36).slice(2, 12) + '-pw'
@@ -188,9 +189,7 @@ t.test('secure fill', async (t) => {
       journals.push((await s.request('GET', `/v1/sessions/${row.id}/journal`, { token: acme.apiKey })).text)
     }
     const auditAll = (await s.request('GET', '/v1/audit?limit=500', { token: acme.apiKey })).text
-    const tables = (await s.testDb.db.query(`select table_name from information_schema.tables where table_schema = 'public'`)).rows
-    let dump = ''
-    for (const { table_name } of tables) dump += JSON.stringify((await s.testDb.db.query(`select * from "${table_name}"`)).rows)
+    const dump = await dumpAllTables(s.testDb.db)
     for (const canary of [CANARY, CANARY_B]) {
       t.notOk(replies.some((r) => r.includes(canary)), 'no response carries it')
       t.notOk(journals.some((j) => j.includes(canary)), 'no journal carries it')

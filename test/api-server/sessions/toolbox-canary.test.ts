@@ -13,6 +13,7 @@ import { startPublicWeb } from '../../helpers/netns.ts'
 import { createPersona } from '../../helpers/personas.ts'
 import { mcpClient } from '../../helpers/mcp.ts'
 import { waitFor } from '../../helpers/wait.ts'
+import { dumpAllTables } from '../../helpers/db.ts'
 
 const CORE = randomBytes(6).toString('hex')
 const CANARY = `Tb&x "<${CORE}>" é+/`
@@ -110,9 +111,7 @@ t.test('[INV-03] the toolbox gives no read path around the sealed fill', async (
     const journal = await rest('GET', `/v1/sessions/${sessionId}/journal`)
     t.ok(journal.body.items.length > 10, 'the journal holds the calls')
     const audit = await rest('GET', '/v1/audit?limit=500')
-    const tables = await s.testDb.db.query(`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`)
-    let dump = ''
-    for (const { table_name } of tables.rows) dump += JSON.stringify((await s.testDb.db.query(`select * from "${table_name}"`)).rows)
+    const dump = await dumpAllTables(s.testDb.db)
     t.ok(seen.length > 20, `every reply was kept (${seen.length})`)
     t.equal(hits(seen.join('\n')), 0, 'no reply carries it')
     t.equal(hits(journal.text + audit.text), 0, 'no journal or audit row carries it')

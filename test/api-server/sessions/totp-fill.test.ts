@@ -15,6 +15,7 @@ import { launchTestBrowser } from '../../helpers/chromium.ts'
 import { signIn } from '../../helpers/console.ts'
 import { base32, totp } from '../../helpers/totp-reference.ts'
 import { shown } from '../../helpers/perceived.ts'
+import { dumpAllTables } from '../../helpers/db.ts'
 
 // The login page's server, run inside the namespace. Its TOTP check is its own (not
 // the otpauth package, not the test helper): HOTP per RFC 4226 §5.3 over the step of
@@ -66,17 +67,6 @@ async function recordingMcpClient(t: { teardown(fn: () => unknown): void }, s: T
   transport.send = (m, o) => { messages.push(JSON.stringify(m)); return send(m, o) }
   t.teardown(() => client.close())
   return client
-}
-
-/** Every row of every table in the public schema, as text. */
-async function dumpAllTables(s: TestServer): Promise<string> {
-  const tables = await s.testDb.db.query(`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' order by 1`)
-  let out = ''
-  for (const { table_name } of tables.rows) {
-    const rows = await s.testDb.db.query(`select * from "${table_name}"`)
-    out += `\n## ${table_name}\n` + rows.rows.map((r) => JSON.stringify(r, (_k, v) => (v && v.type === 'Buffer' ? Buffer.from(v.data).toString('hex') : v))).join('\n')
-  }
-  return out
 }
 
 t.test('a TOTP credential: pasted in the console, its code typed by credential_fill, accepted by the page', async (t) => {
@@ -162,7 +152,7 @@ t.test('a TOTP credential: pasted in the console, its code typed by credential_f
     const places: Record<string, string> = {
       'MCP messages': messages.join('\n'),
       'REST replies': replies.join('\n'),
-      tables: await dumpAllTables(s),
+      tables: await dumpAllTables(s.testDb.db),
       logs: s.logs(),
     }
     t.ok(messages.length >= 10 && places.tables.includes('## credentials') && places.logs.length > 0, 'the places searched are not empty')

@@ -81,14 +81,6 @@ export function proof(value: string): string {
   return `len=${value.length} fnv=${h.toString(16).padStart(8, '0')}`
 }
 
-/** Every table of the test database as one string (for "never in clear" searches). */
-export async function dumpDatabase(s: TestServer): Promise<string> {
-  const tables = (await s.testDb.db.query(`select table_name from information_schema.tables where table_schema = 'public'`)).rows
-  let dump = ''
-  for (const { table_name } of tables) dump += JSON.stringify((await s.testDb.db.query(`select * from "${table_name}"`)).rows)
-  return dump
-}
-
 /** Session rows, BrowserSession resources and session pods: a refused start must add none. */
 export async function sessionFootprint(s: TestServer): Promise<{ rows: number; resources: number; podSessions: Set<string> }> {
   const rows = Number((await s.testDb.db.query('select count(*) from sessions')).rows[0].count)
