@@ -100,9 +100,10 @@ function caller(client: Client): Side {
   }
 }
 
-/** a field of a Nightjar page-changing tool's answer (`url: …` lines, then a blank line and the changes) */
-const field = (r: Result, name: string): string => new RegExp(`^${name}: (.*)$`, 'm').exec(r.text.split('\n\n')[0] ?? '')?.[1] ?? ''
-const changesIn = (r: Result): string => r.text.split('\n\n').slice(1).join('\n\n')
+/** a line `name: value` of a Nightjar page-changing tool's answer (its fields, or the changes' `url:` line) */
+const field = (r: Result, name: string): string => new RegExp(`^${name}: (.*)$`, 'm').exec(r.text)?.[1] ?? ''
+/** the changes of such an answer: after the fields' blank line, or the whole text when it has no fields */
+const changesIn = (r: Result): string => (r.text.includes('\n\n') ? r.text.slice(r.text.indexOf('\n\n') + 2) : r.text)
 
 const refIn = (text: string, line: RegExp): string | undefined =>
   /\[ref=((?:f\d+)?e\d+)\]/.exec(text.split('\n').find((l) => line.test(l)) ?? '')?.[1]

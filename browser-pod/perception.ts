@@ -533,8 +533,9 @@ function framing(snap: Snapshot): number {
 /**
  * Snapshots the active tab after an action and says what changed since the tab's last
  * snapshot: `+` added elements (with their subtrees), `-` removed ones, `~` changed ones,
- * each with its ref, within CHANGES_MAX_CHARS. A new document (or a tab never read) is
- * answered with its first part instead. Undefined when the page cannot be read now.
+ * each with its ref, within CHANGES_MAX_CHARS, after a `url:` line when the document's
+ * address changed. A new document (or a tab never read) is answered with its first part
+ * instead (`new page: "title" url`). Undefined when the page cannot be read now.
  */
 export async function changesAfter(session: PodSession): Promise<string | undefined> {
   const page = session.page
@@ -573,7 +574,10 @@ export function diffSnapshots(before: Snapshot, after: Snapshot, budget: number)
   const was = signatures(before)
   const now = signatures(after)
   const out: string[] = []
-  let used = 0
+  // the same document at a new address (a single-page app's route, a #fragment): said first,
+  // so an answer carrying changes never needs the url beside them
+  if (before.url !== after.url) out.push(`url: ${after.url}`)
+  let used = out[0] ? out[0].length + 1 : 0
   let left = 0
   const emit = (s: string) => {
     if (used + s.length + 1 > budget) return void left++

@@ -26,6 +26,7 @@ const PAGES: Record<string, string> = {
   'http://b.test/cross': `<h3>Cross-origin frame</h3><button onclick="this.textContent='Cross clicked'">Cross button</button><iframe src="http://a.test/nested" width=300 height=100></iframe>`,
   'http://a.test/nested': `<button onclick="this.textContent='Nested clicked'">Nested button</button>`,
   'http://a.test/about': `<title>About</title><h1>About us</h1><a href="/">Home</a>`,
+  'http://a.test/route': `<title>Route</title><button onclick="history.pushState({}, '', '/route#settings'); this.textContent = 'Settings shown'">Settings</button><button>Idle</button>`,
   'http://a.test/long': `<title>Long</title>` + Array.from({ length: 60 }, (_, s) =>
     `<section aria-label="Section ${s}"><h2>Heading ${s}</h2><p>Paragraph ${s} says something long enough to take room in the budget.</p>` +
     Array.from({ length: 5 }, (_, i) => `<a href="/s${s}/l${i}">Link ${s}.${i}</a> <button>Button ${s}.${i}</button>`).join('') + '</section>').join(''),
@@ -188,6 +189,16 @@ t.test('refs, frames, budgets and diffs at the node', async (t) => {
     t.match((await c.drive('go_back', {})).changes, /^new page: "Top"/)
     t.match((await c.drive('go_forward', {})).changes, /^new page: "About"/)
     t.match((await c.drive('reload', {})).changes, /^new page: "About"/)
+  })
+
+  await t.test('a new address of the same document leads the changes; an action that changes nothing says so', async (t) => {
+    await c.drive('navigate', { url: 'http://a.test/route', changes: false })
+    const p = await c.drive('perceive', {})
+    const routed = await c.drive('act', { verb: 'click', ref: refOf(p.snapshot, /button "Settings"/) })
+    t.match(routed.changes, /^url: http:\/\/a\.test\/route#settings\n/, 'the new url first')
+    t.match(routed.changes, /button "Settings shown" \[ref=\w+\]/, 'then the element that changed')
+    const idle = await c.drive('act', { verb: 'click', ref: refOf(p.snapshot, /button "Idle"/) })
+    t.equal(idle.changes, 'no change on the page', 'the same address and elements: no url line')
   })
 
   await t.test('a cursor walk reads the whole page exactly once', async (t) => {

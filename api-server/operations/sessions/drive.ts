@@ -63,15 +63,17 @@ const drives: DriveSpecs<DriveName> = { ...coreDrives, ...pageDrives, ...mouseDr
  * A page-changing tool's answer as the model reads it: its fields as `name: value` lines,
  * then what changed, unescaped, in perceive's notation. As JSON text the same answer
  * escaped every quote and newline of the changes and repeated `ok` and the verb the agent
- * just sent; on a small page that framing was a third of what a task read. The JSON
- * object stays whole in structuredContent.
+ * just sent; on a small page that framing was a third of what a task read. The url is
+ * left to the changes when they are there (they name a new page or a new address, and an
+ * unchanged one is no news). The JSON object stays whole in structuredContent.
  */
 export function changesToMcp(r: Record<string, unknown>): McpContent {
   const { ok: _ok, verb: _verb, changes, ...fields } = r
+  if (typeof changes === 'string') delete fields.url
   const head = Object.entries(fields)
     .filter(([, v]) => v !== undefined && v !== null)
     .map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
-  const text = [...head, ...(typeof changes === 'string' ? ['', changes] : [])].join('\n')
+  const text = [...head, ...(typeof changes === 'string' ? (head.length ? ['', changes] : [changes]) : [])].join('\n')
   return { content: [{ type: 'text', text: text || 'done' }], structuredContent: r }
 }
 
