@@ -84,7 +84,9 @@ export async function benchSessions(): Promise<{ start: Array<Record<string, str
     const page = await browser.newPage()
     const rounds = {
       mcp: async () => {
-        await client.callTool({ name: 'navigate', arguments: { sessionId: session.id, url: PAGE } })
+        // changes: false — the same reads as the baseline (one navigation, one read of the page);
+        // navigate's own changes would be a second snapshot that the perceive after it repeats
+        await client.callTool({ name: 'navigate', arguments: { sessionId: session.id, url: PAGE, changes: false } })
         await client.callTool({ name: 'perceive', arguments: { sessionId: session.id } })
       },
       raw: async () => {
