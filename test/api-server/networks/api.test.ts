@@ -71,10 +71,12 @@ t.test('networks', async (t) => {
     const created = (await req('POST', '/v1/networks', { name: 'laptop' })).body
     t.same((await req('GET', `/v1/networks/${created.network.id}/daemons`)).body, [], 'an empty array: not attached')
     const d = startDaemon('laptop', created.token.secret, { daemonId: 'ndmn_stable1' })
+    // as the spec tells a client to wait: until the listing says reachable (its row is written
+    // a moment before the broker has welcomed it, and a listing in between says not reachable yet)
     const list = await waitFor(async () => {
       const r = await req('GET', `/v1/networks/${created.network.id}/daemons`)
-      return r.body.length ? r.body : null
-    }, { what: 'daemon registered' })
+      return r.body[0]?.reachable ? r.body : null
+    }, { what: 'daemon registered and reachable' })
     t.same(Object.keys(list[0]).sort(), ['connectedSince', 'host', 'id', 'reachable', 'version'])
     t.same([list[0].id, list[0].host, list[0].reachable], ['ndmn_stable1', 'dev-laptop', true])
     const net = (await req('GET', '/v1/networks')).body.find((x: any) => x.id === created.network.id)
