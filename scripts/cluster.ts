@@ -205,6 +205,14 @@ async function sweep(bridge: string | undefined) {
   cleanIptables()
   restoreSysctls()
   if (bridge) spawnSync('ip', ['link', 'del', bridge], { stdio: 'ignore' })
+  // a container whose shim died before it (or a Pod the supervisor could not delete in time)
+  // is left running in the kubelet's cgroups with no parent but init: killed by its cgroup
+  for (let i = 0; i < 50; i++) {
+    const left = processesInKubepods()
+    if (!left.size) break
+    for (const pid of left) try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }
+    await new Promise((r) => setTimeout(r, 100))
+  }
   // the kubelet's cgroups (empty once their processes are gone): deepest first
   for (const ctl of readdirSafe('/sys/fs/cgroup')) {
     const base = join('/sys/fs/cgroup', ctl, 'kubepods')
@@ -218,6 +226,22 @@ function readdirSafe(dir: string): string[] {
   } catch {
     return []
   }
+}
+
+/** the pids in every kubepods cgroup of every controller hierarchy */
+function processesInKubepods(): Set<number> {
+  const out = new Set<number>()
+  const collect = (dir: string) => {
+    try {
+      for (const line of readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n')) if (line) out.add(Number(line))
+    } catch { /* not a cgroup, or gone */ }
+    for (const d of readdirSafe(dir)) {
+      const p = join(dir, d)
+      try { if (statSync(p).isDirectory()) collect(p) } catch { /* gone */ }
+    }
+  }
+  for (const ctl of readdirSafe('/sys/fs/cgroup')) collect(join('/sys/fs/cgroup', ctl, 'kubepods'))
+  return out
 }
 
 function removeCgroupTree(dir: string) {
