@@ -13,13 +13,12 @@
 // the expando), pinned with playwright-core's version; when either is missing the
 // caller falls back to the snapshot with boxes, so a Playwright upgrade can only make
 // perceive slower, never wrong (test/browser-pod/refs.test.ts holds the behaviour).
-import type { CDPSession, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
+import { devtools } from './devtools.ts'
 
 /** Playwright names its isolated world `__playwright_utility_world_<page guid>` */
 const WORLD_PREFIX = '__playwright_utility_world_'
 
-/** per tab: a CDP session of its own (Playwright's is not reachable from the client API) */
-const sessions = new WeakMap<Page, Promise<CDPSession | null>>()
 /** per tab: the main frame's id (it stays with the tab across its navigations) */
 const mainFrames = new WeakMap<Page, string>()
 
@@ -42,22 +41,13 @@ const IN_VIEW = `(() => {
   return out
 })()`
 
-function sessionOf(page: Page): Promise<CDPSession | null> {
-  let session = sessions.get(page)
-  if (!session) {
-    // not Chromium, or the tab is closing: the caller asks for boxes instead
-    session = page.context().newCDPSession(page).catch(() => null)
-    sessions.set(page, session)
-  }
-  return session
-}
-
 /**
  * Playwright's refs (as its snapshot wrote them) of the main frame's elements in the
  * viewport, read right after a snapshot; undefined when they cannot be read this way.
  */
 export async function refsInView(page: Page): Promise<Set<string> | undefined> {
-  const cdp = await sessionOf(page)
+  // (no session of our own: the caller asks Playwright for boxes instead)
+  const cdp = await devtools(page)
   if (!cdp) return undefined
   try {
     let frameId = mainFrames.get(page)

@@ -2,11 +2,12 @@
 // (kept by network-log.ts) and evaluate. Every reply, evaluate's result included, passes
 // the node's echo guard (node-api.ts): nothing here is opaque.
 import vm from 'node:vm'
-import type { BrowserContext, Page } from 'playwright-core'
+import type { CDPSession, Page } from 'playwright-core'
 import { errors } from '../../contracts/errors.ts'
 import type { NodeInput, NodeOutput } from '../../contracts/node-api.ts'
 import { EVALUATE_MAX_RESULT, EvaluateResult, type inspectContracts } from '../../contracts/operations/drive-inspect.ts'
 import { actionError } from '../errors.ts'
+import { devtools } from '../devtools.ts'
 import { ACTION_TIMEOUT_MS, type PodSession } from '../session.ts'
 import type { ActionTable } from './types.ts'
 
@@ -93,6 +94,7 @@ export async function evaluate(session: PodSession, input: NodeInput<'evaluate'>
   const script = pageScript(asFunctionBody(input.expression))
   const timeoutMs = input.timeoutMs ?? ACTION_TIMEOUT_MS
   // opened before the code runs: a page whose main thread the code holds could not be attached to after
+  // (without one the code still runs; only the stop after a timeout is lost)
   const cdp = await devtools(page)
   const running = page.evaluate(script) as Promise<PageReply>
   let timer: NodeJS.Timeout | undefined
@@ -124,19 +126,6 @@ export async function evaluate(session: PodSession, input: NodeInput<'evaluate'>
   return { value, type: (TYPES.includes(reply.type) ? reply.type : 'object') as NodeOutput<'evaluate'>['type'] }
 }
 
-type Devtools = Awaited<ReturnType<BrowserContext['newCDPSession']>>
-/** One DevTools session per page, opened on its first evaluate (it ends with the page). */
-const sessions = new WeakMap<Page, Promise<Devtools | undefined>>()
-
-function devtools(page: Page): Promise<Devtools | undefined> {
-  let s = sessions.get(page)
-  if (!s) {
-    // a browser without DevTools sessions for pages still evaluates; only the stop after a timeout is lost
-    s = page.context().newCDPSession(page).catch(() => undefined)
-    sessions.set(page, s)
-  }
-  return s
-}
 
 /**
  * After a timeout the code may still hold the page's main thread (a loop that never
@@ -144,7 +133,7 @@ function devtools(page: Page): Promise<Devtools | undefined> {
  * is terminated, so the session's next action is not stuck behind it. A page that does
  * answer is left alone (terminating when nothing runs would kill the page's next script).
  */
-async function stopIfBusy(cdp: Devtools): Promise<void> {
+async function stopIfBusy(cdp: CDPSession): Promise<void> {
   const probe = cdp.send('Runtime.evaluate', { expression: '0' }).then(() => 'idle' as const, () => 'gone' as const)
   let timer: NodeJS.Timeout | undefined
   const state = await Promise.race([probe, new Promise<'busy'>((r) => (timer = setTimeout(() => r('busy'), 500)))])
