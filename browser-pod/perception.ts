@@ -303,6 +303,8 @@ async function readViewport(page: Page, snap: Snapshot, budget: number): Promise
 
 /** The fallback of readViewport: the same refs, from Playwright's boxes (a second snapshot; same refs for the same elements). */
 export async function refsInViewFromBoxes(page: Page): Promise<Set<string>> {
+  // a page that cannot be read a second time now (closing, navigating) has no refs in view:
+  // the first answer is then the outline and the page from the top, still whole and correct
   const json = await page.ariaSnapshotJSON({ mode: 'ai', boxes: true, timeout: NAVIGATION_TIMEOUT_MS }).catch(() => [])
   const vp = page.viewportSize() ?? { width: 1280, height: 720 }
   const shown = new Set<string>()

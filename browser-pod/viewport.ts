@@ -64,6 +64,7 @@ export async function refsInView(page: Page): Promise<Set<string> | undefined> {
       await cdp.send('Runtime.enable')
     } finally {
       cdp.off('Runtime.executionContextCreated', seen)
+      // refused only when the session is gone, and a gone session has nothing left enabled
       await cdp.send('Runtime.disable').catch(() => {})
     }
     if (context === undefined) {
