@@ -19,6 +19,9 @@ import { once } from 'node:events'
 import { browserPodManifest, tokenSecretManifest, type BrowserPodOptions } from '../operator/kube/pod-spec.ts'
 import { clusterUp, kubectlOn, ROOT } from '../test/node/real-cluster.ts'
 import { waitFor } from '../test/helpers/wait.ts'
+import { PodUsers } from '../operator/embedded/pod-users.ts'
+
+const podUsers = new PodUsers()
 import { percentile, progress } from './harness.ts'
 
 const IMAGE = 'localhost/nightjar-browser-pod:0.1.0'
@@ -89,10 +92,14 @@ async function startTimes(kubectl: ReturnType<typeof kubectlOn>, ns: string): Pr
 /** `node browser-pod/main.ts` on this machine, spawn → its ready line */
 async function hostProcessStart(): Promise<number> {
   const t0 = performance.now()
+  // as root, as the embedded runtime runs it: a uid of its own (Chromium's sandbox refuses root)
+  const user = podUsers.acquire(`bench-pod-${process.pid}-${randomBytes(4).toString('hex')}`)
   const child = spawn(process.execPath, [join(ROOT, 'browser-pod/main.ts')], {
-    env: { ...process.env, NIGHTJAR_NODE_TOKEN: randomBytes(24).toString('base64url'), NIGHTJAR_NODE_PORT: '0', NIGHTJAR_NODE_HOST: '127.0.0.1', NIGHTJAR_CHROMIUM_PATH: '/usr/bin/chromium' },
+    env: { ...process.env, ...(user ? { HOME: user.home, TMPDIR: user.home } : {}), NIGHTJAR_NODE_TOKEN: randomBytes(24).toString('base64url'), NIGHTJAR_NODE_PORT: '0', NIGHTJAR_NODE_HOST: '127.0.0.1', NIGHTJAR_CHROMIUM_PATH: '/usr/bin/chromium' },
     stdio: ['pipe', 'pipe', 'ignore'],
+    ...(user ? { uid: user.uid, gid: user.gid } : {}),
   })
+  child.once('exit', () => user?.release())
   let out = ''
   child.stdout!.on('data', (c) => (out += c))
   await waitFor(() => out.includes('"ready"') || child.exitCode !== null, { timeoutMs: 120_000, intervalMs: 100, what: 'host browser pod ready' })

@@ -1,18 +1,20 @@
 // The one place that says how Chromium is launched (CONVENTIONS.md). Every browser
 // request must leave through the pod's egress gateway, so the proxy is not optional.
 import { chromium, type Browser } from 'playwright-core'
+import type { SandboxSetting } from './sandbox.ts'
 
 export const DEFAULT_CHROMIUM_PATH = '/usr/bin/chromium'
 
 /**
- * Flags on top of Playwright's own defaults (it already adds --headless, --no-sandbox,
- * --disable-sync, --no-first-run ...; repeating them is harmless and keeps this list
- * readable as the full contract).
+ * Flags on top of Playwright's own defaults (it already adds --headless, --disable-sync,
+ * --no-first-run ...; repeating them is harmless and keeps this list readable as the full
+ * contract). Chromium's sandbox stays on unless the operator turned it off: then, and only
+ * then, --no-sandbox (sandbox.ts).
  */
-export function chromiumArgs(): string[] {
+export function chromiumArgs(sandbox: SandboxSetting = 'chromium'): string[] {
   return [
     '--headless',
-    '--no-sandbox', // the pod is the sandbox: one session per pod, no shared profile
+    ...(sandbox === 'none' ? ['--no-sandbox'] : []),
     '--disable-gpu',
     '--disable-quic', // QUIC (UDP) would not traverse an HTTP proxy
     '--no-first-run',
@@ -42,9 +44,9 @@ export function chromiumArgs(): string[] {
  * process stays on: on a node with a GPU the real WebGL renderer shows; without one
  * (measured here) WebGL is SwiftShader either way, as headless gives.
  */
-export function cloakArgs(window: { width: number; height: number }): string[] {
+export function cloakArgs(window: { width: number; height: number }, sandbox: SandboxSetting = 'chromium'): string[] {
   return [
-    ...chromiumArgs().filter((a) => a !== '--headless' && a !== '--disable-gpu'),
+    ...chromiumArgs(sandbox).filter((a) => a !== '--headless' && a !== '--disable-gpu'),
     // navigator.webdriver stays false (with --enable-automation dropped, below)
     '--disable-blink-features=AutomationControlled',
     '--ozone-platform=x11', // the virtual display is X11, whatever the host runs
@@ -104,13 +106,16 @@ export interface LaunchOptions {
   /** http://127.0.0.1:<port> of the egress gateway. */
   proxyServer: string
   executablePath?: string
+  sandbox: SandboxSetting
 }
 
 export async function launchChromium(opts: LaunchOptions): Promise<Browser> {
   return chromium.launch({
     executablePath: opts.executablePath || process.env.NIGHTJAR_CHROMIUM_PATH || DEFAULT_CHROMIUM_PATH,
     headless: true,
-    args: [...chromiumArgs(), ...devtoolsArgs()],
+    // Playwright adds --no-sandbox unless told the sandbox is wanted
+    chromiumSandbox: opts.sandbox === 'chromium',
+    args: [...chromiumArgs(opts.sandbox), ...devtoolsArgs()],
     // Playwright adds --proxy-bypass-list=<-loopback>, so loopback goes through the gateway
     // too (platform egress must be able to refuse it).
     proxy: { server: opts.proxyServer },

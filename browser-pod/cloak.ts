@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core'
 import { errors } from '../contracts/errors.ts'
+import type { SandboxSetting } from './sandbox.ts'
 import { browserEnv, cloakArgs, CLOAK_DROPPED_DEFAULT_ARGS, DEFAULT_CHROMIUM_PATH } from './chromium.ts'
 import { alive } from '../contracts/process.ts'
 
@@ -31,6 +32,7 @@ export interface CloakLaunchOptions {
   /** http://127.0.0.1:<port> of the egress gateway */
   proxyServer: string
   executablePath?: string
+  sandbox: SandboxSetting
 }
 
 /**
@@ -61,7 +63,8 @@ export async function launchCloak(opts: CloakLaunchOptions): Promise<Browser> {
       // no viewport emulation: the page is the real window's content area, so screen,
       // outer and inner sizes agree the way they do on a desktop
       viewport: null,
-      args: cloakArgs(INITIAL_WINDOW),
+      chromiumSandbox: opts.sandbox === 'chromium',
+      args: cloakArgs(INITIAL_WINDOW, opts.sandbox),
       ignoreDefaultArgs: CLOAK_DROPPED_DEFAULT_ARGS,
       proxy: { server: opts.proxyServer },
       acceptDownloads: false,

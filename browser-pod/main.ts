@@ -9,12 +9,24 @@ import { BROWSER_KINDS, type BrowserKind } from '../crds/types.ts'
 import { parseCidr } from './egress-policy.ts'
 import { writeTerminationMessage } from './memory.ts'
 import type { Pod } from './pod.ts'
+import { keepOutOfReach, sandboxSetting, SandboxUnavailableError, type SandboxSetting } from './sandbox.ts'
 
 const log = (line: string) => process.stderr.write(`browser-pod: ${line}\n`)
 
 function fail(message: string): never {
   log(message)
   process.exit(2)
+}
+
+/**
+ * The one way a pod that cannot keep its pages contained ends: a line the embedded
+ * runtime reads, the termination message the kubelet reports, exit code 3.
+ */
+function failSandbox(message: string): never {
+  log(`SandboxUnavailable: ${message}`)
+  process.stdout.write(JSON.stringify({ event: 'failed', reason: 'SandboxUnavailable', message }) + '\n')
+  writeTerminationMessage(`SandboxUnavailable: ${message}`)
+  process.exit(3)
 }
 
 function config() {
@@ -54,6 +66,15 @@ function config() {
     hostAliases,
     denyCidrs,
     tunnelUrl: process.env.NIGHTJAR_TUNNEL_URL || undefined,
+    sandbox: readSandboxSetting(),
+  }
+}
+
+function readSandboxSetting(): SandboxSetting {
+  try {
+    return sandboxSetting()
+  } catch (e) {
+    return failSandbox((e as Error).message)
   }
 }
 
@@ -67,7 +88,12 @@ function stdinIsPipe(): boolean {
 }
 
 async function main(): Promise<void> {
+  // First: from here on no process of this uid — Chromium's included — can read this
+  // one's memory or environment (the node token, a fill's plaintext). With the sandbox on
+  // that is part of the promise, so a pod that cannot do it does not start.
+  const outOfReach = await keepOutOfReach()
   const cfg = config()
+  if (!outOfReach && cfg.sandbox === 'chromium' && process.platform === 'linux') failSandbox('could not make the pod process non-dumpable (prctl through koffi)')
   let starting: Promise<Pod | undefined> = Promise.resolve(undefined)
   let exiting = false
   const shutdown = async (code: number, why: string) => {
@@ -103,6 +129,7 @@ async function main(): Promise<void> {
   try {
     pod = (await starting)!
   } catch (e) {
+    if (e instanceof SandboxUnavailableError) failSandbox(e.message)
     log(`start failed: ${(e as Error).message.split('\n')[0]}`)
     starting = Promise.resolve(undefined)
     return void shutdown(1, 'start failed')

@@ -31,10 +31,10 @@ type Handler<N extends NodeRouteName> = (session: PodSession, input: NodeInput<N
 
 /** One handler per route of the contract (contracts/node-api.ts); a route without one does not compile. */
 const handlers: { [N in NodeRouteName]: Handler<N> } = {
-  health: (s) => ({ ok: true, configured: s.configured }),
+  health: (s) => ({ ok: true, configured: s.configured, sandbox: s.sandbox }),
   configure: async (s, i) => {
     await s.configure(i)
-    return { ok: true, sessionId: i.sessionId }
+    return { ok: true, sessionId: i.sessionId, sandbox: s.sandbox }
   },
   // the live view streams nothing while a secret is being typed (screencast.ts)
   secure_type: async (s, i) => {

@@ -10,6 +10,7 @@ import { EgressGateway, type TunnelDialer } from './egress-gateway.ts'
 import { createNodeApi, rehearseRequests, warmParsers } from './node-api.ts'
 import { CompiledPolicy } from './egress-policy.ts'
 import { oomKills } from './memory.ts'
+import { isSandboxRefusal, SANDBOX_HELP, sandboxKind, SandboxUnavailableError, type SandboxSetting } from './sandbox.ts'
 import { PodSession } from './session.ts'
 
 export interface PodOptions {
@@ -22,6 +23,8 @@ export interface PodOptions {
   hostAliases?: Record<string, string>
   denyCidrs?: string[]
   tunnel?: TunnelDialer
+  /** Chromium's sandbox on (the default) or, only when the operator said so, off */
+  sandbox?: SandboxSetting
   log?: (line: string) => void
 }
 
@@ -44,13 +47,16 @@ export async function startPod(opts: PodOptions): Promise<Pod> {
   const gateway = new EgressGateway()
   await gateway.listen()
   let browser: Browser
+  const sandbox = opts.sandbox ?? 'chromium'
   try {
     const launch = opts.browserKind === 'cloak' ? launchCloak : launchChromium
-    const launching = launch({ proxyServer: gateway.proxyServer, executablePath: opts.chromiumPath })
+    const launching = launch({ proxyServer: gateway.proxyServer, executablePath: opts.chromiumPath, sandbox })
     warmParsers() // while Chromium starts
     browser = await launching
   } catch (e) {
     await gateway.close()
+    // never a silent fallback to --no-sandbox: the pod fails and says what to change
+    if (sandbox === 'chromium' && isSandboxRefusal(String((e as Error)?.message ?? e))) throw new SandboxUnavailableError(SANDBOX_HELP)
     throw e
   }
   let closing = false
@@ -59,6 +65,7 @@ export async function startPod(opts: PodOptions): Promise<Pod> {
     hostAliases: opts.hostAliases ?? {},
     denyCidrs: opts.denyCidrs ?? [],
     tunnel: opts.tunnel,
+    sandbox: sandboxKind(sandbox),
   })
   // a renderer the OOM killer took leaves a crashed tab and a Running container: tell them
   // apart from other crashes by the cgroup's count (memory.ts says why the pod then exits)

@@ -10,6 +10,7 @@
 // active tab closes, the tab active before it takes over; when the last tab closes, a
 // blank one opens, so the session stays usable.
 import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { SandboxKind } from '../crds/types.ts'
 import { errors } from '../contracts/errors.ts'
 import type { ConfigureInput, ConsoleMessage, SessionStorageEntry } from '../contracts/node-api.ts'
 import type { EgressGateway, TunnelDialer } from './egress-gateway.ts'
@@ -29,6 +30,8 @@ export interface SessionDefaults {
   denyCidrs: string[]
   /** The local-reach tunnel, once one exists; local/split without it refuse local targets. */
   tunnel?: TunnelDialer
+  /** what isolates this pod's pages, reported at configure */
+  sandbox?: SandboxKind
 }
 
 /** One tab of the session: its id and its page. */
@@ -249,6 +252,10 @@ export class PodSession {
   async resize(viewport: Viewport): Promise<void> {
     this.viewport = viewport
     await Promise.all(this.openTabs.map((t) => t.page.setViewportSize(viewport)))
+  }
+
+  get sandbox(): SandboxKind | undefined {
+    return this.defaults.sandbox
   }
 
   get configured(): boolean {

@@ -13,7 +13,7 @@
 // Inputs are plain (non-strict) objects, as the node always parsed them: an unknown field
 // from a newer caller is dropped, not refused.
 import { z } from 'zod'
-import { EGRESS_MODES } from '../crds/types.ts'
+import { EGRESS_MODES, SANDBOX_KINDS } from '../crds/types.ts'
 import { ConsoleMessage, driveContracts, type DriveContract, type DriveName } from './operations/drive.ts'
 import { ONE_TARGET, elementRef, oneTarget, selector, timeoutMs, viewport } from './operations/fields.ts'
 
@@ -36,7 +36,10 @@ export interface NodeRoute<I extends z.ZodType = z.ZodType, O extends z.ZodType 
 
 // --- the pod's own routes ----------------------------------------------------------------
 
-export const HealthResult = z.object({ ok: z.literal(true), configured: z.boolean() })
+/** what isolates the pod's pages (browser-pod/sandbox.ts); optional so a pod of an older release still parses */
+const sandbox = z.enum(SANDBOX_KINDS).optional()
+
+export const HealthResult = z.object({ ok: z.literal(true), configured: z.boolean(), sandbox })
 
 export const ConfigureInput = z.object({
   sessionId: z.string().min(1).max(200),
@@ -49,7 +52,7 @@ export const ConfigureInput = z.object({
   storageState: z.record(z.string(), z.unknown()).optional(),
   userAgent: z.string().min(1).max(1000).optional(),
 })
-export const ConfigureResult = z.object({ ok: z.literal(true), sessionId: z.string() })
+export const ConfigureResult = z.object({ ok: z.literal(true), sessionId: z.string(), sandbox })
 
 export const SecureTypeInput = z.object({
   /** the field, by selector or by a ref from perceive (exactly one) */

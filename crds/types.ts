@@ -50,6 +50,10 @@ export function parseDaemonCounts(value: string | undefined): DaemonCountsValue 
 /** The browsers a session can run: chromium (headless, pooled) or cloak (headful, its own profile). */
 export const BROWSER_KINDS = ['chromium', 'cloak'] as const
 export type BrowserKind = (typeof BROWSER_KINDS)[number]
+
+/** What isolates a session's pages (browser-pod/sandbox.ts; docs/security.md). */
+export const SANDBOX_KINDS = ['chromium', 'chromium+gvisor', 'gvisor', 'none'] as const
+export type SandboxKind = (typeof SANDBOX_KINDS)[number]
 /** Where a session's traffic goes out: the platform, the developer's network (local), or both (split). */
 export const EGRESS_MODES = ['local', 'split', 'platform'] as const
 export type EgressMode = (typeof EGRESS_MODES)[number]
@@ -90,6 +94,8 @@ export const SESSION_CONDITIONS = { Ready: 'Ready', PodScheduled: 'PodScheduled'
 export interface BrowserSessionStatus {
   phase?: SessionPhase
   podName?: string
+  /** what isolates its pages, as the pod reported it at configure */
+  sandbox?: SandboxKind
   /** node API base URL while Live; the bearer token is never here (NodeDirectory) */
   endpoint?: string
   startedAt?: string

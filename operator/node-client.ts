@@ -11,11 +11,13 @@
 // on the claim path. The request bytes are zeroed once sent (the body may hold
 // auth-state); no error message includes the token or the body.
 import http from 'node:http'
-import { HealthResult, nodeRoutes, type ConfigureInput } from '../contracts/node-api.ts'
+import { ConfigureResult, HealthResult, nodeRoutes, type ConfigureInput } from '../contracts/node-api.ts'
+import type { SandboxKind } from '../crds/types.ts'
 
 export type { ConfigureInput }
 
-export type ConfigureOutcome = { ok: true } | { ok: false; retryable: boolean; message: string }
+/** ok: configured, with what isolates the pod's pages when the pod said */
+export type ConfigureOutcome = { ok: true; sandbox?: SandboxKind } | { ok: false; retryable: boolean; message: string }
 
 /** the most of a reply read (an error body or the health probe's) */
 const MAX_REPLY = 64 * 1024
@@ -32,18 +34,31 @@ export async function configureNode(endpoint: string, token: string, body: Confi
     payload.fill(0)
   }
   const { status } = reply
-  if (status >= 200 && status < 300) return { ok: true }
-  if (status === 409 && (await alreadyConfigured(endpoint, timeoutMs))) return { ok: true }
+  if (status >= 200 && status < 300) return { ok: true, sandbox: parsed(ConfigureResult, reply.body)?.sandbox }
+  if (status === 409) {
+    const health = await configuredHealth(endpoint, timeoutMs)
+    if (health) return { ok: true, sandbox: health.sandbox }
+  }
   return { ok: false, retryable: status >= 500, message: `configure rejected: HTTP ${status}${errorCode(reply.body)}` }
 }
 
-async function alreadyConfigured(endpoint: string, timeoutMs: number): Promise<boolean> {
+/** the pod's health when it says it is configured already (an earlier attempt of ours) */
+async function configuredHealth(endpoint: string, timeoutMs: number): Promise<HealthResult | undefined> {
   const route = nodeRoutes.health
   try {
     const { status, body } = await request(new URL(route.path, endpoint), route.method, timeoutMs)
-    return status === 200 && HealthResult.safeParse(JSON.parse(body.toString('utf8'))).data?.configured === true
+    const health = status === 200 ? parsed(HealthResult, body) : undefined
+    return health?.configured ? health : undefined
   } catch {
-    return false
+    return undefined
+  }
+}
+
+function parsed<T>(schema: { safeParse(v: unknown): { data?: T } }, body: Buffer): T | undefined {
+  try {
+    return schema.safeParse(JSON.parse(body.toString('utf8'))).data
+  } catch {
+    return undefined
   }
 }
 

@@ -4,7 +4,7 @@
 // both runtimes (DESIGN.md "Two runtimes, one code path").
 //
 // Apart from silentLogger everything here is a type: importing it costs nothing at run time.
-import type { BrowserKind, EgressMode, Viewport } from '../crds/types.ts'
+import type { BrowserKind, EgressMode, SandboxKind, Viewport } from '../crds/types.ts'
 import type { OwnerReference, ObjectMeta, Resource, AnyResource, SpecOf, StatusOf, Condition, MergePatch, NewResource, ResourcePatch } from '../crds/meta.ts'
 export type { OwnerReference, ObjectMeta, Resource, AnyResource, SpecOf, StatusOf, Condition, MergePatch, NewResource, ResourcePatch } from '../crds/meta.ts'
 
@@ -137,6 +137,8 @@ export interface PodObservation {
   podName?: string
   /** node API base URL, e.g. http://127.0.0.1:41234 (not a secret; the token is) */
   endpoint?: string
+  /** Ready: what isolates the pod's pages, as it said at configure */
+  sandbox?: SandboxKind
   /** CamelCase, for Failed: PodExited, StartFailed, ConfigureFailed, ... */
   reason?: string
   message?: string

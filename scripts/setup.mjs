@@ -76,24 +76,27 @@ function ensureSystemPackages() {
 }
 
 /**
- * Embedded Postgres refuses to run as root, so as root it runs as a user of its own, which
- * must be able to pass through every folder above its binaries (in node_modules) and its
- * data dir (under the checkout). A checkout inside `mktemp -d` (mode 0700) is not: add the
- * search bit for others there — never read or write — and say so.
+ * As root, two kinds of process run as users of their own: embedded Postgres (it refuses
+ * root) and the browser pods (Chromium's sandbox refuses root; operator/embedded/pod-users.ts).
+ * Each must pass through every folder above what it runs: the checkout (sources,
+ * node_modules, Postgres's data dir) and, for the pods, the Node binary. A checkout inside
+ * `mktemp -d` (mode 0700), or Node under /root, is not passable: add the search bit for
+ * others there — never read or write — and say so.
  */
-function ensurePostgresCanReachCheckout() {
+function ensureUnprivilegedCanReach(path, who) {
   if (!isRoot) return
-  for (let dir = root; ; dir = dirname(dir)) {
+  for (let dir = path; ; dir = dirname(dir)) {
     const mode = statSync(dir).mode & 0o7777
     if (!(mode & 0o001)) {
       chmodSync(dir, mode | 0o001)
-      say(`made ${dir} passable for the embedded Postgres user (search permission for others, mode ${(mode | 0o001).toString(8)})`)
+      say(`made ${dir} passable for ${who} (search permission for others, mode ${(mode | 0o001).toString(8)})`)
     }
     if (dirname(dir) === dir) break
   }
 }
 
-ensureNode24()
+const node24 = ensureNode24()
 ensureNodeModules()
 ensureSystemPackages()
-ensurePostgresCanReachCheckout()
+ensureUnprivilegedCanReach(root, 'the embedded Postgres user and the browser pods')
+ensureUnprivilegedCanReach(dirname(node24), 'the browser pods')

@@ -25,6 +25,8 @@ export interface ExitInfo {
   beforeReady: boolean
   /** spawn itself failed (e.g. ENOENT) */
   spawnError?: string
+  /** the reason the pod gave on its way out ({"event":"failed",...}), e.g. SandboxUnavailable */
+  reason?: { reason: string; message: string }
 }
 
 export interface ChildPodOptions {
@@ -33,6 +35,8 @@ export interface ChildPodOptions {
   env: Record<string, string>
   /** only used to redact it from log lines */
   token: string
+  /** run as this user (operator/embedded/pod-users.ts); undefined: as this process */
+  user?: { uid: number; gid: number }
   readyTimeoutMs: number
   log: Logger
   onExit: (info: ExitInfo) => void
@@ -64,6 +68,7 @@ export class ChildPod {
       env: opts.env,
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
+      ...(opts.user ? { uid: opts.user.uid, gid: opts.user.gid } : {}),
     })
     this.child.stdin?.on('error', () => {}) // EPIPE when the pod is already gone
 
@@ -74,7 +79,9 @@ export class ChildPod {
     timeout.unref()
 
     const redact = (line: string) => (opts.token ? line.split(opts.token).join('[redacted]') : line)
+    let failure: ExitInfo['reason']
     createInterface({ input: this.child.stdout! }).on('line', (line) => {
+      failure ??= parseFailedLine(line)
       if (this.port === undefined) {
         const port = parseReadyLine(line)
         if (port !== undefined) {
@@ -100,7 +107,16 @@ export class ChildPod {
         resolve()
         opts.onExit(info)
       }
-      this.child.once('exit', (code, signal) => finish({ code, signal, beforeReady: this.port === undefined }))
+      // the pod's last line may still be in the pipe when 'exit' fires: read to its end (or
+      // half a second, should a straggler hold the pipe open) before reporting
+      const stdoutClosed = new Promise<void>((r) => this.child.stdout!.once('close', r))
+      this.child.once('exit', (code, signal) => {
+        let cap: NodeJS.Timeout | undefined
+        void Promise.race([stdoutClosed, new Promise<void>((r) => { cap = setTimeout(r, 500) })]).then(() => {
+          clearTimeout(cap)
+          finish({ code, signal, beforeReady: this.port === undefined, ...(failure ? { reason: failure } : {}) })
+        })
+      })
       this.child.once('error', (err) => {
         // 'error' without a pid means spawn failed and no 'exit' will follow
         if (this.child.pid === undefined) finish({ code: null, signal: null, beforeReady: true, spawnError: err.message })
@@ -149,6 +165,21 @@ export function parseReadyLine(line: string): number | undefined {
   try {
     const msg = JSON.parse(s) as { event?: unknown; port?: unknown }
     if (msg.event === 'ready' && Number.isInteger(msg.port) && (msg.port as number) > 0 && (msg.port as number) < 65536) return msg.port as number
+  } catch {
+    /* not JSON: an ordinary log line */
+  }
+  return undefined
+}
+
+/** the pod's last word when it cannot run: {"event":"failed","reason":"SandboxUnavailable","message":"…"} */
+export function parseFailedLine(line: string): { reason: string; message: string } | undefined {
+  const s = line.trim()
+  if (!s.startsWith('{')) return undefined
+  try {
+    const msg = JSON.parse(s) as { event?: unknown; reason?: unknown; message?: unknown }
+    if (msg.event === 'failed' && typeof msg.reason === 'string' && /^[A-Z][A-Za-z]{1,63}$/.test(msg.reason)) {
+      return { reason: msg.reason, message: typeof msg.message === 'string' ? msg.message.slice(0, 1000) : msg.reason }
+    }
   } catch {
     /* not JSON: an ordinary log line */
   }

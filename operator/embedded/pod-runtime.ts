@@ -10,12 +10,13 @@
 // kept in memory here, handed out only through lookup(), and never logged.
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
-import type { BrowserKind } from '../../crds/types.ts'
+import type { BrowserKind, SandboxKind } from '../../crds/types.ts'
 import type { Logger, NodeAccess, NodeDirectory, OwnerReference, PodLaunchConfig, PodObservation, PodRuntime } from '../../resources/ports.ts'
 import { silentLogger } from '../../resources/ports.ts'
 import { configureNode } from '../node-client.ts'
 import { backoffDelay } from '../../resources/backoff.ts'
 import { ChildPod, type ExitInfo, type PodCommand } from './child-pod.ts'
+import { podUsersFromEnv, type PodUsers } from './pod-users.ts'
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
@@ -35,7 +36,7 @@ const DEMAND_BUCKET_MS = 10_000
 const SHRINK_STEP_MS = 1000
 
 /** environment the pod may inherit; everything else (database URLs, KMS keys) stays out */
-const PASS_THROUGH = ['NIGHTJAR_CHROMIUM_PATH', 'NIGHTJAR_HOST_ALIASES', 'NIGHTJAR_DENY_CIDRS', 'NIGHTJAR_TUNNEL_URL']
+const PASS_THROUGH = ['NIGHTJAR_CHROMIUM_PATH', 'NIGHTJAR_HOST_ALIASES', 'NIGHTJAR_DENY_CIDRS', 'NIGHTJAR_TUNNEL_URL', 'NIGHTJAR_BROWSER_SANDBOX']
 const BASE_ENV = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'LC_ALL', 'TZ', 'XDG_RUNTIME_DIR', 'XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'FONTCONFIG_PATH']
 
 export interface EmbeddedPodRuntimeOptions {
@@ -71,6 +72,8 @@ export interface EmbeddedPodRuntimeOptions {
   configureTimeoutMs?: number
   /** SIGTERM → SIGKILL grace (default 5 s) */
   killGraceMs?: number
+  /** whom pods run as when this process is root (default: from NIGHTJAR_POD_UID_BASE) */
+  users?: PodUsers
   log?: Logger
 }
 
@@ -82,16 +85,22 @@ interface PodRecord {
   token: string
   browserKind: BrowserKind
   state: PodState
+  /** set when this process is root: the pod's own uid */
+  uid?: number
   sessionId?: string
   launch?: PodLaunchConfig
   reason?: string
   message?: string
+  /** Ready: what isolates its pages, as the pod said at configure */
+  sandbox?: SandboxKind
 }
 
 /** diagnostics: what runs right now (tests use it to find pids) */
 export interface PodProcessInfo {
   podName: string
   pid?: number
+  /** the uid it runs as (its own when this process is root) */
+  uid?: number
   state: PodState
   sessionId?: string
 }
@@ -109,6 +118,7 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
   private readonly killGraceMs: number
   private readonly log: Logger
   private readonly baseEnv: Record<string, string>
+  private readonly users: PodUsers
   /** every live process, by pod name */
   private readonly pods = new Map<string, PodRecord>()
   /** session → its pod; a Failed pod stays here until delete() so observe() reports it */
@@ -142,6 +152,7 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
       if (v !== undefined) this.baseEnv[key] = v
     }
     Object.assign(this.baseEnv, opts.extraEnv)
+    this.users = opts.users ?? podUsersFromEnv(source)
   }
 
   /** fill the warm pool (call once at start-up) */
@@ -210,7 +221,7 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
   }
 
   processes(): PodProcessInfo[] {
-    return [...this.pods.values()].map((r) => ({ podName: r.name, pid: r.proc.pid, state: r.state, sessionId: r.sessionId }))
+    return [...this.pods.values()].map((r) => ({ podName: r.name, pid: r.proc.pid, uid: r.uid, state: r.state, sessionId: r.sessionId }))
   }
 
   /** kill every pod (SIGTERM, then SIGKILL after the grace period); resolves when all exited */
@@ -312,8 +323,10 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
   private spawn(kind: BrowserKind): PodRecord {
     const name = `browser-pod-${(++this.seq).toString(36)}-${randomBytes(3).toString('hex')}`
     const token = randomBytes(32).toString('base64url')
+    const user = this.users.acquire(name)
     const env: Record<string, string> = {
       ...this.baseEnv,
+      ...(user ? { HOME: user.home, TMPDIR: user.home } : {}),
       NIGHTJAR_NODE_TOKEN: token,
       NIGHTJAR_NODE_HOST: '127.0.0.1',
       NIGHTJAR_NODE_PORT: '0',
@@ -325,14 +338,19 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
       token,
       browserKind: kind,
       state: 'starting',
+      uid: user?.uid,
       proc: new ChildPod({
         name,
         command: this.command,
         env,
         token,
+        user,
         readyTimeoutMs: this.readyTimeoutMs,
         log: this.log,
-        onExit: (info) => this.onExit(rec, info),
+        onExit: (info) => {
+          user?.release()
+          this.onExit(rec, info)
+        },
       }),
     }
     this.pods.set(name, rec)
@@ -372,6 +390,7 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
         this.configureTimeoutMs,
       )
       if (!outcome.ok) throw new Error(outcome.message)
+      rec.sandbox = outcome.sandbox
       // the auth-state was only needed for this call: do not keep it in memory
       if (rec.launch) rec.launch = { ...rec.launch, storageState: undefined }
       if (rec.state !== 'configuring') return
@@ -395,8 +414,8 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
     if (rec.sessionId) {
       if (rec.state !== 'failed') {
         rec.state = 'failed'
-        rec.reason = info.beforeReady ? 'StartFailed' : 'PodExited'
-        rec.message = `browser pod ${rec.name} ${how}`
+        rec.reason = info.reason?.reason ?? (info.beforeReady ? 'StartFailed' : 'PodExited')
+        rec.message = info.reason ? `browser pod ${rec.name} ${how}: ${info.reason.message}` : `browser pod ${rec.name} ${how}`
         this.log.warn({ pod: rec.name, session: rec.sessionId, code: info.code, signal: info.signal }, 'session pod died')
       }
       rec.launch = undefined
@@ -405,7 +424,7 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
     }
     // an unclaimed pool pod died: replace it (with backoff if they keep dying)
     this.poolFailures++
-    this.log.warn({ pod: rec.name, code: info.code, signal: info.signal }, `pool pod ${how}; replacing`)
+    this.log.warn({ pod: rec.name, code: info.code, signal: info.signal, reason: info.reason?.reason }, `pool pod ${how}${info.reason ? ` (${info.reason.reason}: ${info.reason.message})` : ''}; replacing`)
     this.refillPool()
   }
 
@@ -419,7 +438,7 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
       case 'configuring':
         return { ...base, phase: 'Running' }
       case 'ready':
-        return { ...base, phase: 'Ready', endpoint: endpointOf(rec.proc.port!) }
+        return { ...base, phase: 'Ready', endpoint: endpointOf(rec.proc.port!), ...(rec.sandbox ? { sandbox: rec.sandbox } : {}) }
       case 'failed':
         return { ...base, phase: 'Failed', reason: rec.reason, message: rec.message }
       case 'terminating':

@@ -577,7 +577,9 @@ export class KubePodRuntime implements PodRuntime {
     // the auth-state was only needed for this call
     this.storageStates.delete(sid)
     try {
-      await this.pods.patch(name, { metadata: { annotations: { [POD_ANNOTATIONS.configured]: 'true' } } })
+      const annotations: Record<string, string> = { [POD_ANNOTATIONS.configured]: 'true' }
+      if (outcome.sandbox) annotations[POD_ANNOTATIONS.sandbox] = outcome.sandbox
+      await this.pods.patch(name, { metadata: { annotations } })
       this.log.info({ session: sid, pod: name }, 'browser pod configured')
     } catch (err) {
       // the next informer event retries; configure is idempotent through the 409 check

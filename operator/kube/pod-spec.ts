@@ -52,6 +52,8 @@ export const POD_ANNOTATIONS = {
   launch: 'nightjar.dev/launch',
   /** "true" once POST /v1/configure succeeded: the node API serves this session */
   configured: 'nightjar.dev/configured',
+  /** what isolates the pod's pages, as it answered configure (browser-pod/sandbox.ts) */
+  sandbox: 'nightjar.dev/sandbox',
   /** set when the runtime gave up on the pod (e.g. ConfigureFailed); the pod is then Failed */
   failureReason: 'nightjar.dev/failure-reason',
   failureMessage: 'nightjar.dev/failure-message',

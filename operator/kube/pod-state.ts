@@ -8,8 +8,11 @@
 //   Ready   : configured for its session (annotation) and running with an IP
 //   Running : the node API answers its readiness probe; not configured yet
 //   Pending : anything before that
-import { LABELS } from '../../crds/types.ts'
+import { LABELS, SANDBOX_KINDS, type SandboxKind } from '../../crds/types.ts'
 import type { PodObservation } from '../../resources/ports.ts'
+
+/** the reason a pod gives when Chromium's sandbox would not start (browser-pod/sandbox.ts) */
+const SANDBOX_UNAVAILABLE = 'SandboxUnavailable'
 import { CONTAINER_NAME, NODE_PORT_NAME, POD_ANNOTATIONS, DEFAULT_NODE_PORT, type PodResource } from './pod-spec.ts'
 
 export const CLAIMED_AT = 'nightjar.dev/claimed-at'
@@ -56,6 +59,8 @@ export function podFailure(pod: PodResource): { reason: string; message: string 
     const why = term ? `${term.reason ?? 'exited'}${term.exitCode !== undefined ? `, exit code ${term.exitCode}` : ''}` : (st.reason ?? st.phase ?? 'ended')
     // the kernel's OOM kill keeps its own name: it is the one exit a user can act on (a
     // bigger memory limit, a lighter page), so a session shows it as its failure reason
+    // so does a sandbox that would not start: the pod says so in its termination message
+    if (term?.message?.startsWith(`${SANDBOX_UNAVAILABLE}:`)) return { reason: SANDBOX_UNAVAILABLE, message: `browser pod ${name} ended: ${term.message.slice(SANDBOX_UNAVAILABLE.length + 1).trim().slice(0, 1000)}` }
     return { reason: term?.reason === 'OOMKilled' ? 'OOMKilled' : 'PodExited', message: `browser pod ${name} ended (${why})` }
   }
   const waiting = c?.state?.waiting?.reason
@@ -81,10 +86,15 @@ export function podObservation(sessionId: string, pod: PodResource | undefined, 
   if (failure) return { ...base, phase: 'Failed', ...failure }
   if (isConfigured(pod) && pod.status?.phase === 'Running' && pod.status.podIP) {
     // Ready stays Ready through a readiness-probe flap: the session's browser is the same one
-    return { ...base, phase: 'Ready', endpoint: endpointOfPod(pod) }
+    const sandbox = pod.metadata.annotations?.[POD_ANNOTATIONS.sandbox]
+    return { ...base, phase: 'Ready', endpoint: endpointOfPod(pod), ...(isSandboxKind(sandbox) ? { sandbox } : {}) }
   }
   if (opts.now.getTime() > startDeadline(pod, opts.startTimeoutMs)) {
     return { ...base, phase: 'Failed', reason: 'StartTimeout', message: `browser pod ${pod.metadata.name} was not ready within ${Math.round(opts.startTimeoutMs / 1000)} s` }
   }
   return { ...base, phase: isUp(pod) ? 'Running' : 'Pending' }
+}
+
+function isSandboxKind(v: string | undefined): v is SandboxKind {
+  return (SANDBOX_KINDS as readonly (string | undefined)[]).includes(v)
 }

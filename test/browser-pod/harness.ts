@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url'
 import net from 'node:net'
 import { Duplex } from 'node:stream'
 import { NodeClient } from '../../api-server/sessions/node-client.ts'
+import { PodUsers } from '../../operator/embedded/pod-users.ts'
 import type { TunnelDialer } from '../../browser-pod/egress-gateway.ts'
 import { waitFor } from '../helpers/wait.ts'
 
@@ -34,20 +35,31 @@ export function newToken(): string {
   return randomBytes(32).toString('base64url')
 }
 
-/** Starts `node --import tsx browser-pod/main.ts` and waits for its ready line. */
+/** whom pods run as when the tests run as root: their own uid each, as in the embedded runtime */
+export const podUsers = new PodUsers()
+
+/**
+ * Starts `node --import tsx browser-pod/main.ts` and waits for its ready line. As root the
+ * pod runs as a uid of its own with its own home, as the embedded runtime runs it.
+ */
 export async function spawnPod(t: T, env: Record<string, string> = {}): Promise<PodProcess> {
   const token = newToken()
+  const user = podUsers.acquire(`test-pod-${process.pid}-${token.slice(0, 8)}`)
   const child = spawn(process.execPath, ['--import', 'tsx', 'browser-pod/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, ...env, NIGHTJAR_NODE_TOKEN: token },
+    env: { ...process.env, ...(user ? { HOME: user.home, TMPDIR: user.home } : {}), ...env, NIGHTJAR_NODE_TOKEN: token },
     stdio: ['pipe', 'pipe', 'pipe'],
+    ...(user ? { uid: user.uid, gid: user.gid } : {}),
   })
   let out = ''
   let err = ''
   child.stdout!.on('data', (d) => (out += d))
   child.stderr!.on('data', (d) => (err += d))
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
+    child.once('exit', (code, signal) => {
+      user?.release()
+      resolve({ code, signal })
+    }),
   )
   t.teardown(async () => {
     if (child.exitCode !== null || child.signalCode !== null) return

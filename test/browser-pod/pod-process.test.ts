@@ -35,7 +35,7 @@ t.test('browser pod process', async (t) => {
     t.same(JSON.parse(pod.stdout()), { event: 'ready', port: pod.port })
     const res = await fetch(`${pod.endpoint}/healthz`)
     t.equal(res.status, 200)
-    t.same(await res.json(), { ok: true, configured: false })
+    t.same(await res.json(), { ok: true, configured: false, sandbox: 'chromium' }, 'Chromium\'s sandbox on, by default')
   })
 
   t.test('a wrong or missing node token gets 401', async (t) => {
@@ -65,8 +65,9 @@ t.test('browser pod process', async (t) => {
     t.same(await c.configure({ sessionId: 'nsess_proc', egress: { mode: 'platform', declaredHosts: [] }, viewport: { width: 1024, height: 700 } }), {
       ok: true,
       sessionId: 'nsess_proc',
+      sandbox: 'chromium',
     })
-    t.same(await c.health(), { ok: true, configured: true })
+    t.same(await c.health(), { ok: true, configured: true, sandbox: 'chromium' })
     const again = await fails(c.configure({ sessionId: 'nsess_proc', egress: { mode: 'platform', declaredHosts: [] } }))
     t.equal(again.status, 409)
   })

@@ -41,6 +41,7 @@ export function statusForPod(session: BrowserSession, pod: PodObservation, now: 
     return compact({
       phase: 'Live',
       podName: pod.podName,
+      sandbox: pod.sandbox ?? prev.sandbox,
       endpoint: pod.endpoint,
       startedAt: prev.startedAt ?? rfc3339(now),
       conditions: setConditions(prev.conditions, [cond(session, Ready, 'True', REASONS.PodReady, 'browser ready'), scheduled, healthy], now),
@@ -90,6 +91,7 @@ function terminalStatus(session: BrowserSession, phase: 'Failed' | 'Ended', cond
   return compact({
     phase,
     podName: prev.podName,
+    sandbox: prev.sandbox,
     startedAt: prev.startedAt,
     endedAt: prev.endedAt ?? rfc3339(now),
     conditions: setConditions(prev.conditions, conditions, now),

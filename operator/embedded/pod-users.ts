@@ -1,0 +1,85 @@
+// Who a browser pod runs as on one machine. Chromium's sandbox refuses root, and a pod
+// running as the service's own user could read the service's memory; so a service run as
+// root gives each pod a uid of its own from a range no account uses, with a home folder
+// (HOME and TMPDIR: Chromium's profile, downloads) that only that uid can enter, removed
+// when the pod exits. Two pods never share a uid, so one pod's processes cannot trace or
+// read another's. A service run as another user starts pods as that user: Chromium's
+// sandbox works unprivileged, and the pod makes itself non-dumpable (browser-pod/sandbox.ts).
+import { randomInt } from 'node:crypto'
+import { chownSync, mkdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+/** what a spawn needs to run a pod as its own user */
+export interface PodUser {
+  uid: number
+  gid: number
+  /** HOME and TMPDIR of the pod, mode 0700, owned by uid */
+  home: string
+  /** gives the uid back and removes the home folder (idempotent) */
+  release(): void
+}
+
+export interface PodUsersOptions {
+  /** first uid of the range (NIGHTJAR_POD_UID_BASE, default 2000000000: above any account or subuid range a distribution hands out) */
+  base?: number
+  /** how many uids (default 10000: more pods than a machine can run) */
+  count?: number
+  /** where the homes go (default <tmpdir>/nightjar-pods) */
+  dir?: string
+}
+
+export const DEFAULT_POD_UID_BASE = 2_000_000_000
+
+export class PodUsers {
+  private readonly base: number
+  private readonly count: number
+  private readonly dir: string
+  private readonly taken = new Set<number>()
+  /** a random start: runtimes in other processes (tests run side by side) rarely pick the same uids */
+  private next: number
+
+  constructor(opts: PodUsersOptions = {}) {
+    this.base = opts.base ?? DEFAULT_POD_UID_BASE
+    this.count = opts.count ?? 10_000
+    this.dir = opts.dir ?? join(tmpdir(), 'nightjar-pods')
+    this.next = randomInt(this.count)
+  }
+
+  /** a user for the pod named `name`, or undefined when this process is not root (pods then run as it) */
+  acquire(name: string): PodUser | undefined {
+    if (process.getuid?.() !== 0) return undefined
+    if (this.taken.size >= this.count) throw new Error(`all ${this.count} browser-pod uids from ${this.base} are in use`)
+    while (this.taken.has(this.base + this.next)) this.next = (this.next + 1) % this.count
+    const uid = this.base + this.next
+    this.next = (this.next + 1) % this.count
+    this.taken.add(uid)
+    // the parent is passable but not listable: a pod cannot find its neighbours' homes
+    mkdirSync(this.dir, { recursive: true, mode: 0o711 })
+    const home = join(this.dir, name)
+    rmSync(home, { recursive: true, force: true })
+    mkdirSync(home, { mode: 0o700 })
+    chownSync(home, uid, uid)
+    let released = false
+    return {
+      uid,
+      gid: uid,
+      home,
+      release: () => {
+        if (released) return
+        released = true
+        rmSync(home, { recursive: true, force: true })
+        this.taken.delete(uid)
+      },
+    }
+  }
+}
+
+/** the range from the environment (NIGHTJAR_POD_UID_BASE), checked */
+export function podUsersFromEnv(env: NodeJS.ProcessEnv = process.env): PodUsers {
+  const raw = env.NIGHTJAR_POD_UID_BASE
+  if (raw === undefined || raw === '') return new PodUsers()
+  const base = Number(raw)
+  if (!Number.isInteger(base) || base < 1000 || base > 4_294_000_000) throw new Error('NIGHTJAR_POD_UID_BASE must be a uid between 1000 and 4294000000')
+  return new PodUsers({ base })
+}
