@@ -43,6 +43,7 @@ export function registerLivePages(app: FastifyInstance, services: Services, kit:
       <td><a href="${list}/${r.id}">${r.id}</a></td>
       <td>${r.openedBy.name}<div class="muted"><code>${r.agentId}</code></div></td>
       <td>${r.browserKind}${r.identityId ? html`<div class="muted">persona <code>${r.identityId}</code></div>` : ''}</td>
+      <td class="sandbox">${sandboxLabel(r.sandbox)}</td>
       <td class="control">${r.control === 'human' ? html`a person${r.controlHolder ? html` (${holders.get(r.controlHolder) ?? ''})` : ''}` : 'the agent'}</td>
       <td class="request">${r.humanRequest ? html`<strong>asks for a person:</strong> ${r.humanRequest.reason}` : ''}</td>
       <td>${r.liveAt ?? ''}</td>
@@ -52,7 +53,7 @@ export function registerLivePages(app: FastifyInstance, services: Services, kit:
       <div class="card"><p class="muted">Watch a session’s browser live; take control when the agent needs a person (a CAPTCHA, a second factor),
       then hand it back. While you hold control the agent’s driving tools answer <code>409 human_in_control</code>.</p>
         ${rows.length
-          ? html`<table><thead><tr><th>Session</th><th>Opened by</th><th>Browser</th><th>Control</th><th></th><th>Live since</th></tr></thead><tbody>${body}</tbody></table>`
+          ? html`<table><thead><tr><th>Session</th><th>Opened by</th><th>Browser</th><th>Sandbox</th><th>Control</th><th></th><th>Live since</th></tr></thead><tbody>${body}</tbody></table>`
           : html`<p id="no-sessions">No live sessions in ${u.orgName}.</p>`}
       </div>
       <p><a href="${base}/recordings" id="recordings-link">Recordings</a> of sessions started with <code>record: true</code></p>`, kit.chrome(u)))
@@ -79,6 +80,7 @@ export function registerLivePages(app: FastifyInstance, services: Services, kit:
       <h1>Session <code>${row.id}</code></h1>
       <div class="card" id="live" data-ws="${list}/${row.id}/live" data-frames="0" data-state="connecting" data-control="${mine ? 'mine' : row.control}">
         <p>State: <strong id="state">${row.status === 'live' ? 'connecting' : 'ended'}</strong> · <span id="url" class="muted"></span></p>
+        ${row.sandbox ? html`<p class="muted" id="sandbox">Sandbox: ${sandboxLabel(row.sandbox)}</p>` : ''}
         <p>Control: <strong id="control">${human ? `a person (${holder})` : 'the agent'}</strong></p>
         ${row.humanRequest ? html`<p class="ok" id="request" role="status">The agent asks for a person: ${row.humanRequest.reason}</p>` : ''}
         <form method="post" action="${list}/${row.id}/take" id="take-form" ${new Html(human ? 'hidden' : '')}>
@@ -285,3 +287,9 @@ const LIVE_JS = `(() => {
   show()
 })()
 `
+
+/** what a person reads for a session's sandbox: "none" stands out, since it means an operator turned it off */
+function sandboxLabel(sandbox: SessionRow['sandbox']): ReturnType<typeof html> | string {
+  if (!sandbox) return ''
+  return sandbox === 'none' ? html`<strong title="Chromium's sandbox is turned off for these browsers">none</strong>` : sandbox
+}

@@ -230,11 +230,12 @@ export async function beginStart(services: SessionDeps, { auth, input, admission
       // the status (with the start's journal row) is written before the caller drives the
       // session; the view is built, not read back
       const liveAt = new Date(services.now()).toISOString()
-      await setLive(services.db, { id, orgId: auth.orgId }, liveAt, { op: admission === 'spawned_child' ? 'spawn_and_start_session' : 'session_start', outcome: 'ok', detail: { egress, browserKind } })
+      const sandbox = obj.status?.sandbox
+      await setLive(services.db, { id, orgId: auth.orgId }, liveAt, { op: admission === 'spawned_child' ? 'spawn_and_start_session' : 'session_start', outcome: 'ok', detail: { egress, browserKind, ...(sandbox ? { sandbox } : {}) } }, sandbox)
       return sessionView({
         id, orgId: auth.orgId, agentId: actingAgentId, openedBy, admission, identityId: bound?.identityId ?? null, grantId: bound?.grantId ?? null,
         egress, networkId: network?.id ?? null, browserKind, url: input.url ?? null, viewport: input.viewport ?? null,
-        status: 'live', failureReason: null, createdAt, liveAt, endedAt: null, ...life, endReason: null,
+        status: 'live', failureReason: null, sandbox: sandbox ?? null, createdAt, liveAt, endedAt: null, ...life, endReason: null,
       })
     } catch (e) {
       await abandon(services, id, podFailure ?? (isApiError(e) ? e.reason ?? e.code : 'start_failed'))

@@ -2,7 +2,7 @@
 // another org is indistinguishable from one that does not exist.
 import type { Queryable } from '../store/db.ts'
 import { errors } from '../../contracts/errors.ts'
-import type { BrowserKind, EgressMode } from '../../crds/types.ts'
+import type { BrowserKind, EgressMode, SandboxKind } from '../../crds/types.ts'
 
 export type SessionStatus = 'pending' | 'live' | 'ended' | 'failed'
 
@@ -21,6 +21,8 @@ export interface SessionRow {
   viewport: { width: number; height: number } | null
   status: SessionStatus
   failureReason: string | null
+  /** what isolated its pages, recorded when it went live (rows built in memory may omit it) */
+  sandbox?: SandboxKind | null
   createdAt: string
   liveAt: string | null
   endedAt: string | null
@@ -44,7 +46,7 @@ function toRow(r: Record<string, any>): SessionRow {
   return {
     id: r.id, orgId: r.org_id, agentId: r.agent_id, openedBy: r.opened_by, admission: r.admission,
     identityId: r.identity_id, grantId: r.grant_id, egress: r.egress, networkId: r.network_id, browserKind: r.browser_kind,
-    url: r.url, viewport: r.viewport, status: r.status, failureReason: r.failure_reason,
+    url: r.url, viewport: r.viewport, status: r.status, failureReason: r.failure_reason, sandbox: r.sandbox ?? null,
     createdAt: iso(r.created_at)!, liveAt: iso(r.live_at), endedAt: iso(r.ended_at),
     idleTimeoutSecs: r.idle_timeout_secs ?? null, maxDurationSecs: r.max_duration_secs ?? null, endReason: r.end_reason ?? null,
     control: r.control ?? 'agent', controlHolder: r.control_holder ?? null,
@@ -55,7 +57,7 @@ function toRow(r: Record<string, any>): SessionRow {
 export const unknownSession = () => errors.notFound('session')
 
 /** what a new session's row is made of (the rest starts empty, status pending) */
-export type NewSession = Omit<SessionRow, 'status' | 'failureReason' | 'liveAt' | 'endedAt' | 'endReason' | 'control' | 'controlHolder' | 'humanRequest'>
+export type NewSession = Omit<SessionRow, 'status' | 'failureReason' | 'sandbox' | 'liveAt' | 'endedAt' | 'endReason' | 'control' | 'controlHolder' | 'humanRequest'>
 
 /** a new row as a start asks for it: egress null when the start left it to the agent's default */
 export type RequestedSession = Omit<NewSession, 'egress'> & { egress: EgressMode | null }
@@ -152,7 +154,9 @@ export async function setStatus(db: Queryable, id: string, status: SessionStatus
  * trip less per start). The row is the session's first, so nothing queued can precede it;
  * it is written whether or not the status still moved, as a separate write would be.
  */
-export async function setLive(db: Queryable, session: { id: string; orgId: string }, at: string, e: JournalEntry): Promise<void> {
+export async function setLive(db: Queryable, session: { id: string; orgId: string }, at: string, e: JournalEntry, sandbox?: SandboxKind): Promise<void> {
+  // recorded first: a session never reads as live without what isolates it
+  if (sandbox) await db.query('update sessions set sandbox = $2 where id = $1', [session.id, sandbox])
   await db.query(
     `with status as (${STATUS_UPDATE}) ${JOURNAL_INSERT} values ($5,$6,$7,$8,$9,$10,$11)`,
     [session.id, 'live', null, at, ...journalValues(session, e)],

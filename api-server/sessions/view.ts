@@ -1,4 +1,5 @@
 // The session object callers see.
+import type { SandboxKind } from '../../crds/types.ts'
 import type { SessionRow } from './store.ts'
 
 export interface SessionView {
@@ -16,6 +17,8 @@ export interface SessionView {
   liveAt: string | null
   endedAt: string | null
   failureReason?: string
+  /** once live: what isolates its pages (chromium, chromium+gvisor, gvisor, none) */
+  sandbox?: SandboxKind
   /** the session ends after this long without a driving call */
   idleTimeoutSecs: number | null
   /** and at the latest this long after it went live */
@@ -35,6 +38,7 @@ export function sessionView(r: SessionRow, queuePosition?: number): SessionView 
     idleTimeoutSecs: r.idleTimeoutSecs, maxDurationSecs: r.maxDurationSecs, control: r.control ?? 'agent',
   }
   if (r.failureReason) v.failureReason = r.failureReason
+  if (r.sandbox) v.sandbox = r.sandbox
   if (r.endReason) v.endReason = r.endReason
   if (queuePosition !== undefined && r.status === 'pending') v.queuePosition = queuePosition
   return v

@@ -1,5 +1,6 @@
 // Opening, reading, listing and ending sessions, and reading a session's journal.
 import { z } from 'zod'
+import { SANDBOX_KINDS } from '../../crds/types.ts'
 import { defineContract } from './types.ts'
 import { browserKind, egressMode, httpUrl, identityRef, isoTime, networkRef, sessionId, viewport } from './fields.ts'
 
@@ -26,6 +27,7 @@ export const SessionView = z.object({
   liveAt: isoTime.nullable(),
   endedAt: isoTime.nullable(),
   failureReason: z.string().optional().describe('present on a failed session: why it failed'),
+  sandbox: z.enum(SANDBOX_KINDS).optional().describe("present once live: what isolates the session's pages — chromium (Chromium's own sandbox), chromium+gvisor (and gVisor's kernel), gvisor, or none (the operator turned Chromium's sandbox off)"),
   idleTimeoutSecs: z.number().int().nullable().describe('the session ends after this long without a driving call'),
   maxDurationSecs: z.number().int().nullable().describe('and at the latest this long after it went live'),
   endReason: z.string().optional().describe('present when the session ended on its own: idle_timeout or max_duration'),
