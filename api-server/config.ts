@@ -67,6 +67,9 @@ const schema = z.object({
   NIGHTJAR_WARM_POOL_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(120),
   NIGHTJAR_WARM_POOL_LAUNCH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   NIGHTJAR_CHROMIUM_PATH: z.string().default('/usr/bin/chromium'),
+  // Chromium's own sandbox in every browser pod; none only as an explicit choice (docs/security.md)
+  NIGHTJAR_BROWSER_SANDBOX: z.enum(['chromium', 'none']).default('chromium'),
+  NIGHTJAR_POD_UID_BASE: z.coerce.number().int().min(1000).max(4_294_000_000).optional(),
   NIGHTJAR_HOST_ALIASES: z
     .string()
     .transform((s, ctx) => {
@@ -175,6 +178,10 @@ export type Config = {
   warmPoolWindowMs: number
   warmPoolLaunchConcurrency: number
   chromiumPath: string
+  /** chromium (Chromium's own sandbox) or none (explicitly off) */
+  browserSandbox: 'chromium' | 'none'
+  /** embedded, as root: the first of the uids browser pods run as */
+  podUidBase?: number
   hostAliases: Record<string, string>
   denyCidrs: string[]
   /** embedded: operator and browser pods in this process; kubernetes: resources and Pods in a cluster */
@@ -277,6 +284,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     warmPoolWindowMs: e.NIGHTJAR_WARM_POOL_WINDOW_SECONDS * 1000,
     warmPoolLaunchConcurrency: e.NIGHTJAR_WARM_POOL_LAUNCH_CONCURRENCY,
     chromiumPath: e.NIGHTJAR_CHROMIUM_PATH,
+    browserSandbox: e.NIGHTJAR_BROWSER_SANDBOX,
+    podUidBase: e.NIGHTJAR_POD_UID_BASE,
     hostAliases: e.NIGHTJAR_HOST_ALIASES ?? {},
     denyCidrs: (e.NIGHTJAR_DENY_CIDRS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     runtime: e.NIGHTJAR_RUNTIME,

@@ -28,6 +28,8 @@ export async function startEmbeddedPlane(opts: {
     env: {
       ...process.env,
       NIGHTJAR_CHROMIUM_PATH: config.chromiumPath,
+      NIGHTJAR_BROWSER_SANDBOX: config.browserSandbox,
+      ...(config.podUidBase !== undefined ? { NIGHTJAR_POD_UID_BASE: String(config.podUidBase) } : {}),
       NIGHTJAR_HOST_ALIASES: JSON.stringify(config.hostAliases),
       NIGHTJAR_DENY_CIDRS: config.denyCidrs.join(','),
     },

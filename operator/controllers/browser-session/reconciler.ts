@@ -109,7 +109,8 @@ export class BrowserSessionReconciler implements Reconciler {
       if (launch.config.storageState) await this.releaseAuthState(session)
     }
     if (pod.phase === 'Failed') {
-      const reason = pod.reason === 'OOMKilled' ? REASONS.OOMKilled : REASONS.PodFailed
+      // the reasons a user can act on keep their names; every other pod failure is PodFailed
+      const reason = pod.reason === REASONS.OOMKilled || pod.reason === REASONS.SandboxUnavailable ? pod.reason : REASONS.PodFailed
       return this.fail(session, reason, pod.message || `browser pod failed${pod.reason ? ` (${pod.reason})` : ''}`, pod.reason)
     }
     const next = statusForPod(session, pod, this.now())

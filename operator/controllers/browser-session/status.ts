@@ -18,6 +18,8 @@ export const REASONS = {
   PodFailed: 'PodFailed',
   /** the browser container was killed for outgrowing its memory limit */
   OOMKilled: 'OOMKilled',
+  /** Chromium's sandbox could not start on the pod's host, and nobody turned it off */
+  SandboxUnavailable: 'SandboxUnavailable',
   PodDeleted: 'PodDeleted',
   SessionEnded: 'SessionEnded',
   AsExpected: 'AsExpected',

@@ -1,0 +1,94 @@
+// Reads, from /proc, what isolates a browser pod's Chromium: for each of its processes the
+// seccomp mode, namespaces, uid and flags, and for renderers the interfaces of their network
+// namespace. Run as root on the machine the processes run on (the embedded runtime, or a
+// real node's runc containers, which share this kernel).
+import { spawn } from 'node:child_process'
+import { readFileSync, readlinkSync } from 'node:fs'
+import { descendants } from './process.ts'
+
+export interface ChromiumProcess {
+  pid: number
+  /** browser, renderer, zygote, utility, gpu-process … (from --type=) */
+  type: string
+  seccomp: number
+  /** real, effective, saved and filesystem uids */
+  uids: number[]
+  userNs: string
+  netNs: string
+  pidNs: string
+  noSandboxFlag: boolean
+  /** interfaces of its network namespace (from /proc/<pid>/net/dev) */
+  interfaces: string[]
+}
+
+const read = (path: string) => readFileSync(path, 'utf8')
+
+export function processFacts(pid: number): ChromiumProcess | undefined {
+  let cmdline: string
+  let status: string
+  try {
+    // Chromium rewrites its argv for child processes: one string with spaces, or NUL-separated
+    cmdline = read(`/proc/${pid}/cmdline`).replace(/\0/g, ' ')
+    status = read(`/proc/${pid}/status`)
+  } catch {
+    return undefined // gone meanwhile
+  }
+  if (!/chrom/i.test(cmdline)) return undefined
+  const ns = (kind: string) => {
+    try {
+      return readlinkSync(`/proc/${pid}/ns/${kind}`)
+    } catch {
+      return 'unreadable'
+    }
+  }
+  let interfaces: string[] = []
+  try {
+    interfaces = read(`/proc/${pid}/net/dev`).split('\n').slice(2).map((l) => l.split(':')[0].trim()).filter(Boolean)
+  } catch {
+    /* gone meanwhile */
+  }
+  return {
+    pid,
+    type: /--type=([\w-]+)/.exec(cmdline)?.[1] ?? 'browser',
+    seccomp: Number(/^Seccomp:\s*(\d)/m.exec(status)?.[1] ?? -1),
+    uids: (/^Uid:\s*(.*)$/m.exec(status)?.[1] ?? '').trim().split(/\s+/).map(Number),
+    userNs: ns('user'),
+    netNs: ns('net'),
+    pidNs: ns('pid'),
+    noSandboxFlag: /(^|\s)--no-sandbox(\s|$)/.test(cmdline),
+    interfaces,
+  }
+}
+
+/** every Chromium process below `podPid` (the browser pod's node process) */
+export function chromiumProcesses(podPid: number): ChromiumProcess[] {
+  return descendants([podPid]).map(processFacts).filter((p): p is ChromiumProcess => p !== undefined)
+}
+
+export function namespacesOf(pid: number): { user: string; net: string; pid: string } {
+  return { user: readlinkSync(`/proc/${pid}/ns/user`), net: readlinkSync(`/proc/${pid}/ns/net`), pid: readlinkSync(`/proc/${pid}/ns/pid_for_children`) }
+}
+
+export interface ReadAttempt {
+  mem: string
+  environ: string
+}
+
+/**
+ * Tries, as `uid`, what a compromised Chromium process would: read `target`'s memory (its
+ * first mapping) and environment. Each answer is "read" or the errno code.
+ */
+export async function readAs(uid: number, target: number): Promise<ReadAttempt> {
+  const script = `
+    const fs = require('node:fs'); const pid = ${target}; const out = {}
+    try { const start = parseInt(fs.readFileSync('/proc/' + pid + '/maps', 'utf8').split('-')[0], 16)
+      const fd = fs.openSync('/proc/' + pid + '/mem', 'r'); const n = fs.readSync(fd, Buffer.alloc(64), 0, 64, start); out.mem = n > 0 ? 'read' : 'empty' }
+    catch (e) { out.mem = e.code || String(e) }
+    try { fs.readFileSync('/proc/' + pid + '/environ'); out.environ = 'read' } catch (e) { out.environ = e.code || String(e) }
+    process.stdout.write(JSON.stringify(out))`
+  const child = spawn(process.execPath, ['-e', script], { uid, gid: uid, stdio: ['ignore', 'pipe', 'pipe'], cwd: '/' })
+  let out = ''
+  child.stdout.on('data', (d) => (out += d))
+  await new Promise((r) => child.once('exit', r))
+  return JSON.parse(out) as ReadAttempt
+}
