@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto'
 import { isIP } from 'node:net'
 import { z } from 'zod'
 import { ConfigError } from '../../contracts/config-error.ts'
-import type { BrowserPodOptions } from './pod-spec.ts'
+import type { BrowserPodOptions, SeccompProfile } from './pod-spec.ts'
 
 const port = z.coerce.number().int().min(1).max(65535)
 const seconds = z.coerce.number().int().min(1).max(86_400)
@@ -52,6 +52,9 @@ const schema = z.object({
   NIGHTJAR_BROWSER_SHM_SIZE: quantity.default('1Gi'),
   NIGHTJAR_BROWSER_SERVICE_ACCOUNT: dnsLabel.optional(),
   NIGHTJAR_BROWSER_RUNTIME_CLASS: z.string().min(1).optional(),
+  NIGHTJAR_BROWSER_SANDBOX: z.enum(['chromium', 'none']).default('chromium'),
+  /** RuntimeDefault, Unconfined, or Localhost:<path under the kubelet's seccomp root> */
+  NIGHTJAR_BROWSER_SECCOMP_PROFILE: z.string().regex(/^(RuntimeDefault|Unconfined|Localhost:[\w./-]{1,253})$/, 'must be RuntimeDefault, Unconfined or Localhost:<profile path>').optional(),
   NIGHTJAR_BROWSER_PRIORITY_CLASS: z.string().min(1).optional(),
   NIGHTJAR_BROWSER_NODE_SELECTOR: json(stringMap).optional(),
   NIGHTJAR_BROWSER_TOLERATIONS: json(z.array(z.record(z.string(), z.unknown()))).optional(),
@@ -130,6 +133,8 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv, ownNamespace: string 
       shmSize: e.NIGHTJAR_BROWSER_SHM_SIZE,
       serviceAccountName: e.NIGHTJAR_BROWSER_SERVICE_ACCOUNT,
       runtimeClassName: e.NIGHTJAR_BROWSER_RUNTIME_CLASS,
+      sandbox: e.NIGHTJAR_BROWSER_SANDBOX,
+      ...(e.NIGHTJAR_BROWSER_SECCOMP_PROFILE ? { seccompProfile: seccompProfileOf(e.NIGHTJAR_BROWSER_SECCOMP_PROFILE) } : {}),
       priorityClassName: e.NIGHTJAR_BROWSER_PRIORITY_CLASS,
       nodeSelector: e.NIGHTJAR_BROWSER_NODE_SELECTOR,
       tolerations: e.NIGHTJAR_BROWSER_TOLERATIONS,
@@ -149,4 +154,9 @@ function isCidr(s: string): boolean {
   if (extra !== undefined || bits === undefined || !/^\d+$/.test(bits)) return false
   const v = isIP(ip)
   return v !== 0 && Number(bits) <= (v === 4 ? 32 : 128)
+}
+
+function seccompProfileOf(value: string): SeccompProfile {
+  if (value.startsWith('Localhost:')) return { type: 'Localhost', localhostProfile: value.slice('Localhost:'.length) }
+  return { type: value as 'RuntimeDefault' | 'Unconfined' }
 }

@@ -2,7 +2,8 @@
 // can be unit-tested and schema-validated without a cluster.
 //
 // Hardening (Pod Security "restricted", plus what a browser needs to run under it):
-// - non-root uid/gid, seccomp RuntimeDefault, every capability dropped, no privilege
+// - non-root uid/gid, seccomp RuntimeDefault (plus, with Chromium's sandbox on,
+//   the user, PID and network namespaces it creates: a Localhost profile), every capability dropped, no privilege
 //   escalation, read-only root filesystem;
 // - writable emptyDirs only where Chromium writes: /tmp (Playwright's temporary profile),
 //   the home directory (~/.config, ~/.cache, ~/.pki) and /dev/shm as a memory emptyDir
@@ -91,6 +92,13 @@ export interface BrowserPodOptions {
   uid?: number
   serviceAccountName?: string
   runtimeClassName?: string
+  /** Chromium's sandbox (default) or none: NIGHTJAR_BROWSER_SANDBOX of the pod */
+  sandbox?: 'chromium' | 'none'
+  /**
+   * The pod's seccomp profile. Default: with the sandbox on, the chart's Localhost profile
+   * (RuntimeDefault plus the namespaces Chromium's sandbox creates); off, RuntimeDefault.
+   */
+  seccompProfile?: SeccompProfile
   priorityClassName?: string
   nodeSelector?: Record<string, string>
   tolerations?: Record<string, unknown>[]
@@ -112,6 +120,16 @@ export interface BrowserPodOptions {
 }
 
 export const DEFAULT_NODE_PORT = 8090
+
+export type SeccompProfile = { type: 'RuntimeDefault' | 'Unconfined' } | { type: 'Localhost'; localhostProfile: string }
+
+/** where the chart's DaemonSet puts the profile, under the kubelet's seccomp root (charts/nightjar/files/) */
+export const CHROMIUM_SECCOMP_PROFILE: SeccompProfile = { type: 'Localhost', localhostProfile: 'nightjar/chromium-sandbox.json' }
+
+export function seccompProfileFor(opts: Pick<BrowserPodOptions, 'sandbox' | 'seccompProfile'>): SeccompProfile {
+  if (opts.seccompProfile) return opts.seccompProfile
+  return (opts.sandbox ?? 'chromium') === 'chromium' ? CHROMIUM_SECCOMP_PROFILE : { type: 'RuntimeDefault' }
+}
 
 export interface BrowserPodInput {
   name: string
@@ -146,6 +164,7 @@ export function browserPodManifest(input: BrowserPodInput, opts: BrowserPodOptio
     { name: 'NIGHTJAR_NODE_HOST', value: opts.listenHost ?? '0.0.0.0' },
     { name: 'NIGHTJAR_NODE_PORT', value: String(port) },
     { name: 'NIGHTJAR_BROWSER_KIND', value: input.browserKind },
+    { name: 'NIGHTJAR_BROWSER_SANDBOX', value: opts.sandbox ?? 'chromium' },
     { name: 'NIGHTJAR_POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
     { name: 'HOME', value: '/home/nightjar' },
     { name: 'TMPDIR', value: '/tmp' },
@@ -169,6 +188,7 @@ export function browserPodManifest(input: BrowserPodInput, opts: BrowserPodOptio
     [POD_ANNOTATIONS.tokenSecret]: input.tokenSecretName,
     ...(input.launch ? { [POD_ANNOTATIONS.launch]: JSON.stringify(input.launch) } : {}),
   }
+  const seccomp = seccompProfileFor(opts)
   const spec: Record<string, unknown> = {
     restartPolicy: 'Never',
     automountServiceAccountToken: false,
@@ -179,7 +199,7 @@ export function browserPodManifest(input: BrowserPodInput, opts: BrowserPodOptio
       runAsUser: uid,
       runAsGroup: uid,
       fsGroup: uid,
-      seccompProfile: { type: 'RuntimeDefault' },
+      seccompProfile: structuredClone(seccomp),
     },
     containers: [
       {
@@ -194,7 +214,7 @@ export function browserPodManifest(input: BrowserPodInput, opts: BrowserPodOptio
           allowPrivilegeEscalation: false,
           readOnlyRootFilesystem: true,
           capabilities: { drop: ['ALL'] },
-          seccompProfile: { type: 'RuntimeDefault' },
+          seccompProfile: structuredClone(seccomp),
         },
         // startup: poll fast while Chromium launches; readiness then gates "node API up".
         // Readiness polls each second too: its first run after startup succeeds waits for

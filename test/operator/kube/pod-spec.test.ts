@@ -53,14 +53,17 @@ t.test('a session pod: owner, labels, hardening, token by reference, probes, eve
   t.equal(s.enableServiceLinks, false)
   t.equal(s.restartPolicy, 'Never')
   t.match(s, { serviceAccountName: 'nightjar-browser', runtimeClassName: 'gvisor', priorityClassName: 'nightjar-browsers', nodeSelector: FULL.nodeSelector, tolerations: FULL.tolerations, imagePullSecrets: [{ name: 'regcred' }] })
-  t.match(s.securityContext, { runAsNonRoot: true, runAsUser: 10001, fsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } })
+  // [ISSUE-35] Chromium's sandbox on by default: the chart's profile, RuntimeDefault plus the namespaces it creates
+  t.match(s.securityContext, { runAsNonRoot: true, runAsUser: 10001, fsGroup: 10001, seccompProfile: { type: 'Localhost', localhostProfile: 'nightjar/chromium-sandbox.json' } })
   const c = s.containers[0]
+  t.same(c.securityContext.seccompProfile, { type: 'Localhost', localhostProfile: 'nightjar/chromium-sandbox.json' })
   t.match(c, { image: FULL.image, imagePullPolicy: 'Always', resources: FULL.resources, ports: [{ name: 'node-api', containerPort: 9000 }] })
   t.match(c.securityContext, { readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } })
   const env = Object.fromEntries(c.env.map((e: Obj) => [e.name, e.value ?? e.valueFrom]))
   t.same(env.NIGHTJAR_NODE_TOKEN, { secretKeyRef: { name: 'nightjar-browser-sabc-token', key: 'token' } })
   t.equal(env.NIGHTJAR_NODE_HOST, '0.0.0.0')
   t.equal(env.NIGHTJAR_NODE_PORT, '9000')
+  t.equal(env.NIGHTJAR_BROWSER_SANDBOX, 'chromium')
   t.equal(env.NIGHTJAR_DENY_CIDRS, '10.0.0.0/8,169.254.0.0/16')
   t.same(JSON.parse(env.NIGHTJAR_HOST_ALIASES), FULL.hostAliases)
   t.same(env.NIGHTJAR_POD_NAME, { fieldRef: { fieldPath: 'metadata.name' } })
@@ -68,6 +71,16 @@ t.test('a session pod: owner, labels, hardening, token by reference, probes, eve
   // writable places: /tmp, the home directory, and /dev/shm in memory
   t.same(c.volumeMounts.map((m: Obj) => m.mountPath).sort(), ['/dev/shm', '/home/nightjar', '/tmp'])
   t.same(s.volumes.find((v: Obj) => v.name === 'dshm').emptyDir, { medium: 'Memory', sizeLimit: '512Mi' })
+})
+
+t.test('[ISSUE-35] sandbox none: --no-sandbox is the operator’s explicit choice, and the pod keeps RuntimeDefault', async (t) => {
+  const pod = browserPodManifest({ name: 'nightjar-browser-nosb', namespace: 'ns', browserKind: 'chromium', tokenSecretName: 't', pool: true }, { image: 'img:1', sandbox: 'none' }) as Obj
+  validPod(t, pod)
+  t.same(pod.spec.securityContext.seccompProfile, { type: 'RuntimeDefault' })
+  t.same(pod.spec.containers[0].securityContext.seccompProfile, { type: 'RuntimeDefault' })
+  t.equal(pod.spec.containers[0].env.find((e: Obj) => e.name === 'NIGHTJAR_BROWSER_SANDBOX').value, 'none')
+  const chosen = browserPodManifest({ name: 'nightjar-browser-spo', namespace: 'ns', browserKind: 'chromium', tokenSecretName: 't', pool: true }, { image: 'img:1', seccompProfile: { type: 'Localhost', localhostProfile: 'operator/nightjar/chromium.json' } }) as Obj
+  t.same(chosen.spec.securityContext.seccompProfile, { type: 'Localhost', localhostProfile: 'operator/nightjar/chromium.json' }, 'a profile placed another way (the Security Profiles Operator) is used as given')
 })
 
 t.test('a pool pod: the pool label, no owner, minimal options', async (t) => {
