@@ -53,6 +53,19 @@ const NODE_NAME = 'nightjar-node'
 const PAUSE_REF = 'localhost/nightjar-pause:3.4'
 const say = (msg: string) => process.stderr.write(`cluster: ${msg}\n`)
 /** what the kubelet changes on start (pkg/kubelet/cm setupKernelTunables) */
+/**
+ * The kubelet's seccomp root is the one a packaged kubelet uses, whatever its --root-dir, so the
+ * chart's profile installer (browserPods.seccompProfile.installer.hostPath) works with its
+ * default; `down` removes what was written there.
+ */
+const SECCOMP_ROOT = '/var/lib/kubelet/seccomp'
+/**
+ * gVisor for browserPods.runtimeClassName: containerd's runc v2 shim drives Debian's runsc
+ * (Debian ships no containerd-shim-runsc-v1) through this wrapper, which adds runsc's own
+ * flags: the ptrace platform (no KVM needed) and the host network stack, so every container
+ * of a pod — each its own gVisor sandbox with this shim — shares the pod's network namespace.
+ */
+const RUNSC_HANDLER = 'runsc'
 const KUBELET_SYSCTLS = ['vm/overcommit_memory', 'vm/panic_on_oom', 'kernel/panic', 'kernel/panic_on_oops', 'kernel/keys/root_maxkeys', 'kernel/keys/root_maxbytes']
 
 function restoreSysctls() {
@@ -174,7 +187,16 @@ async function down() {
   }
   await sweep(s?.bridge ?? (supervisor ? `njk-${supervisor}` : undefined)) // cluster-network.ts names it so
   rmSync(RUN_DIR, { recursive: true, force: true })
+  removeSeccompProfiles()
   say('down: no process, bridge, iptables chain, mount or namespace of the cluster is left')
+}
+
+/** the profiles a chart's installer wrote under the kubelet's seccomp root, and the folders if now empty */
+function removeSeccompProfiles() {
+  rmSync(join(SECCOMP_ROOT, 'nightjar'), { recursive: true, force: true })
+  for (let dir = SECCOMP_ROOT; dir !== '/var/lib'; dir = dirname(dir)) {
+    try { if (readdirSync(dir).length === 0) rmSync(dir, { recursive: true }) } catch { /* not there */ }
+  }
 }
 
 /** what a supervisor that died could have left behind; each step is a no-op when clean */
@@ -268,7 +290,7 @@ function cleanIptables() {
 }
 
 function ensureAptPackages() {
-  const need: [string, string][] = [['containerd', 'containerd'], ['runc', 'runc'], ['dnsmasq', 'dnsmasq-base'], ['iptables', 'iptables'], ['conntrack', 'conntrack'], ['/usr/lib/cni/bridge', 'containernetworking-plugins']]
+  const need: [string, string][] = [['containerd', 'containerd'], ['runc', 'runc'], ['runsc', 'runsc'], ['dnsmasq', 'dnsmasq-base'], ['iptables', 'iptables'], ['conntrack', 'conntrack'], ['/usr/lib/cni/bridge', 'containernetworking-plugins']]
   const missing = need.filter(([cmd]) => (cmd.startsWith('/') ? !existsSync(cmd) : spawnSync('sh', ['-c', `command -v ${cmd}`]).status !== 0)).map(([, p]) => p)
   if (!missing.length) return
   say(`installing ${missing.join(', ')} with apt-get…`)
@@ -398,6 +420,7 @@ async function serve(binDir: string) {
         { type: 'portmap', capabilities: { portMappings: true } },
       ],
     }, null, 2))
+    writeFileSync(join(cd, 'runsc'), '#!/bin/sh\nexec /usr/bin/runsc --platform=ptrace --network=host "$@"\n', { mode: 0o755 })
     writeFileSync(join(cd, 'config.toml'), [
       'version = 2',
       `root = "${CONTAINERD_ROOT}"`,
@@ -415,6 +438,10 @@ async function serve(binDir: string) {
       '    default_runtime_name = "runc"',
       '    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]',
       '      runtime_type = "io.containerd.runc.v2"',
+      `    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.${RUNSC_HANDLER}]`,
+      '      runtime_type = "io.containerd.runc.v2"',
+      `    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.${RUNSC_HANDLER}.options]`,
+      `      BinaryName = "${join(cd, 'runsc')}"`,
       '  [plugins."io.containerd.grpc.v1.cri".cni]',
       '    bin_dir = "/usr/lib/cni"',
       `    conf_dir = "${join(cd, 'cni')}"`,
@@ -483,7 +510,7 @@ async function serve(binDir: string) {
     const kubelet = startLogged(join(binDir, 'kubelet'), [
       `--config=${join(RUN_DIR, 'kubelet.yaml')}`, `--kubeconfig=${kubeconfig}`, `--root-dir=${kubeletDir}`, `--cert-dir=${join(kubeletDir, 'pki')}`,
       '--container-runtime=remote', `--container-runtime-endpoint=unix://${socket}`, `--pod-infra-container-image=${PAUSE_REF}`,
-      `--node-ip=${network.hostIp}`, `--hostname-override=${NODE_NAME}`, '--logtostderr=true', '--v=1',
+      `--node-ip=${network.hostIp}`, `--hostname-override=${NODE_NAME}`, `--seccomp-profile-root=${SECCOMP_ROOT}`, '--logtostderr=true', '--v=1',
     ], 'kubelet')
     stops.push(async () => {
       await stopChild(kubelet, 20_000)
