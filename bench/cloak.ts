@@ -31,7 +31,7 @@ function row(browser: string, f: Fidelity, launchMs: number): Record<string, str
 
 async function viaPod(kind: BrowserKind): Promise<{ f: Fidelity; ms: number }> {
   const t0 = performance.now()
-  const pod = await startPod({ token: 'bench', browserKind: kind })
+  const pod = await startPod({ token: 'bench', browserKind: kind, sandbox: process.getuid?.() === 0 ? 'none' : 'chromium' }) // in this process, maybe root: Chromium's sandbox refuses root
   try {
     await pod.session.configure({ sessionId: `nsess_bench${kind}`, egress: { mode: 'platform', declaredHosts: [] } })
     const ms = performance.now() - t0

@@ -68,8 +68,13 @@ export class PodUsers {
       release: () => {
         if (released) return
         released = true
-        rmSync(home, { recursive: true, force: true })
         this.taken.delete(uid)
+        try {
+          // a Chromium helper killed with the pod may still be writing its last file
+          rmSync(home, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
+        } catch {
+          /* left for the temp folder's cleaner: nothing in it outlives the pod's session */
+        }
       },
     }
   }

@@ -17,7 +17,7 @@ import { devtoolsEndpoint } from '../../browser-pod/chromium.ts'
 import { CdpFilter, parseRequest, privilegedTarget } from '../../browser-pod/cdp-proxy.ts'
 import { startPublicWeb } from '../helpers/netns.ts'
 import { waitFor } from '../helpers/wait.ts'
-import { loopbackServer, newToken, publicAliases } from './harness.ts'
+import { loopbackServer, newToken, publicAliases, inProcessSandbox } from './harness.ts'
 
 const CANARY = 'Cdp-Canary-5e1f'
 
@@ -213,7 +213,7 @@ t.test('CDP at the node, real Chromium', async (t) => {
   // the deny floor forbids loopback outright (platform egress would refuse it anyway)
   const forbidden = await loopbackServer(t, 'forbidden loopback')
   const token = newToken()
-  const pod = await startPod({ token, hostAliases: publicAliases(web.ip), denyCidrs: ['127.0.0.0/8'] })
+  const pod = await startPod({ token, hostAliases: publicAliases(web.ip), denyCidrs: ['127.0.0.0/8'], sandbox: inProcessSandbox() })
   t.teardown(() => pod.close())
   const node = new NodeClient(pod.endpoint, token)
   t.teardown(() => node.close())
@@ -444,7 +444,7 @@ t.test('CDP at the node, real Chromium', async (t) => {
   t.test('closing the pod closes its CDP sockets', async (t) => {
     // the fill above closed this pod to CDP: a second pod
     const token2 = newToken()
-    const pod2 = await startPod({ token: token2, hostAliases: publicAliases(web.ip) })
+    const pod2 = await startPod({ token: token2, hostAliases: publicAliases(web.ip), sandbox: inProcessSandbox() })
     t.teardown(() => pod2.close())
     const n2 = new NodeClient(pod2.endpoint, token2)
     t.teardown(() => n2.close())

@@ -8,7 +8,7 @@ import { NodeClient } from '../../api-server/sessions/node-client.ts'
 import type { ApiError } from '../../contracts/errors.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { startPublicWeb } from '../helpers/netns.ts'
-import { fakeTunnel, loopbackServer, newToken, publicAliases } from './harness.ts'
+import { fakeTunnel, loopbackServer, newToken, publicAliases, inProcessSandbox } from './harness.ts'
 
 
 const fails = async (p: Promise<unknown>): Promise<ApiError> => {
@@ -23,7 +23,7 @@ const fails = async (p: Promise<unknown>): Promise<ApiError> => {
 async function pod(t: Test, mode: 'local' | 'split', declaredHosts: string[], aliases: Record<string, string>) {
   const token = newToken()
   const tunnel = fakeTunnel()
-  const p = await startPod({ token, hostAliases: aliases, tunnel })
+  const p = await startPod({ token, hostAliases: aliases, tunnel, sandbox: inProcessSandbox() })
   t.teardown(() => p.close())
   const client = new NodeClient(p.endpoint, token)
   t.teardown(() => client.close())

@@ -2,14 +2,14 @@
 // entry as a child process, find its Chromium processes, small HTTP servers.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { readdirSync, readFileSync } from 'node:fs'
+import { chownSync, readdirSync, readFileSync } from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import net from 'node:net'
 import { Duplex } from 'node:stream'
 import { NodeClient } from '../../api-server/sessions/node-client.ts'
-import { PodUsers } from '../../operator/embedded/pod-users.ts'
+import { PodUsers, type PodUser } from '../../operator/embedded/pod-users.ts'
 import type { TunnelDialer } from '../../browser-pod/egress-gateway.ts'
 import { waitFor } from '../helpers/wait.ts'
 
@@ -35,8 +35,18 @@ export function newToken(): string {
   return randomBytes(32).toString('base64url')
 }
 
+/**
+ * Chromium's sandbox for a pod started inside a test's own process (startPod): that process
+ * may be root, where Chromium refuses to run sandboxed, so it runs without there. What these
+ * tests hold (perception, refs, fills, frames, CDP) is the same either way; the sandbox
+ * itself, and the same features with it on, are proven through pods run as processes
+ * (spawnPod, the embedded runtime): test/browser-pod/sandbox.test.ts, test/api-server/sessions/.
+ */
+export const inProcessSandbox = (): 'chromium' | 'none' => (process.getuid?.() === 0 ? 'none' : 'chromium')
+
 /** whom pods run as when the tests run as root: their own uid each, as in the embedded runtime */
 export const podUsers = new PodUsers()
+const sharedUsers = new Map<string, PodUser>()
 
 /**
  * Starts `node --import tsx browser-pod/main.ts` and waits for its ready line. As root the
@@ -44,7 +54,16 @@ export const podUsers = new PodUsers()
  */
 export async function spawnPod(t: T, env: Record<string, string> = {}): Promise<PodProcess> {
   const token = newToken()
-  const user = podUsers.acquire(`test-pod-${process.pid}-${token.slice(0, 8)}`)
+  // pods given one temp folder share a uid, as pods of a service run unprivileged share its
+  // uid and temp folder (what cloak's sweep of a dead pod's profile is for); the folder is theirs
+  let user = env.TMPDIR ? sharedUsers.get(env.TMPDIR) : undefined
+  if (!user) {
+    user = podUsers.acquire(`test-pod-${process.pid}-${token.slice(0, 8)}`)
+    if (user && env.TMPDIR) {
+      chownSync(env.TMPDIR, user.uid, user.gid)
+      sharedUsers.set(env.TMPDIR, user)
+    }
+  }
   const child = spawn(process.execPath, ['--import', 'tsx', 'browser-pod/main.ts'], {
     cwd: ROOT,
     env: { ...process.env, ...(user ? { HOME: user.home, TMPDIR: user.home } : {}), ...env, NIGHTJAR_NODE_TOKEN: token },
@@ -57,7 +76,7 @@ export async function spawnPod(t: T, env: Record<string, string> = {}): Promise<
   child.stderr!.on('data', (d) => (err += d))
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => {
-      user?.release()
+      if (!env.TMPDIR) user?.release() // a shared one lives as long as the test file
       resolve({ code, signal })
     }),
   )
@@ -182,7 +201,7 @@ export async function startPagePod(t: T, sessionId: string, host: string, html: 
   const { startPod } = await import('../../browser-pod/pod.ts')
   const logs: string[] = []
   const token = newToken()
-  const pod = await startPod({ token, log: (l) => logs.push(l) })
+  const pod = await startPod({ token, log: (l) => logs.push(l), sandbox: inProcessSandbox() })
   t.teardown(() => pod.close())
   const client = new NodeClient(pod.endpoint, token)
   t.teardown(() => client.close())

@@ -4,7 +4,7 @@ import t from 'tap'
 import { NodeClient } from '../../api-server/sessions/node-client.ts'
 import { MASK, flatten, redact, uncoveredText, type Line } from '../../browser-pod/perception.ts'
 import { startPod } from '../../browser-pod/pod.ts'
-import { newToken } from './harness.ts'
+import { newToken, inProcessSandbox } from './harness.ts'
 
 t.test('redact (pure)', async (t) => {
   t.equal(redact('- textbox "Password": S3cret', ['S3cret'], true), `- textbox "Password": ${MASK}`)
@@ -33,7 +33,7 @@ t.test('uncoveredText (pure): a visible line is kept only for a word the tree do
 
 t.test('[EP-36] perceive\'s text repeats nothing the snapshot says, and keeps what it does not (real Chromium)', async (t) => {
   const token = newToken()
-  const pod = await startPod({ token })
+  const pod = await startPod({ token, sandbox: inProcessSandbox() })
   t.teardown(() => pod.close())
   const c = new NodeClient(pod.endpoint, token)
   t.teardown(() => c.close())
@@ -65,7 +65,7 @@ t.test('[EP-36] perceive\'s text repeats nothing the snapshot says, and keeps wh
 
 t.test('perceive masks tricky password values (real Chromium)', async (t) => {
   const token = newToken()
-  const pod = await startPod({ token })
+  const pod = await startPod({ token, sandbox: inProcessSandbox() })
   t.teardown(() => pod.close())
   const c = new NodeClient(pod.endpoint, token)
   t.teardown(() => c.close())

@@ -9,7 +9,7 @@ import { NodeClient } from '../../api-server/sessions/node-client.ts'
 import type { ApiError } from '../../contracts/errors.ts'
 import type { DriveName, NodeInput, NodeOutput } from '../../contracts/node-api.ts'
 import { startPod } from '../../browser-pod/pod.ts'
-import { newToken } from './harness.ts'
+import { newToken, inProcessSandbox } from './harness.ts'
 import { refsInView } from '../../browser-pod/viewport.ts'
 import { refsInViewFromBoxes } from '../../browser-pod/perception.ts'
 
@@ -34,7 +34,7 @@ const PAGES: Record<string, string> = {
 
 t.test('refs, frames, budgets and diffs at the node', async (t) => {
   const token = newToken()
-  const pod = await startPod({ token })
+  const pod = await startPod({ token, sandbox: inProcessSandbox() })
   t.teardown(() => pod.close())
   const node = new NodeClient(pod.endpoint, token)
   t.teardown(() => node.close())

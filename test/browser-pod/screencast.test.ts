@@ -9,7 +9,7 @@ import { liveView } from '../../browser-pod/screencast.ts'
 import { NODE_LIVE_PATH } from '../../contracts/operations/live-view.ts'
 import { startPublicWeb } from '../helpers/netns.ts'
 import { waitFor } from '../helpers/wait.ts'
-import { newToken, publicAliases } from './harness.ts'
+import { newToken, publicAliases, inProcessSandbox } from './harness.ts'
 import { shown } from '../helpers/perceived.ts'
 
 const CANARY = 'Live-Canary-S3cret-41c7'
@@ -34,7 +34,7 @@ t.test('the live view at the pod', async (t) => {
   const web = await startPublicWeb(t)
   const logs: string[] = []
   const token = newToken()
-  const pod = await startPod({ token, hostAliases: publicAliases(web.ip), log: (l) => logs.push(l) })
+  const pod = await startPod({ token, hostAliases: publicAliases(web.ip), log: (l) => logs.push(l), sandbox: inProcessSandbox() })
   t.teardown(() => pod.close())
   const client = new NodeClient(pod.endpoint, token)
   t.teardown(() => client.close())

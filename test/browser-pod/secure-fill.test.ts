@@ -8,7 +8,7 @@ import type { ApiError } from '../../contracts/errors.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { fillElement } from '../../browser-pod/secrets/secure-fill.ts'
 import { startPublicWeb } from '../helpers/netns.ts'
-import { newToken, publicAliases } from './harness.ts'
+import { newToken, publicAliases, inProcessSandbox } from './harness.ts'
 import { waitFor } from '../helpers/wait.ts'
 
 const CANARY = 'Canary-S3cret-7f1d9'
@@ -17,7 +17,7 @@ t.test('secure fill at the node', async (t) => {
   const web = await startPublicWeb(t)
   const logs: string[] = []
   const token = newToken()
-  const pod = await startPod({ token, hostAliases: publicAliases(web.ip), log: (l) => logs.push(l) })
+  const pod = await startPod({ token, hostAliases: publicAliases(web.ip), log: (l) => logs.push(l), sandbox: inProcessSandbox() })
   t.teardown(() => pod.close())
   const client = new NodeClient(pod.endpoint, token)
   t.teardown(() => client.close())

@@ -11,7 +11,7 @@ import type { AddressInfo, Socket } from 'node:net'
 import { NodeClient } from '../../api-server/sessions/node-client.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { FILE_MAX_BYTES } from '../../contracts/operations/drive-files.ts'
-import { fakeTunnel, newToken, spawnPod } from './harness.ts'
+import { fakeTunnel, newToken, spawnPod, inProcessSandbox } from './harness.ts'
 import { waitFor } from '../helpers/wait.ts'
 import { shown } from '../helpers/perceived.ts'
 
@@ -72,7 +72,7 @@ async function downloadServer(t: { teardown(fn: () => unknown): void }) {
 t.test('a download past the size limit is cancelled while it streams', async (t) => {
   const web = await downloadServer(t)
   const token = newToken()
-  const pod = await startPod({ token, tunnel: fakeTunnel() })
+  const pod = await startPod({ token, tunnel: fakeTunnel(), sandbox: inProcessSandbox() })
   t.teardown(() => pod.close())
   const c = new NodeClient(pod.endpoint, token)
   t.teardown(() => c.close())
