@@ -25,7 +25,7 @@ export interface Bench {
   stop(): Promise<void>
 }
 
-export async function startBench(opts: { warmPool?: number } = {}): Promise<Bench> {
+export async function startBench(opts: { warmPool?: number; env?: Record<string, string> } = {}): Promise<Bench> {
   const dir = mkdtempSync(join(tmpdir(), 'nightjar-bench-'))
   chmodSync(dir, 0o711)
   const pgPort = await freePort()
@@ -39,6 +39,7 @@ export async function startBench(opts: { warmPool?: number } = {}): Promise<Benc
   const config = loadConfig({
     NIGHTJAR_HOST: '127.0.0.1', NIGHTJAR_PORT: String(port), NIGHTJAR_DATA_DIR: join(dir, 'data'), NIGHTJAR_LOG_LEVEL: 'warn',
     NIGHTJAR_WARM_POOL_SIZE: String(opts.warmPool ?? 2),
+    ...opts.env,
   })
   // the app starts the plane (handing it the daemon counts) and stops it on close
   const { app, services, plane } = await build({ config, db, cookieKey: randomBytes(32), plane: (ports) => startEmbeddedPlane({ config, authState: authStateSource(config, db), ...ports }), logStream: new PassThrough().resume() })

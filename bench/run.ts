@@ -32,6 +32,11 @@ const RUNS = {
     printTable('scripted tasks from the loaded page: done / tool calls / characters returned (text content the model reads)', r.tasks)
     printTable('targets (issue 27)', r.summary)
   },
+  sandbox: async () => {
+    const r = await (await import('./sandbox.ts')).benchSandbox()
+    printTable('embedded: Chromium\'s sandbox vs none, same run, alternating (target: ≤ 10% on each figure)', r.embedded)
+    printTable('real node (npm run cluster): none, Chromium\'s sandbox (runc) and Chromium\'s sandbox under gVisor, same run (targets: sandbox ≤ 10%; gVisor navigate + perceive ≤ 2× runc)', r.node)
+  },
   node: async () => {
     const r = await (await import('./node.ts')).benchNode()
     printTable('browser pod start on the real node (npm run cluster -- up) vs the same program as a host process, alternating, same run', r.start)

@@ -377,8 +377,8 @@ async function serve(binDir: string) {
       // nodelifecycle lifts the kubelet's not-ready taint once the node is Ready (nothing
       // schedules before); endpointslice, because kube-proxy 1.20 reads EndpointSlices,
       // not Endpoints (without it every ClusterIP answers "connection refused"); podgc and
-      // ttl as any cluster has them
-      controllers: ['nodelifecycle', 'endpointslice', 'podgc', 'ttl'],
+      // ttl as any cluster has them; daemonset for the chart's seccomp-profile installer
+      controllers: ['nodelifecycle', 'endpointslice', 'podgc', 'ttl', 'daemonset'],
     })
     stops.push(() => cp.stop())
     const kubeconfig = join(RUN_DIR, 'admin.kubeconfig')

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startTestServer, type TestServer } from '../helpers/server.ts'
 import { waitFor } from '../helpers/wait.ts'
-import { chromiumProcesses, namespacesOf, readAs, type ChromiumProcess } from '../helpers/sandbox-probe.ts'
+import { chromiumProcesses, namespacesOf, readAs, seccompFiltersOf, type ChromiumProcess } from '../helpers/sandbox-probe.ts'
 
 const root = process.getuid?.() === 0
 
@@ -48,6 +48,7 @@ t.test('Chromium’s sandbox in every embedded browser pod', async (t) => {
     t.ok(renderers.length >= 1, `renderers found: ${renderers.length}`)
     for (const r of renderers) {
       t.equal(r.seccomp, 2, `renderer ${r.pid}: Seccomp 2 (a seccomp-bpf filter)`)
+      t.ok(r.seccompFilters > seccompFiltersOf(a.pod.pid!), `renderer ${r.pid}: Chromium's own filter, which the pod process has not`)
       t.not(r.userNs, podNs.user, `renderer ${r.pid}: a user namespace of its own`)
       t.not(r.netNs, podNs.net, `renderer ${r.pid}: a network namespace of its own`)
       t.same(r.interfaces, ['lo'], `renderer ${r.pid}: its network namespace holds only lo`)

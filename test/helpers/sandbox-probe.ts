@@ -3,7 +3,8 @@
 // namespace. Run as root on the machine the processes run on (the embedded runtime, or a
 // real node's runc containers, which share this kernel).
 import { spawn } from 'node:child_process'
-import { readFileSync, readlinkSync } from 'node:fs'
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
+import { join } from 'node:path'
 import { descendants } from './process.ts'
 
 export interface ChromiumProcess {
@@ -11,6 +12,8 @@ export interface ChromiumProcess {
   /** browser, renderer, zygote, utility, gpu-process … (from --type=) */
   type: string
   seccomp: number
+  /** seccomp filters stacked on it (Seccomp_filters): a renderer has one more than its pod's processes */
+  seccompFilters: number
   /** real, effective, saved and filesystem uids */
   uids: number[]
   userNs: string
@@ -51,6 +54,7 @@ export function processFacts(pid: number): ChromiumProcess | undefined {
     pid,
     type: /--type=([\w-]+)/.exec(cmdline)?.[1] ?? 'browser',
     seccomp: Number(/^Seccomp:\s*(\d)/m.exec(status)?.[1] ?? -1),
+    seccompFilters: Number(/^Seccomp_filters:\s*(\d+)/m.exec(status)?.[1] ?? -1),
     uids: (/^Uid:\s*(.*)$/m.exec(status)?.[1] ?? '').trim().split(/\s+/).map(Number),
     userNs: ns('user'),
     netNs: ns('net'),
@@ -91,4 +95,36 @@ export async function readAs(uid: number, target: number): Promise<ReadAttempt> 
   child.stdout.on('data', (d) => (out += d))
   await new Promise((r) => child.once('exit', r))
   return JSON.parse(out) as ReadAttempt
+}
+
+/**
+ * The processes of a Kubernetes pod on this machine's kubelet (cgroupfs driver), by the pod's
+ * uid: every pid in its containers' cgroups (kubepods/<qos>/pod<uid>/<container>/cgroup.procs).
+ */
+export function podProcesses(podUid: string): number[] {
+  const pids = new Set<number>()
+  const walk = (dir: string, depth: number) => {
+    let names: string[]
+    try {
+      names = readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name)
+    } catch {
+      return
+    }
+    for (const name of names) {
+      if (name === `pod${podUid}`) {
+        for (const c of readdirSync(join(dir, name), { withFileTypes: true }).filter((d) => d.isDirectory())) {
+          try {
+            for (const l of readFileSync(join(dir, name, c.name, 'cgroup.procs'), 'utf8').split('\n')) if (l) pids.add(Number(l))
+          } catch { /* a container gone meanwhile */ }
+        }
+      } else if (depth < 3) walk(join(dir, name), depth + 1)
+    }
+  }
+  walk('/sys/fs/cgroup/pids/kubepods', 0)
+  return [...pids]
+}
+
+/** seccomp filters on any process (the pod process's, to compare a renderer's with) */
+export function seccompFiltersOf(pid: number): number {
+  return Number(/^Seccomp_filters:\s*(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? -1)
 }

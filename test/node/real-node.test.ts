@@ -6,11 +6,11 @@
 // cluster -- down` removes it. Pods run in a namespace of their own, deleted at the end.
 import { execFileSync, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import t from 'tap'
+import t, { type Test as TapTest } from 'tap'
 import { bridgeWeb } from '../cluster/helpers.ts'
 import type { ClusterInfo } from '../cluster/main.ts'
 import { fnv1a } from '../helpers/fnv.ts'
@@ -22,6 +22,7 @@ import { freePort } from '../helpers/server.ts'
 import { waitFor } from '../helpers/wait.ts'
 import { clusterUp, KUBECTL, kubectlOn, ROOT } from './real-cluster.ts'
 import { dumpAllTables } from '../helpers/db.ts'
+import { podProcesses, processFacts, readAs, seccompFiltersOf, type ChromiumProcess } from '../helpers/sandbox-probe.ts'
 
 // the first `up` on a machine builds kubelet, kube-proxy, kube-scheduler and the images
 t.setTimeout(60 * 60_000)
@@ -244,6 +245,7 @@ t.test('the README install on the real node: Deployments Ready through the kubel
 
     const nav = (await call('navigate', { sessionId: started.id, url: 'http://login.example.com/fill-check.html' })).structuredContent as any
     t.equal(nav.title, 'Fill check', 'the browser reached the page through its egress gateway')
+    await sandboxProven(t, started, pod)
     const seenBefore = (await call('perceive', { sessionId: started.id })).structuredContent as any
     t.match(seenBefore.snapshot, /\[ref=e\d+\]/, 'perceive answers with refs')
     const fill = (await call('credential_fill', { sessionId: started.id, credentialName: 'login', selector: '#pw' })).structuredContent as any
@@ -371,5 +373,56 @@ async function pgDump(url: string): Promise<string> {
     return await dumpAllTables(c)
   } finally {
     await c.end()
+  }
+}
+
+/**
+ * [ISSUE-35] Chromium's sandbox in a browser pod on the real node (runc), read from this host's
+ * /proc — the container's processes run on this kernel: renderers under seccomp-bpf in user and
+ * network namespaces of their own holding only lo, no --no-sandbox, no root, and the pod
+ * process unreadable from Chromium's uid. The pod runs under the chart's seccomp profile.
+ */
+async function sandboxProven(t: TapTest, session: { id: string; sandbox?: string }, pod: any) {
+  t.equal(session.sandbox, 'chromium', '[ISSUE-35] the session says it runs in Chromium\'s sandbox')
+  t.same(pod.spec.securityContext.seccompProfile, { type: 'Localhost', localhostProfile: 'nightjar/chromium-sandbox.json' }, 'the pod runs under the chart\'s seccomp profile')
+  const facts = await waitFor(() => {
+    const procs = podProcesses(pod.metadata.uid).map((pid) => ({ pid, cmd: readCmdline(pid), facts: processFacts(pid) }))
+    return procs.some((p) => p.facts?.type === 'renderer') ? procs : undefined
+  }, { what: 'the browser pod\'s renderers on this host' })
+  const nodeProc = facts.find((p) => p.cmd.includes('browser-pod/main.ts'))!
+  t.ok(nodeProc, 'the pod process found in the pod\'s cgroup')
+  const chromium = facts.map((p) => p.facts).filter((f): f is ChromiumProcess => !!f)
+  const renderers = chromium.filter((p) => p.type === 'renderer')
+  const podUserNs = readlinkSafe(`/proc/${nodeProc.pid}/ns/user`)
+  const podNetNs = readlinkSafe(`/proc/${nodeProc.pid}/ns/net`)
+  const podFilters = seccompFiltersOf(nodeProc.pid)
+  t.ok(renderers.length >= 1, `renderers found: ${renderers.length}`)
+  for (const r of renderers) {
+    t.equal(r.seccomp, 2, `renderer ${r.pid}: Seccomp 2`)
+    // the container's own profile filters every process of it: Chromium's is stacked on top
+    t.ok(r.seccompFilters > podFilters, `renderer ${r.pid}: Chromium's filter on top of the container's (${r.seccompFilters} > ${podFilters})`)
+    t.not(r.userNs, podUserNs, `renderer ${r.pid}: a user namespace of its own`)
+    t.not(r.netNs, podNetNs, `renderer ${r.pid}: a network namespace other than the pod's`)
+    t.same(r.interfaces, ['lo'], `renderer ${r.pid}: only lo`)
+  }
+  t.same(chromium.filter((p) => p.noSandboxFlag).map((p) => p.pid), [], 'no Chromium process with --no-sandbox')
+  t.same(chromium.filter((p) => p.uids.includes(0)).map((p) => p.pid), [], 'none as root')
+  const attempt = await readAs(10001, nodeProc.pid)
+  t.same(attempt, { mem: 'EACCES', environ: 'EACCES' }, 'the pod process\'s memory and environment are refused to Chromium\'s uid')
+}
+
+function readCmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ')
+  } catch {
+    return ''
+  }
+}
+
+function readlinkSafe(path: string): string {
+  try {
+    return readlinkSync(path)
+  } catch {
+    return 'unreadable'
   }
 }
