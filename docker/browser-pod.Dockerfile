@@ -27,7 +27,7 @@ RUN apt-get update \
       chromium \
       xvfb \
       fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji \
-      tini ca-certificates \
+      ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --gid 10001 nightjar \
  && useradd --uid 10001 --gid 10001 --home-dir /home/nightjar --create-home --shell /usr/sbin/nologin nightjar
@@ -48,7 +48,10 @@ ENV NODE_ENV=production \
     TMPDIR=/tmp
 USER 10001:10001
 EXPOSE 8090
-# tini matters here: Chromium forks renderers and zygotes, and orphans must be reaped
-ENTRYPOINT ["/usr/bin/tini", "--"]
-# Node 24 strips the TypeScript types itself: no transpiler in the image
-CMD ["node", "browser-pod/main.ts"]
+# The pod process is PID 1, with no init before it: an init's environment would hold the node
+# token where Chromium's uid can read it, while this process makes itself non-dumpable
+# (browser-pod/sandbox.ts). Chromium's zygote reaps its renderers (it is PID 1 of their PID
+# namespace); an orphan appears only when Chromium's browser process dies, and the pod then
+# exits. Node 24 strips the TypeScript types itself: no transpiler in the image.
+ENTRYPOINT ["/usr/local/bin/node"]
+CMD ["browser-pod/main.ts"]

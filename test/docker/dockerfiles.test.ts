@@ -93,7 +93,12 @@ for (const [image, { entries, dispatcherOnly }] of Object.entries(IMAGES)) {
     t.same(text.split('\n').filter((l) => l.startsWith('FROM ')), ['FROM ${NODE_IMAGE} AS deps', 'FROM ${RUNTIME_IMAGE}'], 'npm runs in the deps stage on the Node image; the image itself is Debian slim')
     t.match(text, /^FROM \$\{RUNTIME_IMAGE\}\nCOPY --from=deps \/usr\/local\/bin\/node \/usr\/local\/bin\/node$/m, 'with Node’s binary alone (no npm, yarn or corepack)')
     t.match(text, /^USER 10001:10001$/m, 'numeric non-root user (matches runAsUser in the manifests)')
-    t.match(text, /^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m, 'tini as PID 1')
+    if (image === 'browser-pod') {
+      // [ISSUE-35] the pod process itself is PID 1: an init before it would keep the node token
+      // in its own environment, readable by Chromium's uid (the pod process is non-dumpable)
+      t.match(text, /^ENTRYPOINT \["\/usr\/local\/bin\/node"\]$/m, 'the pod process as PID 1, no init holding the token')
+      t.notMatch(text, /tini/, 'no tini')
+    } else t.match(text, /^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m, 'tini as PID 1')
     t.match(text, /npm ci --omit=dev/, 'production dependencies from the lock file')
     if (image === 'browser-pod') t.match(text, /apt-get install[^\n]*\\\n\s+chromium/, 'Debian chromium')
 

@@ -76,21 +76,24 @@ export function namespacesOf(pid: number): { user: string; net: string; pid: str
 export interface ReadAttempt {
   mem: string
   environ: string
+  /** when readable: whether the environment holds the string looked for */
+  environHolds?: boolean
 }
 
 /**
  * Tries, as `uid`, what a compromised Chromium process would: read `target`'s memory (its
  * first mapping) and environment. Each answer is "read" or the errno code.
  */
-export async function readAs(uid: number, target: number): Promise<ReadAttempt> {
+export async function readAs(uid: number, target: number, lookFor?: string): Promise<ReadAttempt> {
   const script = `
-    const fs = require('node:fs'); const pid = ${target}; const out = {}
+    const fs = require('node:fs'); const pid = ${target}; const out = {}; const lookFor = process.env.LOOK_FOR
     try { const start = parseInt(fs.readFileSync('/proc/' + pid + '/maps', 'utf8').split('-')[0], 16)
       const fd = fs.openSync('/proc/' + pid + '/mem', 'r'); const n = fs.readSync(fd, Buffer.alloc(64), 0, 64, start); out.mem = n > 0 ? 'read' : 'empty' }
     catch (e) { out.mem = e.code || String(e) }
-    try { fs.readFileSync('/proc/' + pid + '/environ'); out.environ = 'read' } catch (e) { out.environ = e.code || String(e) }
+    try { const env = fs.readFileSync('/proc/' + pid + '/environ', 'latin1'); out.environ = 'read'; if (lookFor) out.environHolds = env.includes(lookFor) } catch (e) { out.environ = e.code || String(e) }
     process.stdout.write(JSON.stringify(out))`
-  const child = spawn(process.execPath, ['-e', script], { uid, gid: uid, stdio: ['ignore', 'pipe', 'pipe'], cwd: '/' })
+  // what is looked for travels by environment, never on a command line
+  const child = spawn(process.execPath, ['-e', script], { uid, gid: uid, stdio: ['ignore', 'pipe', 'pipe'], cwd: '/', env: lookFor ? { LOOK_FOR: lookFor } : {} })
   let out = ''
   child.stdout.on('data', (d) => (out += d))
   await new Promise((r) => child.once('exit', r))

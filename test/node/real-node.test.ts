@@ -389,8 +389,9 @@ async function sandboxProven(t: TapTest, session: { id: string; sandbox?: string
     const procs = podProcesses(pod.metadata.uid).map((pid) => ({ pid, cmd: readCmdline(pid), facts: processFacts(pid) }))
     return procs.some((p) => p.facts?.type === 'renderer') ? procs : undefined
   }, { what: 'the browser pod\'s renderers on this host' })
-  const nodeProc = facts.find((p) => p.cmd.includes('browser-pod/main.ts'))!
+  const nodeProc = facts.find((p) => /^\S*node browser-pod\/main\.ts/.test(p.cmd))!
   t.ok(nodeProc, 'the pod process found in the pod\'s cgroup')
+  t.notOk(facts.some((p) => /tini/.test(p.cmd)), 'no init before it to hold the token in its environment')
   const chromium = facts.map((p) => p.facts).filter((f): f is ChromiumProcess => !!f)
   const renderers = chromium.filter((p) => p.type === 'renderer')
   const podUserNs = readlinkSafe(`/proc/${nodeProc.pid}/ns/user`)
@@ -409,6 +410,13 @@ async function sandboxProven(t: TapTest, session: { id: string; sandbox?: string
   t.same(chromium.filter((p) => p.uids.includes(0)).map((p) => p.pid), [], 'none as root')
   const attempt = await readAs(10001, nodeProc.pid)
   t.same(attempt, { mem: 'EACCES', environ: 'EACCES' }, 'the pod process\'s memory and environment are refused to Chromium\'s uid')
+  // and no process of the pod that Chromium's uid can read holds the node token
+  const token = execFileSync(KUBECTL, ['--kubeconfig', kubeconfig, '-n', pod.metadata.namespace, 'get', 'secret', pod.metadata.annotations['nightjar.dev/token-secret'], '-o', 'jsonpath={.data.token}'], { encoding: 'utf8' })
+  const plain = Buffer.from(token, 'base64').toString('utf8')
+  for (const p of facts) {
+    const r = await readAs(10001, p.pid, plain)
+    t.notOk(r.environHolds, `process ${p.pid} (${p.cmd.split(' ')[0]}): the node token is not in any environment Chromium's uid can read`)
+  }
 }
 
 function readCmdline(pid: number): string {
