@@ -51,7 +51,7 @@ t.test('[EP-36] perceive\'s text repeats nothing the snapshot says, and keeps wh
   await c.drive('act', { verb: 'type', selector: '#pin', text: secret })
   const p = await c.drive('perceive', {})
   t.equal(p.truncated, false, 'the whole page in one answer')
-  t.match(p.snapshot, /paragraph \[ref=\w+\]: Install the package, then run the server\./, 'the page\'s words are in the snapshot')
+  t.match(p.snapshot, /paragraph \[ref=\w+\]: "Install the package, then run the server\."/, 'the page\'s words are in the snapshot')
   const treeWords = new Set(wordsOf(p.snapshot))
   const lines = p.text.split('\n').filter(Boolean)
   t.ok(lines.length > 0, 'text is not empty on this page')

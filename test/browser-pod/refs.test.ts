@@ -93,7 +93,7 @@ t.test('refs, frames, budgets and diffs at the node', async (t) => {
     const p = await c.drive('perceive', {})
     const typed = await c.drive('act', { verb: 'type', ref: refOf(p.snapshot, /textbox "Name"/), text: 'Ada' })
     t.equal(await page().locator('#name').inputValue(), 'Ada')
-    t.match(typed.changes, /^~ textbox "Name" \[ref=\w+\]: Ada$/m)
+    t.match(typed.changes, /^~ textbox "Name" \[ref=\w+\]: "Ada"$/m)
     const filled = await c.drive('fill_form', { fields: [{ ref: refOf(p.snapshot, /checkbox "Agree"/), value: true }] })
     t.equal(await page().locator('#agree').isChecked(), true)
     t.same(filled.fields, [{ ref: refOf(p.snapshot, /checkbox "Agree"/), kind: 'checkbox' }])
