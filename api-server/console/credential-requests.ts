@@ -45,7 +45,7 @@ export function registerCredentialRequestPages(app: FastifyInstance, services: S
     <div class="card" id="credential-request">
       <p>Identity <strong id="request-identity">${theirs(r.identityName)}</strong> · credential <code id="request-name">${theirs(r.credentialName)}</code></p>
       <p>Asked by the agent <strong id="request-agent">${theirs(r.requestedByName ?? r.requestedBy)}</strong> <code>${r.requestedBy}</code></p>
-      <p>May be filled on ${r.originAllowlist.length === 1 ? 'this site' : html`these ${r.originAllowlist.length} sites`} — the bold name is the site that receives the password:</p>
+      <p>May be filled on ${r.originAllowlist.length === 1 ? 'this host' : html`these ${r.originAllowlist.length} hosts`} — the bold name above each is the site that receives the password:</p>
       ${hostList(r.originAllowlist, 'request-hosts')}
       <p class="muted">The agent’s reason (its words, not Nightjar’s):</p>
       <blockquote id="request-reason" dir="auto">${theirs(r.reason)}</blockquote>
