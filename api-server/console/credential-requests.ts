@@ -20,7 +20,7 @@ import { CredentialRequestAnswer } from '../../contracts/operations/credential-r
 import { hasScopes } from '../auth/scopes.ts'
 import { answerCredentialRequest, requireOpenRequest, type CredentialRequest } from '../personas/credential-requests.ts'
 import { html, page, theirs } from '../doors/html.ts'
-import { hostList } from '../doors/host-view.ts'
+import { hostsView } from '../doors/host-view.ts'
 import { assertWellFormed, parseInput } from '../doors/validate.ts'
 import { checkCsrf, csrfToken, type ConsoleUser } from '../doors/console-session.ts'
 import { sameOriginRequest } from '../doors/console-guard.ts'
@@ -46,7 +46,7 @@ export function registerCredentialRequestPages(app: FastifyInstance, services: S
       <p>Identity <strong id="request-identity">${theirs(r.identityName)}</strong> · credential <code id="request-name">${theirs(r.credentialName)}</code></p>
       <p>Asked by the agent <strong id="request-agent">${theirs(r.requestedByName ?? r.requestedBy)}</strong> <code>${r.requestedBy}</code></p>
       <p>May be filled on ${r.originAllowlist.length === 1 ? 'this host' : html`these ${r.originAllowlist.length} hosts`} — the bold name above each is the site that receives the password:</p>
-      ${hostList(r.originAllowlist, 'request-hosts')}
+      ${hostsView(r.originAllowlist, 'request-hosts')}
       <p class="muted">The agent’s reason (its words, not Nightjar’s):</p>
       <blockquote id="request-reason" dir="auto">${theirs(r.reason)}</blockquote>
       <p class="muted">The secret is sealed when you save it and is never shown again — not here, not to the agent.

@@ -9,7 +9,7 @@ import { GRANT_ROLES, PROPAGATIONS, type GrantView } from '../../contracts/opera
 import { isApiError, type ApiError } from '../../contracts/errors.ts'
 import { grantCreate, grantDelete, grantRevoke } from '../operations/personas/grants.ts'
 import { Html, html, theirs } from '../doors/html.ts'
-import { hostList } from '../doors/host-view.ts'
+import { hostsView } from '../doors/host-view.ts'
 import { revealHidden } from '../../contracts/person-text.ts'
 import type { ConsoleUser } from '../doors/console-session.ts'
 import { csrfInput, disabledUnless, errorLine, field, formRoute, listField, may, param, roleNote, runOp, TEXTAREA_STYLE, type GrantFormState, type SetupKit, type ShowIdentity } from './setup-kit.ts'
@@ -35,7 +35,7 @@ export function grantSection(
         <td>${g.role}</td>
         <td class="state">${g.state}</td>
         <td>${g.expiresAt}</td>
-        <td>${g.allowedOrigins.length ? hostList(g.allowedOrigins) : html`<span class="muted">the credential’s</span>`}</td>
+        <td>${g.allowedOrigins.length ? hostsView(g.allowedOrigins) : html`<span class="muted">the credential’s</span>`}</td>
         <td class="reason" dir="auto">${theirs(g.reason)}</td>
         <td>${form.grantId === g.id ? errorLine(form.error) : ''}${may(u, grantRevoke) ? html`
           ${g.state === 'live' ? html`<form method="post" action="${path}/${g.id}/revoke" class="revoke">${csrfInput(kit, u)}<button type="submit">Revoke</button></form>` : ''}

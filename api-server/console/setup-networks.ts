@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors, isApiError, type ApiError } from '../../contracts/errors.ts'
 import { networkCreate, networkDaemons, networkDelete, networkList, networkRotateToken, networkUpdate } from '../operations/networks/index.ts'
 import { html, page, theirs, type Html } from '../doors/html.ts'
-import { hostList } from '../doors/host-view.ts'
+import { hostsView } from '../doors/host-view.ts'
 import type { ConsoleUser } from '../doors/console-session.ts'
 import {
   csrfInput, disabledUnless, errorLine, field, formRoute, listField, notice, okNotice, pageRoute, param, refusalPage, roleNote, runOp, setupNav, shellWord, TEXTAREA_STYLE, type FormCall, type SetupKit,
@@ -67,7 +67,7 @@ export function registerNetworkPages(app: FastifyInstance, kit: SetupKit) {
           ? html`<table><thead><tr><th>Name</th><th>Daemons</th><th>Declared hosts</th></tr></thead><tbody>${nets.map((n) => html`<tr id="network-${n.id}">
             <td><a href="${list}/${n.id}">${theirs(n.name)}</a><div class="muted"><code>${n.id}</code></div></td>
             <td>${n.onlineDaemonCount} reachable of ${n.daemonCount}</td>
-            <td>${hostList(n.declaredHosts)}</td></tr>`)}</tbody></table>`
+            <td>${hostsView(n.declaredHosts)}</td></tr>`)}</tbody></table>`
           : html`<p id="no-networks">No networks yet.</p>`}
       </div>`, kit.chrome(u))
   }
@@ -100,7 +100,7 @@ export function registerNetworkPages(app: FastifyInstance, kit: SetupKit) {
       <div class="card" id="hosts">
         <h2>Declared hosts</h2>
         <p class="muted">What a session’s browser may reach through the daemon: host, IPv4, [IPv6] or ::1, each optionally with :port, one per line. A live session keeps the list it started with.</p>
-        ${n.declaredHosts.length ? hostList(n.declaredHosts, 'declared-hosts-shown') : html`<p class="muted" id="no-declared-hosts">None yet: a session reaches nothing through the daemon.</p>`}
+        ${n.declaredHosts.length ? hostsView(n.declaredHosts, 'declared-hosts-shown') : html`<p class="muted" id="no-declared-hosts">None yet: a session reaches nothing through the daemon.</p>`}
         ${roleNote(u, networkUpdate)}
         <form method="post" action="${list}/${n.id}/hosts" id="network-hosts">${csrfInput(kit, u)}
           <textarea id="declared-hosts" name="declaredHosts" rows="4" style="${TEXTAREA_STYLE}">${o.hosts ?? n.declaredHosts.join('\n')}</textarea>

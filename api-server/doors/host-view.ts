@@ -41,6 +41,6 @@ export function hostView(entry: string): Html {
 }
 
 /** A list of hosts, one under another. */
-export function hostList(entries: readonly string[], id?: string): Html {
+export function hostsView(entries: readonly string[], id?: string): Html {
   return html`<ul class="hosts"${id ? html` id="${id}"` : html``}>${entries.map((h) => html`<li>${hostView(h)}</li>`)}</ul>`
 }

@@ -40,7 +40,7 @@ const STYLE = `
 header{display:flex;align-items:center;justify-content:space-between;padding:12px 28px;background:#141a2a;color:#fff}
 header nav a{color:#dfe6ff;text-decoration:none}header nav a:hover{text-decoration:underline}
 header .brand{font-weight:650;letter-spacing:.3px}header form{margin:0}header .who{color:#c5cbe0;margin-right:12px;font-size:14px}
-main{max-width:880px;margin:28px auto;padding:0 20px;overflow-wrap:anywhere}h1{font-size:22px;margin:0 0 16px}h2{font-size:17px;margin:0 0 12px}
+main{max-width:880px;margin:28px auto;padding:0 20px;overflow-wrap:break-word}h1{font-size:22px;margin:0 0 16px}h2{font-size:17px;margin:0 0 12px}
 .card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:20px 22px;margin-bottom:20px;box-shadow:0 1px 2px rgba(20,26,42,.04)}
 label{display:block;font-weight:600;margin:12px 0 4px}input[type=text],input[type=email],input[type=password],select{width:100%;padding:8px 10px;border:1px solid var(--line);border-radius:6px;font:inherit}
 .scopes{display:grid;grid-template-columns:repeat(auto-fill,minmax(190px,1fr));gap:6px 14px;margin-top:6px}
@@ -52,6 +52,7 @@ th{color:var(--muted);font-weight:600}code{font:13px ui-monospace,SFMono-Regular
 .secret{display:block;padding:10px 12px;margin:8px 0;background:#fff9db;border:1px solid #ffe066;border-radius:6px;word-break:break-all}
 .error{color:var(--warn);font-weight:600}.muted{color:var(--muted)}.ok{color:var(--ok);font-weight:600}
 .hosts{list-style:none;margin:6px 0;padding:0}.hosts li{margin:0 0 8px}
+td code{overflow-wrap:anywhere}
 .host{display:inline-block;max-width:100%;vertical-align:top;margin-right:10px}.host-site{font-weight:700;font-size:16px}
 .host-full{display:block;width:fit-content;max-width:100%;margin-top:2px;font-size:12px;color:var(--muted);white-space:normal;overflow-wrap:anywhere}.host-full b{color:var(--fg)}
 blockquote{margin:8px 0;padding:8px 12px;border-left:3px solid var(--line);background:#fafbfd}
