@@ -24,7 +24,7 @@ t.test('the elicitation memo', async (t) => {
     orgId, agentId: 'nagt_a', scopes: new Set(), principal: { kind: 'key', principalId: 'nagt_a', credentialId, name: 'k' },
   })
 
-  t.test('a session id only for a client that declared URL elicitation, valid only under its credential', async (t) => {
+  await t.test('a session id only for a client that declared URL elicitation, valid only under its credential', async (t) => {
     const memo = new ElicitationMemo({ db, now })
     t.equal(await memo.remember(auth('nkey_1'), init({})), null, 'no capability: no session id')
     t.equal(await memo.remember(auth('nkey_1'), init({ elicitation: {} })), null, 'form elicitation only: none')
@@ -41,7 +41,7 @@ t.test('the elicitation memo', async (t) => {
     t.equal(await memo.canAsk(auth('nkey_1'), id!), false, 'a memo unused for a day is forgotten')
   })
 
-  t.test('answers reach the call that asked, from its credential only; a hang-up ends the wait', async (t) => {
+  await t.test('answers reach the call that asked, from its credential only; a hang-up ends the wait', async (t) => {
     const memo = new ElicitationMemo({ db, now })
     const sent: any[] = []
     const delivered = new Set<(v: void) => void>()
@@ -79,7 +79,7 @@ t.test('the elicitation memo', async (t) => {
     t.equal(left, 0, 'a finished wait leaves no row behind')
   })
 
-  t.test('[ISSUE-40 row 5] one org cannot evict another’s memo: caps per credential and per org', async (t) => {
+  await t.test('[ISSUE-40 row 5] one org cannot evict another’s memo: caps per credential and per org', async (t) => {
     const memo = new ElicitationMemo({ db, now, perCredential: 3, perOrg: 5 })
     const kept = await memo.remember(auth('nkey_a'), URL_CAPABLE)
     // org B floods: many memos on one credential, then on many credentials
@@ -101,7 +101,7 @@ t.test('the elicitation memo', async (t) => {
     t.equal(await memo.canAsk(auth('nkey_a'), kept!), true, 'and the org’s other credential keeps its memo')
   })
 
-  t.test('[ISSUE-40 row 5] two replicas on one database: a memo made on one works on the other, an answer taken by one reaches a call on the other', async (t) => {
+  await t.test('[ISSUE-40 row 5] two replicas on one database: a memo made on one works on the other, an answer taken by one reaches a call on the other', async (t) => {
     const a = new ElicitationMemo({ db, now })
     const b = new ElicitationMemo({ db, now })
     const id = await a.remember(auth('nkey_r'), URL_CAPABLE)
