@@ -33,6 +33,9 @@ const LABEL = (c: string) => c.repeat(60)
 /** the issue's host: the part that decides where the password goes is at the very end */
 const LONG_HOST = `accounts.google.com.${LABEL('a')}.${LABEL('b')}.${LABEL('c')}.evil.test`
 
+/** A message as the page's HTML carries it */
+const escaped = (text: string) => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
+
 /** PNG width and height from its header */
 const pngSize = (png: Buffer) => ({ width: png.readUInt32BE(16), height: png.readUInt32BE(20) })
 
@@ -243,7 +246,7 @@ t.test('what a person reads is what happens', async (t) => {
     for (const [what, form, body] of cases) {
       const answered = await post(form)
       const expected = await restSays(body)
-      t.same(answered, { status: 400, alert: expected.replace(/"/g, '&quot;') }, `${what}: 400 with REST’s message`)
+      t.same(answered, { status: 400, alert: escaped(expected) }, `${what}: 400 with REST’s message`)
       t.equal(await open(), 200, `${what}: the request is still open`)
     }
     const creds = await rest('GET', `/v1/identities/${ident.body.id}/credentials`)
@@ -251,5 +254,21 @@ t.test('what a person reads is what happens', async (t) => {
     const saved = await post({ kind: 'password', value: 'a-good-password-1' })
     t.equal(saved.status, 201, 'a good secret is saved')
     t.equal(await open(), 404, 'and the request is closed')
+
+    // the API-key form is held to key_create's rules the same way
+    const keyForm = async (name: string) => {
+      const form = await fetch(`${s.url}/console/keys`, { headers: { cookie } })
+      const { csrf } = hiddenFields(await form.text())
+      const res = await fetch(`${s.url}/console/keys`, {
+        method: 'POST', redirect: 'manual',
+        headers: { cookie, origin: s.url, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ csrf, name, scopes: 'sessions:read' }),
+      })
+      return { status: res.status, alert: /<p class="error" role="alert">([^<]*)<\/p>/.exec(await res.text())?.[1] ?? '' }
+    }
+    for (const name of ['bot\u0000', 'bot \u202eevil', 'x'.repeat(81)]) {
+      const viaRest = await rest('POST', '/v1/keys', { name, scopes: ['sessions:read'] })
+      t.same(await keyForm(name), { status: 400, alert: escaped(viaRest.body.error.message) }, `the key form: ${JSON.stringify(name.slice(0, 12))} refused as REST refuses it`)
+    }
   })
 })
