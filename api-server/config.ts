@@ -33,6 +33,9 @@ export const LIMIT_DEFAULTS = {
   /** requests whose Bearer token does not resolve, per client address per window (then 429 instead of 401) */
   bearerFailureLimit: 100,
   bearerFailureWindowSecs: 60,
+  /** MCP initialize requests per credential per window (each may create URL-elicitation state); then 429 */
+  mcpInitializeLimit: 60,
+  mcpInitializeWindowSecs: 60,
 } as const
 
 export type LimitSettings = { -readonly [K in keyof typeof LIMIT_DEFAULTS]: number }
@@ -112,6 +115,8 @@ const schema = z.object({
   NIGHTJAR_JOIN_NETWORK_FAILURE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(LIMIT_DEFAULTS.joinNetworkFailureLimit),
   NIGHTJAR_BEARER_FAILURE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(LIMIT_DEFAULTS.bearerFailureLimit),
   NIGHTJAR_BEARER_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(LIMIT_DEFAULTS.bearerFailureWindowSecs),
+  NIGHTJAR_MCP_INITIALIZE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(LIMIT_DEFAULTS.mcpInitializeLimit),
+  NIGHTJAR_MCP_INITIALIZE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(LIMIT_DEFAULTS.mcpInitializeWindowSecs),
   // the proxies whose X-Forwarded-For is believed (lib/client-address.ts); none by default
   NIGHTJAR_TRUSTED_PROXIES: z.string().optional().transform((v, ctx) => {
     const list = (v ?? '').split(',').map((s) => s.trim()).filter(Boolean)
@@ -306,6 +311,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       joinNetworkFailureLimit: e.NIGHTJAR_JOIN_NETWORK_FAILURE_LIMIT,
       bearerFailureLimit: e.NIGHTJAR_BEARER_FAILURE_LIMIT,
       bearerFailureWindowSecs: e.NIGHTJAR_BEARER_FAILURE_WINDOW_SECONDS,
+      mcpInitializeLimit: e.NIGHTJAR_MCP_INITIALIZE_LIMIT,
+      mcpInitializeWindowSecs: e.NIGHTJAR_MCP_INITIALIZE_WINDOW_SECONDS,
     },
     trustedProxies: e.NIGHTJAR_TRUSTED_PROXIES,
     metrics: { token: e.NIGHTJAR_METRICS_TOKEN, port: e.NIGHTJAR_METRICS_PORT, host: e.NIGHTJAR_METRICS_HOST ?? e.NIGHTJAR_HOST },

@@ -11,6 +11,28 @@ function headline(e: Error): string {
   return (e.message.split('\n')[0] ?? '').replace(/^[\w.]+: /, '').slice(0, 300)
 }
 
+// What Playwright says when it cannot parse a selector, wherever it finds out: its own
+// parser on the client (CSS tokens "Unsupported token" / "Unexpected token … while
+// parsing css selector", "Malformed selector", capture and chaining rules), the injected
+// script (an engine's body: role=…[, internal:…, "Unexpected end of selector"), an unknown
+// engine, and the browser's own parsers (querySelectorAll, XPath, a text=/regex/).
+const SELECTOR_SYNTAX = new RegExp([
+  'while parsing (css )?selector', 'InvalidSelectorError', 'Unsupported token', 'Unexpected token', 'Unexpected end of selector',
+  'Error while parsing selector', 'Malformed selector', 'Unknown engine', 'Failed to parse selector', 'cannot be first',
+  'Can not capture the selector', 'Only one of the selectors can capture', 'is not a valid (selector|XPath expression)',
+  'Invalid regular expression',
+].join('|'), 'i')
+
+/** Is this Playwright message a selector that cannot be parsed (never the page's own failure)? */
+export function isSelectorSyntaxError(message: string): boolean {
+  return SELECTOR_SYNTAX.test(message.split('\n')[0] ?? '')
+}
+
+/** The parser's words for a selector it refused, without Playwright's call prefix and error class. */
+export function selectorProblem(e: Error): string {
+  return headline(e).replace(/^(InvalidSelectorError|SyntaxError|Error): /, '')
+}
+
 /**
  * Maps a Playwright failure of an ordinary action (never of the secure fill, which
  * reports its own value-free errors) to an ApiError.
@@ -24,9 +46,7 @@ export function actionError(e: unknown, what: string): ApiError {
     return errors.actionTimeout(what, waiting ? waiting.slice(0, 300) : '')
   }
   if (/strict mode violation/.test(msg)) return errors.ambiguousSelector(headline(e))
-  if (/Unexpected token|is not a valid selector|Unknown engine|Failed to parse selector|Malformed/i.test(msg)) {
-    return errors.invalidSelector(headline(e))
-  }
+  if (isSelectorSyntaxError(msg)) return errors.invalidSelector(selectorProblem(e))
   if (/Target page, context or browser has been closed|Browser has been closed/.test(msg)) {
     return errors.browserClosed()
   }

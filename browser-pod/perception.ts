@@ -29,7 +29,7 @@ import { errors } from '../contracts/errors.ts'
 import type { NodeInput, NodeOutput } from '../contracts/node-api.ts'
 import { actionError } from './errors.ts'
 import { NAVIGATION_TIMEOUT_MS, type PodSession } from './session.ts'
-import { MASK, yamlQuoted } from './secrets/echo-guard.ts'
+import { MASK, snapshotEscaped, yamlQuoted } from './secrets/echo-guard.ts'
 import { refBook } from './refs.ts'
 import { refsInView } from './viewport.ts'
 
@@ -237,7 +237,7 @@ export function flatten(roots: Array<AriaNode | string>, opts: FlattenOptions): 
   const scrub = (s: string) => redact(s, opts.secrets, false)
   const visit = (node: AriaNode | string, depth: number, parent: number, inChildFrame: boolean): void => {
     if (typeof node === 'string') {
-      lines.push({ depth, text: `text: ${scrub(node)}`, role: 'text', outline: 0, level: 0, inView: true, inChildFrame, parent, end: lines.length + 1 })
+      lines.push({ depth, text: `text: ${quoted(scrub(node))}`, role: 'text', outline: 0, level: 0, inView: true, inChildFrame, parent, end: lines.length + 1 })
       return
     }
     // a nameless wrapper says nothing an agent can use: its children stand in its place
@@ -318,8 +318,20 @@ export async function refsInViewFromBoxes(page: Page): Promise<Set<string>> {
   return shown
 }
 
+/**
+ * Page text in a snapshot line — a name, a value, a text run, a property — always in double
+ * quotes, YAML-escaped (\" \\ \n \xNN), with the bracket of a `[ref=` inside written
+ * `\x5b` (snapshotEscaped): whatever a page writes stays inside its quotes on its own line,
+ * so it can never read as a ref, a line break or a `- role` line of its own. The tool
+ * description (perceive) says so.
+ */
 function quoted(s: string): string {
-  return `"${yamlQuoted(s)}"`
+  return `"${snapshotEscaped(s)}"`
+}
+
+/** A url property as it stands in a line: unquoted, with the bracket of a `[ref=` inside percent-encoded (the same URL). */
+function urlShown(s: string): string {
+  return s.replace(/\[(?=\s*ref\s*=)/gi, '%5B')
 }
 
 function renderNode(node: AriaNode, ref: string | undefined, secrets: readonly string[]): string {
@@ -338,9 +350,9 @@ function renderNode(node: AriaNode, ref: string | undefined, secrets: readonly s
   if (node.cursor === 'pointer' && node.role !== 'link' && node.role !== 'button') out += ' [cursor=pointer]'
   for (const [k, v] of Object.entries(node)) {
     if (SKIP_PROPS.has(k) || (typeof v !== 'string' && typeof v !== 'number')) continue
-    out += ` [${k}=${k === 'url' ? scrub(String(v)) : quoted(scrub(String(v)))}]`
+    out += ` [${k}=${k === 'url' ? urlShown(scrub(String(v))) : quoted(scrub(String(v)))}]`
   }
-  if (node.text !== undefined && node.text !== '') out += ': ' + (isSecretValue ? MASK : scrub(node.text))
+  if (node.text !== undefined && node.text !== '') out += ': ' + (isSecretValue ? MASK : quoted(scrub(node.text)))
   return out
 }
 
@@ -623,7 +635,7 @@ function normalizeWhitespace(s: string): string {
 
 function renderings(value: string): string[] {
   const n = normalizeWhitespace(value)
-  const forms = new Set([value, n, `"${yamlQuoted(n)}"`, yamlQuoted(n)])
+  const forms = new Set([value, n, `"${yamlQuoted(n)}"`, yamlQuoted(n), `"${snapshotEscaped(n)}"`, snapshotEscaped(n)])
   forms.delete('')
   // longest first, so a quoted form is replaced whole before its inner text
   return [...forms].sort((a, b) => b.length - a.length)

@@ -3,6 +3,7 @@
 // Matching is exact or a subdomain at a dot boundary, so `login.example.com`
 // matches `example.com` but `evil-example.com` does not.
 import { isIP } from 'node:net'
+import { hiddenCharacter, hiddenCharacterMessage } from './person-text.ts'
 
 export interface HostPattern {
   host: string // lower-case; IPv6 without brackets
@@ -55,6 +56,38 @@ export function parseHostPattern(input: string): HostPattern | null {
 export function formatHostPattern(p: HostPattern): string {
   const h = isIP(p.host) === 6 ? `[${p.host}]` : p.host
   return p.port ? `${h}:${p.port}` : h
+}
+
+// What a host entry may be at request time (an allowlist a person reads, a network's
+// declared hosts). DNS allows 253 characters in 127 labels; a sign-in host needs far fewer
+// labels, and a deep name serves only to push the part that decides where a password goes
+// out of sight. Entries stored before these limits still parse (parseHostPattern).
+/** the most characters of a host name, without its port (DNS's own limit) */
+export const HOST_MAX_CHARS = 253
+/** the most labels (dot-separated parts) of a host name */
+export const HOST_MAX_LABELS = 10
+/** the most hosts one credential_request may name (each is shown to the person who answers) */
+export const REQUEST_MAX_HOSTS = 20
+
+/** the rule a malformed entry breaks (its message) */
+export const HOST_SHAPE = 'must be a host, optionally with :port (no scheme, path, wildcard or userinfo)'
+
+/** Why `input` is not an acceptable host entry (the rule broken, value-free), or null. */
+export function hostEntryProblem(input: string): string | null {
+  if (typeof input !== 'string') return HOST_SHAPE
+  const hidden = hiddenCharacter(input)
+  if (hidden) return hiddenCharacterMessage(hidden)
+  const p = parseHostPattern(input)
+  if (!p) {
+    // a name whose only fault is a label over 63 characters: say so
+    const name = input.trim().toLowerCase().replace(/:\d{1,5}$/, '')
+    if (/^[a-z0-9.-]+$/.test(name) && name.split('.').some((l) => l.length > 63)) return 'each label (dot-separated part) must be at most 63 characters'
+    return HOST_SHAPE
+  }
+  if (isIP(p.host)) return null
+  if (p.host.length > HOST_MAX_CHARS) return `must be at most ${HOST_MAX_CHARS} characters`
+  if (p.host.split('.').length > HOST_MAX_LABELS) return `must have at most ${HOST_MAX_LABELS} labels (dot-separated parts)`
+  return null
 }
 
 /** Canonical string form of a host entry, or null when invalid. */

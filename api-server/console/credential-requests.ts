@@ -2,25 +2,32 @@
 // <console>/credential-requests/ncreq_…, the URL an MCP client with URL elicitation opens
 // for its user (or that the agent passes on). A signed-in person of the request's org whose
 // role holds identities:write sees what was asked — identity, credential name, allowed
-// hosts, the agent's reason, shown as the agent's words — and types the secret into a
-// password field: a password, or an otpauth:// URI / base32 seed for a TOTP credential.
+// hosts (each by its registrable domain first: doors/host-view.ts), the agent's reason,
+// shown as the agent's words and isolated (<bdi>) — and types the secret into a password
+// field: a password, or an otpauth:// URI / base32 seed for a TOTP credential.
 //
 // The POST is checked like every console form (same origin: Origin, else Sec-Fetch-Site,
-// else Referer; and the console's form token), then the value goes to
+// else Referer; and the console's form token), then like a REST body (no NUL, the fields'
+// own rules: the same 400 and message as credential_create), then the value goes to
 // answerCredentialRequest, which seals it with createCredential in the transaction that
 // closes the request. The value is never put back in a page, a redirect or a log line.
 // Unknown, answered, expired and other orgs' requests are the same 404.
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { Services } from '../services.ts'
 import { errors, isApiError } from '../../contracts/errors.ts'
-import { CREDENTIAL_KINDS, secretValue, type CredentialKind } from '../../contracts/operations/personas.ts'
 import { credentialCreate } from '../../contracts/operations/personas.ts'
+import { CredentialRequestAnswer } from '../../contracts/operations/credential-requests.ts'
 import { hasScopes } from '../auth/scopes.ts'
 import { answerCredentialRequest, requireOpenRequest, type CredentialRequest } from '../personas/credential-requests.ts'
-import { html, page } from '../doors/html.ts'
+import { html, page, theirs } from '../doors/html.ts'
+import { hostsView } from '../doors/host-view.ts'
+import { assertWellFormed, parseInput } from '../doors/validate.ts'
 import { checkCsrf, csrfToken, type ConsoleUser } from '../doors/console-session.ts'
 import { sameOriginRequest } from '../doors/console-guard.ts'
 import type { ConsolePageKit } from './reach.ts'
+
+/** One text field of a form ('' when absent or sent twice: then the field's own rule refuses it). */
+const formField = (body: Record<string, unknown>, name: string): string => (typeof body[name] === 'string' ? (body[name] as string) : '')
 
 export function registerCredentialRequestPages(app: FastifyInstance, services: Services, kit: ConsolePageKit) {
   const base = services.config.consolePath
@@ -36,11 +43,12 @@ export function registerCredentialRequestPages(app: FastifyInstance, services: S
   const form = (u: ConsoleUser, r: CredentialRequest, error?: string) => page(title, html`
     <h1>An agent asks for a credential</h1>
     <div class="card" id="credential-request">
-      <p>Identity <strong id="request-identity">${r.identityName}</strong> · credential <code id="request-name">${r.credentialName}</code></p>
-      <p>Asked by the agent <strong id="request-agent">${r.requestedByName ?? r.requestedBy}</strong> <code>${r.requestedBy}</code></p>
-      <p>May be filled on: ${r.originAllowlist.map((h) => html`<code class="host">${h}</code> `)}</p>
+      <p>Identity <strong id="request-identity">${theirs(r.identityName)}</strong> · credential <code id="request-name">${theirs(r.credentialName)}</code></p>
+      <p>Asked by the agent <strong id="request-agent">${theirs(r.requestedByName ?? r.requestedBy)}</strong> <code>${r.requestedBy}</code></p>
+      <p>May be filled on ${r.originAllowlist.length === 1 ? 'this host' : html`these ${r.originAllowlist.length} hosts`} — the bold name above each is the site that receives the password:</p>
+      ${hostsView(r.originAllowlist, 'request-hosts')}
       <p class="muted">The agent’s reason (its words, not Nightjar’s):</p>
-      <blockquote id="request-reason">${r.reason}</blockquote>
+      <blockquote id="request-reason" dir="auto">${theirs(r.reason)}</blockquote>
       <p class="muted">The secret is sealed when you save it and is never shown again — not here, not to the agent.
       Open this page only if you expected it; it expires at ${r.expiresAt}.</p>
       ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
@@ -82,14 +90,15 @@ export function registerCredentialRequestPages(app: FastifyInstance, services: S
     } catch (e) {
       return refused(reply, u, e)
     }
-    const kind = (CREDENTIAL_KINDS as readonly string[]).includes(String(body.kind)) ? (body.kind as CredentialKind) : null
-    const value = secretValue.safeParse(body.value)
     try {
-      if (!kind) throw errors.invalidRequest(`kind: must be one of ${CREDENTIAL_KINDS.join(', ')}`)
-      if (!value.success) throw errors.invalidRequest(`value: ${value.error.issues[0]?.message ?? 'invalid'}`)
-      const cred = await answerCredentialRequest(services.db, services.sealer, { orgId: u.orgId, requestId: id, userId: u.userId, kind, value: value.data, now: services.now() })
+      // the REST door's two checks, in its order and with its words (credential_create takes the same
+      // kind and value): no NUL or lone surrogate, then the fields' own rules — so nothing reaches the database it cannot store
+      const input = { kind: formField(body, 'kind'), value: formField(body, 'value') }
+      assertWellFormed(input, 'body')
+      const { kind, value } = parseInput(CredentialRequestAnswer, input)
+      const cred = await answerCredentialRequest(services.db, services.sealer, { orgId: u.orgId, requestId: id, userId: u.userId, kind, value, now: services.now() })
       return kit.send(reply, 201, page(title, html`<div class="card" role="status" id="credential-saved">
-        <p class="ok">Saved: <code>${cred.name}</code> (${cred.kind === 'totp' ? 'TOTP ' : ''}${cred.maskedValue}) on ${r.identityName}.</p>
+        <p class="ok">Saved: <code>${theirs(cred.name)}</code> (${cred.kind === 'totp' ? 'TOTP ' : ''}${cred.maskedValue}) on ${theirs(r.identityName)}.</p>
         <p>The agent is told it exists; you can close this page.</p></div>`, kit.chrome(u)))
     } catch (e) {
       if (!isApiError(e)) throw e

@@ -13,7 +13,7 @@ import { getSession, listSessions, readJournal, recentJournal, type SessionRow }
 import { controlState, handBack, takeControl } from '../sessions/control.ts'
 import { closeCdp } from '../sessions/cdp-connections.ts'
 import { WATCH_SCOPE } from './live-socket.ts'
-import { Html, html, page } from '../doors/html.ts'
+import { Html, html, page, theirs } from '../doors/html.ts'
 import { checkCsrf, csrfToken, type ConsoleUser } from '../doors/console-session.ts'
 import type { ConsolePageKit } from './reach.ts'
 import { sharesCard, sharesFor } from './share.ts'
@@ -41,11 +41,11 @@ export function registerLivePages(app: FastifyInstance, services: Services, kit:
     const holders = await holderEmails(services, u.orgId, rows)
     const body = rows.map((r) => html`<tr id="session-${r.id}">
       <td><a href="${list}/${r.id}">${r.id}</a></td>
-      <td>${r.openedBy.name}<div class="muted"><code>${r.agentId}</code></div></td>
+      <td>${theirs(r.openedBy.name)}<div class="muted"><code>${r.agentId}</code></div></td>
       <td>${r.browserKind}${r.identityId ? html`<div class="muted">persona <code>${r.identityId}</code></div>` : ''}</td>
       <td class="sandbox">${sandboxLabel(r.sandbox)}</td>
       <td class="control">${r.control === 'human' ? html`a person${r.controlHolder ? html` (${holders.get(r.controlHolder) ?? ''})` : ''}` : 'the agent'}</td>
-      <td class="request">${r.humanRequest ? html`<strong>asks for a person:</strong> ${r.humanRequest.reason}` : ''}</td>
+      <td class="request">${r.humanRequest ? html`<strong>asks for a person:</strong> ${theirs(r.humanRequest.reason)}` : ''}</td>
       <td>${r.liveAt ?? ''}</td>
     </tr>`)
     return kit.send(reply, 200, page('Live sessions', html`
@@ -82,7 +82,7 @@ export function registerLivePages(app: FastifyInstance, services: Services, kit:
         <p>State: <strong id="state">${row.status === 'live' ? 'connecting' : 'ended'}</strong> · <span id="url" class="muted"></span></p>
         ${row.sandbox ? html`<p class="muted" id="sandbox">Sandbox: ${sandboxLabel(row.sandbox)}</p>` : ''}
         <p>Control: <strong id="control">${human ? `a person (${holder})` : 'the agent'}</strong></p>
-        ${row.humanRequest ? html`<p class="ok" id="request" role="status">The agent asks for a person: ${row.humanRequest.reason}</p>` : ''}
+        ${row.humanRequest ? html`<p class="ok" id="request" role="status">The agent asks for a person: ${theirs(row.humanRequest.reason)}</p>` : ''}
         <form method="post" action="${list}/${row.id}/take" id="take-form" ${new Html(human ? 'hidden' : '')}>
           <input type="hidden" name="csrf" value="${csrf}"><button type="submit" id="take">Take control</button>
         </form>

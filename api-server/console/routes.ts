@@ -9,7 +9,10 @@ import { checkPassword, normaliseEmail } from '../auth/login.ts'
 import { listKeys, mintKey } from '../auth/keys.ts'
 import { errors, isApiError, pageErrors, type ErrorReply } from '../../contracts/errors.ts'
 import { recordAudit } from '../audit/audit.ts'
-import { Html, html, page } from '../doors/html.ts'
+import { Html, html, page, theirs } from '../doors/html.ts'
+import { assertWellFormed, parseInput } from '../doors/validate.ts'
+import { keyCreate } from '../../contracts/operations/foundation.ts'
+import { revealHidden } from '../../contracts/person-text.ts'
 import { checkCsrf, consoleUser, csrfToken, endConsoleSession, startConsoleSession, type ConsoleUser } from '../doors/console-session.ts'
 import { accountKey, addressKey, limitsFor, strictest } from '../limits/index.ts'
 import { checkLoginCsrf, issueLoginCsrf, knownBrowser, rememberBrowser, safeNext, sameOriginRequest, sendTooMany } from '../doors/console-guard.ts'
@@ -109,7 +112,7 @@ export function registerConsole(app: FastifyInstance, services: Services) {
       const allowed = u.scopes.has(s)
       return html`<label class="${allowed ? '' : 'disabled'}" title="${allowed ? '' : 'your role cannot grant this scope'}"><input type="checkbox" name="scopes" value="${s}" ${new Html(prefill.scopes.has(s) && allowed ? 'checked' : '')} ${new Html(allowed ? '' : 'disabled')}> <code>${s}</code></label>`
     })
-    const rows = keys.map((k) => html`<tr><td>${k.name}<div class="muted"><code>${k.id}</code></div></td><td>${k.scopes.map((s) => html`<code>${s}</code> `)}</td><td>${k.agentId ?? '—'}</td><td>${k.revokedAt ? 'revoked' : 'active'}</td></tr>`)
+    const rows = keys.map((k) => html`<tr><td>${theirs(k.name)}<div class="muted"><code>${k.id}</code></div></td><td>${k.scopes.map((s) => html`<code>${s}</code> `)}</td><td>${k.agentId ?? '—'}</td><td>${k.revokedAt ? 'revoked' : 'active'}</td></tr>`)
     return page('API keys', html`
       <h1>API keys</h1>
       ${notice ?? ''}
@@ -122,7 +125,7 @@ export function registerConsole(app: FastifyInstance, services: Services) {
           <label for="name">Name</label><input id="name" name="name" type="text" value="${prefill.name}" maxlength="80" required>
           <label>Scopes</label><div class="scopes">${scopeBoxes}</div>
           <label for="agent">Agent</label>
-          <select id="agent" name="agent"><option value="">(org default agent)</option>${agents.map((a) => html`<option value="${a.id}" ${new Html(a.id === prefill.agent || a.name === prefill.agent ? 'selected' : '')}>${a.name} (${a.id})</option>`)}</select>
+          <select id="agent" name="agent"><option value="">(org default agent)</option>${agents.map((a) => html`<option value="${a.id}" ${new Html(a.id === prefill.agent || a.name === prefill.agent ? 'selected' : '')}>${revealHidden(a.name)} (${a.id})</option>`)}</select>
           <button type="submit">Create key</button>
         </form>
       </div>
@@ -155,9 +158,13 @@ export function registerConsole(app: FastifyInstance, services: Services) {
     const agent = typeof body.agent === 'string' && body.agent ? body.agent : null
     const prefill = { open: true, name, scopes: new Set(scopes), agent: agent ?? '' }
     try {
+      // key_create's own rules, in the REST door's order and words (no NUL, then the fields' schema)
+      const input = { name, scopes, ...(agent ? { agent } : {}) }
+      assertWellFormed(input, 'body')
+      parseInput(keyCreate.input, input)
       const key = await mintKey(services.db, { orgId: u.orgId, name, scopes, agentId: agent, createdByUserId: u.userId, minterScopes: u.scopes })
       await recordAudit(services.db, { orgId: u.orgId, actor: u.userId, action: 'key.create', targetType: 'key', targetId: key.id })
-      const notice = html`<div class="card" role="status"><p class="ok">Key created: ${key.name}</p>
+      const notice = html`<div class="card" role="status"><p class="ok">Key created: ${theirs(key.name)}</p>
         <p>Copy the secret now; it is shown only this once.</p><code class="secret" id="new-key-secret">${key.secret}</code></div>`
       return send(reply, 201, await keysPage(u, { open: false, name: '', scopes: new Set(), agent: '' }, notice))
     } catch (e) {

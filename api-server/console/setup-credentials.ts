@@ -10,7 +10,8 @@ import type { FastifyInstance } from 'fastify'
 import type { z } from 'zod'
 import type { CredentialView } from '../../contracts/operations/personas.ts'
 import { credentialCreate, credentialDelete, credentialRotate } from '../operations/personas/credentials.ts'
-import { html } from '../doors/html.ts'
+import { html, theirs } from '../doors/html.ts'
+import { hostsView } from '../doors/host-view.ts'
 import type { ConsoleUser } from '../doors/console-session.ts'
 import { csrfInput, disabledUnless, errorLine, field, formRoute, listField, may, param, roleNote, runOp, TEXTAREA_STYLE, type CredentialForm, type SetupKit, type ShowIdentity } from './setup-kit.ts'
 
@@ -21,10 +22,10 @@ export function credentialSection(kit: SetupKit, u: ConsoleUser, identityId: str
   const createError = form.credentialId ? undefined : form.error
   const orphanError = form.credentialId && !creds.some((c) => c.id === form.credentialId) ? form.error : undefined
   const rows = creds.map((c) => html`<tr id="credential-${c.id}">
-    <td><strong class="name">${c.name}</strong><div class="muted"><code>${c.id}</code></div></td>
+    <td><strong class="name">${theirs(c.name)}</strong><div class="muted"><code>${c.id}</code></div></td>
     <td><code>${c.placeholder}</code></td>
     <td class="mask">${c.kind === 'totp' ? html`<span class="kind">TOTP</span> ` : ''}${c.maskedValue}</td>
-    <td class="allowlist">${c.originAllowlist.map((h) => html`<code>${h}</code> `)}</td>
+    <td class="allowlist">${hostsView(c.originAllowlist)}</td>
     <td>${c.createdAt}${c.rotatedAt ? html`<div class="muted">rotated ${c.rotatedAt}</div>` : ''}</td>
     <td>${canWrite ? html`
       ${form.credentialId === c.id ? errorLine(form.error) : ''}

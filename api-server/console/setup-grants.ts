@@ -8,7 +8,9 @@ import type { z } from 'zod'
 import { GRANT_ROLES, PROPAGATIONS, type GrantView } from '../../contracts/operations/personas.ts'
 import { isApiError, type ApiError } from '../../contracts/errors.ts'
 import { grantCreate, grantDelete, grantRevoke } from '../operations/personas/grants.ts'
-import { Html, html } from '../doors/html.ts'
+import { Html, html, theirs } from '../doors/html.ts'
+import { hostsView } from '../doors/host-view.ts'
+import { revealHidden } from '../../contracts/person-text.ts'
 import type { ConsoleUser } from '../doors/console-session.ts'
 import { csrfInput, disabledUnless, errorLine, field, formRoute, listField, may, param, roleNote, runOp, TEXTAREA_STYLE, type GrantFormState, type SetupKit, type ShowIdentity } from './setup-kit.ts'
 
@@ -29,12 +31,12 @@ export function grantSection(
     ? html`<p class="muted" id="grants-refused">${grants.message}</p>`
     : grants.length
       ? html`<table><thead><tr><th>Agent</th><th>Role</th><th>State</th><th>Expires</th><th>Hosts</th><th>Reason</th><th></th></tr></thead><tbody>${grants.map((g) => html`<tr id="grant-${g.id}">
-        <td>${agentName.get(g.principalAgentId) ?? g.principalAgentId}<div class="muted"><code>${g.principalAgentId}</code></div><div class="muted"><code>${g.id}</code></div></td>
+        <td>${theirs(agentName.get(g.principalAgentId) ?? g.principalAgentId)}<div class="muted"><code>${g.principalAgentId}</code></div><div class="muted"><code>${g.id}</code></div></td>
         <td>${g.role}</td>
         <td class="state">${g.state}</td>
         <td>${g.expiresAt}</td>
-        <td>${g.allowedOrigins.length ? g.allowedOrigins.map((h) => html`<code>${h}</code> `) : html`<span class="muted">the credential’s</span>`}</td>
-        <td>${g.reason}</td>
+        <td>${g.allowedOrigins.length ? hostsView(g.allowedOrigins) : html`<span class="muted">the credential’s</span>`}</td>
+        <td class="reason" dir="auto">${theirs(g.reason)}</td>
         <td>${form.grantId === g.id ? errorLine(form.error) : ''}${may(u, grantRevoke) ? html`
           ${g.state === 'live' ? html`<form method="post" action="${path}/${g.id}/revoke" class="revoke">${csrfInput(kit, u)}<button type="submit">Revoke</button></form>` : ''}
           <form method="post" action="${path}/${g.id}/delete" class="delete">${csrfInput(kit, u)}
@@ -54,7 +56,7 @@ export function grantSection(
     ${roleNote(u, grantCreate)}
     <form method="post" action="${path}" id="grant-create">${csrfInput(kit, u)}
       <label for="grant-agent">Agent</label>
-      <select id="grant-agent" name="principalAgentId">${agents.map((a) => html`<option value="${a.id}" ${sel(a.id, v.principalAgentId ?? '')}>${a.name} (${a.kind}, ${a.id})</option>`)}</select>
+      <select id="grant-agent" name="principalAgentId">${agents.map((a) => html`<option value="${a.id}" ${sel(a.id, v.principalAgentId ?? '')}>${revealHidden(a.name)} (${a.kind}, ${a.id})</option>`)}</select>
       <label for="grant-role">Role</label>
       <select id="grant-role" name="role">${GRANT_ROLES.map((r) => html`<option value="${r}" ${sel(r, v.role ?? 'assume')}>${r}</option>`)}</select>
       <label for="grant-expires">Expires at <span class="muted">(RFC 3339, e.g. 2030-01-01T00:00:00Z)</span></label>

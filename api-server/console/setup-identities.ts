@@ -10,7 +10,7 @@ import { errors, isApiError, type ApiError } from '../../contracts/errors.ts'
 import { identityCreate, identityDelete, identityList } from '../operations/personas/identities.ts'
 import { credentialList } from '../operations/personas/credentials.ts'
 import { grantList } from '../operations/personas/grants.ts'
-import { html, page } from '../doors/html.ts'
+import { html, page, theirs } from '../doors/html.ts'
 import type { ConsoleUser } from '../doors/console-session.ts'
 import { credentialSection, registerCredentialRoutes } from './setup-credentials.ts'
 import { grantSection, registerGrantRoutes, type AgentRow } from './setup-grants.ts'
@@ -55,7 +55,7 @@ export function registerIdentityPages(app: FastifyInstance, kit: SetupKit) {
       <div class="card"><h2>Identities in ${u.orgName}</h2>
         ${rows.length
           ? html`<table><thead><tr><th>Name</th><th>Open mode</th><th>Lease</th><th>Created</th></tr></thead><tbody>${rows.map((i) => html`<tr id="identity-${i.id}">
-            <td><a href="${list}/${i.id}">${i.name}</a><div class="muted"><code>${i.id}</code></div></td><td>${i.defaultOpenMode}</td><td>${i.leaseState}</td><td>${i.createdAt}</td></tr>`)}</tbody></table>`
+            <td><a href="${list}/${i.id}">${theirs(i.name)}</a><div class="muted"><code>${i.id}</code></div></td><td>${i.defaultOpenMode}</td><td>${i.leaseState}</td><td>${i.createdAt}</td></tr>`)}</tbody></table>`
           : html`<p id="no-identities">No identities yet.</p>`}
       </div>`, kit.chrome(u))
   }
@@ -81,7 +81,7 @@ export function registerIdentityPages(app: FastifyInstance, kit: SetupKit) {
     const agents = (await kit.services.db.query('select id, name, kind from agents where org_id = $1 order by is_default desc, created_at, name', [u.orgId])).rows as AgentRow[]
     const status = o.error?.status ?? 200
     const body = page(`Identity ${identity.name}`, html`
-      <h1>Identity <span id="identity-name-shown">${identity.name}</span></h1>
+      <h1>Identity <span id="identity-name-shown">${theirs(identity.name)}</span></h1>
       ${setupNav(kit)}
       <p><a href="${list}">All identities</a> · <code>${identity.id}</code> · default open mode ${identity.defaultOpenMode} · lease ${identity.leaseState}</p>
       ${okNotice(o.notice)}

@@ -8,7 +8,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors, isApiError, type ApiError } from '../../contracts/errors.ts'
 import { networkCreate, networkDaemons, networkDelete, networkList, networkRotateToken, networkUpdate } from '../operations/networks/index.ts'
-import { html, page, type Html } from '../doors/html.ts'
+import { html, page, theirs, type Html } from '../doors/html.ts'
+import { hostsView } from '../doors/host-view.ts'
 import type { ConsoleUser } from '../doors/console-session.ts'
 import {
   csrfInput, disabledUnless, errorLine, field, formRoute, listField, notice, okNotice, pageRoute, param, refusalPage, roleNote, runOp, setupNav, shellWord, TEXTAREA_STYLE, type FormCall, type SetupKit,
@@ -64,9 +65,9 @@ export function registerNetworkPages(app: FastifyInstance, kit: SetupKit) {
       <div class="card"><h2>Networks in ${u.orgName}</h2>
         ${nets.length
           ? html`<table><thead><tr><th>Name</th><th>Daemons</th><th>Declared hosts</th></tr></thead><tbody>${nets.map((n) => html`<tr id="network-${n.id}">
-            <td><a href="${list}/${n.id}">${n.name}</a><div class="muted"><code>${n.id}</code></div></td>
+            <td><a href="${list}/${n.id}">${theirs(n.name)}</a><div class="muted"><code>${n.id}</code></div></td>
             <td>${n.onlineDaemonCount} reachable of ${n.daemonCount}</td>
-            <td>${n.declaredHosts.map((h) => html`<code>${h}</code> `)}</td></tr>`)}</tbody></table>`
+            <td>${hostsView(n.declaredHosts)}</td></tr>`)}</tbody></table>`
           : html`<p id="no-networks">No networks yet.</p>`}
       </div>`, kit.chrome(u))
   }
@@ -83,7 +84,7 @@ export function registerNetworkPages(app: FastifyInstance, kit: SetupKit) {
     const n = (await runOp(kit.services, req, u, networkList, {})).find((x) => x.id === networkId)
     if (!n) return refusalPage(kit, reply, u, 'Network', errors.notFound('network'), backToList)
     const body = page(`Network ${n.name}`, html`
-      <h1>Network <span id="network-name-shown">${n.name}</span></h1>
+      <h1>Network <span id="network-name-shown">${theirs(n.name)}</span></h1>
       ${setupNav(kit)}
       <p><a href="${list}">All networks</a> · <code>${n.id}</code></p>
       ${o.card ?? okNotice(notice(req, NOTICES))}
@@ -99,6 +100,7 @@ export function registerNetworkPages(app: FastifyInstance, kit: SetupKit) {
       <div class="card" id="hosts">
         <h2>Declared hosts</h2>
         <p class="muted">What a session’s browser may reach through the daemon: host, IPv4, [IPv6] or ::1, each optionally with :port, one per line. A live session keeps the list it started with.</p>
+        ${n.declaredHosts.length ? hostsView(n.declaredHosts, 'declared-hosts-shown') : html`<p class="muted" id="no-declared-hosts">None yet: a session reaches nothing through the daemon.</p>`}
         ${roleNote(u, networkUpdate)}
         <form method="post" action="${list}/${n.id}/hosts" id="network-hosts">${csrfInput(kit, u)}
           <textarea id="declared-hosts" name="declaredHosts" rows="4" style="${TEXTAREA_STYLE}">${o.hosts ?? n.declaredHosts.join('\n')}</textarea>

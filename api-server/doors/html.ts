@@ -1,4 +1,6 @@
 // Tiny server-rendered HTML: an escaping tag function and one page layout.
+import { revealHidden } from '../../contracts/person-text.ts'
+
 export function esc(v: unknown): string {
   return String(v ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 }
@@ -10,6 +12,17 @@ export class Html {
     this.value = value
   }
   toString() { return this.value }
+}
+
+/**
+ * Text another party wrote (an agent's reason, a client's name, an identity's, network's or
+ * key's name), as a person should read it: isolated in <bdi> (its own direction, never
+ * reordering the page around it) and with any control, invisible or text-direction
+ * character written out as [U+202E] (contracts/person-text.ts refuses them on input; a row
+ * stored before that rule shows them instead of their effect).
+ */
+export function theirs(text: unknown): Html {
+  return html`<bdi>${revealHidden(String(text ?? ''))}</bdi>`
 }
 
 export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
@@ -27,7 +40,7 @@ const STYLE = `
 header{display:flex;align-items:center;justify-content:space-between;padding:12px 28px;background:#141a2a;color:#fff}
 header nav a{color:#dfe6ff;text-decoration:none}header nav a:hover{text-decoration:underline}
 header .brand{font-weight:650;letter-spacing:.3px}header form{margin:0}header .who{color:#c5cbe0;margin-right:12px;font-size:14px}
-main{max-width:880px;margin:28px auto;padding:0 20px}h1{font-size:22px;margin:0 0 16px}h2{font-size:17px;margin:0 0 12px}
+main{max-width:880px;margin:28px auto;padding:0 20px;overflow-wrap:break-word}h1{font-size:22px;margin:0 0 16px}h2{font-size:17px;margin:0 0 12px}
 .card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:20px 22px;margin-bottom:20px;box-shadow:0 1px 2px rgba(20,26,42,.04)}
 label{display:block;font-weight:600;margin:12px 0 4px}input[type=text],input[type=email],input[type=password],select{width:100%;padding:8px 10px;border:1px solid var(--line);border-radius:6px;font:inherit}
 .scopes{display:grid;grid-template-columns:repeat(auto-fill,minmax(190px,1fr));gap:6px 14px;margin-top:6px}
@@ -38,6 +51,11 @@ table{width:100%;border-collapse:collapse}th,td{text-align:left;padding:8px 6px;
 th{color:var(--muted);font-weight:600}code{font:13px ui-monospace,SFMono-Regular,Menlo,monospace;background:#eef0f6;padding:1px 5px;border-radius:4px}
 .secret{display:block;padding:10px 12px;margin:8px 0;background:#fff9db;border:1px solid #ffe066;border-radius:6px;word-break:break-all}
 .error{color:var(--warn);font-weight:600}.muted{color:var(--muted)}.ok{color:var(--ok);font-weight:600}
+.hosts{list-style:none;margin:6px 0;padding:0}.hosts li{margin:0 0 8px}
+td code{overflow-wrap:anywhere}
+.host{display:inline-block;max-width:100%;vertical-align:top;margin-right:10px}.host-site{font-weight:700;font-size:16px}
+.host-full{display:block;width:fit-content;max-width:100%;margin-top:2px;font-size:12px;color:var(--muted);white-space:normal;overflow-wrap:anywhere}.host-full b{color:var(--fg)}
+blockquote{margin:8px 0;padding:8px 12px;border-left:3px solid var(--line);background:#fafbfd}
 `
 
 /** the console's sections, in the header of every signed-in page */

@@ -47,6 +47,7 @@ export class Limits {
   readonly joinAddress: WindowLimit
   readonly joinNetwork: WindowLimit
   readonly bearerAddress: WindowLimit
+  readonly mcpInitialize: WindowLimit
 
   readonly settings: LimitSettings
   readonly store: LimitStore
@@ -66,6 +67,7 @@ export class Limits {
     this.joinAddress = new WindowLimit(store, 'join-address', { limit: s.joinFailureLimit, windowMs: s.joinFailureWindowSecs * 1000 }, now)
     this.joinNetwork = new WindowLimit(store, 'join-network', { limit: s.joinNetworkFailureLimit, windowMs: s.joinFailureWindowSecs * 1000 }, now)
     this.bearerAddress = new WindowLimit(store, 'bearer-address', { limit: s.bearerFailureLimit, windowMs: s.bearerFailureWindowSecs * 1000 }, now)
+    this.mcpInitialize = new WindowLimit(store, 'mcp-initialize', { limit: s.mcpInitializeLimit, windowMs: s.mcpInitializeWindowSecs * 1000 }, now)
   }
 }
 

@@ -3,104 +3,210 @@
 // /mcp keeps no MCP sessions: every POST gets a fresh server, which never saw the client's
 // `initialize` and so cannot know its capabilities. A client that declares
 // `elicitation: { url: {} }` is therefore given an `Mcp-Session-Id` with its initialize
-// answer — a memo of that one capability, bound to the Bearer credential that declared it,
-// kept in this process (a day since last use; the oldest go first past 10 000). Any other
-// client gets no session id and sees exactly the stateless server it always saw. An
-// unknown or foreign id is not an error: the call is simply made without elicitation and
-// the tool answers with the URL, as for any client (a restart, another replica).
+// answer — a memo of that one capability, bound to the org and Bearer credential that
+// declared it. Any other client gets no session id and sees exactly the stateless server
+// it always saw. An unknown or foreign id is not an error: the call is simply made
+// without elicitation and the tool answers with the URL, as for any client.
+//
+// The memo and the routing of answers live in Postgres (migration 020), so every replica
+// sees them: a client may initialize on one replica, call on a second and answer on a
+// third. What one org can hold is bounded apart from every other org (issue #40 item 4):
+//  - at most MEMO_PER_CREDENTIAL memos per credential and MEMO_PER_ORG per org; past
+//    either, that credential's (or that org's) least recently used memo goes — never
+//    another org's;
+//  - a memo unused for a day is forgotten;
+//  - initialize itself is rate-limited per credential (limits/: NIGHTJAR_MCP_INITIALIZE_LIMIT
+//    per window, then 429), checked by the door (server.ts) before a memo is made.
 //
 // While credential_request or request_human waits, its call answers on an SSE stream
 // (instead of one JSON body), which carries `elicitation/create` and then
 // `notifications/elicitation/complete`. The client answers `elicitation/create` in a new
-// POST: that JSON-RPC response is matched here, by an id no other server uses, to the call
-// that asked, and the POST is answered 202.
+// POST: that JSON-RPC response is matched, by an id no other server uses, to the call that
+// asked — through the answers table, which the replica holding the call reads (at once when
+// the answer reached that replica, else within ANSWER_POLL_MS) — and the POST is answered 202.
 import { randomUUID } from 'node:crypto'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import type { AuthContext } from '../auth/context.ts'
 import type { UrlElicitation } from '../operations/types.ts'
+import type { Queryable } from '../store/db.ts'
 
 /** The tools whose calls may elicit: they answer on an SSE stream for a client that can be asked. */
 export const ELICITING_TOOLS: ReadonlySet<string> = new Set(['credential_request', 'request_human'])
 
+/** a memo unused this long is forgotten */
 const MEMO_IDLE_MS = 24 * 3600_000
-const MEMO_MAX = 10_000
+/** the most memos one credential holds (a client per process or window it runs, not per call) */
+export const MEMO_PER_CREDENTIAL = 16
+/** the most memos one org holds, all its credentials together */
+export const MEMO_PER_ORG = 1000
 /** how long an elicitation/create waits for the client's answer before the call goes on without it */
 const ANSWER_WAIT_MS = 10 * 60_000
+/** how often a replica holding waiting calls reads answers that reached another replica */
+const ANSWER_POLL_MS = 1000
+const ANSWER_ID_PREFIX = 'nightjar-elicit-'
 
 type Action = 'accept' | 'decline' | 'cancel' | null
+const ACTIONS = new Set(['accept', 'decline', 'cancel'])
 
 interface Sender {
   send(message: JSONRPCMessage, options?: { relatedRequestId?: string | number }): Promise<void>
 }
 
-const who = (auth: AuthContext) => `${auth.orgId}/${auth.principal.credentialId}`
+export interface MemoDeps {
+  db: Queryable
+  now: () => number
+  /** the caps (tests use small ones); MEMO_PER_CREDENTIAL and MEMO_PER_ORG by default */
+  perCredential?: number
+  perOrg?: number
+}
+
+/** Is this JSON-RPC body (or batch) an initialize that declares URL elicitation? */
+export function declaresUrlElicitation(body: unknown): boolean {
+  const msg = body as { method?: unknown; params?: { capabilities?: { elicitation?: { url?: unknown } } } } | undefined
+  if (!msg || Array.isArray(msg) || msg.method !== 'initialize') return false
+  const url = msg.params?.capabilities?.elicitation?.url
+  return typeof url === 'object' && url !== null
+}
+
+/** Does this body (or batch) carry an initialize request? */
+export function isInitialize(body: unknown): boolean {
+  const messages = Array.isArray(body) ? body : [body]
+  return messages.some((m) => typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'initialize')
+}
 
 export class ElicitationMemo {
-  private readonly clients = new Map<string, { who: string; lastUsed: number }>()
-  private readonly pending = new Map<string, { who: string; answer: (a: Action) => void }>()
+  private readonly deps: MemoDeps
+  private readonly perCredential: number
+  private readonly perOrg: number
+  /** the calls of this process waiting for an answer, by elicitation request id */
+  private readonly waiting = new Map<string, (a: Action) => void>()
+  private poller: NodeJS.Timeout | undefined
+
+  constructor(deps: MemoDeps) {
+    this.deps = deps
+    this.perCredential = deps.perCredential ?? MEMO_PER_CREDENTIAL
+    this.perOrg = deps.perOrg ?? MEMO_PER_ORG
+  }
 
   /** The Mcp-Session-Id to return for an initialize, or null when the client cannot be asked by URL. */
-  remember(auth: AuthContext, body: unknown): string | null {
-    const msg = body as { method?: unknown; params?: { capabilities?: { elicitation?: { url?: unknown } } } } | undefined
-    if (!msg || Array.isArray(msg) || msg.method !== 'initialize') return null
-    const url = msg.params?.capabilities?.elicitation?.url
-    if (typeof url !== 'object' || url === null) return null
-    if (this.clients.size >= MEMO_MAX) this.clients.delete(this.clients.keys().next().value!)
+  async remember(auth: AuthContext, body: unknown): Promise<string | null> {
+    if (!declaresUrlElicitation(body)) return null
     const id = randomUUID()
-    this.clients.set(id, { who: who(auth), lastUsed: Date.now() })
+    const t = this.deps.now()
+    const org = auth.orgId
+    const credential = auth.principal.credentialId
+    await this.deps.db.query('insert into mcp_elicitation_clients (id, org_id, credential_id, last_used_ms) values ($1, $2, $3, $4)', [id, org, credential, t])
+    // past a cap, the least recently used of this credential, then of this org, go; and the org's idle ones
+    // (the new memo is never among them: it is counted first)
+    await this.deps.db.query(
+      `delete from mcp_elicitation_clients where id in (
+         select id from mcp_elicitation_clients where org_id = $1 and credential_id = $2 and id <> $4 order by last_used_ms desc, id offset $3)`,
+      [org, credential, this.perCredential - 1, id],
+    )
+    await this.deps.db.query(
+      `delete from mcp_elicitation_clients where id in (
+         select id from mcp_elicitation_clients where org_id = $1 and id <> $4 order by last_used_ms desc, id offset $2)
+         or (org_id = $1 and last_used_ms < $3)`,
+      [org, this.perOrg - 1, t - MEMO_IDLE_MS, id],
+    )
     return id
   }
 
-  /** Did the client of this request declare URL elicitation (its session id, under this credential)? */
-  canAsk(auth: AuthContext, sessionId: string | undefined): boolean {
-    const memo = sessionId ? this.clients.get(sessionId) : undefined
-    if (!memo || memo.who !== who(auth)) return false
-    if (Date.now() - memo.lastUsed > MEMO_IDLE_MS) {
-      this.clients.delete(sessionId!)
-      return false
-    }
-    // most recently used last, so the oldest are dropped first
-    this.clients.delete(sessionId!)
-    this.clients.set(sessionId!, { ...memo, lastUsed: Date.now() })
-    return true
+  /** Did the client of this request declare URL elicitation (its session id, under this credential)? Marks it used. */
+  async canAsk(auth: AuthContext, sessionId: string | undefined): Promise<boolean> {
+    if (!sessionId || sessionId.length > 100) return false
+    const t = this.deps.now()
+    const r = await this.deps.db.query(
+      `update mcp_elicitation_clients set last_used_ms = $4
+        where id = $1 and org_id = $2 and credential_id = $3 and last_used_ms > $5 returning id`,
+      [sessionId, auth.orgId, auth.principal.credentialId, t, t - MEMO_IDLE_MS],
+    )
+    return (r.rowCount ?? 0) > 0
   }
 
   /**
    * A POST that only answers our elicitation requests: each answer goes to the call that
-   * asked, and true is returned (the POST is then answered 202). False for anything else.
+   * asked, on whichever replica it waits, and true is returned (the POST is then answered
+   * 202). False for anything else — without a query unless every message looks like one.
    */
-  takeAnswers(auth: AuthContext, body: unknown): boolean {
+  async takeAnswers(auth: AuthContext, body: unknown): Promise<boolean> {
     const messages = Array.isArray(body) ? body : [body]
     const answers = messages.filter((m): m is { id: string; result?: { action?: unknown } } =>
-      typeof m === 'object' && m !== null && !('method' in m) && typeof (m as { id?: unknown }).id === 'string' && this.pending.get((m as { id: string }).id)?.who === who(auth))
+      typeof m === 'object' && m !== null && !('method' in m) && typeof (m as { id?: unknown }).id === 'string' && (m as { id: string }).id.startsWith(ANSWER_ID_PREFIX))
     if (!answers.length || answers.length !== messages.length) return false
+    const ids = answers.map((m) => m.id)
+    const open = await this.deps.db.query(
+      'select id from mcp_elicitation_answers where id = any($1) and org_id = $2 and credential_id = $3 and action is null and expires_ms > $4',
+      [ids, auth.orgId, auth.principal.credentialId, this.deps.now()],
+    )
+    if (open.rowCount !== new Set(ids).size) return false
     for (const m of answers) {
-      const action = m.result?.action
-      this.pending.get(m.id)?.answer(action === 'accept' || action === 'decline' || action === 'cancel' ? action : null)
+      const given = m.result?.action
+      const action = typeof given === 'string' && ACTIONS.has(given) ? given : 'none'
+      await this.deps.db.query('update mcp_elicitation_answers set action = $2 where id = $1 and action is null', [m.id, action])
+      // the call waits here: answered at once; elsewhere, that replica's poll reads it
+      this.waiting.get(m.id)?.(action === 'none' ? null : (action as Action))
     }
     return true
+  }
+
+  /** Reads the answers that reached other replicas for the calls waiting here. */
+  private async poll(): Promise<void> {
+    const ids = [...this.waiting.keys()]
+    if (!ids.length) return
+    const r = await this.deps.db.query('select id, action from mcp_elicitation_answers where id = any($1) and action is not null', [ids])
+    for (const row of r.rows as Array<{ id: string; action: string }>) this.waiting.get(row.id)?.(row.action === 'none' ? null : (row.action as Action))
+  }
+
+  private wait(id: string, answer: (a: Action) => void): void {
+    this.waiting.set(id, answer)
+    if (this.poller) return
+    // a poll that fails (the database busy) is retried by the next tick; the call's own deadline still holds
+    this.poller = setInterval(() => { this.poll().catch(() => {}) }, ANSWER_POLL_MS)
+    this.poller.unref() // a wait never keeps the process up
+  }
+
+  private unwait(id: string): void {
+    this.waiting.delete(id)
+    if (!this.waiting.size && this.poller) {
+      clearInterval(this.poller)
+      this.poller = undefined
+    }
   }
 
   /** What a tool call may do with its client, written straight to the call's transport. */
   forCall(auth: AuthContext, transport: Sender, requestId: string | number, progressToken: string | number | undefined, signal: AbortSignal): UrlElicitation {
     let progress = 0
+    const { db, now } = this.deps
     return {
       signal,
       ask: (params) => new Promise<Action>((resolve, reject) => {
-        const id = `nightjar-elicit-${randomUUID()}`
+        const id = `${ANSWER_ID_PREFIX}${randomUUID()}`
+        let done = false
         const finish = (a: Action) => {
+          if (done) return
+          done = true
           clearTimeout(timer)
           signal.removeEventListener('abort', hungUp)
-          this.pending.delete(id)
-          resolve(a)
+          this.unwait(id)
+          // the row has served its call (gone before the call goes on); one a failed delete left behind expires with its org's next ask
+          db.query('delete from mcp_elicitation_answers where id = $1', [id]).catch(() => {}).finally(() => resolve(a))
         }
         const hungUp = () => finish(null)
         const timer = setTimeout(() => finish(null), ANSWER_WAIT_MS)
         timer.unref() // a wait never keeps the process up
         if (signal.aborted) return finish(null)
         signal.addEventListener('abort', hungUp)
-        this.pending.set(id, { who: who(auth), answer: finish })
-        transport.send({ jsonrpc: '2.0', id, method: 'elicitation/create', params: { mode: 'url', ...params } }, { relatedRequestId: requestId })
+        const t = now()
+        // the row exists before the client can answer it; the org's expired rows go with it
+        db.query('delete from mcp_elicitation_answers where org_id = $1 and expires_ms <= $2', [auth.orgId, t])
+          .then(() => db.query('insert into mcp_elicitation_answers (id, org_id, credential_id, expires_ms) values ($1, $2, $3, $4)',
+            [id, auth.orgId, auth.principal.credentialId, t + ANSWER_WAIT_MS]))
+          .then(() => {
+            if (done) return
+            this.wait(id, finish)
+            return transport.send({ jsonrpc: '2.0', id, method: 'elicitation/create', params: { mode: 'url', ...params } }, { relatedRequestId: requestId })
+          })
           .catch((e: unknown) => { finish(null); reject(e) })
       }),
       complete: (elicitationId) =>

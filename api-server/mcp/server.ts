@@ -19,7 +19,8 @@
 // it is checked before it leaves: a mismatch answers a 500 tool error.
 //
 // URL elicitation (MCP 2025-11-25; elicitation.ts): a client whose initialize declares
-// `elicitation: { url: {} }` gets an Mcp-Session-Id remembering only that; its calls of
+// `elicitation: { url: {} }` gets an Mcp-Session-Id remembering only that (in Postgres, so
+// any replica knows it; initialize is rate-limited per credential); its calls of
 // credential_request and request_human then answer on an SSE stream that carries
 // elicitation/create and notifications/elicitation/complete, and its answers to
 // elicitation/create are routed to the waiting call. Everything else stays stateless JSON.
@@ -43,7 +44,7 @@ import { outputIssues, outputMismatch, type DoorOptions } from '../doors/output-
 import { requireJsonBody } from '../doors/json-only.ts'
 import { isNoContent } from '../../contracts/operations/types.ts'
 import { rebindingGuard } from './origin.ts'
-import { ELICITING_TOOLS, ElicitationMemo } from './elicitation.ts'
+import { ELICITING_TOOLS, ElicitationMemo, isInitialize } from './elicitation.ts'
 import type { UrlElicitation } from '../operations/types.ts'
 import { Readable } from 'node:stream'
 
@@ -294,7 +295,7 @@ export function registerMcp(app: FastifyInstance, services: Services, ops: reado
     validator: new AjvJsonSchemaValidator(),
     checkOutput: opts.checkOutput ?? false,
   }
-  const memo = new ElicitationMemo()
+  const memo = new ElicitationMemo({ db: services.db, now: services.now })
   const guard = rebindingGuard(services.config.baseUrl, services.config.mcpAllowedOrigins ?? [])
   const handle = async (req: FastifyRequest, reply: import('fastify').FastifyReply) => {
     const rebinding = guard.check(req.headers.host, req.headers.origin)
@@ -318,12 +319,17 @@ export function registerMcp(app: FastifyInstance, services: Services, ops: reado
     if (body === undefined) return refused.length ? reply.code(200).send(refused) : reply.code(202).send()
     const challenge = scopeChallenge(services, byName, auth, body)
     if (challenge) throw challenge
-    // a client's answer to an elicitation/create goes to the call that asked (elicitation.ts)
-    if (memo.takeAnswers(auth, body)) return reply.code(202).send()
+    // initialize may create elicitation state: a budget per credential, in the shared store (issue #40 item 4)
+    if (isInitialize(body)) {
+      const verdict = await services.limits.mcpInitialize.hit(`${auth.orgId}/${auth.principal.credentialId}`)
+      if (!verdict.allowed) throw errors.mcpInitializeThrottled(verdict.retryAfterSecs)
+    }
+    // a client's answer to an elicitation/create goes to the call that asked, on any replica (elicitation.ts)
+    if (await memo.takeAnswers(auth, body)) return reply.code(202).send()
     // a call that may send its client to a URL answers on an SSE stream, if the client can be asked
     const call = body as { method?: unknown; params?: { name?: unknown } }
     const eliciting = !Array.isArray(body) && call?.method === 'tools/call' && ELICITING_TOOLS.has(String(call.params?.name))
-      && memo.canAsk(auth, typeof req.headers['mcp-session-id'] === 'string' ? req.headers['mcp-session-id'] : undefined)
+      && await memo.canAsk(auth, typeof req.headers['mcp-session-id'] === 'string' ? req.headers['mcp-session-id'] : undefined)
     const elicit: Elicit | undefined = eliciting ? (requestId, progressToken, signal) => memo.forCall(auth, transport, requestId, progressToken, signal) : undefined
     const server = buildServer(services, door, auth, req, elicit)
     // the web-standard transport takes the body Fastify already parsed: no second pass
@@ -363,7 +369,7 @@ export function registerMcp(app: FastifyInstance, services: Services, ops: reado
         return reply.send(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream))
       }
       // a client that declared URL elicitation gets a session id naming that, and nothing else
-      const memoId = response.status === 200 ? memo.remember(auth, body) : null
+      const memoId = response.status === 200 ? await memo.remember(auth, body) : null
       if (memoId) reply.header('mcp-session-id', memoId)
       if (refused.length && (response.status === 200 || response.status === 202)) {
         // the batch's answers, and the refusals made here (JSON responses: enableJsonResponse)

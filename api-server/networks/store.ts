@@ -3,7 +3,7 @@
 import type { Queryable } from '../store/db.ts'
 import { newId, newToken, sha256 } from '../../contracts/ids.ts'
 import { errors } from '../../contracts/errors.ts'
-import { normalizeHostEntry } from '../../contracts/hosts.ts'
+import { HOST_SHAPE, hostEntryProblem, normalizeHostEntry } from '../../contracts/hosts.ts'
 
 export interface NetworkRow {
   id: string
@@ -33,8 +33,12 @@ export function validateNetworkName(name: string): string {
 export function validateDeclaredHosts(hosts: readonly string[]): string[] {
   const out: string[] = []
   hosts.forEach((h, i) => {
-    const n = typeof h === 'string' ? normalizeHostEntry(h) : null
-    if (!n) throw errors.invalidRequest(`declaredHosts.${i}: must be a host, IPv4 or [IPv6] address, optionally with :port (no scheme, path or wildcard)`)
+    // the limits every host entry has at request time (contracts/hosts.ts), with this list's own words for a malformed one
+    const problem = hostEntryProblem(h)
+    const n = problem ? null : normalizeHostEntry(h)
+    if (!n) {
+      throw errors.invalidRequest(`declaredHosts.${i}: ${problem && problem !== HOST_SHAPE ? problem : 'must be a host, IPv4 or [IPv6] address, optionally with :port (no scheme, path or wildcard)'}`)
+    }
     if (!out.includes(n)) out.push(n)
   })
   return out

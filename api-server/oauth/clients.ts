@@ -8,6 +8,7 @@ import {
   DEFAULT_SCOPE_STRING, GRANT_AUTHORIZATION_CODE, OOB_REDIRECT_URI, SUPPORTED_GRANT_TYPES,
 } from './constants.ts'
 import { oauthErrors } from '../../contracts/errors.ts'
+import { hiddenCharacter } from '../../contracts/person-text.ts'
 
 export interface OAuthClient {
   id: string
@@ -150,6 +151,9 @@ export function validateClientMetadata(body: unknown): ClientMetadata {
   let clientName = 'Unnamed MCP client'
   if (m.client_name !== undefined) {
     if (typeof m.client_name !== 'string' || !m.client_name.trim() || m.client_name.length > 200) throw oauthErrors.clientName()
+    // the consent page shows the name to a person: nothing in it may hide or reorder the page (contracts/person-text.ts)
+    const hidden = hiddenCharacter(m.client_name)
+    if (hidden) throw oauthErrors.clientNameHidden(hidden)
     clientName = m.client_name.trim()
   }
   return { grantTypes, responseTypes, redirectUris: [...new Set(redirectUris)], clientName }

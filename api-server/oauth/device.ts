@@ -16,6 +16,7 @@ import { upsertGrant } from './grants.ts'
 import { deviceConsentPage, deviceEntryPage, outcomePage, sendPage } from './pages.ts'
 import { addressKey, limitsFor, strictest } from '../limits/index.ts'
 import { sendTooMany } from '../doors/console-guard.ts'
+import { html, theirs } from '../doors/html.ts'
 
 export function verificationUri(services: Services): string {
   return `${services.config.baseUrl}/oauth/authorize`
@@ -97,7 +98,7 @@ export async function deviceVerificationPost(services: Services, req: FastifyReq
   })
   const ok = await decideDevice(services.db, userCode, { approve: true, grantId: grant.grantId }, now)
   if (!ok) return entryError(services, reply, u, pageErrors.invalidUserCode())
-  return sendPage(reply, 200, outcomePage(services, u, 'Device connected', `${pending.clientName} is connected. Return to the application: it picks up its credentials by itself.`, true))
+  return sendPage(reply, 200, outcomePage(services, u, 'Device connected', html`${theirs(pending.clientName)} is connected. Return to the application: it picks up its credentials by itself.`, true))
 }
 
 export function registerDevice(app: FastifyInstance, services: Services) {

@@ -3,7 +3,8 @@
 // with the console layout; every value goes through the escaping html`` tag.
 import type { FastifyReply } from 'fastify'
 import type { Services } from '../services.ts'
-import { Html, html, page } from '../doors/html.ts'
+import { Html, html, page, theirs } from '../doors/html.ts'
+import { hostView } from '../doors/host-view.ts'
 import { csrfToken, type ConsoleUser } from '../doors/console-session.ts'
 import { formatUserCode } from './device-store.ts'
 
@@ -42,7 +43,7 @@ export function errorPage(services: Services, message: string, u?: ConsoleUser):
     </div>`, chrome(services, u))
 }
 
-export function outcomePage(services: Services, u: ConsoleUser, title: string, message: string, ok: boolean): string {
+export function outcomePage(services: Services, u: ConsoleUser, title: string, message: string | Html, ok: boolean): string {
   return page(title, html`
     <div class="card" style="max-width:560px;margin:40px auto">
       <h1>${title}</h1>
@@ -55,11 +56,14 @@ function scopeList(scopes: string[]): Html {
   return html`<ul id="scopes">${scopes.map((s) => html`<li><code>${s}</code> — ${SCOPE_TEXT[s] ?? ''}</li>`)}</ul>`
 }
 
+// Everything another party chose (the client's name, its metadata host) and the person's
+// own org and e-mail are isolated (<bdi>, via theirs()): a name can never reorder the
+// sentence around it, so the warning after it always reads as written.
 function clientLine(name: string, builtin: boolean, metadataHost?: string): Html {
-  if (builtin) return html`<strong id="client-name">${name}</strong>`
+  if (builtin) return html`<strong id="client-name">${theirs(name)}</strong>`
   // a client metadata document: the host that serves it is the one thing known about the client
-  if (metadataHost) return html`<strong id="client-name">${name}</strong> <span class="muted">(its metadata is published by <strong id="client-host">${metadataHost}</strong>; the name is that site's claim)</span>`
-  return html`<strong id="client-name">${name}</strong> <span class="muted">(a self-registered application; its name is not verified)</span>`
+  if (metadataHost) return html`<strong id="client-name">${theirs(name)}</strong> <span class="muted" id="client-warning">(its metadata is published by <span id="client-host">${hostView(metadataHost)}</span>; the name is that site's claim)</span>`
+  return html`<strong id="client-name">${theirs(name)}</strong> <span class="muted" id="client-warning">(a self-registered application; its name is not verified)</span>`
 }
 
 const buttons = html`
@@ -86,7 +90,7 @@ export function consentPage(services: Services, u: ConsoleUser, v: ConsentView):
   return page('Authorize application', html`
     <div class="card" style="max-width:560px;margin:40px auto">
       <h1>Connect an agent to Nightjar</h1>
-      <p>${clientLine(v.clientName, v.builtin, v.metadataHost)} asks to act as an agent of <strong>${u.orgName}</strong> for ${u.email}, workspace <code id="workspace">${v.workspace}</code>. It will be allowed to:</p>
+      <p>${clientLine(v.clientName, v.builtin, v.metadataHost)} asks to act as an agent of <strong id="org-name">${theirs(u.orgName)}</strong> for ${theirs(u.email)}, workspace <code id="workspace">${theirs(v.workspace)}</code>. It will be allowed to:</p>
       ${scopeList(v.scopes)}
       <p class="muted">It cannot create personas or credentials, mint keys, change the org or manage networks. You can revoke access at any time. After you choose you return to <code>${v.returnTo}</code>.</p>
       <form method="post" action="/oauth/authorize">
@@ -116,7 +120,7 @@ export function deviceConsentPage(services: Services, u: ConsoleUser, v: { userC
     <div class="card" style="max-width:560px;margin:40px auto">
       <h1>Connect a device to Nightjar</h1>
       <p>Check that the application shows this code: <code id="user-code" style="font-size:18px">${formatUserCode(v.userCode)}</code></p>
-      <p>${clientLine(v.clientName, v.builtin)} asks to act as an agent of <strong>${u.orgName}</strong> for ${u.email}, workspace <code id="workspace">${v.workspace}</code>. It will be allowed to:</p>
+      <p>${clientLine(v.clientName, v.builtin)} asks to act as an agent of <strong id="org-name">${theirs(u.orgName)}</strong> for ${theirs(u.email)}, workspace <code id="workspace">${theirs(v.workspace)}</code>. It will be allowed to:</p>
       ${scopeList(v.scopes)}
       <p class="muted">It cannot create personas or credentials, mint keys, change the org or manage networks. If you did not start this, choose Deny.</p>
       <form method="post" action="/oauth/authorize">

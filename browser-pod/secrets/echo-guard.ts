@@ -278,6 +278,7 @@ export function variants(raw: string, bytes: Buffer = Buffer.from(raw, 'utf8')):
     const snap = e.replace(/[\u200b\u00ad]/g, '').replace(/[\r\n\s\t]+/g, ' ').trim()
     out.add(snap)
     out.add(yamlQuoted(snap))
+    out.add(snapshotEscaped(snap))
   }
   out.delete('')
   return out
@@ -315,6 +316,15 @@ function cssEscape(s: string): string {
 /** encodeURIComponent throws on lone surrogates; the bytes were UTF-8 anyway. */
 function safeWellFormed(s: string): string {
   return s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd')
+}
+
+/**
+ * Page text as a snapshot line carries it (perception.ts): YAML-escaped (yamlQuoted) and
+ * with the bracket of any `[ref=` inside written `\x5b`, so text a page controls can never
+ * hold a ref token a reader would take for the element's own. Without the quotes around it.
+ */
+export function snapshotEscaped(s: string): string {
+  return yamlQuoted(s).replace(/\[(?=\s*ref\s*=)/gi, '\\x5b')
 }
 
 /** Playwright's YAML quoting of a snapshot value; perception.ts quotes the same way. */

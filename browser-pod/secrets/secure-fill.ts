@@ -22,7 +22,7 @@ import type { ElementHandle } from 'playwright-core'
 import { hostAllowed } from '../../contracts/hosts.ts'
 import { ApiError, errors } from '../../contracts/errors.ts'
 import type { EditableKind, SecureTypeInput, SecureTypeResult } from '../../contracts/node-api.ts'
-import { isTimeout } from '../errors.ts'
+import { isSelectorSyntaxError, isTimeout, selectorProblem } from '../errors.ts'
 import { beginFill } from './fill-lock.ts'
 import { armFieldMask, MASK_PROPERTY, MASK_VALUE, type ArmedMask } from './field-mask.ts'
 import type { PodSession } from '../session.ts'
@@ -74,7 +74,8 @@ async function findTarget(session: PodSession, by: { selector?: string; ref?: st
     if (e instanceof Error && /strict mode violation/.test(e.message)) {
       throw errors.ambiguousSelector('')
     }
-    throw errors.invalidSelector('')
+    // the parser's words, as every other element tool gives them (they name the selector, never the secret)
+    throw errors.invalidSelector(e instanceof Error && isSelectorSyntaxError(e.message) ? selectorProblem(e) : '')
   }
   if (!handle) throw errors.fillTargetNotFound()
   return handle

@@ -77,6 +77,11 @@ export const OAUTH_ERRORS = {
   },
   clientResponseTypes: { status: 400, code: 'invalid_client_metadata', reason: null, message: 'response_types may only contain code', spec: null, when: 'registration with a response type other than code' },
   clientName: { status: 400, code: 'invalid_client_metadata', reason: null, message: 'client_name must be a string of 1-200 characters', spec: null, when: 'registration with a malformed client_name' },
+  clientNameHidden: {
+    status: 400, code: 'invalid_client_metadata', reason: null, spec: null,
+    message: (codePoint: string) => `client_name must not contain control, invisible or text-direction characters (found ${codePoint})`, args: ['codePoint'],
+    when: 'registration (or a client metadata document) whose client_name holds a control, format (bidi override, zero-width, …) or invisible character (contracts/person-text.ts)',
+  },
   redirectUrisInvalid: { status: 400, code: 'invalid_redirect_uri', reason: null, message: 'redirect_uris must be an array of at most 10 strings', spec: null, when: 'registration with malformed redirect_uris' },
   redirectUriRequired: {
     status: 400, code: 'invalid_redirect_uri', reason: null, message: 'the authorization_code grant needs at least one redirect_uri', spec: null, when: 'registration for the code grant without a redirect URI',

@@ -31,6 +31,11 @@ export const AUTH_ERRORS = {
     message: (retryAfterSecs: number) => 'too many requests with a token that does not work; retry later', args: ['retryAfterSecs'],
     when: 'NIGHTJAR_BEARER_FAILURE_LIMIT requests from one client address carried a Bearer token that did not resolve (a working token is never refused by it)',
   },
+  mcpInitializeThrottled: {
+    status: 429, code: 'rate_limited', reason: 'initialize_rate', retryAfter: 'arg', spec: null,
+    message: (retryAfterSecs: number) => `too many MCP initialize requests with this credential; retry in ${retryAfterSecs} s`, args: ['retryAfterSecs'],
+    when: 'NIGHTJAR_MCP_INITIALIZE_LIMIT initialize requests on /mcp with one credential within the window (each may create URL-elicitation state)',
+  },
   unauthorized: {
     status: 401, code: 'unauthorized', reason: null, message: 'unauthorized', spec: ['ERR-01', 'ERR-03', 'RULE-29'],
     when: 'no, a wrong, revoked or expired Bearer credential, or a token for another resource (one identical 401; /metrics with its token too)',

@@ -8,7 +8,9 @@
 import { z } from 'zod'
 import { defineContract } from './types.ts'
 import { identityRef, isoTime } from './fields.ts'
-import { credentialName, hostList } from './personas.ts'
+import { CREDENTIAL_KINDS, credentialName, requestHostList, secretValue } from './personas.ts'
+import { personText } from '../person-text.ts'
+import { HOST_MAX_CHARS, HOST_MAX_LABELS, REQUEST_MAX_HOSTS } from '../hosts.ts'
 
 export const CredentialRequestResult = z.object({
   id: z.string().describe('the request (ncreq_…): single use, of this org and identity only'),
@@ -33,12 +35,21 @@ export const credentialRequest = defineContract({
   input: z.strictObject({
     identity: identityRef.describe('identity id (nident_…) or name'),
     credentialName: credentialName.describe('the name credential_fill will use; must not exist yet'),
-    originAllowlist: hostList.describe('hosts the credential may be filled on (at least one)'),
-    reason: z.string().min(1).max(500).describe('why it is needed; shown to the person on the console page'),
+    originAllowlist: requestHostList.describe(`hosts the credential may be filled on (at least one, at most ${REQUEST_MAX_HOSTS}; each at most ${HOST_MAX_CHARS} characters in at most ${HOST_MAX_LABELS} labels)`),
+    reason: personText(z.string().min(1).max(500)).describe('why it is needed; shown to the person on the console page (no control, invisible or text-direction characters)'),
   }),
   output: CredentialRequestResult,
   rest: { method: 'POST', path: '/v1/credential-requests', status: 201 },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+})
+
+/**
+ * What a person posts on the request's console page: the kind and the secret, under
+ * credential_create's own rules for them (so the page refuses what REST refuses, in the same words).
+ */
+export const CredentialRequestAnswer = z.strictObject({
+  kind: z.enum(CREDENTIAL_KINDS),
+  value: secretValue,
 })
 
 export const credentialRequestContracts = [credentialRequest] as const

@@ -33,6 +33,7 @@ export const perceive = defineDrive({
   name: 'perceive',
   description: 'Read the page: url, title, accessibility snapshot, and as text only the visible lines carrying words the snapshot does not already say (usually none: the snapshot holds the page’s words; password values never appear). '
     + 'Every element carries [ref=e12] (inside an iframe [ref=f1e3]): pass the ref to act, hover, select_option, drag, fill_form, file_upload, wait_for or credential_fill instead of a selector; a ref holds until its document navigates. '
+    + 'Text the page wrote (names, values, text runs) is always in double quotes with YAML escapes (\\" \\\\ \\n \\xNN), one element a line, and a [ref= inside it is written \\x5bref=: only a [ref=…] outside quotes is a ref. '
     + 'At most maxChars characters (default 12000): the outline of landmarks and headings and what the viewport shows come first; when truncated is true, call again with the cursor given to read on until the whole page has been read, every element once. '
     + 'ref returns the subtree under one element; query returns only the elements whose name or text holds the words, with the headings and landmarks above them',
   input: z.strictObject({

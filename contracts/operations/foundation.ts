@@ -2,6 +2,7 @@
 // All three are REST-only (not MCP tools).
 import { z } from 'zod'
 import { defineContract } from './types.ts'
+import { personText } from '../person-text.ts'
 
 /** A timestamp on the wire: an ISO 8601 string in UTC (Date#toISOString). */
 import { isoTime as isoTimestamp } from './fields.ts'
@@ -71,7 +72,7 @@ export const keyCreate = defineContract({
   description: 'Mint an API key; a key never gets a scope its minter lacks',
   scopes: ['keys:write'],
   input: z.strictObject({
-    name: z.string().min(1).max(80),
+    name: personText(z.string().min(1).max(80)),
     scopes: z.array(z.string()).min(1).max(20),
     agent: z.string().optional(),
   }),

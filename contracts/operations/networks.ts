@@ -2,6 +2,7 @@
 // token secret is shown once, when the network is created or its token rotated.
 import { z } from 'zod'
 import { defineContract } from './types.ts'
+import { personText } from '../person-text.ts'
 import { isoTime as isoTimestamp } from './fields.ts'
 
 export const networkId = z.string().regex(/^nnet_[0-9A-Za-z]{1,40}$/, 'must be a network id (nnet_…)')
@@ -55,7 +56,7 @@ export const networkCreate = defineContract({
   mcp: false, // authoring: REST, the SDK, the CLI and the console, never an agent's tool
   description: 'Create a network; its join token secret is returned once',
   scopes: ['networks:write'],
-  input: z.strictObject({ name: z.string().min(1).max(63) }),
+  input: z.strictObject({ name: personText(z.string().min(1).max(63)) }),
   output: z.object({ network: NewNetwork, token: JoinToken }),
   rest: { method: 'POST', path: '/v1/networks', status: 201 },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },

@@ -4,7 +4,8 @@
 // sent here may be a secret pasted by mistake.
 import { z } from 'zod'
 import { defineContract } from './types.ts'
-import { normalizeHostEntry } from '../hosts.ts'
+import { hostEntryProblem, normalizeHostEntry, REQUEST_MAX_HOSTS } from '../hosts.ts'
+import { personText } from '../person-text.ts'
 import { idParam, isoTime as isoTimestamp } from './fields.ts'
 
 // --- input rules -----------------------------------------------------------------------
@@ -42,21 +43,30 @@ export const rfc3339 = z
 
 /**
  * A list of hosts (each optionally with :port), normalised and de-duplicated.
- * URLs, paths, wildcards, userinfo and empty strings are refused, by index.
+ * URLs, paths, wildcards, userinfo, empty strings and unreasonable names (contracts/hosts.ts:
+ * length, labels) are refused, by index.
  */
-export const hostList = z
-  .array(z.string().max(260))
-  .max(100, 'must list at most 100 hosts')
-  .transform((entries, ctx) => {
-    const out: string[] = []
-    entries.forEach((entry, i) => {
-      const n = normalizeHostEntry(entry)
-      if (n === null) {
-        ctx.addIssue({ code: 'custom', path: [i], message: 'must be a host, optionally with :port (no scheme, path, wildcard or userinfo)' })
-      } else if (!out.includes(n)) out.push(n)
+function hostListOf(maxHosts: number) {
+  return z
+    .array(z.string().max(260))
+    .max(maxHosts, `must list at most ${maxHosts} hosts`)
+    .transform((entries, ctx) => {
+      const out: string[] = []
+      entries.forEach((entry, i) => {
+        const problem = hostEntryProblem(entry)
+        const n = problem ? null : normalizeHostEntry(entry)
+        if (n === null) {
+          ctx.addIssue({ code: 'custom', path: [i], message: problem ?? 'must be a host, optionally with :port (no scheme, path, wildcard or userinfo)' })
+        } else if (!out.includes(n)) out.push(n)
+      })
+      return out
     })
-    return out
-  })
+}
+
+/** A credential's allowlist, a grant's narrowing, a network's declared hosts. */
+export const hostList = hostListOf(100)
+/** The hosts an agent's credential_request names: fewer, since a person reads every one before typing a secret. */
+export const requestHostList = hostListOf(REQUEST_MAX_HOSTS)
 
 export const maxSessionDurationSecs = z.number().int('must be an integer').positive('must be a positive integer').max(2147483647).nullable()
 
@@ -271,7 +281,7 @@ export const grantCreate = defineContract({
     allowedOrigins: hostList,
     propagation: z.enum(PROPAGATIONS),
     maxSessionDurationSecs,
-    reason: z.string().trim().min(1, 'must not be empty').max(500),
+    reason: personText(z.string().trim().min(1, 'must not be empty').max(500)),
     principalUserId: idParam.nullable().optional(),
     principalOrgRole: z.enum(ORG_ROLES).nullable().optional(),
   }),

@@ -2,6 +2,7 @@
 import { z } from 'zod'
 import { SANDBOX_KINDS } from '../../crds/types.ts'
 import { defineContract } from './types.ts'
+import { personText } from '../person-text.ts'
 import { browserKind, egressMode, httpUrl, identityRef, isoTime, networkRef, sessionId, viewport } from './fields.ts'
 
 const SESSIONS = ['sessions:write'] as const
@@ -183,7 +184,7 @@ export const requestHuman = defineContract({
   name: 'request_human',
   description: 'Ask a person for help (a CAPTCHA, a second factor, a judgement call): returns the console URL where someone of the org watches the session live and can take control. While they hold it, driving tools answer 409 human_in_control; session_get shows control: agent again once they hand back. A client with URL elicitation is sent the live view and the call returns once control is handed back',
   scopes: ['sessions:drive'],
-  input: z.strictObject({ sessionId, reason: z.string().min(1).max(500).describe('what the person should do; shown on the live view') }),
+  input: z.strictObject({ sessionId, reason: personText(z.string().min(1).max(500)).describe('what the person should do; shown on the live view (no control, invisible or text-direction characters)') }),
   output: HumanRequest,
   rest: { method: 'POST', path: '/v1/sessions/:sessionId/request-human' },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },

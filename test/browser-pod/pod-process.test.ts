@@ -140,7 +140,7 @@ t.test('browser pod process', async (t) => {
     t.ok(!p.snapshot.includes(CANARY), 'not in the snapshot')
     t.ok(!p.text.includes(CANARY), 'not in the text')
     t.match(p.snapshot, /- textbox "Password" \[ref=\w+\]: ••••••••/)
-    t.match(p.snapshot, /- textbox "Username" \[ref=\w+\]: visible-user/, 'other fields stay visible')
+    t.match(p.snapshot, /- textbox "Username" \[ref=\w+\]: "visible-user"/, 'other fields stay visible')
   })
 
   t.test('[EP-43] platform egress to a loopback server fails with net::ERR_CONNECTION_REFUSED', async (t) => {

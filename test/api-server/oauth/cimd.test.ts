@@ -100,7 +100,7 @@ t.test('client ID metadata documents', async (t) => {
       await page.fill('#email', org.email)
       await page.fill('#password', 'correct horse battery')
       await Promise.all([page.waitForURL(/\/oauth\/authorize\?/), page.click('button[type=submit]')])
-      consentText = (await page.textContent('#client-host')) ?? ''
+      consentText = `${await page.textContent('#client-host .host-site')} | ${await page.textContent('#client-host .host-full')}`
       await page.click('#approve')
     })
     const mcpUrl = new URL(`${s.url}/mcp`)
@@ -110,7 +110,7 @@ t.test('client ID metadata documents', async (t) => {
     t.equal((provider.info as { client_id: string }).client_id, good, 'the client_id is the document URL: no registration')
     const code = (await landed).searchParams.get('code')
     t.match(code, /^[A-Za-z0-9_-]{43}$/)
-    t.equal(consentText, `localhost:${port}`, 'the consent page names the host that publishes the metadata')
+    t.equal(consentText, `localhost | localhost:${port}`, 'the consent page names the host that publishes the metadata: its site first, then in full')
     t.equal(await auth(provider, { serverUrl: mcpUrl, authorizationCode: code! }), 'AUTHORIZED')
     t.match(provider.tokens()!.access_token, /^njo_/)
     const client = new Client({ name: 'cimd', version: '1.0.0' })
