@@ -73,6 +73,11 @@ export const routes = {
   network_reach_grant_revoke: { method: 'POST', path: '/v1/local-reach/grants/:grantId/revoke' },
   session_recording_get: { method: 'GET', path: '/v1/sessions/:sessionId/recording' },
   session_recording_events: { method: 'GET', path: '/v1/sessions/:sessionId/recording/events' },
+  webhook_create: { method: 'POST', path: '/v1/webhooks' },
+  webhook_list: { method: 'GET', path: '/v1/webhooks' },
+  webhook_delete: { method: 'DELETE', path: '/v1/webhooks/:webhookId' },
+  webhook_rotate_secret: { method: 'POST', path: '/v1/webhooks/:webhookId/rotate-secret' },
+  webhook_deliveries: { method: 'GET', path: '/v1/webhooks/:webhookId/deliveries' },
 } as const
 
 /** One method per operation, grouped by domain. */
@@ -237,6 +242,18 @@ export function methods(call: Call) {
       reachGrantList: (input: In<'network_reach_grant_list'> = {}) => call('network_reach_grant_list', input),
       /** Revoke a reach grant (idempotent): local_reach_ensure stops working with it; networks, declared hosts and daemons stay as they are */
       reachGrantRevoke: (grantId: In<'network_reach_grant_revoke'>['grantId']) => call('network_reach_grant_revoke', { grantId }),
+    },
+    webhooks: {
+      /** Register a webhook endpoint for some events; its signing secret is returned once */
+      create: (input: In<'webhook_create'>) => call('webhook_create', input),
+      /** The org’s webhook endpoints, oldest first (never their secrets) */
+      list: () => call('webhook_list', {}),
+      /** Delete a webhook endpoint: nothing more is sent to it, and its delivery log goes with it */
+      delete: (webhookId: In<'webhook_delete'>['webhookId']) => call('webhook_delete', { webhookId }),
+      /** Issue a new signing secret (returned once); deliveries from now on, retries included, are signed with it only */
+      rotateSecret: (webhookId: In<'webhook_rotate_secret'>['webhookId']) => call('webhook_rotate_secret', { webhookId }),
+      /** The delivery log of one endpoint, newest first: each event sent, its state and every attempt’s response status */
+      deliveries: (webhookId: In<'webhook_deliveries'>['webhookId'], input: Omit<In<'webhook_deliveries'>, 'webhookId'> = {}) => call('webhook_deliveries', { ...input, webhookId }),
     },
   }
 }

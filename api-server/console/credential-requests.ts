@@ -87,7 +87,7 @@ export function registerCredentialRequestPages(app: FastifyInstance, services: S
     try {
       if (!kind) throw errors.invalidRequest(`kind: must be one of ${CREDENTIAL_KINDS.join(', ')}`)
       if (!value.success) throw errors.invalidRequest(`value: ${value.error.issues[0]?.message ?? 'invalid'}`)
-      const cred = await answerCredentialRequest(services.db, services.sealer, { orgId: u.orgId, requestId: id, userId: u.userId, kind, value: value.data, now: services.now() })
+      const cred = await answerCredentialRequest(services, { orgId: u.orgId, requestId: id, userId: u.userId, kind, value: value.data, now: services.now() })
       return kit.send(reply, 201, page(title, html`<div class="card" role="status" id="credential-saved">
         <p class="ok">Saved: <code>${cred.name}</code> (${cred.kind === 'totp' ? 'TOTP ' : ''}${cred.maskedValue}) on ${r.identityName}.</p>
         <p>The agent is told it exists; you can close this page.</p></div>`, kit.chrome(u)))
