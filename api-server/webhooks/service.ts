@@ -24,7 +24,7 @@ import { Destinations, type DestinationSettings } from './destination.ts'
 import { attempt } from './sender.ts'
 import {
   claimDue, deleteEndpoint, findEndpoint, insertEndpoint, listDeliveries, listEndpoints, recordAttempt, recordEvent, setEndpointSecret, sweepEvents,
-  type DeliveryRow, type EndpointRow,
+  type Claimed, type DeliveryRow, type EndpointRow,
 } from './store.ts'
 
 export interface WebhookSettings extends DestinationSettings {
@@ -65,7 +65,7 @@ const view = (e: EndpointRow): WebhookView => ({ id: e.id, url: e.url, events: e
 export const webhookNotFound = () => errors.notFound('webhook')
 
 export class Webhooks implements OrgEvents {
-  readonly destinations: Destinations
+  private readonly destinations: Destinations
   private readonly deps: WebhooksDeps
   private timer: NodeJS.Timeout | undefined
   private running: Promise<void> | undefined
@@ -114,12 +114,6 @@ export class Webhooks implements OrgEvents {
 
   async list(orgId: string): Promise<WebhookView[]> {
     return (await listEndpoints(this.deps.db, orgId)).map(view)
-  }
-
-  async get(orgId: string, id: string): Promise<WebhookView> {
-    const row = await findEndpoint(this.deps.db, orgId, id)
-    if (!row) throw webhookNotFound()
-    return view(row)
   }
 
   async delete(orgId: string, id: string): Promise<void> {
@@ -202,7 +196,7 @@ export class Webhooks implements OrgEvents {
     }
   }
 
-  private async deliver(c: Awaited<ReturnType<typeof claimDue>>[number]): Promise<void> {
+  private async deliver(c: Claimed): Promise<void> {
     const { db, log, settings } = this.deps
     try {
       const a = await this.attemptOnce(c)
@@ -218,7 +212,7 @@ export class Webhooks implements OrgEvents {
   }
 
   /** Opens the secret just in time, sends, zeroes it; a secret that does not open is a failed attempt like any other. */
-  private async attemptOnce(c: Awaited<ReturnType<typeof claimDue>>[number]) {
+  private async attemptOnce(c: Claimed) {
     const { sealer, log, now } = this.deps
     let key: Buffer
     try {
