@@ -43,6 +43,7 @@ import { corsOptions, registerOAuth, resolveAccessToken } from './oauth/index.ts
 import { createKmsProvider, PgDataKeyStore, Sealer } from './kms/index.ts'
 import { PgAuthStateDirectory } from './authstate/index.ts'
 import { Recordings, recordingSettings } from './recordings/service.ts'
+import { Webhooks } from './webhooks/service.ts'
 
 export interface BuildOptions<P extends SessionPlane = SessionPlane> {
   config: Config
@@ -154,7 +155,9 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
     const activity = new SessionActivity(db, log, Math.min(5000, shortestIdleMs / 4), now)
     // the reaper passes at a quarter of the shortest timeout, every 5 s at most
     const reaperIntervalMs = Math.min(5000, Math.max(250, (config.lifetimes.idleTimeoutSecs * 1000) / 4))
-    const live = plane ? new LiveSessions({ db, plane, activity, log, reaperIntervalMs }) : undefined
+    // the events port's listener: every replica stores events and runs a delivery worker
+    const webhooks = new Webhooks({ db, sealer, log, now, settings: { denyCidrs: config.denyCidrs, ...config.webhooks } })
+    const live = plane ? new LiveSessions({ db, plane, activity, log, reaperIntervalMs, events: webhooks }) : undefined
     const sessions = live ?? NO_SESSIONS
     const recordings = new Recordings({ db, log, now, node: (id) => sessions.nodes.get(id), settings: recordingSettings(config) })
     const services: Services = {
@@ -167,6 +170,8 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
       admission: new Admission(config.capacity),
       limits,
       activity,
+      events: webhooks,
+      webhooks,
     }
     bearer.register('njk_', (token) => resolveApiKey(db, token))
     // njo_ tokens are checked only against OAuth records (audience, expiry, grant)
@@ -216,6 +221,8 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
       await live?.start()
       // retention runs in every replica (deleting twice is harmless)
       recordings.startSweeper()
+      // deliveries a stopped process left pending go out now (any replica may claim them)
+      webhooks.start()
       // the operator's copy of the networks catches up with the table (never throws: repaired later)
       await networkResources.start()
       // every network's counts once (a restarted api-server has no daemons until they rejoin), then on each change
@@ -241,6 +248,8 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
       countPublisher?.stop()
       await recordings.stop()
       await live?.stop()
+      // after the sessions: their last events are stored; attempts in flight are recorded
+      await webhooks.stop()
     })
     return services
   }

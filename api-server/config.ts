@@ -85,6 +85,10 @@ const schema = z.object({
     })
     .optional(),
   NIGHTJAR_DENY_CIDRS: z.string().optional(),
+  // webhooks (webhooks/): hosts that may be loopback or private (and use http); the retry schedule
+  NIGHTJAR_WEBHOOK_ALLOWED_HOSTS: z.string().default(''),
+  NIGHTJAR_WEBHOOK_RETRY_SECONDS: z.string().regex(/^\s*\d{1,6}(\s*,\s*\d{1,6}){0,19}\s*$/, 'must be up to 20 comma-separated whole seconds (e.g. 5,300,1800)')
+    .default('5,300,1800,7200,18000,36000,36000'),
   NIGHTJAR_RUNTIME: z.enum(['embedded', 'kubernetes']).default('embedded'),
   NIGHTJAR_WATCH_NAMESPACE: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a Kubernetes namespace name').optional(),
   // extra Origins (and their hosts) that /mcp accepts besides the base URL's (mcp/origin.ts)
@@ -189,6 +193,8 @@ export type Config = {
   podUidBase?: number
   hostAliases: Record<string, string>
   denyCidrs: string[]
+  /** webhooks: hosts that may resolve to loopback or private addresses (and use http); seconds before each retry */
+  webhooks: { allowedHosts: string[]; retrySecs: number[] }
   /** embedded: operator and browser pods in this process; kubernetes: resources and Pods in a cluster */
   runtime: 'embedded' | 'kubernetes'
   watchNamespace?: string
@@ -293,6 +299,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     podUidBase: e.NIGHTJAR_POD_UID_BASE,
     hostAliases: e.NIGHTJAR_HOST_ALIASES ?? {},
     denyCidrs: (e.NIGHTJAR_DENY_CIDRS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    webhooks: {
+      allowedHosts: e.NIGHTJAR_WEBHOOK_ALLOWED_HOSTS.split(',').map((h) => h.trim().toLowerCase().replace(/^\[|\]$/g, '')).filter(Boolean),
+      retrySecs: e.NIGHTJAR_WEBHOOK_RETRY_SECONDS.split(',').map((x) => Number(x.trim())),
+    },
     runtime: e.NIGHTJAR_RUNTIME,
     watchNamespace: e.NIGHTJAR_WATCH_NAMESPACE,
     mcpAllowedOrigins: e.NIGHTJAR_MCP_ALLOWED_ORIGINS ?? [],

@@ -11,6 +11,8 @@ import type { Admission } from './sessions/admission.ts'
 import type { Limits } from './limits/index.ts'
 import type { SessionActivity } from './sessions/expiry.ts'
 import type { Recordings } from './recordings/service.ts'
+import type { OrgEvents } from './events/port.ts'
+import type { Webhooks } from './webhooks/service.ts'
 
 /**
  * Every field is set when build() returns, and none changes after: the app builds each
@@ -44,4 +46,8 @@ export interface Services {
   activity: SessionActivity
   /** session recordings: each recorded session's pod read on a timer, blobs through the store, the retention sweep */
   recordings: Recordings
+  /** the port the domain reports what happened through (session.live, human.requested …): the webhooks below listen */
+  events: OrgEvents
+  /** webhook endpoints, their delivery log and the delivery worker */
+  webhooks: Webhooks
 }

@@ -6,7 +6,9 @@
 // reference documentation Debian ships as HTML (python3-doc, postgresql-doc-15; installed
 // with apt-get when missing and allowed, otherwise each missing page is skipped with a
 // message) and a single-page app an npm package ships (Playwright's trace viewer, from
-// playwright-core). Nightjar reaches them the way an agent reaches a developer's localhost:
+// playwright-core), and two pages written here in the shapes the Debian corpus lacks
+// (bench/pages/: a Node.js-manual-like page whose table of contents is links wrapping <code>,
+// and a Redoc-like single-page API reference with a side menu of every operation). Nightjar reaches them the way an agent reaches a developer's localhost:
 // a network declaring the server, the real daemon (in-process) and a session with local
 // egress; the anchor's browser loads them directly.
 //
@@ -34,6 +36,7 @@ const RUNS = 3
 const PY = '/usr/share/doc/python3-doc/html'
 const PG = '/usr/share/doc/postgresql-doc-15/html'
 const TRACE = join(ROOT, 'node_modules/playwright-core/lib/vite/traceViewer')
+const PAGES = join(ROOT, 'bench/pages')
 
 /** the corpus: [name, served path, directory it lives in] */
 const CORPUS: Array<[string, string, string]> = [
@@ -43,6 +46,8 @@ const CORPUS: Array<[string, string, string]> = [
   ['PostgreSQL: SELECT', '/pg/sql-select.html', PG],
   ['PostgreSQL: string functions', '/pg/functions-string.html', PG],
   ['Playwright trace viewer (SPA)', '/trace/index.html', TRACE],
+  ['Node.js-like manual: fs (written here)', '/fixtures/node-fs.html', PAGES],
+  ['Redoc-like API reference (SPA, written here)', '/fixtures/api-reference.html', PAGES],
 ]
 
 const ROWS = ['Alpha', 'Bravo', 'Charlie'].map((n) => `<li>${n} <button onclick="this.parentNode.remove()">Delete</button></li>`).join('')
@@ -61,7 +66,7 @@ const TASK_PAGES: Record<string, string> = {
 const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml', '.png': 'image/png', '.json': 'application/json', '.woff2': 'font/woff2', '.ttf': 'font/ttf' }
 
 function serveCorpus(): Promise<http.Server> {
-  const mounts: Record<string, string> = { py: PY, pg: PG, trace: TRACE }
+  const mounts: Record<string, string> = { py: PY, pg: PG, trace: TRACE, fixtures: PAGES }
   const server = http.createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)
     if (TASK_PAGES[path]) return void res.writeHead(200, { 'content-type': TYPES['.html'] }).end(TASK_PAGES[path])
@@ -270,6 +275,42 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
           const ref = refIn(s.text, /- link "LIMIT Clause"/)
           const r = await P('browser_click', { element: 'LIMIT Clause link', target: ref })
           return /#SQL-LIMIT/i.test(r.text)
+        },
+      },
+      {
+        name: 'find the link by words and follow it: "fsPromises.readFile" in a Node-like manual',
+        path: '/fixtures/node-fs.html',
+        done: (page) => /^(?:url:|- Page URL:) \S*node-fs\.html#fspromisesreadfilepath-options$/m.test(page),
+        nj: async () => {
+          // the match is the `code` inside the table of contents' link: the answer puts the link around it
+          const q = await N('perceive', { sessionId: sid, query: 'fsPromises.readFile' })
+          const ref = refIn(q.text, /- link\b.*\[url=#fspromisesreadfilepath-options\]/)
+          const r = await N('act', { sessionId: sid, verb: 'click', ref })
+          return field(r, 'url').endsWith('#fspromisesreadfilepath-options')
+        },
+        pw: async () => {
+          const s = await P('browser_snapshot', {})
+          const lines = s.text.split('\n')
+          const ref = refIn(lines[lines.findIndex((l) => /- \/url: "?#fspromisesreadfilepath-options"?$/.test(l)) - 1] ?? '', /- link/)
+          const r = await P('browser_click', { element: 'fsPromises.readFile link', target: ref })
+          return /#fspromisesreadfilepath-options/.test(r.text)
+        },
+      },
+      {
+        name: 'a single-page app’s side menu: open "End a session"',
+        path: '/fixtures/api-reference.html',
+        done: (page) => /^(?:url:|- Page URL:) \S*api-reference\.html#operation\/sessions_end_a_session$/m.test(page),
+        nj: async () => {
+          const q = await N('perceive', { sessionId: sid, query: 'end a session' })
+          const ref = refIn(q.text, /- menuitem "delete End a session"/)
+          const r = await N('act', { sessionId: sid, verb: 'click', ref })
+          return field(r, 'url').endsWith('#operation/sessions_end_a_session')
+        },
+        pw: async () => {
+          const s = await P('browser_snapshot', {})
+          const ref = refIn(s.text, /- menuitem "delete End a session"/)
+          const r = await P('browser_click', { element: 'End a session menu item', target: ref })
+          return /#operation\/sessions_end_a_session/.test(r.text)
         },
       },
       {

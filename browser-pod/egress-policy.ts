@@ -2,9 +2,10 @@
 // The gateway (egress-gateway.ts) asks this module once per connection and then
 // connects to exactly the address that was checked, so DNS cannot be re-bound
 // between the check and the connect.
-import { BlockList, isIP } from 'node:net'
+import { isIP } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { hostAllowed } from '../contracts/hosts.ts'
+import { DenyRules, inDenyFloor, isLocalAddress } from '../contracts/deny-floor.ts'
 import type { EgressMode } from '../crds/types.ts'
 
 export type { EgressMode }
@@ -42,134 +43,9 @@ export interface Resolved {
 }
 export type Resolver = (host: string) => Promise<Resolved>
 
-// The deny floor, every mode (the README's "The deny floor" holds the same table). From the
-// IANA IPv4 and IPv6 special-purpose registries, every block that is not globally
-// reachable web space and is not "local" (below), plus multicast and broadcast:
-// - link-local: cloud metadata lives at 169.254.169.254 and fe80::;
-// - 100.64.0.0/10 shared (carrier-grade NAT) space: pod networks in some clouds, Tailscale,
-//   a metadata service;
-// - 192.0.0.0/24 IETF protocol assignments (DS-Lite, NAT64 discovery, PCP/TURN anycast);
-// - "this network", the documentation ranges, the deprecated 6to4 relay anycast, the
-//   reserved 240.0.0.0/4, multicast, broadcast;
-// - IPv6: everything outside 2000::/3 (the only block allocated for global unicast) and
-//   the local fc00::/7 and ::1 — which covers ::/128, 100::/64 discard, the dummy prefix,
-//   5f00::/16 SRv6, fec0::/10, fe80::/10, ff00::/8 — and inside it 2001::/23 (IETF
-//   protocol assignments: Teredo 2001::/32, benchmarking, ORCHID, anycast services),
-//   2001:db8::/32 and 3fff::/20 (documentation).
-// Addresses that carry an IPv4 address (IPv4-mapped/-compatible/-translated, NAT64
-// 64:ff9b::/96, 6to4 2002::/16) are judged as that IPv4 address (normalizeAddress);
-// local-use NAT64 64:ff9b:1::/48 does not say where its IPv4 address sits, so it is denied
-// whole. 198.18.0.0/15 (benchmarking) stays reachable on purpose: the tests' "public web"
-// lives there; a deployment that uses it inside adds it with NIGHTJAR_DENY_CIDRS.
-/** a CIDR (parseCidr reads it, as it reads NIGHTJAR_DENY_CIDRS), or a range that is no one CIDR */
-type Block = string | { from: string; to: string }
-const FLOOR_V4: ReadonlyArray<Block> = [
-  '0.0.0.0/8',
-  '100.64.0.0/10',
-  '169.254.0.0/16',
-  '192.0.0.0/24',
-  '192.0.2.0/24',
-  '192.88.99.0/24',
-  '198.51.100.0/24',
-  '203.0.113.0/24',
-  '224.0.0.0/4',
-  '240.0.0.0/4', // reserved; holds 255.255.255.255
-]
-const FLOOR_V6: ReadonlyArray<Block> = [
-  '::/128',
-  { from: '::2', to: '1fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff' }, // below 2000::/3, ::1 excepted
-  '4000::/2',
-  '8000::/2',
-  'c000::/3',
-  'e000::/4',
-  'f000::/5',
-  'f800::/6', // fc00::/7 (local) sits between f800::/6 and fe00::/7
-  'fe00::/7',
-  '2001::/23',
-  '2001:db8::/32',
-  '3fff::/20',
-]
-
-// "Local" targets: loopback and LAN (RFC 1918, IPv6 ULA). Platform egress refuses
-// them; split egress sends them to the tunnel when declared.
-const LOCAL: ReadonlyArray<Block> = [
-  '127.0.0.0/8',
-  '10.0.0.0/8',
-  '172.16.0.0/12',
-  '192.168.0.0/16',
-  '::1/128',
-  'fc00::/7',
-]
-
-// One list per family: node's BlockList matches an IPv4 rule against its IPv4-mapped IPv6
-// form and back, and the floor's IPv6 blocks must not judge IPv4 addresses.
-function blockList(entries: ReadonlyArray<Block>): BlockList {
-  const b = new BlockList()
-  for (const e of entries) {
-    if (typeof e === 'string') b.addSubnet(...parseCidr(e))
-    else b.addRange(e.from, e.to, 'ipv6')
-  }
-  return b
-}
-
-const floorV4 = blockList(FLOOR_V4)
-const floorV6 = blockList(FLOOR_V6)
-const localList = blockList(LOCAL)
-
-function inFloor(n: { address: string; type: 'ipv4' | 'ipv6' }): boolean {
-  return n.type === 'ipv4' ? floorV4.check(n.address, 'ipv4') : floorV6.check(n.address, 'ipv6')
-}
-
-/** Parses `10.0.0.0/8`, `fd00::/8` or a bare address. Throws on anything else. */
-export function parseCidr(text: string): [string, number, 'ipv4' | 'ipv6'] {
-  const [addr, prefixText] = text.trim().split('/')
-  const v = isIP(addr)
-  if (!v) throw new Error(`invalid CIDR: ${text}`)
-  const max = v === 4 ? 32 : 128
-  const prefix = prefixText === undefined ? max : Number(prefixText)
-  if (!Number.isInteger(prefix) || prefix < 0 || prefix > max) throw new Error(`invalid CIDR: ${text}`)
-  return [addr, prefix, v === 4 ? 'ipv4' : 'ipv6']
-}
-
-/** The 16-bit groups of an IPv6 address (any valid textual form, dotted tail included). */
-function groups(address: string): number[] {
-  let a = address
-  const dotted = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(a)
-  if (dotted) {
-    const o = dotted[2].split('.').map(Number)
-    a = `${dotted[1]}${((o[0] << 8) | o[1]).toString(16)}:${((o[2] << 8) | o[3]).toString(16)}`
-  }
-  const [head, tail] = a.includes('::') ? a.split('::') : [a, undefined]
-  const h = head ? head.split(':') : []
-  const t = tail === undefined ? [] : tail ? tail.split(':') : []
-  const fill = tail === undefined ? [] : new Array(8 - h.length - t.length).fill('0')
-  return [...h, ...fill, ...t].map((g) => parseInt(g, 16))
-}
-
-function v4(hi: number, lo: number): string {
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`
-}
-
-/**
- * An IPv6 address that carries an IPv4 address is judged as that IPv4 address:
- * IPv4-mapped ::ffff:a.b.c.d, IPv4-translated ::ffff:0:a.b.c.d, the deprecated
- * IPv4-compatible ::a.b.c.d (not :: and ::1), NAT64 64:ff9b::a.b.c.d (RFC 6052, the
- * well-known /96) and 6to4 2002:aabb:ccdd::/48 (RFC 3056). Everything else stays IPv6.
- */
-export function normalizeAddress(address: string): { address: string; type: 'ipv4' | 'ipv6' } {
-  const a = address.replace(/^\[|\]$/g, '').toLowerCase()
-  const family = isIP(a)
-  if (family === 4) return { address: a, type: 'ipv4' }
-  if (family !== 6) return { address: a, type: 'ipv6' }
-  const g = groups(a)
-  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0)
-  if (zeros(0, 5) && g[5] === 0xffff) return { address: v4(g[6], g[7]), type: 'ipv4' } // mapped
-  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return { address: v4(g[6], g[7]), type: 'ipv4' } // translated
-  if (zeros(0, 6) && (g[6] !== 0 || g[7] > 1)) return { address: v4(g[6], g[7]), type: 'ipv4' } // compatible
-  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return { address: v4(g[6], g[7]), type: 'ipv4' } // NAT64
-  if (g[0] === 0x2002) return { address: v4(g[1], g[2]), type: 'ipv4' } // 6to4
-  return { address: a, type: 'ipv6' }
-}
+// The deny floor and the "local" ranges live in contracts/deny-floor.ts: the api-server's
+// webhook deliveries are held to the same table.
+export { normalizeAddress, parseCidr } from '../contracts/deny-floor.ts'
 
 export function isLocalName(host: string): boolean {
   return host === 'localhost' || host.endsWith('.localhost')
@@ -180,14 +56,14 @@ export class CompiledPolicy {
   readonly mode: EgressMode
   readonly declaredHosts: readonly string[]
   readonly tunnel?: TunnelDialer
-  private readonly deny: BlockList
+  private readonly deny: DenyRules
   private readonly aliases: Map<string, string>
 
   constructor(policy: EgressPolicy) {
     this.mode = policy.mode
     this.declaredHosts = [...policy.declaredHosts]
     this.tunnel = policy.tunnel
-    this.deny = blockList(policy.denyCidrs.filter((c) => c.trim()))
+    this.deny = new DenyRules(policy.denyCidrs)
     this.aliases = new Map()
     for (const [name, ip] of Object.entries(policy.hostAliases)) {
       if (!isIP(ip)) throw new Error(`hostAliases: ${name} must map to an IP address`)
@@ -201,22 +77,17 @@ export class CompiledPolicy {
 
   /** Deny floor plus the configured cluster/control-plane ranges. */
   denied(address: string): boolean {
-    const n = normalizeAddress(address)
-    if (inFloor(n) || this.deny.check(n.address, n.type)) return true
-    // a configured IPv6 range (say 64:ff9b::/96 itself) also matches the address as written
-    const raw = address.replace(/^\[|\]$/g, '').toLowerCase()
-    return n.type === 'ipv4' && isIP(raw) === 6 && this.deny.check(raw, 'ipv6')
+    return this.deny.denied(address)
   }
 
   /** Only the fixed floor: used for tunnelled targets, whose addresses live on the
    * developer's machine where the cluster ranges mean nothing. */
   floorDenied(address: string): boolean {
-    return inFloor(normalizeAddress(address))
+    return inDenyFloor(address)
   }
 
   isLocalAddress(address: string): boolean {
-    const n = normalizeAddress(address)
-    return localList.check(n.address, n.type)
+    return isLocalAddress(address)
   }
 
   declared(host: string, port: number): boolean {

@@ -43,6 +43,8 @@ export const DEFAULT_MAX_CHARS = 12_000
 export const CHANGES_MAX_CHARS = 3_000
 /** a query's match in a text run brings its whole element when the element is at most this many lines */
 const QUERY_ROW_LINES = 12
+/** up to this many matches a query answers them with their headings and landmarks; more, the matches alone */
+const QUERY_FEW = 10
 
 interface PageInfo {
   title: string
@@ -443,20 +445,27 @@ function firstPart(snap: Snapshot, budget: number): Part {
   return part
 }
 
-/** A stretch of a view from `pos`: whole lines while the budget lasts (at least one, cut if it alone is over). */
-function walk(snap: Snapshot, key: string, view: readonly number[], pos: number, budget: number): Part {
+/**
+ * A stretch of a view from `pos`: whole lines while the budget lasts (at least one, cut if it
+ * alone is over). A compact view ('c', a query's matches alone) is indented within each
+ * match, not by the page's depth; `note` leads the first stretch.
+ */
+function walk(snap: Snapshot, key: string, view: readonly number[], pos: number, budget: number, note = ''): Part {
   const { lines } = snap
-  const head = pos > 0 && pos < view.length ? breadcrumb(lines, view[pos]!) : ''
+  const depths = key === 'c' ? compactDepths(lines, view) : undefined
+  const head = note + (!depths && pos > 0 && pos < view.length ? breadcrumb(lines, view[pos]!) : '')
+  const cost = (i: number) => (depths ? lineCost({ ...lines[i]!, depth: depths.get(i)! }) : lineCost(lines[i]!))
   let used = head.length
   const taken: number[] = []
   let i = pos
   for (; i < view.length; i++) {
-    const c = lineCost(lines[view[i]!]!)
+    const c = cost(view[i]!)
     if (taken.length && used + c > budget) break
     taken.push(view[i]!)
     used += c
   }
-  let snapshot = head + renderLines(lines, taken)
+  const body = depths ? taken.map((j) => '  '.repeat(depths.get(j)!) + '- ' + lines[j]!.text).join('\n') : renderLines(lines, taken)
+  let snapshot = head + body
   if (snapshot.length > budget) snapshot = snapshot.slice(0, budget - 1) + '…'
   const part: Part = { snapshot, text: '', truncated: i < view.length }
   if (i < view.length) {
@@ -475,31 +484,117 @@ function subtree(snap: Snapshot, ref: string): number[] {
   return out
 }
 
-/** Lines holding every word of the query, each with the landmarks around it and the headings above it. */
-function matches(snap: Snapshot, query: string): number[] {
+/**
+ * Roles an agent acts on. A query's match inside one (the `code` inside a table of
+ * contents' link, the text of a menu item) comes back with it: its role, name and ref are
+ * what the agent clicks.
+ */
+const ACTIONABLE = new Set([
+  'link', 'button', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'tab', 'treeitem', 'option', 'checkbox', 'radio', 'switch',
+  'combobox', 'textbox', 'searchbox', 'slider', 'spinbutton',
+])
+/** how many levels above a match the element to act on is looked for */
+const ACTIONABLE_UP = 4
+
+const actionable = (l: Line) => !!l.ref && (ACTIONABLE.has(l.role) || / \[cursor=pointer\]/.test(l.text))
+
+/** The element to act on that holds line `i` (itself included), within ACTIONABLE_UP levels and its landmark; -1 when none. */
+function actionableAround(lines: readonly Line[], i: number): number {
+  for (let p = i, up = 0; p >= 0 && up <= ACTIONABLE_UP; p = lines[p]!.parent, up++) {
+    if (actionable(lines[p]!)) return p
+    if (up > 0 && lines[p]!.outline === 1 && lines[p]!.role !== 'heading') return -1 // a landmark: the match is not inside a control
+  }
+  return -1
+}
+
+/** One match as it is answered: the lines that show it, and whether they hold an element to act on. */
+interface Unit { lines: number[]; acts: boolean }
+
+/**
+ * Lines holding every word of the query, each once, as units: a match inside an element to
+ * act on comes with that element (whole when small, else the element and the path down to
+ * the match); a text run with its element (and the element's controls when it is small: the
+ * row that says "Bravo" and its Delete button); any other element alone.
+ */
+function matchUnits(snap: Snapshot, query: string): Unit[] {
   const words = query.toLowerCase().split(/\s+/).filter(Boolean)
   const { lines } = snap
-  const picked = new Set<number>()
+  /** lines a later match does not answer again (inside an element answered whole) */
+  const covered = new Set<number>()
+  /** lines already in a unit */
+  const shown = new Set<number>()
+  const units: Unit[] = []
+  const span = (from: number) => Array.from({ length: lines[from]!.end - from }, (_, k) => from + k)
+  const pathDown = (from: number, to: number) => {
+    const path: number[] = []
+    for (let p = to; p !== from && p >= 0; p = lines[p]!.parent) path.unshift(p)
+    return [from, ...path]
+  }
+  /** a line's own words: its name, value or text, not its role or its [attributes] */
+  const ownWords = (j: number) => wordsOf(lines[j]!.text.replace(/^[\w-]+/, '').replace(/ \[[^\]]*\]/g, ''))
+  lines.forEach((l, i) => {
+    if (covered.has(i) || !words.every((w) => l.text.toLowerCase().includes(w))) return
+    const act = actionableAround(lines, i)
+    let unit: number[]
+    if (act >= 0) {
+      const whole = lines[act]!.end - act <= QUERY_ROW_LINES
+      const around = whole ? span(act) : pathDown(act, i)
+      for (const j of around) covered.add(j)
+      // what only repeats the element's own words (a menu item's label under it) says nothing more
+      const said = new Set(wordsOf(lines[act]!.text))
+      unit = around.filter((j) => j === act || j === i || ownWords(j).some((w) => !said.has(w)))
+    } else {
+      unit = !l.ref && l.parent >= 0 ? (lines[l.parent]!.end - l.parent <= QUERY_ROW_LINES ? span(l.parent) : [l.parent, i]) : [i]
+      for (const j of unit) covered.add(j)
+    }
+    unit = unit.filter((j) => !shown.has(j))
+    for (const j of unit) shown.add(j)
+    if (unit.length) units.push({ lines: unit, acts: act >= 0 || unit.some((j) => actionable(lines[j]!)) })
+  })
+  return units
+}
+
+/** The units with what places them: the named headings above each and every landmark around it; in document order. */
+function withSurroundings(snap: Snapshot, units: readonly Unit[]): number[] {
+  const { lines } = snap
+  const picked = new Set<number>(units.flatMap((u) => u.lines))
+  const starts = new Set(units.map((u) => u.lines[0]!))
   const headings: number[] = [] // the heading chain above the current line, by level
   lines.forEach((l, i) => {
     if (l.role === 'heading') {
       while (headings.length && lines[headings.at(-1)!]!.level >= (l.level || 6)) headings.pop()
       headings.push(i)
     }
-    const hay = l.text.toLowerCase()
-    if (!words.every((w) => hay.includes(w))) return
-    picked.add(i)
-    for (const h of headings) picked.add(h)
-    // a text run stands for its element: the element, and its controls when it is small
-    // (the row that says "Bravo" and its Delete button)
-    if (!l.ref && l.parent >= 0) {
-      const el = lines[l.parent]!
-      if (el.end - l.parent <= QUERY_ROW_LINES) for (let j = l.parent; j < el.end; j++) picked.add(j)
-      else picked.add(l.parent)
-    }
-    for (let p = l.parent; p >= 0; p = lines[p]!.parent) if (lines[p]!.outline) picked.add(p) // every landmark around
+    if (!starts.has(i)) return
+    // a heading without a name (its words are in its children) places nothing
+    for (const h of headings) if (h !== i && /^heading "/.test(lines[h]!.text)) picked.add(h)
+    for (let p = l.parent; p >= 0; p = lines[p]!.parent) if (lines[p]!.outline && lines[p]!.role !== 'heading') picked.add(p)
   })
   return [...picked].sort((a, b) => a - b)
+}
+
+/**
+ * The view a query reads: the matches with their surroundings (headings, landmarks) in
+ * document order when that fits the budget; otherwise — a query many elements match — the
+ * matches alone, compactly ('c'): each unit once, those holding an element to act on first,
+ * indented within itself only.
+ */
+function queryView(snap: Snapshot, query: string, budget: number): { key: 'q' | 'c'; view: number[]; count: number } {
+  const units = matchUnits(snap, query)
+  const full = withSurroundings(snap, units)
+  if (units.length <= QUERY_FEW && treeCost(full.map((i) => snap.lines[i]!)) <= budget) return { key: 'q', view: full, count: units.length }
+  const ordered = [...units.filter((u) => u.acts), ...units.filter((u) => !u.acts)]
+  return { key: 'c', view: ordered.flatMap((u) => u.lines), count: units.length }
+}
+
+/** Each line's indentation in a compact view: one level below its parent when the parent is in the view, else none. */
+function compactDepths(lines: readonly Line[], view: readonly number[]): Map<number, number> {
+  const depth = new Map<number, number>()
+  for (const i of view) {
+    const p = lines[i]!.parent
+    depth.set(i, p >= 0 && depth.has(p) ? depth.get(p)! + 1 : 0)
+  }
+  return depth
 }
 
 // --- the perceive action ---------------------------------------------------------------
@@ -516,9 +611,10 @@ export async function perceive(session: PodSession, input: NodeInput<'perceive'>
     budget -= framing(snap)
     if (input.ref !== undefined) return { ...head, ...walk(snap, `r${input.ref}`, subtree(snap, input.ref), 0, budget) }
     if (input.query !== undefined) {
-      const found = matches(snap, input.query)
-      if (!found.length) return { ...head, snapshot: `# nothing on the page matches ${quoted(input.query)}`, text: '', truncated: false }
-      return { ...head, ...walk(snap, 'q', found, 0, budget) }
+      const { key, view, count } = queryView(snap, input.query, budget)
+      if (!view.length) return { ...head, snapshot: `# nothing on the page matches ${quoted(input.query)}`, text: '', truncated: false }
+      const note = key === 'c' ? `# ${count} matches of ${quoted(input.query)}, each once with the element to act on (those first)\n` : ''
+      return { ...head, ...walk(snap, key, view, 0, budget, note) }
     }
     await readViewport(page, snap, budget)
     return { ...head, ...firstPart(snap, budget) }
@@ -528,7 +624,7 @@ export async function perceive(session: PodSession, input: NodeInput<'perceive'>
 }
 
 function readOn(page: Page, cursor: string, budget: number): NodeOutput<'perceive'> {
-  const m = /^([\w-]+)\.(d|q|r(?:f\d+)?e\d+)\.(\d+)$/.exec(cursor)
+  const m = /^([\w-]+)\.(d|q|c|r(?:f\d+)?e\d+)\.(\d+)$/.exec(cursor)
   const snap = latest.get(page)
   if (!m || !snap || snap.id !== m[1]) throw errors.staleCursor()
   const view = snap.views.get(m[2]!)

@@ -17,7 +17,7 @@ import type { AnyContract } from '../contracts/operations/types.ts'
 /** the SDK group of each operation-name noun */
 const GROUPS: Record<string, string> = {
   me: 'me', key: 'keys', audit: 'audit', identity: 'identities', credential: 'credentials', grant: 'grants',
-  governance: 'governance', authstate: 'authstates', session: 'sessions', network: 'networks',
+  governance: 'governance', authstate: 'authstates', session: 'sessions', network: 'networks', webhook: 'webhooks',
 }
 
 /** methods named otherwise than by the rule: [group, method] */

@@ -73,6 +73,11 @@ export const routes = {
   network_reach_grant_revoke: { method: 'POST', path: '/v1/local-reach/grants/:grantId/revoke' },
   session_recording_get: { method: 'GET', path: '/v1/sessions/:sessionId/recording' },
   session_recording_events: { method: 'GET', path: '/v1/sessions/:sessionId/recording/events' },
+  webhook_create: { method: 'POST', path: '/v1/webhooks' },
+  webhook_list: { method: 'GET', path: '/v1/webhooks' },
+  webhook_delete: { method: 'DELETE', path: '/v1/webhooks/:webhookId' },
+  webhook_rotate_secret: { method: 'POST', path: '/v1/webhooks/:webhookId/rotate-secret' },
+  webhook_deliveries: { method: 'GET', path: '/v1/webhooks/:webhookId/deliveries' },
 } as const
 
 /** One method per operation, grouped by domain. */
@@ -153,7 +158,7 @@ export function methods(call: Call) {
       requestHuman: (sessionId: In<'request_human'>['sessionId'], input: Omit<In<'request_human'>, 'sessionId'>) => call('request_human', { ...input, sessionId }),
       /** Navigate the session’s page; returns the resolved url after redirects, and in `changes` the new page’s outline and first elements with their refs */
       navigate: (sessionId: In<'navigate'>['sessionId'], url: In<'navigate'>['url'], input: Omit<In<'navigate'>, 'sessionId' | 'url'> = {}) => call('navigate', { ...input, sessionId, url }),
-      /** Read the page: url, title, accessibility snapshot, and as text only the visible lines carrying words the snapshot does not already say (usually none: the snapshot holds the page’s words; password values never appear). Every element carries [ref=e12] (inside an iframe [ref=f1e3]): pass the ref to act, hover, select_option, drag, fill_form, file_upload, wait_for or credential_fill instead of a selector; a ref holds until its document navigates. Text the page wrote (names, values, text runs) is always in double quotes with YAML escapes (\" \\ \n \xNN), one element a line, and a [ref= inside it is written \x5bref=: only a [ref=…] outside quotes is a ref. At most maxChars characters (default 12000): the outline of landmarks and headings and what the viewport shows come first; when truncated is true, call again with the cursor given to read on until the whole page has been read, every element once. ref returns the subtree under one element; query returns only the elements whose name or text holds the words, with the headings and landmarks above them */
+      /** Read the page: url, title, accessibility snapshot, and as text only the visible lines carrying words the snapshot does not already say (usually none: the snapshot holds the page’s words; password values never appear). Every element carries [ref=e12] (inside an iframe [ref=f1e3]): pass the ref to act, hover, select_option, drag, fill_form, file_upload, wait_for or credential_fill instead of a selector; a ref holds until its document navigates. Text the page wrote (names, values, text runs) is always in double quotes with YAML escapes (\" \\ \n \xNN), one element a line, and a [ref= inside it is written \x5bref=: only a [ref=…] outside quotes is a ref. At most maxChars characters (default 12000): the outline of landmarks and headings and what the viewport shows come first; when truncated is true, call again with the cursor given to read on until the whole page has been read, every element once. ref returns the subtree under one element; query returns only the elements whose name or text holds the words, each inside the link, button or other control that holds it (the ref to act on), with the headings and landmarks above them — or, when more than ten elements match, the matches alone, controls first, each once */
       perceive: (sessionId: In<'perceive'>['sessionId'], input: Omit<In<'perceive'>, 'sessionId'>) => call('perceive', { ...input, sessionId }),
       /** One page action: click, type, press, goto or scroll. Name the element by ref (from perceive’s snapshot, e.g. "e12"; frames included) or by selector, exactly one (type and press without either go to the focused element). The answer's changes say what the action changed, with refs */
       act: (sessionId: In<'act'>['sessionId'], input: Omit<In<'act'>, 'sessionId'>) => call('act', { ...input, sessionId }),
@@ -237,6 +242,18 @@ export function methods(call: Call) {
       reachGrantList: (input: In<'network_reach_grant_list'> = {}) => call('network_reach_grant_list', input),
       /** Revoke a reach grant (idempotent): local_reach_ensure stops working with it; networks, declared hosts and daemons stay as they are */
       reachGrantRevoke: (grantId: In<'network_reach_grant_revoke'>['grantId']) => call('network_reach_grant_revoke', { grantId }),
+    },
+    webhooks: {
+      /** Register a webhook endpoint for some events; its signing secret is returned once */
+      create: (input: In<'webhook_create'>) => call('webhook_create', input),
+      /** The org’s webhook endpoints, oldest first (never their secrets) */
+      list: () => call('webhook_list', {}),
+      /** Delete a webhook endpoint: nothing more is sent to it, and its delivery log goes with it */
+      delete: (webhookId: In<'webhook_delete'>['webhookId']) => call('webhook_delete', { webhookId }),
+      /** Issue a new signing secret (returned once); deliveries from now on, retries included, are signed with it only */
+      rotateSecret: (webhookId: In<'webhook_rotate_secret'>['webhookId']) => call('webhook_rotate_secret', { webhookId }),
+      /** The delivery log of one endpoint, newest first: each event sent, its state and every attempt’s response status */
+      deliveries: (webhookId: In<'webhook_deliveries'>['webhookId'], input: Omit<In<'webhook_deliveries'>, 'webhookId'> = {}) => call('webhook_deliveries', { ...input, webhookId }),
     },
   }
 }

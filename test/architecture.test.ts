@@ -90,9 +90,11 @@ const API_LAYERS: Record<string, number> = {
   // the type of the app's service bag, which handlers receive: below them, above the domain it names
   services: 4,
   sessions: 5, personas: 5, networks: 5, recordings: 5, authstate: 5, replicas: 5, limits: 5, control: 5,
+  // webhooks listen on the events port (platform) that sessions and personas emit through
+  webhooks: 5,
   // the secret path (the sealed fill's pipeline): above personas and sessions, which it joins
   secrets: 5,
-  store: 6, kms: 6, auth: 6, audit: 6, config: 6,
+  store: 6, kms: 6, auth: 6, audit: 6, config: 6, events: 6,
 }
 /** layers whose rooms may use each other (one way: the cycle check below still holds) */
 const SIDEWAYS = new Set([5, 6])

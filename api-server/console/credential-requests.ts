@@ -96,7 +96,7 @@ export function registerCredentialRequestPages(app: FastifyInstance, services: S
       const input = { kind: formField(body, 'kind'), value: formField(body, 'value') }
       assertWellFormed(input, 'body')
       const { kind, value } = parseInput(CredentialRequestAnswer, input)
-      const cred = await answerCredentialRequest(services.db, services.sealer, { orgId: u.orgId, requestId: id, userId: u.userId, kind, value, now: services.now() })
+      const cred = await answerCredentialRequest(services, { orgId: u.orgId, requestId: id, userId: u.userId, kind, value, now: services.now() })
       return kit.send(reply, 201, page(title, html`<div class="card" role="status" id="credential-saved">
         <p class="ok">Saved: <code>${theirs(cred.name)}</code> (${cred.kind === 'totp' ? 'TOTP ' : ''}${cred.maskedValue}) on ${theirs(r.identityName)}.</p>
         <p>The agent is told it exists; you can close this page.</p></div>`, kit.chrome(u)))

@@ -118,7 +118,7 @@ export const csrfInput = (kit: SetupKit, u: ConsoleUser) => html`<input type="hi
 
 /** The links between the setup pages. */
 export const setupNav = (kit: SetupKit) => html`<p class="muted" id="setup-nav">
-  <a href="${kit.base}/identities">Identities</a> · <a href="${kit.base}/networks">Networks</a> · <a href="${kit.base}/governance">Governance</a> ·
+  <a href="${kit.base}/identities">Identities</a> · <a href="${kit.base}/networks">Networks</a> · <a href="${kit.base}/governance">Governance</a> · <a href="${kit.base}/webhooks">Webhooks</a> ·
   <a href="${kit.base}/keys">API keys</a> · <a href="${kit.base}/reach">Local reach</a> · <a href="${kit.base}/sessions">Sessions</a></p>`
 
 export const okNotice = (text: string | undefined) => (text ? html`<div class="card" role="status"><p class="ok">${text}</p></div>` : '')

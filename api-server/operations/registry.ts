@@ -10,6 +10,7 @@ import { sessionDriveOperations } from './sessions/drive.ts'
 import { networkOperations } from './networks/index.ts'
 import { authstateOperations } from './authstate/index.ts'
 import { recordingOperations } from './recordings/index.ts'
+import { webhookOperations } from './webhooks/index.ts'
 
 export const operations: readonly AnyOperation[] = [
   ...foundationOperations,
@@ -20,4 +21,5 @@ export const operations: readonly AnyOperation[] = [
   ...sessionDriveOperations,
   ...networkOperations,
   ...recordingOperations,
+  ...webhookOperations,
 ]

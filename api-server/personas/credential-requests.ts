@@ -12,6 +12,7 @@ import { EventEmitter } from 'node:events'
 import type { Db, Queryable } from '../store/db.ts'
 import { tx } from '../store/db.ts'
 import type { Sealer } from '../kms/index.ts'
+import type { OrgEvents } from '../events/port.ts'
 import { newId } from '../../contracts/ids.ts'
 import { errors } from '../../contracts/errors.ts'
 import type { CredentialKind } from '../../contracts/operations/personas.ts'
@@ -93,18 +94,27 @@ export async function requireOpenRequest(db: Queryable, orgId: string, id: strin
   return req
 }
 
+/** What answering a request uses: the database, the sealer, and where the answer is reported (credential_request.answered). */
+export interface AnswerDeps {
+  db: Db
+  sealer: Sealer
+  events: OrgEvents
+}
+
 /**
  * A person answers: the credential is created (sealed as every credential is) and the
  * request closed, in one transaction. The value is only passed through to createCredential.
  */
 export async function answerCredentialRequest(
-  db: Db, sealer: Sealer,
+  { db, sealer, events }: AnswerDeps,
   input: { orgId: string; requestId: string; userId: string; kind: CredentialKind; value: string; now: number },
 ): Promise<CredentialView> {
+  let identityId = ''
   const cred = await tx(db, async (c) => {
     const r = await c.query(`${SELECT} where r.id = $1 and r.org_id = $2 for update of r`, [input.requestId, input.orgId])
     const req = r.rows[0] ? toRequest(r.rows[0]) : null
     if (!req || req.completedAt || Date.parse(req.expiresAt) <= input.now) throw credentialRequestNotFound()
+    identityId = req.identityId
     const created = await createCredential(c, sealer, {
       orgId: input.orgId, identityId: req.identityId, name: req.credentialName, placeholder: placeholderFor(req.credentialName),
       kind: input.kind, value: input.value, originAllowlist: req.originAllowlist,
@@ -118,6 +128,7 @@ export async function answerCredentialRequest(
     return created
   })
   answered.emit(input.requestId)
+  await events.emit({ orgId: input.orgId, type: 'credential_request.answered', data: { requestId: input.requestId, identityId, credentialName: cred.name, credentialId: cred.id } })
   return cred
 }
 

@@ -14,6 +14,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { release } from '../personas/index.ts'
 import type { Db } from '../store/db.ts'
+import type { OrgEvents } from '../events/port.ts'
 import type { SessionPlane } from './plane.ts'
 import type { NodeClients } from './nodes.ts'
 import { expiredSessions, expireSession, findSessionAnyOrg, journal, touchSession } from './store.ts'
@@ -53,8 +54,8 @@ export interface Reaper {
   stop(): void
 }
 
-export function startReaper(deps: { db: Db; plane: SessionPlane; nodeClients: NodeClients; activity: SessionActivity; log: FastifyBaseLogger; intervalMs: number }): Reaper {
-  const { db, plane, nodeClients, activity, log } = deps
+export function startReaper(deps: { db: Db; plane: SessionPlane; nodeClients: NodeClients; activity: SessionActivity; log: FastifyBaseLogger; intervalMs: number; events: OrgEvents }): Reaper {
+  const { db, plane, nodeClients, activity, log, events } = deps
   let running: Promise<string[]> | undefined
   /** expired sessions whose resource has not yet been told to end: retried every pass */
   const untold = new Set<string>()
@@ -75,7 +76,10 @@ export function startReaper(deps: { db: Db; plane: SessionPlane; nodeClients: No
       if (!(await expireSession(db, id, reason))) continue
       ended.push(id)
       const row = await findSessionAnyOrg(db, id)
-      if (row) await journal(db, row, { op: 'session_end', outcome: 'ok', detail: { reason } })
+      if (row) {
+        await journal(db, row, { op: 'session_end', outcome: 'ok', detail: { reason } })
+        await events.emit({ orgId: row.orgId, type: 'session.ended', data: { sessionId: id, agentId: row.agentId, reason } })
+      }
       await release(db, id)
       await tellOperator(id)
       nodeClients.drop(id)

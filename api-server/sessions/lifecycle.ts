@@ -5,6 +5,7 @@ import type { AuthStateDirectory, NetworkDirectory, ResolvedNetwork } from './di
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config.ts'
 import type { Db } from '../store/db.ts'
+import type { OrgEvents } from '../events/port.ts'
 import type { SessionRuntime } from './runtime.ts'
 import type { AuthContext } from '../auth/context.ts'
 import { ANNOTATIONS, LABELS, type BrowserKind, type BrowserSession, type EgressMode } from '../../crds/types.ts'
@@ -47,6 +48,8 @@ export interface SessionDeps {
   admission: Admission
   /** the recorder, seen from a session's start and end (recordings/service.ts is one; it reads sessions, so sessions names only what it calls) */
   recordings: SessionRecorder
+  /** where a start going live or failing, and an end, are reported (session.live, session.failed, session.ended) */
+  events: OrgEvents
 }
 
 export interface SessionRecorder {
@@ -232,13 +235,14 @@ export async function beginStart(services: SessionDeps, { auth, input, admission
       const liveAt = new Date(services.now()).toISOString()
       const sandbox = obj.status?.sandbox
       await setLive(services.db, { id, orgId: auth.orgId }, liveAt, { op: admission === 'spawned_child' ? 'spawn_and_start_session' : 'session_start', outcome: 'ok', detail: { egress, browserKind, ...(sandbox ? { sandbox } : {}) } }, sandbox)
+      await services.events.emit({ orgId: auth.orgId, type: 'session.live', data: { sessionId: id, agentId: actingAgentId, identityId: bound?.identityId ?? null, egress, browserKind, ...(sandbox ? { sandbox } : {}) } })
       return sessionView({
         id, orgId: auth.orgId, agentId: actingAgentId, openedBy, admission, identityId: bound?.identityId ?? null, grantId: bound?.grantId ?? null,
         egress, networkId: network?.id ?? null, browserKind, url: input.url ?? null, viewport: input.viewport ?? null,
         status: 'live', failureReason: null, sandbox: sandbox ?? null, createdAt, liveAt, endedAt: null, ...life, endReason: null,
       })
     } catch (e) {
-      await abandon(services, id, podFailure ?? (isApiError(e) ? e.reason ?? e.code : 'start_failed'))
+      await abandon(services, { id, orgId: auth.orgId, agentId: actingAgentId }, podFailure ?? (isApiError(e) ? e.reason ?? e.code : 'start_failed'))
       throw e
     }
   }
@@ -288,12 +292,14 @@ export async function sessionWhenSettled(services: SessionDeps, orgId: string, i
 }
 
 /** A start that failed: the row (if any) fails, the lease goes back, the resource is told to end. */
-async function abandon(services: SessionDeps, id: string, reason: string) {
+async function abandon(services: SessionDeps, session: { id: string; orgId: string; agentId: string }, reason: string) {
+  const { id } = session
   // the start's own error is what the caller gets: these are logged, never thrown over it.
   // What a lost write leaves behind is repaired elsewhere (the watcher's start-up sweep fails
   // open rows without a running resource; the lease reaper frees leases of closed rows).
   const report = (what: string) => (err: unknown) => services.log.error({ err, session: id }, `abandoning a failed start: ${what}`)
-  await setStatus(services.db, id, 'failed', reason).catch(report('could not mark the session failed'))
+  const failed = await setStatus(services.db, id, 'failed', reason).catch((err) => { report('could not mark the session failed')(err); return false })
+  if (failed) await services.events.emit({ orgId: session.orgId, type: 'session.failed', data: { sessionId: id, agentId: session.agentId, reason } })
   await release(services.db, id).catch(report('could not release the lease'))
   await services.sessions.resources.patch(id, { spec: { desiredState: 'Ended' } }).catch((err) => {
     if (!isNotFound(err)) report('could not tell the operator to end the session')(err) // no resource (failed before it was written): nothing runs
@@ -314,6 +320,7 @@ export async function endSession(services: SessionDeps, { auth, sessionId }: { a
     })
     if (await setStatus(services.db, sessionId, 'ended')) {
       await journal(services.db, row, { op: 'session_end', outcome: 'ok' })
+      await services.events.emit({ orgId: row.orgId, type: 'session.ended', data: { sessionId, agentId: row.agentId, reason: 'session_end' } })
     }
   }
   // idempotent: ending an ended (or failed) session releases nothing twice and answers the same

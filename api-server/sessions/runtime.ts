@@ -7,6 +7,7 @@ import type { BrowserSession } from '../../crds/types.ts'
 import type { DaemonCounts, Logger, ResourceClient } from '../../resources/ports.ts'
 import { errors } from '../../contracts/errors.ts'
 import type { Db } from '../store/db.ts'
+import type { OrgEvents } from '../events/port.ts'
 import type { SessionPlane } from './plane.ts'
 import { NodeClients } from './nodes.ts'
 import { sessionWatcher, type SessionWatcher } from './watcher.ts'
@@ -64,6 +65,8 @@ export interface LiveSessionsDeps {
   log: FastifyBaseLogger
   /** how often the reaper ends sessions past their idle timeout or maximum duration */
   reaperIntervalMs: number
+  /** where a session's failure or end on its own is reported (session.failed, session.ended) */
+  events: OrgEvents
 }
 
 /** The session runtime over a real plane: built at once, started in the app's onReady. */
@@ -81,14 +84,14 @@ export class LiveSessions implements SessionRuntime {
     const { plane } = deps
     if (plane.handOverAuthState) this.handOverAuthState = (session) => plane.handOverAuthState!(session)
     this.nodes = new NodeClients(deps.plane.nodes)
-    this.watcher = sessionWatcher({ db: deps.db, plane: deps.plane, nodeClients: this.nodes, log: deps.log })
+    this.watcher = sessionWatcher({ db: deps.db, plane: deps.plane, nodeClients: this.nodes, log: deps.log, events: deps.events })
   }
 
   /** the shared watch (with its start-up sweeps), then the reaper */
   async start(): Promise<void> {
     await this.watcher.start()
-    const { db, plane, activity, log, reaperIntervalMs } = this.deps
-    this.#reaper ??= startReaper({ db, plane, nodeClients: this.nodes, activity, log, intervalMs: reaperIntervalMs })
+    const { db, plane, activity, log, reaperIntervalMs, events } = this.deps
+    this.#reaper ??= startReaper({ db, plane, nodeClients: this.nodes, activity, log, intervalMs: reaperIntervalMs, events })
   }
 
   /** stops what runs here, then the plane itself (the app started it, the app stops it) */

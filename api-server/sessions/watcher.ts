@@ -7,6 +7,7 @@ import type { BrowserSession, SessionPhase } from '../../crds/types.ts'
 import { errors } from '../../contracts/errors.ts'
 import { Informer } from '../../resources/informer.ts'
 import type { Db } from '../store/db.ts'
+import type { OrgEvents } from '../events/port.ts'
 import { release, reapDeadLeases } from '../personas/index.ts'
 import type { SessionPlane } from './plane.ts'
 import { findSessionAnyOrg, journal, openSessionIds, setStatus } from './store.ts'
@@ -29,15 +30,18 @@ interface Waiter {
 const REAP_INTERVAL_MS = 30_000
 
 /** Built whole with the app; nothing runs until start(). */
-export function sessionWatcher(deps: { db: Db; plane: SessionPlane; nodeClients: NodeClients; log: FastifyBaseLogger }): SessionWatcher {
-  const { db, plane, nodeClients, log } = deps
+export function sessionWatcher(deps: { db: Db; plane: SessionPlane; nodeClients: NodeClients; log: FastifyBaseLogger; events: OrgEvents }): SessionWatcher {
+  const { db, plane, nodeClients, log, events } = deps
 
   const fail = async (id: string, reason: string) => {
     // the lease goes first: once a session reads as failed, its identity is already free
     await release(db, id)
     if (await setStatus(db, id, 'failed', reason)) {
       const row = await findSessionAnyOrg(db, id)
-      if (row) await journal(db, row, { op: 'session_failed', outcome: 'error', errorCode: reason })
+      if (row) {
+        await journal(db, row, { op: 'session_failed', outcome: 'error', errorCode: reason })
+        await events.emit({ orgId: row.orgId, type: 'session.failed', data: { sessionId: id, agentId: row.agentId, reason } })
+      }
       log.warn({ session: id, reason }, 'session failed')
     }
     nodeClients.drop(id)

@@ -9,6 +9,7 @@ import { sessionLifecycleContracts } from './sessions.ts'
 import { sessionDriveContracts } from './drive.ts'
 import { networkContracts } from './networks.ts'
 import { recordingContracts } from './recordings.ts'
+import { webhookContracts } from './webhooks.ts'
 
 export const contracts = [
   ...foundationContracts,
@@ -19,6 +20,7 @@ export const contracts = [
   ...sessionDriveContracts,
   ...networkContracts,
   ...recordingContracts,
+  ...webhookContracts,
 ] as const
 
 export type Contract = (typeof contracts)[number]

@@ -1,6 +1,7 @@
 // Perception redaction: Playwright's ariaSnapshot prints password values in clear, and
 // folds them into label names; perceive must mask every rendering.
 import t from 'tap'
+import { readFileSync } from 'node:fs'
 import { NodeClient } from '../../api-server/sessions/node-client.ts'
 import { MASK, flatten, redact, uncoveredText, type Line } from '../../browser-pod/perception.ts'
 import { startPod } from '../../browser-pod/pod.ts'
@@ -120,4 +121,82 @@ t.test('flatten (pure): a label beside its control and an empty element say noth
   ] }], { give: (r) => r, secrets: [] })
   t.same(lines.map((l) => l.text), ['textbox "Your name" [ref=e3]', 'text: "Remember me"', 'checkbox "Keep me signed in" [ref=e4]'],
     'the label that repeats the textbox’s name is left to the textbox; text that says more stays; the empty paragraph goes')
+})
+
+// Issue #39 item 3: a query shows what to act on. The two pages are bench/pages/ (written
+// for the perception benchmark): a Node.js-manual-like page whose table of contents is links
+// wrapping <code>, and a Redoc-like single-page API reference with a side menu of every
+// operation. Served by routes on the session's context, as a site would serve them.
+t.test('a query shows what to act on: the link around a match, and many matches compactly (real Chromium)', async (t) => {
+  const token = newToken()
+  const pod = await startPod({ token })
+  t.teardown(() => pod.close())
+  const c = new NodeClient(pod.endpoint, token)
+  t.teardown(() => c.close())
+  await c.configure({ sessionId: 'nsess_query', egress: { mode: 'platform', declaredHosts: [] } })
+  const pagesDir = new URL('../../bench/pages/', import.meta.url)
+  await pod.session.context!.route('http://docs.test/**', (r) =>
+    r.fulfill({ contentType: 'text/html; charset=utf-8', body: readFileSync(new URL(new URL(r.request().url()).pathname.slice(1), pagesDir), 'utf8') }))
+  const lines = (s: string) => s.split('\n')
+  const refIn = (line: string) => /\[ref=((?:f\d+)?e\d+)\]/.exec(line)?.[1]
+
+  await t.test('a match inside a link comes back inside that link, and the link is what a click follows', async (t) => {
+    await c.drive('navigate', { url: 'http://docs.test/node-fs.html' })
+    const q = await c.drive('perceive', { query: 'fsPromises.readFile' })
+    const ls = lines(q.snapshot)
+    const at = ls.findIndex((l) => /- code \[ref=\w+\]: fsPromises\.readFile\(path\[, options\]\)$/.test(l))
+    t.ok(at > 0, 'the table of contents’ entry')
+    t.match(ls[at - 1], /- link \[ref=\w+\] \[url=#fspromisesreadfilepath-options\]$/, 'right under the link that holds it, with the link’s ref')
+    t.ok(ls[at]!.search(/\S/) > ls[at - 1]!.search(/\S/), 'indented under it')
+    t.notOk(/^\s*- heading \[level=\d\] \[ref=/m.test(q.snapshot), 'no nameless heading sent as a surrounding')
+    const clicked = await c.drive('act', { verb: 'click', ref: refIn(ls[at - 1]!)! })
+    t.match(clicked.url, /#fspromisesreadfilepath-options$/, 'following it lands on the function')
+  })
+
+  await t.test('a query many elements match: the matches first, each once, compact, the elements to act on leading', async (t) => {
+    await c.drive('navigate', { url: 'http://docs.test/api-reference.html' })
+    const whole = await c.drive('perceive', { maxChars: 500_000 })
+    const wanted = lines(whole.snapshot).filter((l) => /- menuitem "[^"]*session/i.test(l)).map((l) => l.trim())
+    t.ok(wanted.length >= 7, `the side menu has ${wanted.length} operations about sessions`)
+    const q = await c.drive('perceive', { query: 'session' })
+    t.equal(q.truncated, false, 'within the default budget')
+    const ls = lines(q.snapshot)
+    t.match(ls[0], /^# \d+ matches of "session", each once with the element to act on/, 'says it is the matches alone')
+    const body = ls.slice(1)
+    for (const item of wanted) t.ok(body.some((l) => l.trim() === item), `${item.slice(0, 50)} is there, with its ref`)
+    const firstOther = body.findIndex((l) => !/^- menuitem /.test(l))
+    t.ok(firstOther >= wanted.length, 'the menu items to click come before any other match')
+    const refs = body.map(refIn).filter(Boolean)
+    t.equal(new Set(refs).size, refs.length, 'no element twice')
+    t.notOk(body.some((l) => /^\s*- (navigation|main|list|listitem)\b/.test(l)), 'no landmark or list around them')
+    t.notOk(body.some((l) => /^ {4}/.test(l)), 'indented within a match only, not by the page’s depth')
+    t.notOk(body.some((l) => /^\s+- text: (Create|End) a session$/.test(l)), 'no label that repeats its menu item')
+    t.ok(q.snapshot.length < 0.8 * 12_000, `compact: ${q.snapshot.length} characters`)
+    const end = body.find((l) => /menuitem "delete End a session"/.test(l))!
+    const opened = await c.drive('act', { verb: 'click', ref: refIn(end)! })
+    t.match(opened.url, /#operation\/sessions_end_a_session$/, 'a click on its ref opens the operation')
+  })
+
+  await t.test('the compact answer reads on with its cursor, every line once', async (t) => {
+    const all = await c.drive('perceive', { query: 'session', maxChars: 500_000 })
+    const first = await c.drive('perceive', { query: 'session', maxChars: 1500 })
+    t.equal(first.truncated, true)
+    const read = [first.snapshot]
+    let cursor = first.cursor
+    for (let i = 0; cursor && i < 50; i++) {
+      const next = await c.drive('perceive', { cursor, maxChars: 1500 })
+      t.ok(next.snapshot.length <= 1500, 'every part within the budget')
+      read.push(next.snapshot)
+      cursor = next.truncated ? next.cursor : undefined
+    }
+    t.equal(cursor, undefined, 'the walk ends')
+    t.same(read.join('\n').split('\n').filter((l) => !l.startsWith('# ')), all.snapshot.split('\n').filter((l) => !l.startsWith('# ')), 'the same matches, in the same order, once')
+  })
+
+  await t.test('a few matches keep their headings and landmarks', async (t) => {
+    const q = await c.drive('perceive', { query: 'end a session' })
+    t.notMatch(q.snapshot, /^# \d+ matches/, 'not the compact form')
+    t.match(q.snapshot, /^- navigation "API" \[ref=\w+\]$/m, 'the landmark around the menu item')
+    t.match(q.snapshot, /- menuitem "delete End a session" \[ref=\w+\]/)
+  })
 })

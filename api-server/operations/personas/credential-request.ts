@@ -34,6 +34,11 @@ export const credentialRequestOperation = implement(credentialRequest, {
       identityId: identity.id, credentialName: req.credentialName,
     })
     const url = credentialRequestUrl(config, req.id)
+    // value-free, and without the agent's reason (its own words): the console page shows it
+    await ctx.services.events.emit({
+      orgId: ctx.auth.orgId, type: 'credential_request.created',
+      data: { requestId: req.id, identityId: identity.id, credentialName: req.credentialName, originAllowlist: req.originAllowlist, url, expiresAt: req.expiresAt },
+    })
     const result = { id: req.id, identityId: identity.id, credentialName: req.credentialName, url, expiresAt: req.expiresAt }
     const el = ctx.elicitation
     if (!el) return { ...result, status: 'pending' as const, elicited: false }

@@ -25,6 +25,8 @@ export const requestHumanOperation = implement(requestHuman, {
     const row = await getSession(services.db, auth.orgId, sessionId)
     await recordRequest(services.db, row, reason)
     const url = liveViewUrl(services.config, row.id)
+    // the reason is the agent's own words (journalled by length only): the live view shows it, the event does not carry it
+    await services.events.emit({ orgId: row.orgId, type: 'human.requested', data: { sessionId: row.id, agentId: row.agentId, url } })
     if (!elicitation) return { sessionId: row.id, url, status: row.status, control: row.control ?? 'agent' }
     const deadline = services.now() + (services.config.elicitationTtlSecs ?? DEFAULT_ELICITATION_TTL_SECS) * 1000
     // the request is answered when it is cleared: a hand-back clears it, and a session that ends cannot be driven anyway

@@ -13,11 +13,11 @@ t.test('credential requests', async (t) => {
   const other = await s.bootstrap()
   const rest = (method: string, path: string, body?: unknown, token = acme.apiKey) => s.request(method, path, { token, body })
   const ident = await rest('POST', '/v1/identities', { name: 'shop' })
-  const { db, sealer } = s.services
+  const { db } = s.services
   /** the status a refused promise carries (0 when it was not refused) */
   const refusal = (p: Promise<unknown>) => p.then(() => 0, (e: { status?: number }) => e.status ?? -1)
   const answer = (requestId: string, orgId = acme.orgId, value = 'a-password-1') =>
-    answerCredentialRequest(db, sealer, { orgId, requestId, userId: acme.userId, kind: 'password', value, now: clock })
+    answerCredentialRequest(s.services, { orgId, requestId, userId: acme.userId, kind: 'password', value, now: clock })
 
   t.test('[LIM-09] [ERR-19] over REST: 201 pending with the console URL; refusals as for a credential create', async (t) => {
     const r = await rest('POST', '/v1/credential-requests', { identity: 'shop', credentialName: 'login', originAllowlist: ['Shop.Example.com'], reason: 'sign in' })
@@ -65,7 +65,7 @@ t.test('credential requests', async (t) => {
 
   t.test('a malformed TOTP value leaves the request open', async (t) => {
     const r = await rest('POST', '/v1/credential-requests', { identity: ident.body.id, credentialName: 'totp2', originAllowlist: ['shop.example.com'], reason: 'r' })
-    t.equal(await refusal(answerCredentialRequest(db, sealer, { orgId: acme.orgId, requestId: r.body.id, userId: acme.userId, kind: 'totp', value: 'not a seed', now: clock })), 400)
+    t.equal(await refusal(answerCredentialRequest(s.services, { orgId: acme.orgId, requestId: r.body.id, userId: acme.userId, kind: 'totp', value: 'not a seed', now: clock })), 400)
     t.equal((await requireOpenRequest(db, acme.orgId, r.body.id, clock)).credentialName, 'totp2', 'still open')
   })
 })

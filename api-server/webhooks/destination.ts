@@ -1,0 +1,136 @@
+// Where a webhook may be sent. An endpoint URL is chosen by a customer, so every delivery is
+// a request to an address a stranger chose; it is held to what a platform-egress browser is
+// held to (contracts/deny-floor.ts):
+//   - https only, no userinfo; http only for a host in NIGHTJAR_WEBHOOK_ALLOWED_HOSTS;
+//   - never an address under the deny floor or NIGHTJAR_DENY_CIDRS (metadata services,
+//     link-local, the cluster's networks), whatever the host;
+//   - never loopback or a private network (RFC 1918, IPv6 ULA, `localhost`), unless the host
+//     is in NIGHTJAR_WEBHOOK_ALLOWED_HOSTS (single-machine use, and the tests' receivers);
+//   - judged on the addresses the socket dials: the request's own `lookup` checks every
+//     address DNS returns before connecting (an IP literal is checked before the request),
+//     so a name cannot be re-bound between the check and the connect;
+//   - redirects are never followed (the sender treats a 3xx as a failed attempt).
+// Registration runs the same check once, so a bad URL is refused at once with a reason.
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
+import { isIP, type LookupFunction } from 'node:net'
+import { DenyRules, isLocalAddress } from '../../contracts/deny-floor.ts'
+import { errors } from '../../contracts/errors.ts'
+
+export interface DestinationSettings {
+  /** NIGHTJAR_DENY_CIDRS: added to the fixed floor */
+  denyCidrs: readonly string[]
+  /** NIGHTJAR_WEBHOOK_ALLOWED_HOSTS: hosts that may be loopback or private, and may use http */
+  allowedHosts: readonly string[]
+}
+
+/** Why an address or URL is refused; the words go into the 400 and the delivery log (never the address). */
+export type Refusal = 'not_https' | 'userinfo' | 'not_a_url' | 'deny_floor' | 'private_address'
+
+const WORDS: Record<Refusal, string> = {
+  not_a_url: 'it is not an absolute URL',
+  not_https: 'it must use https',
+  userinfo: 'it must not carry a user name or password',
+  deny_floor: 'it reaches an address no request may reach (link-local, metadata, special-purpose or a denied range)',
+  private_address: 'it reaches a loopback or private address',
+}
+
+export class DestinationRefused extends Error {
+  readonly refusal: Refusal
+  constructor(refusal: Refusal) {
+    super(WORDS[refusal])
+    this.refusal = refusal
+    this.name = 'DestinationRefused'
+  }
+}
+
+export class Destinations {
+  private readonly deny: DenyRules
+  private readonly allowed: ReadonlySet<string>
+
+  constructor(settings: DestinationSettings) {
+    this.deny = new DenyRules(settings.denyCidrs)
+    this.allowed = new Set(settings.allowedHosts.map((h) => h.toLowerCase()))
+  }
+
+  /** The URL's own rules (no DNS): a parsed URL, or DestinationRefused. */
+  parse(url: string): URL {
+    let u: URL
+    try {
+      u = new URL(url)
+    } catch {
+      throw new DestinationRefused('not_a_url')
+    }
+    if (u.protocol !== 'https:' && !(u.protocol === 'http:' && this.allowed.has(hostOf(u)))) throw new DestinationRefused('not_https')
+    if (u.username || u.password) throw new DestinationRefused('userinfo')
+    return u
+  }
+
+  /** null when `address` may be dialled for `host`, else why not. */
+  judge(host: string, address: string): Refusal | null {
+    if (this.deny.denied(address)) return 'deny_floor'
+    if (this.allowed.has(host)) return null
+    if (isLocalAddress(address) || host === 'localhost' || host.endsWith('.localhost')) return 'private_address'
+    return null
+  }
+
+  /**
+   * The registration check: the URL's rules, then every address its host resolves to now.
+   * A name that does not resolve yet is accepted (its DNS may come later): every delivery
+   * judges the addresses again, and one that cannot resolve is a failed attempt.
+   */
+  async check(url: string): Promise<URL> {
+    const u = this.parse(url)
+    const host = hostOf(u)
+    const addresses = isIP(host) ? [host] : await resolveAll(host)
+    for (const a of addresses) {
+      const why = this.judge(host, a)
+      if (why) throw new DestinationRefused(why)
+    }
+    return u
+  }
+
+  /** The same check as a catalogue 400, for the REST door and the console. */
+  async checkForRegistration(url: string): Promise<URL> {
+    try {
+      return await this.check(url)
+    } catch (e) {
+      if (e instanceof DestinationRefused) throw errors.webhookUrlRefused(e.message)
+      throw e
+    }
+  }
+
+  /**
+   * The lookup a delivery's request dials with: every address of the name is judged, and
+   * the socket connects only to an address that passed (node:http calls it for names;
+   * literals are judged by `literalRefusal` before the request).
+   */
+  guardedLookup(host: string): LookupFunction {
+    return (hostname, options, callback) => {
+      dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+        if (err) return callback(err, '', 0)
+        const list = addresses as LookupAddress[]
+        const why = list.map((a) => this.judge(host, a.address)).find((r) => r !== null)
+        if (!list.length) return callback(Object.assign(new Error('no address'), { code: 'ENOTFOUND' }), '', 0)
+        if (why) return callback(new DestinationRefused(why) as unknown as NodeJS.ErrnoException, '', 0)
+        if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list)
+        return callback(null, list[0].address, list[0].family)
+      })
+    }
+  }
+
+  /** An IP-literal host is judged before any request (no lookup runs for it). */
+  literalRefusal(u: URL): Refusal | null {
+    const host = hostOf(u)
+    return isIP(host) ? this.judge(host, host) : null
+  }
+}
+
+/** The URL's host, lower case, without IPv6 brackets. */
+export const hostOf = (u: URL) => u.hostname.replace(/^\[|\]$/g, '').toLowerCase()
+
+/** Every address of the name now; none when it does not resolve. */
+function resolveAll(host: string): Promise<string[]> {
+  return new Promise((resolve) => {
+    dnsLookup(host, { all: true }, (err, list) => resolve(err ? [] : list.map((a) => a.address)))
+  })
+}

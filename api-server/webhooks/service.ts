@@ -1,0 +1,230 @@
+// Webhooks (issue #39 item 2), built whole by the app: the listener on the events port
+// (events/port.ts) and the delivery worker, plus what the webhook_* operations call.
+//
+//  - emit: the event's body is built once and stored with one due delivery per subscribed
+//    endpoint (store.ts recordEvent), before anything is sent; then this replica's worker
+//    is woken. Another replica's worker finds it on its next poll.
+//  - the worker: every replica runs one. It claims due rows (FOR UPDATE SKIP LOCKED, a
+//    lease on each), opens the endpoint's secret, signs and sends (sender.ts), and records
+//    the attempt: delivered on a 2xx; otherwise due again after the next step of the retry
+//    schedule (NIGHTJAR_WEBHOOK_RETRY_SECONDS), failed once it runs out. It starts with the
+//    app (onReady), so deliveries a stopped process left pending go out on start.
+//  - secrets: 32 random bytes per endpoint, shown once as whsec_<base64>, stored sealed
+//    under the org's KMS data key (AAD: the endpoint), opened just in time to sign.
+import { randomBytes } from 'node:crypto'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Db } from '../store/db.ts'
+import type { Sealer, SealContext } from '../kms/index.ts'
+import { noKmsError } from '../kms/index.ts'
+import type { OrgEvent, OrgEvents } from '../events/port.ts'
+import { errors } from '../../contracts/errors.ts'
+import { newId } from '../../contracts/ids.ts'
+import type { WebhookEventType } from '../../contracts/operations/webhooks.ts'
+import { Destinations, type DestinationSettings } from './destination.ts'
+import { attempt } from './sender.ts'
+import {
+  claimDue, deleteEndpoint, findEndpoint, insertEndpoint, listDeliveries, listEndpoints, recordAttempt, recordEvent, setEndpointSecret, sweepEvents,
+  type Claimed, type DeliveryRow, type EndpointRow,
+} from './store.ts'
+
+export interface WebhookSettings extends DestinationSettings {
+  /** seconds to wait before each retry after a failed attempt; the delivery fails after the last */
+  retrySecs: readonly number[]
+}
+
+export interface WebhooksDeps {
+  db: Db
+  sealer: Sealer
+  log: FastifyBaseLogger
+  now: () => number
+  settings: WebhookSettings
+}
+
+export interface WebhookView {
+  id: string
+  url: string
+  events: WebhookEventType[]
+  description: string
+  createdAt: string
+  createdBy: string
+}
+
+/** How often an idle worker looks for due deliveries (another replica's, retries coming due). */
+const POLL_MS = 1000
+/** A claimed row is another worker's again after this (a send takes at most ATTEMPT_TIMEOUT_MS). */
+const LEASE_MS = 60_000
+/** Deliveries sent at once by one worker. */
+const BATCH = 10
+/** Events and their deliveries are kept this long (every retry schedule ends well before). */
+const RETENTION_MS = 30 * 86_400_000
+const SWEEP_EVERY_MS = 3600_000
+
+const secretContext = (orgId: string, endpointId: string): SealContext => ({ orgId, kind: 'webhook_secret', ids: [endpointId] })
+const asSecret = (key: Buffer) => `whsec_${key.toString('base64')}`
+const view = (e: EndpointRow): WebhookView => ({ id: e.id, url: e.url, events: e.events, description: e.description, createdAt: e.createdAt, createdBy: e.createdBy })
+export const webhookNotFound = () => errors.notFound('webhook')
+
+export class Webhooks implements OrgEvents {
+  private readonly destinations: Destinations
+  private readonly deps: WebhooksDeps
+  private timer: NodeJS.Timeout | undefined
+  private running: Promise<void> | undefined
+  private again = false
+  private stopped = true
+  private lastSweep = 0
+
+  constructor(deps: WebhooksDeps) {
+    this.deps = deps
+    this.destinations = new Destinations(deps.settings)
+  }
+
+  // --- the events port ---------------------------------------------------------------
+
+  async emit(event: OrgEvent): Promise<void> {
+    const { db, log, now } = this.deps
+    try {
+      const body = JSON.stringify({ type: event.type, timestamp: new Date(now()).toISOString(), data: event.data })
+      const queued = await recordEvent(db, event.orgId, { id: newId('nevt_'), type: event.type, body })
+      if (queued) this.wake()
+    } catch (err) {
+      // the state change this reports has happened; losing the event is logged, never thrown over it
+      log.error({ err, org: event.orgId, event: event.type }, 'could not record a webhook event')
+    }
+  }
+
+  // --- endpoints ----------------------------------------------------------------------
+
+  async create(orgId: string, actor: string, input: { url: string; events: WebhookEventType[]; description?: string }): Promise<{ webhook: WebhookView; secret: string }> {
+    const { db, sealer } = this.deps
+    // fail closed before any work: a secret that cannot be sealed is never stored
+    if (!sealer.enabled) throw noKmsError()
+    const u = await this.destinations.checkForRegistration(input.url)
+    const id = newId('nwhk_')
+    const key = randomBytes(32)
+    try {
+      const sealed = await sealer.seal(secretContext(orgId, id), key)
+      const row = await insertEndpoint(db, orgId, {
+        id, url: u.href, events: input.events, description: input.description ?? '', secretSealed: sealed, createdBy: actor, createdAt: new Date(this.deps.now()),
+      })
+      return { webhook: view(row), secret: asSecret(key) }
+    } finally {
+      key.fill(0)
+    }
+  }
+
+  async list(orgId: string): Promise<WebhookView[]> {
+    return (await listEndpoints(this.deps.db, orgId)).map(view)
+  }
+
+  async delete(orgId: string, id: string): Promise<void> {
+    if (!(await deleteEndpoint(this.deps.db, orgId, id))) throw webhookNotFound()
+  }
+
+  async rotateSecret(orgId: string, id: string): Promise<{ webhook: WebhookView; secret: string }> {
+    const { db, sealer } = this.deps
+    if (!sealer.enabled) throw noKmsError()
+    const row = await findEndpoint(db, orgId, id)
+    if (!row) throw webhookNotFound()
+    const key = randomBytes(32)
+    try {
+      if (!(await setEndpointSecret(db, orgId, id, await sealer.seal(secretContext(orgId, id), key)))) throw webhookNotFound()
+      return { webhook: view(row), secret: asSecret(key) }
+    } finally {
+      key.fill(0)
+    }
+  }
+
+  async deliveries(orgId: string, id: string, page: { before?: string; limit: number }): Promise<{ items: DeliveryRow[]; next: string | null }> {
+    if (!(await findEndpoint(this.deps.db, orgId, id))) throw webhookNotFound()
+    const items = await listDeliveries(this.deps.db, orgId, id, page)
+    return { items, next: items.length === page.limit ? items[items.length - 1].id : null }
+  }
+
+  // --- the worker ---------------------------------------------------------------------
+
+  /** Starts the worker: deliveries left pending by a stopped process go out now. */
+  start(): void {
+    if (!this.stopped) return
+    this.stopped = false
+    this.timer = setInterval(() => this.wake(), POLL_MS)
+    this.timer.unref()
+    this.wake()
+  }
+
+  /** Stops claiming; resolves once the attempts in flight are recorded (each is bounded by its timeout). */
+  async stop(): Promise<void> {
+    this.stopped = true
+    clearInterval(this.timer)
+    await this.running
+  }
+
+  /** One pass now, or right after the one running. */
+  wake(): void {
+    if (this.stopped) return
+    if (this.running) {
+      this.again = true
+      return
+    }
+    this.running = this.pass()
+      .catch((err) => this.deps.log.error({ err }, 'webhook delivery pass'))
+      .finally(() => {
+        this.running = undefined
+        if (this.again) {
+          this.again = false
+          this.wake()
+        }
+      })
+  }
+
+  /** Resolves when nothing is due and nothing is in flight (tests). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running
+  }
+
+  private async pass(): Promise<void> {
+    const { db } = this.deps
+    if (this.deps.now() - this.lastSweep > SWEEP_EVERY_MS) {
+      this.lastSweep = this.deps.now()
+      await sweepEvents(db, new Date(this.deps.now() - RETENTION_MS))
+    }
+    // a full batch may mean more are due: claim again until a batch comes back short
+    for (;;) {
+      if (this.stopped) return
+      const claimed = await claimDue(db, BATCH, LEASE_MS)
+      await Promise.all(claimed.map((c) => this.deliver(c)))
+      if (claimed.length < BATCH) return
+    }
+  }
+
+  private async deliver(c: Claimed): Promise<void> {
+    const { db, log, settings } = this.deps
+    try {
+      const a = await this.attemptOnce(c)
+      const delivered = a.error === null
+      // the schedule's nth step follows the nth failed attempt
+      const step = settings.retrySecs[c.attemptsBefore]
+      await recordAttempt(db, c.id, a, delivered ? { delivered: true } : { delivered: false, retryInMs: step === undefined ? null : step * 1000 })
+      if (!delivered) log.info({ delivery: c.id, webhook: c.endpointId, status: a.responseStatus, error: a.error, attempt: c.attemptsBefore + 1 }, 'webhook attempt failed')
+    } catch (err) {
+      // the database did not take the outcome: the lease runs out and the row is claimed again
+      log.error({ err, delivery: c.id, webhook: c.endpointId }, 'webhook attempt could not be recorded')
+    }
+  }
+
+  /** Opens the secret just in time, sends, zeroes it; a secret that does not open is a failed attempt like any other. */
+  private async attemptOnce(c: Claimed) {
+    const { sealer, log, now } = this.deps
+    let key: Buffer
+    try {
+      key = await sealer.open(secretContext(c.orgId, c.endpointId), c.secretSealed)
+    } catch (err) {
+      log.error({ err, webhook: c.endpointId }, 'webhook secret could not be opened')
+      return { at: new Date(now()).toISOString(), responseStatus: null, error: 'secret_unavailable', durationMs: 0 }
+    }
+    try {
+      return await attempt(this.destinations, c.url, { id: c.eventId, body: c.body, key }, now)
+    } finally {
+      key.fill(0)
+    }
+  }
+}

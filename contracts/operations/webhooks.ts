@@ -1,0 +1,186 @@
+// Webhooks (issue #39 item 2): an org registers endpoints and the events it wants; each
+// event is delivered as the Standard Webhooks specification says (webhook-id,
+// webhook-timestamp and webhook-signature headers; HMAC-SHA256 over
+// "<id>.<timestamp>.<body>" with the endpoint's whsec_ secret), retried with backoff for a
+// bounded time, and logged with each attempt's response status. The signing secret is
+// returned once, when the endpoint is created (or its secret rotated). Payloads carry ids,
+// names and reasons only: never a secret, never page content, never an agent's free text.
+import { z } from 'zod'
+import { defineContract } from './types.ts'
+import { idParam, isoTime } from './fields.ts'
+
+export const WEBHOOK_EVENT_TYPES = [
+  'session.live', 'session.ended', 'session.failed', 'human.requested', 'credential_request.created', 'credential_request.answered',
+] as const
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number]
+
+// --- the payloads a receiver gets --------------------------------------------------------
+
+const sessionRef = {
+  sessionId: z.string().describe('the session (nsess_…)'),
+  agentId: z.string().describe('the agent the session runs as (nagt_…)'),
+}
+
+/** Each event's `data`, by type: what a receiver may rely on. */
+export const WEBHOOK_EVENT_DATA = {
+  'session.live': z.object({
+    ...sessionRef,
+    identityId: z.string().nullable().describe('the bound identity (nident_…), if any'),
+    egress: z.string(),
+    browserKind: z.string(),
+  }),
+  'session.ended': z.object({
+    ...sessionRef,
+    reason: z.enum(['session_end', 'idle_timeout', 'max_duration']).describe('session_end: a caller ended it; idle_timeout, max_duration: it ended on its own'),
+  }),
+  'session.failed': z.object({
+    ...sessionRef,
+    reason: z.string().describe('why: the operator’s condition (PodFailed, StartTimeout, OOMKilled …), Orphaned, ResourceDeleted, or a start refusal’s reason'),
+  }),
+  'human.requested': z.object({
+    ...sessionRef,
+    url: z.string().describe('the console’s live view of the session, where a person of the org takes control (the agent’s reason is shown there, not sent here)'),
+  }),
+  'credential_request.created': z.object({
+    requestId: z.string().describe('the request (ncreq_…)'),
+    identityId: z.string(),
+    credentialName: z.string(),
+    originAllowlist: z.array(z.string()),
+    url: z.string().describe('the console page where a person of the org enters the secret'),
+    expiresAt: isoTime,
+  }),
+  'credential_request.answered': z.object({
+    requestId: z.string(),
+    identityId: z.string(),
+    credentialName: z.string(),
+    credentialId: z.string().describe('the credential a person entered (its value never leaves the KMS envelope)'),
+  }),
+} as const satisfies Record<WebhookEventType, z.ZodObject>
+
+export type WebhookEventData<T extends WebhookEventType> = z.infer<(typeof WEBHOOK_EVENT_DATA)[T]>
+
+const payload = <T extends WebhookEventType>(type: T) => z.object({
+  type: z.literal(type),
+  timestamp: isoTime.describe('when the event happened'),
+  data: WEBHOOK_EVENT_DATA[type],
+})
+
+/** The JSON body of a delivery (the Standard Webhooks payload structure: type, timestamp, data). */
+export const WebhookPayload = z.discriminatedUnion('type', [
+  payload('session.live'), payload('session.ended'), payload('session.failed'), payload('human.requested'),
+  payload('credential_request.created'), payload('credential_request.answered'),
+])
+
+// --- endpoints and their delivery log ----------------------------------------------------
+
+export const webhookId = z.string().regex(/^nwhk_[0-9A-Za-z]{1,40}$/, 'must be a webhook id (nwhk_…)')
+
+export const WebhookView = z.object({
+  id: z.string().describe('nwhk_…'),
+  url: z.string(),
+  events: z.array(z.enum(WEBHOOK_EVENT_TYPES)),
+  description: z.string(),
+  createdAt: isoTime,
+  createdBy: z.string().describe('the console user or the agent behind the key'),
+})
+
+export const WebhookSecret = z.object({
+  webhook: WebhookView,
+  secret: z.string().describe('the signing secret (whsec_…, Standard Webhooks): shown only in this response, store it now'),
+})
+
+export const DELIVERY_STATES = ['pending', 'delivered', 'failed'] as const
+
+export const DeliveryAttempt = z.object({
+  at: isoTime,
+  responseStatus: z.number().int().nullable().describe('the receiver’s HTTP status; null when no answer came'),
+  error: z.string().nullable().describe('why the attempt failed when there was no 2xx: timeout, connection_failed, address_refused, redirect_not_followed, http_error, secret_unavailable'),
+  durationMs: z.number().int().nonnegative(),
+})
+
+export const DeliveryView = z.object({
+  id: z.string().describe('the delivery (nwdl_…)'),
+  webhookId: z.string(),
+  eventId: z.string().describe('the webhook-id header (nevt_…): the same on every attempt, and for every endpoint the event went to'),
+  eventType: z.enum(WEBHOOK_EVENT_TYPES),
+  state: z.enum(DELIVERY_STATES).describe('pending: not yet answered with a 2xx, another attempt is due; delivered; failed: the retry schedule ran out'),
+  attempts: z.array(DeliveryAttempt).describe('every attempt so far, oldest first'),
+  nextAttemptAt: isoTime.nullable().describe('when the next attempt is due (pending only)'),
+  createdAt: isoTime,
+  deliveredAt: isoTime.nullable(),
+})
+
+export const DeliveryPage = z.object({
+  items: z.array(DeliveryView),
+  next: z.string().nullable().describe('the before of the next (older) page; null when this page is not full'),
+})
+
+const webhookInput = {
+  url: z.string().min(1).max(2000).describe('https URL the events are POSTed to; it must reach a public address (the deny floor applies, after DNS too, and redirects are not followed)'),
+  events: z.array(z.enum(WEBHOOK_EVENT_TYPES)).min(1).max(WEBHOOK_EVENT_TYPES.length)
+    .refine((a) => new Set(a).size === a.length, 'must not repeat an event').describe('the events to deliver'),
+  description: z.string().max(200).optional().describe('what it is for, shown in the console'),
+}
+
+// --- operations -------------------------------------------------------------------------
+
+export const webhookCreate = defineContract({
+  name: 'webhook_create',
+  mcp: false, // org settings: REST, the SDK and the console, never an agent's tool
+  description: 'Register a webhook endpoint for some events; its signing secret is returned once',
+  scopes: ['org:admin'],
+  input: z.strictObject(webhookInput),
+  output: WebhookSecret,
+  rest: { method: 'POST', path: '/v1/webhooks', status: 201 },
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+})
+
+export const webhookList = defineContract({
+  name: 'webhook_list',
+  mcp: false,
+  description: 'The org’s webhook endpoints, oldest first (never their secrets)',
+  scopes: ['org:admin'],
+  input: z.strictObject({}),
+  output: z.array(WebhookView),
+  rest: { method: 'GET', path: '/v1/webhooks' },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+})
+
+export const webhookDelete = defineContract({
+  name: 'webhook_delete',
+  mcp: false,
+  description: 'Delete a webhook endpoint: nothing more is sent to it, and its delivery log goes with it',
+  scopes: ['org:admin'],
+  input: z.strictObject({ webhookId }),
+  output: z.void(),
+  rest: { method: 'DELETE', path: '/v1/webhooks/:webhookId', status: 204 },
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+})
+
+export const webhookRotateSecret = defineContract({
+  name: 'webhook_rotate_secret',
+  mcp: false,
+  description: 'Issue a new signing secret (returned once); deliveries from now on, retries included, are signed with it only',
+  scopes: ['org:admin'],
+  input: z.strictObject({ webhookId }),
+  output: WebhookSecret,
+  rest: { method: 'POST', path: '/v1/webhooks/:webhookId/rotate-secret' },
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+})
+
+export const webhookDeliveries = defineContract({
+  name: 'webhook_deliveries',
+  mcp: false,
+  description: 'The delivery log of one endpoint, newest first: each event sent, its state and every attempt’s response status',
+  scopes: ['org:admin'],
+  input: z.strictObject({
+    webhookId,
+    before: idParam.optional().describe('the next of the previous page'),
+    limit: z.coerce.number().int().min(1).max(200).default(50),
+  }),
+  output: DeliveryPage,
+  rest: { method: 'GET', path: '/v1/webhooks/:webhookId/deliveries' },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+})
+
+export const webhookContracts = [webhookCreate, webhookList, webhookDelete, webhookRotateSecret, webhookDeliveries] as const

@@ -1,0 +1,65 @@
+// A webhook receiver for the tests: a real HTTP server on loopback that keeps every
+// request and checks its signature with an implementation of its own, written from the
+// Standard Webhooks specification with node:crypto — not the signing library the server
+// uses — so a mistake in how the server calls that library cannot hide here.
+//   signed content: "<webhook-id>.<webhook-timestamp>.<body>"
+//   signature:      base64(HMAC-SHA256(key, signed content)), key = base64-decoded secret after "whsec_"
+//   header:         space-separated "v1,<signature>" entries
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import type { AddressInfo } from 'node:net'
+
+export interface Received {
+  headers: IncomingHttpHeaders
+  body: string
+  /** the status this receiver answered */
+  answered: number
+}
+
+/** Does the signature header carry a valid v1 signature of (id, timestamp, body) under `secret`? */
+export function verifySignature(secret: string, id: string, timestamp: string, body: string, header: string): boolean {
+  if (!secret.startsWith('whsec_')) return false
+  const key = Buffer.from(secret.slice('whsec_'.length), 'base64')
+  const expected = createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest()
+  return header.split(' ').some((entry) => {
+    const [version, sig] = entry.split(',')
+    if (version !== 'v1' || !sig) return false
+    const given = Buffer.from(sig, 'base64')
+    return given.length === expected.length && timingSafeEqual(given, expected)
+  })
+}
+
+export interface Receiver {
+  url: string
+  port: number
+  received: Received[]
+  /** the status (and headers) of the next answers, in order; then 204 */
+  answerWith(...statuses: Array<number | { status: number; headers: Record<string, string> }>): void
+  close(): Promise<void>
+}
+
+export async function startReceiver(t: { teardown(fn: () => unknown): void }, path = '/hooks'): Promise<Receiver> {
+  const received: Received[] = []
+  const queue: Array<number | { status: number; headers: Record<string, string> }> = []
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      const next = queue.shift() ?? 204
+      const answer = typeof next === 'number' ? { status: next, headers: {} } : next
+      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), answered: answer.status })
+      res.writeHead(answer.status, answer.headers).end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as AddressInfo).port
+  let closed = false
+  const close = async () => {
+    if (closed) return
+    closed = true
+    server.closeAllConnections()
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+  t.teardown(close)
+  return { url: `http://127.0.0.1:${port}${path}`, port, received, answerWith: (...s) => queue.push(...s), close }
+}
