@@ -23,7 +23,7 @@
 // credential_request and request_human then answer on an SSE stream that carries
 // elicitation/create and notifications/elicitation/complete, and its answers to
 // elicitation/create are routed to the waiting call. Everything else stays stateless JSON.
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
@@ -46,6 +46,7 @@ import { rebindingGuard } from './origin.ts'
 import { ELICITING_TOOLS, ElicitationMemo } from './elicitation.ts'
 import type { UrlElicitation } from '../operations/types.ts'
 import { Readable } from 'node:stream'
+import type { ReadableStream } from 'node:stream/web'
 
 /** The most JSON-RPC messages one POST may carry; a longer batch is refused whole. */
 export const MAX_BATCH = 20
@@ -296,7 +297,7 @@ export function registerMcp(app: FastifyInstance, services: Services, ops: reado
   }
   const memo = new ElicitationMemo()
   const guard = rebindingGuard(services.config.baseUrl, services.config.mcpAllowedOrigins ?? [])
-  const handle = async (req: FastifyRequest, reply: import('fastify').FastifyReply) => {
+  const handle = async (req: FastifyRequest, reply: FastifyReply) => {
     const rebinding = guard.check(req.headers.host, req.headers.origin)
     if (rebinding) throw rebinding
     const auth = await requireAuth(services, req)
@@ -359,8 +360,8 @@ export function registerMcp(app: FastifyInstance, services: Services, ops: reado
         streaming = true
         reply.raw.once('close', () => { void closeAll() })
         reply.code(response.status)
-        response.headers.forEach((value, key) => reply.header(key, value))
-        return reply.send(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream))
+        response.headers.forEach((value, key) => { reply.header(key, value) })
+        return reply.send(Readable.fromWeb(response.body as ReadableStream))
       }
       // a client that declared URL elicitation gets a session id naming that, and nothing else
       const memoId = response.status === 200 ? memo.remember(auth, body) : null
@@ -372,7 +373,7 @@ export function registerMcp(app: FastifyInstance, services: Services, ops: reado
         return reply.code(200).send([...(Array.isArray(answered) ? answered : [answered]), ...refused])
       }
       reply.code(response.status)
-      response.headers.forEach((value, key) => reply.header(key, value))
+      response.headers.forEach((value, key) => { reply.header(key, value) })
       return reply.send(response.body ? Buffer.from(await response.arrayBuffer()) : undefined)
     } finally {
       if (!streaming) await closeAll()

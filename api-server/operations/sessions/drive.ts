@@ -6,7 +6,7 @@
 // credential path, the MCP rendering of pixels and bytes).
 import { implement, type Implementation, type McpContent, type Operation } from '../types.ts'
 import type { AnyContract } from '../../../contracts/operations/types.ts'
-import { coreDriveContracts, credentialFill, driveContracts, sessionDriveContracts, type DriveName } from '../../../contracts/operations/drive.ts'
+import { type coreDriveContracts, credentialFill, type driveContracts, sessionDriveContracts, type DriveName } from '../../../contracts/operations/drive.ts'
 import { driveDeps, journalUrl, nothing, type DriveSpec, type DriveSpecs, type NodeInputOf } from './drive-spec.ts'
 import { pageDrives } from './drive-pages.ts'
 import { mouseDrives } from './drive-mouse.ts'
