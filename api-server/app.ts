@@ -183,7 +183,7 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
     app.removeContentTypeParser('application/json')
     app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
       if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined)
-      jsonParser(req, body as string, done)
+      return jsonParser(req, body as string, done)
     })
     await app.register(cookie)
     await app.register(formbody)

@@ -79,7 +79,7 @@ const schema = z.object({
       try {
         const v = JSON.parse(s)
         if (v && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string')) return v as Record<string, string>
-      } catch {}
+      } catch { /* not JSON: the issue below says what is wanted */ }
       ctx.addIssue({ code: 'custom', message: 'must be a JSON object of host name to IP address' })
       return z.NEVER
     })
@@ -98,7 +98,7 @@ const schema = z.object({
       const list = s.split(',').map((x) => x.trim()).filter(Boolean)
       for (const o of list) {
         let ok = false
-        try { const u = new URL(o); ok = (u.protocol === 'http:' || u.protocol === 'https:') && u.origin === o.replace(/\/+$/, '') } catch {}
+        try { const u = new URL(o); ok = (u.protocol === 'http:' || u.protocol === 'https:') && u.origin === o.replace(/\/+$/, '') } catch { /* not a URL: not ok */ }
         if (!ok) { ctx.addIssue({ code: 'custom', message: 'must be comma-separated http(s) origins (scheme://host[:port])' }); return z.NEVER }
       }
       return list

@@ -75,10 +75,10 @@ export class EgressGateway {
     })
     // A request the gateway cannot handle costs that request, never the pod (an
     // unhandled rejection would end the process).
-    this.server = http.createServer((req, res) => this.onRequest(req, res).catch(() => res.destroy()))
-    this.server.on('connect', (req: http.IncomingMessage, socket: Duplex, head: Buffer) =>
-      this.onConnect(req, socket, head).catch(() => socket.destroy()),
-    )
+    this.server = http.createServer((req, res) => { this.onRequest(req, res).catch(() => res.destroy()) })
+    this.server.on('connect', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+      this.onConnect(req, socket, head).catch(() => socket.destroy())
+    })
     this.server.on('connection', (s: net.Socket) => this.track(s))
     this.server.on('clientError', (_e, socket) => socket.destroy())
   }
@@ -239,6 +239,7 @@ export class EgressGateway {
   private async onConnect(req: http.IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
     client.on('error', () => client.destroy())
     const authority = parseAuthority(req.url ?? '')
+    // eslint-disable-next-line no-restricted-syntax -- the proxy's answer to Chromium, not a service error; callers see reachabilityDenied / navigationFailed
     if (!authority) return void client.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n')
     const { host, port } = authority
     const d = await this.judge(host, port)

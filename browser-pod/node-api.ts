@@ -87,7 +87,7 @@ export function createNodeApi(opts: NodeApiOptions): http.Server {
   const write = opts.log ?? ((line: string) => process.stderr.write(line + '\n'))
   const log = (line: string) => write(guard.redact(line))
 
-  const server = http.createServer(async (req, res) => {
+  const serve = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     let path = '?'
     try {
       path = (req.url ?? '').split('?')[0]
@@ -114,7 +114,9 @@ export function createNodeApi(opts: NodeApiOptions): http.Server {
       if (!res.headersSent) send(res, err.status, guard.scrub(err.toBody()), err.headers)
       else res.destroy()
     }
-  })
+  }
+  // serve answers every error itself (a typed error, or a 500): nothing waits for it
+  const server = http.createServer((req, res) => { void serve(req, res) })
   // CDP connect: the one WebSocket route. The token first, as for every route; any other
   // upgrade is dropped.
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {

@@ -175,6 +175,7 @@ export async function runOperator(opts: OperatorProcessOptions = {}): Promise<Op
     if (path === '/healthz') return send(200, { ok: true })
     if (path === '/readyz') {
       if (isReady()) return send(200, { ok: true, leader: elector.isLeader })
+      // eslint-disable-next-line no-restricted-syntax -- the operator's readiness probe answer, not an error body
       return send(503, { ok: false, reasons: stopping ? ['shutting down'] : crdsOk ? ['leader starting'] : crdProblems })
     }
     if (path === '/metrics') {

@@ -21,8 +21,8 @@ export {
 export { CODE_STATUS, OAUTH_STATUS, SPEC_FIXED_REASONS, REASON_PATTERN, type ErrorCode, type OAuthErrorCode, type SpecRow } from './errors/rule.ts'
 
 // --- the generic constructors of before the catalogue -----------------------------------
-// Kept only so files not yet converted still build; test/contracts/errors.test.ts lists
-// every call outside contracts/ as an undeclared error. Use `errors.<key>(…)` instead.
+// Kept only so files not yet converted still build; the linter refuses every call outside
+// contracts/ as an undeclared error. Use `errors.<key>(…)` instead.
 
 /** @deprecated use errors.invalidRequest(…) or a specific catalogue entry */
 export const badRequest = (message: string, reason?: string) => new ApiError(400, 'bad_request', message, reason)

@@ -14,7 +14,7 @@
 // from a newer caller is dropped, not refused.
 import { z } from 'zod'
 import { EGRESS_MODES, SANDBOX_KINDS } from '../crds/types.ts'
-import { ConsoleMessage, driveContracts, type DriveContract, type DriveName } from './operations/drive.ts'
+import { type ConsoleMessage, driveContracts, type DriveContract, type DriveName } from './operations/drive.ts'
 import { ONE_TARGET, elementRef, oneTarget, selector, timeoutMs, viewport } from './operations/fields.ts'
 
 export type { DriveName }

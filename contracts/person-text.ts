@@ -15,7 +15,7 @@
 // a reason needs is lost: letters of every script, marks, emoji without joiners, spaces.
 // Pages also render such text isolated (<bdi>), so even an old row written before this
 // rule cannot reorder the page around it.
-import { z } from 'zod'
+import { type z } from 'zod'
 
 const HIDDEN = /[\p{Cc}\p{Cf}\u2028\u2029\u034f\u115f\u1160\u3164\uffa0]/u
 const HIDDEN_ALL = new RegExp(HIDDEN.source, 'gu')

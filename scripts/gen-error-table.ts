@@ -56,7 +56,7 @@ export function renderErrorTable(): string {
     'Generated from the error catalogue (`contracts/errors.ts`) by `scripts/gen-error-table.ts`; do not edit by hand.',
     'Every error the service returns is declared there once — status, code, reason, a value-free message — and',
     'source builds it only through the catalogue (`errors.<key>(…)`, `oauthErrors.<key>(…)`, …); a test fails on',
-    'an entry nothing uses and on an error built any other way. The spec column names the checklist rows it serves.',
+    'an entry nothing uses, and the linter on an error built any other way. The spec column names the checklist rows it serves.',
     '',
     '**The rule.** A service error\'s `code` names its HTTP status in snake_case (`bad_request`, `unauthorized`,',
     '`forbidden`, `not_found`, `method_not_allowed`, `conflict`, `payload_too_large`, `unsupported_media_type`,',

@@ -9,13 +9,22 @@ import { join } from 'node:path'
 import { createServer } from 'node:net'
 import { runningMajor, MIN_MAJOR, runUnderNode24 } from './node24.mjs'
 
-const args = process.argv.slice(2)
+const argv = process.argv.slice(2)
+// `--phase <name>` runs one phase of the whole suite (below): `npm run check` runs the unit
+// phase. Everything else is a test file or a flag for tap.
+let onlyPhase
+const args = []
+for (let i = 0; i < argv.length; i++) {
+  if (argv[i] === '--phase') onlyPhase = argv[++i]
+  else if (argv[i].startsWith('--phase=')) onlyPhase = argv[i].slice('--phase='.length)
+  else args.push(argv[i])
+}
 
 // Test what ships: the images run Node 24, so the tests do too. On an older Node this
 // script runs itself again under Node 24 (scripts/node24.mjs fetches it once from the npm
 // registry), with that Node first on PATH for tap, the test files and what they start.
 if (runningMajor() < MIN_MAJOR) {
-  runUnderNode24([process.argv[1], ...args])
+  runUnderNode24([process.argv[1], ...argv])
   await new Promise(() => {}) // the child's exit ends this process
 }
 process.stdout.write(`# Node ${process.versions.node}\n`)
@@ -32,6 +41,38 @@ if (!existsSync(built) || readFileSync(built, 'utf8').includes('@tapjs/typescrip
   process.stdout.write('# building tap plugins (first run only)\n')
   const r = spawnSync('npx', ['tap', 'build'], { stdio: ['ignore', 'ignore', 'inherit'] })
   if (r.status !== 0) { console.log('0 passed, 1 failed'); process.exit(1) }
+}
+
+// Four phases (`--phase <name>` runs one). The unit phase runs every test file but the cluster tests and the
+// *.alone.test.ts files, two at a time. The alone phase runs those one at a time with
+// nothing beside them: they hold the service to a latency bound an issue states (a
+// burst's refusals within a second), which a Chromium test on the other core would
+// blur into noise. The cluster phase (test/cluster/) starts one real Kubernetes control plane and test node
+// for the whole phase (test/cluster/main.ts) and runs its files one at a time: they share
+// that cluster. Named files run in one tap call; a cluster is started when one of them
+// is a cluster test.
+//
+// The node phase (test/node/) runs on a real node: `npm run cluster -- up` (containerd,
+// a real kubelet and kube-proxy, the product's images), which its files bring up
+// themselves — the first time on a machine that means building kubelet and the images,
+// tens of minutes, hence the long file timeout. The run takes the cluster down after it.
+const isClusterFile = (f) => f.replace(/\\/g, '/').includes('test/cluster/')
+const isNodeFile = (f) => f.replace(/\\/g, '/').includes('test/node/')
+const NODE_TIMEOUT = '--timeout=3600'
+const fileArgs = args.filter((a) => !a.startsWith('-'))
+const allPhases = fileArgs.length
+  ? [{ name: 'selected', tapArgs: fileArgs.some(isNodeFile) ? [NODE_TIMEOUT, ...args] : args, cluster: fileArgs.some(isClusterFile) }]
+  : [
+      { name: 'unit', tapArgs: ['--exclude=test/cluster/**', '--exclude=test/node/**', '--exclude=test/**/*.alone.test.ts', ...args], cluster: false },
+      { name: 'alone', tapArgs: ['--jobs=1', 'test/**/*.alone.test.ts', ...args], cluster: false },
+      { name: 'cluster', tapArgs: ['--jobs=1', 'test/cluster/**/*.test.ts', ...args], cluster: true },
+      { name: 'node', tapArgs: ['--jobs=1', NODE_TIMEOUT, 'test/node/**/*.test.ts', ...args], cluster: false, realNode: true },
+    ]
+const phases = onlyPhase === undefined ? allPhases : allPhases.filter((p) => p.name === onlyPhase)
+if (onlyPhase !== undefined && (fileArgs.length || !phases.length)) {
+  console.log(`--phase takes one of ${allPhases.map((p) => p.name).join(', ')}, and no test files`)
+  console.log('0 passed, 1 failed')
+  process.exit(1)
 }
 
 // One throwaway Postgres cluster for the run (unless DATABASE_URL points at one);
@@ -51,32 +92,6 @@ if (!testDbUrl) {
   testDbUrl = `postgres://nightjar:test@127.0.0.1:${port}/postgres`
   stopPg = async () => { await pg.stop().catch(() => {}); rmSync(dir, { recursive: true, force: true }) }
 }
-
-// Three phases. The unit phase runs every test file but the cluster tests and the
-// *.alone.test.ts files, two at a time. The alone phase runs those one at a time with
-// nothing beside them: they hold the service to a latency bound an issue states (a
-// burst's refusals within a second), which a Chromium test on the other core would
-// blur into noise. The cluster phase (test/cluster/) starts one real Kubernetes control plane and test node
-// for the whole phase (test/cluster/main.ts) and runs its files one at a time: they share
-// that cluster. Named files run in one tap call; a cluster is started when one of them
-// is a cluster test.
-//
-// The node phase (test/node/) runs on a real node: `npm run cluster -- up` (containerd,
-// a real kubelet and kube-proxy, the product's images), which its files bring up
-// themselves — the first time on a machine that means building kubelet and the images,
-// tens of minutes, hence the long file timeout. The run takes the cluster down after it.
-const isClusterFile = (f) => f.replace(/\\/g, '/').includes('test/cluster/')
-const isNodeFile = (f) => f.replace(/\\/g, '/').includes('test/node/')
-const NODE_TIMEOUT = '--timeout=3600'
-const fileArgs = args.filter((a) => !a.startsWith('-'))
-const phases = fileArgs.length
-  ? [{ name: 'selected', tapArgs: fileArgs.some(isNodeFile) ? [NODE_TIMEOUT, ...args] : args, cluster: fileArgs.some(isClusterFile) }]
-  : [
-      { name: 'unit', tapArgs: ['--exclude=test/cluster/**', '--exclude=test/node/**', '--exclude=test/**/*.alone.test.ts', ...args], cluster: false },
-      { name: 'alone', tapArgs: ['--jobs=1', 'test/**/*.alone.test.ts', ...args], cluster: false },
-      { name: 'cluster', tapArgs: ['--jobs=1', 'test/cluster/**/*.test.ts', ...args], cluster: true },
-      { name: 'node', tapArgs: ['--jobs=1', NODE_TIMEOUT, 'test/node/**/*.test.ts', ...args], cluster: false, realNode: true },
-    ]
 
 let passed = 0
 let failed = 0

@@ -35,10 +35,8 @@ export interface NightjarOptions {
 type Methods = ReturnType<typeof methods>
 
 // the generated method groups (nj.sessions, nj.identities, …) are the instance's own fields
-// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export interface Nightjar extends Methods {}
 
-// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class Nightjar {
   readonly #base: string
   readonly #token: string

@@ -202,7 +202,7 @@ export class TunnelBroker {
     const k = key(d.reg.networkId, d.reg.daemonId)
     if (this.daemons.get(k) !== d) return
     this.daemons.delete(k)
-    if (d.announced) this.chain(k, () => this.opts.onDisconnect?.({ ...d.reg, reason }))
+    if (d.announced) void this.chain(k, () => this.opts.onDisconnect?.({ ...d.reg, reason })) // chain logs a failed hook
   }
 
   private async register(session: TunnelSession, auth: NetworkAuth, hello: HelloInfo, slot: { daemon: Daemon | null }): Promise<void> {
@@ -221,7 +221,7 @@ export class TunnelBroker {
     const old = this.daemons.get(k)
     this.daemons.set(k, daemon)
     if (old) {
-      if (old.announced) this.chain(k, () => this.opts.onDisconnect?.({ ...old.reg, reason: 'replaced by a new connection' }))
+      if (old.announced) void this.chain(k, () => this.opts.onDisconnect?.({ ...old.reg, reason: 'replaced by a new connection' })) // chain logs a failed hook
       old.session.close(4000, 'replaced by a new connection')
     }
     try {

@@ -1,5 +1,5 @@
 // DataKeyStore over Postgres (table org_data_keys, migration 002_kms.sql).
-import pg from 'pg'
+import type pg from 'pg'
 import { SealError } from './errors.ts'
 import type { DataKeyStore, KmsProviderName } from './provider.ts'
 

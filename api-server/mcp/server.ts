@@ -24,7 +24,7 @@
 // credential_request and request_human then answer on an SSE stream that carries
 // elicitation/create and notifications/elicitation/complete, and its answers to
 // elicitation/create are routed to the waiting call. Everything else stays stateless JSON.
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
@@ -47,6 +47,7 @@ import { rebindingGuard } from './origin.ts'
 import { ELICITING_TOOLS, ElicitationMemo, isInitialize } from './elicitation.ts'
 import type { UrlElicitation } from '../operations/types.ts'
 import { Readable } from 'node:stream'
+import type { ReadableStream } from 'node:stream/web'
 
 /** The most JSON-RPC messages one POST may carry; a longer batch is refused whole. */
 export const MAX_BATCH = 20
@@ -297,7 +298,7 @@ export function registerMcp(app: FastifyInstance, services: Services, ops: reado
   }
   const memo = new ElicitationMemo({ db: services.db, now: services.now })
   const guard = rebindingGuard(services.config.baseUrl, services.config.mcpAllowedOrigins ?? [])
-  const handle = async (req: FastifyRequest, reply: import('fastify').FastifyReply) => {
+  const handle = async (req: FastifyRequest, reply: FastifyReply) => {
     const rebinding = guard.check(req.headers.host, req.headers.origin)
     if (rebinding) throw rebinding
     const auth = await requireAuth(services, req)
@@ -365,8 +366,8 @@ export function registerMcp(app: FastifyInstance, services: Services, ops: reado
         streaming = true
         reply.raw.once('close', () => { void closeAll() })
         reply.code(response.status)
-        response.headers.forEach((value, key) => reply.header(key, value))
-        return reply.send(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream))
+        response.headers.forEach((value, key) => { reply.header(key, value) })
+        return reply.send(Readable.fromWeb(response.body as ReadableStream))
       }
       // a client that declared URL elicitation gets a session id naming that, and nothing else
       const memoId = response.status === 200 ? await memo.remember(auth, body) : null
@@ -378,7 +379,7 @@ export function registerMcp(app: FastifyInstance, services: Services, ops: reado
         return reply.code(200).send([...(Array.isArray(answered) ? answered : [answered]), ...refused])
       }
       reply.code(response.status)
-      response.headers.forEach((value, key) => reply.header(key, value))
+      response.headers.forEach((value, key) => { reply.header(key, value) })
       return reply.send(response.body ? Buffer.from(await response.arrayBuffer()) : undefined)
     } finally {
       if (!streaming) await closeAll()

@@ -12,7 +12,7 @@ import { findClient, redirectUriMatches, type OAuthClient } from './clients.ts'
 import {
   clampScopes, DEFAULT_WORKSPACE, GRANT_AUTHORIZATION_CODE, OOB_REDIRECT_URI, WORKSPACE_PATTERN,
 } from './constants.ts'
-import { isOAuthError, OAuthError, param } from './errors.ts'
+import { isOAuthError, type OAuthError, param } from './errors.ts'
 import { oauthErrors, pageErrors, type ErrorReply } from '../../contracts/errors.ts'
 import { CHALLENGE_PATTERN } from './pkce.ts'
 import { checkResource, issuer } from './resource.ts'

@@ -104,6 +104,7 @@ export async function deviceVerificationPost(services: Services, req: FastifyReq
 export function registerDevice(app: FastifyInstance, services: Services) {
   const limits = limitsFor(services)
   app.post('/oauth/device', {
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- fastify awaits the reply an errorHandler returns (lib/error-handler.js); the route option's type says void
     errorHandler: oauthErrorHandler(),
     // every request counts (each success is a database row), before the body is read
     onRequest: async (req, reply) => {

@@ -2,7 +2,7 @@
 // service's {"error": {...}} body: OAuth client libraries parse exactly this shape.
 // Every error is a catalogue entry (oauthErrors.<key>() in contracts/errors.ts);
 // descriptions are value-free (never a token, code or verifier).
-import type { FastifyReply } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { isOAuthError, OAuthError, oauthErrors } from '../../contracts/errors.ts'
 
 export { isOAuthError, OAuthError }
@@ -43,7 +43,7 @@ export function requiredParam(source: unknown, name: string): string {
  * of the service's {"error": {...}} body; anything else is left to the app's handler.
  */
 export function oauthErrorHandler(endpoint: 'token' | 'registration' = 'token') {
-  return function (this: unknown, err: unknown, req: import('fastify').FastifyRequest, reply: FastifyReply) {
+  return function (this: unknown, err: unknown, req: FastifyRequest, reply: FastifyReply) {
     if (isOAuthError(err)) return sendOAuthError(reply, err)
     const e = err as { statusCode?: number }
     if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) {

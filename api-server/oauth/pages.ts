@@ -3,7 +3,7 @@
 // with the console layout; every value goes through the escaping html`` tag.
 import type { FastifyReply } from 'fastify'
 import type { Services } from '../services.ts'
-import { Html, html, page, theirs } from '../doors/html.ts'
+import { type Html, html, page, theirs } from '../doors/html.ts'
 import { hostView } from '../doors/host-view.ts'
 import { csrfToken, type ConsoleUser } from '../doors/console-session.ts'
 import { formatUserCode } from './device-store.ts'

@@ -14,6 +14,7 @@ export function registerRegistration(app: FastifyInstance, services: Services) {
   // counted in the app's limit store with the other abuse limits (limits/)
   const limiter = new WindowLimit(limitsFor(services).store, 'register-address', { limit: DCR_RATE_LIMIT, windowMs: DCR_RATE_WINDOW_MS }, services.now)
   app.post('/oauth/register', {
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- fastify awaits the reply an errorHandler returns (lib/error-handler.js); the route option's type says void
     errorHandler: oauthErrorHandler('registration'),
     // counted before the body is read: malformed attempts cost the same as good ones
     onRequest: async (req, reply) => {

@@ -14,6 +14,7 @@ import { rotateRefreshToken, type TokenResponse } from './tokens.ts'
 import { pollDevice } from './device-store.ts'
 
 export function registerToken(app: FastifyInstance, services: Services) {
+  // eslint-disable-next-line @typescript-eslint/no-misused-promises -- fastify awaits the reply an errorHandler returns (lib/error-handler.js); the route option's type says void
   app.post('/oauth/token', { errorHandler: oauthErrorHandler() }, async (req, reply) => {
     const body = req.body ?? {}
     const grantType = param(body, 'grant_type')

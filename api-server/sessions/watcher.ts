@@ -100,7 +100,7 @@ export function sessionWatcher(deps: { db: Db; plane: SessionPlane; nodeClients:
         if (!obj || obj.status?.phase === 'Failed' || obj.status?.phase === 'Ended') await fail(id, 'Orphaned')
       }
       await reap()
-      timer = setInterval(reap, REAP_INTERVAL_MS)
+      timer = setInterval(() => { void reap() }, REAP_INTERVAL_MS) // reap logs its own failure
       timer.unref()
     },
     waitForPhase(name, phases, timeoutMs) {

@@ -3,12 +3,14 @@
 // contract list, so declaring a new driving action there does not compile until one of
 // the files below implements it (adding one to an existing file touches that file only).
 //
-// The page-changing actions answer with `changes` as well (perception.ts changesAfter):
-// what the action did to the page, with refs, so an agent needs one call per step. The
-// node reads it only when asked (`changes: true`): the api-server asks unless the agent
-// turned it off with `changes: false` (operations/sessions/drive.ts).
+// The page-changing actions (their contracts take `changes`: pageChangingDrives) answer
+// with `changes` as well (perception.ts changesAfter): what the action did to the page,
+// with refs, so an agent needs one call per step. The node reads it only when asked
+// (`changes: true`): the api-server asks unless the agent turned it off with
+// `changes: false` (operations/sessions/drive.ts).
 import { changesAfter, perceive } from '../perception.ts'
 import type { DriveName, NodeInput, NodeOutput } from '../../contracts/node-api.ts'
+import { pageChangingDrives } from '../../contracts/operations/drive.ts'
 import type { Action, ActionTable } from './types.ts'
 import { pageActions } from './act.ts'
 import { captureActions } from './capture.ts'
@@ -20,11 +22,7 @@ import { inspectActions } from './inspect.ts'
 
 export type { Action, ActionTable } from './types.ts'
 
-/** The actions whose result carries `changes` (their contracts take `changes` and answer with it). */
-const PAGE_CHANGING = ['navigate', 'act', 'go_back', 'go_forward', 'reload', 'select_option', 'hover', 'drag', 'mouse_click', 'fill_form'] as const
-type PageChanging = (typeof PAGE_CHANGING)[number]
-
-function withChanges<N extends PageChanging>(action: Action<N>): Action<N> {
+function withChanges<N extends DriveName>(action: Action<N>): Action<N> {
   return async (session, input) => {
     const out = await action(session, input)
     if ((input as NodeInput<N> & { changes?: boolean }).changes !== true) return out
@@ -45,4 +43,4 @@ const plain: ActionTable = {
 }
 
 export const actions: ActionTable = { ...plain }
-for (const name of PAGE_CHANGING) (actions as Record<DriveName, unknown>)[name] = withChanges(plain[name] as Action<typeof name>)
+for (const name of pageChangingDrives) (actions as Record<DriveName, unknown>)[name] = withChanges(plain[name])

@@ -1,8 +1,8 @@
 // The one error catalogue: every error the service can return, declared once, grouped
 // by family (how it goes on the wire) and section (where it comes from). docs/errors.md's
 // error table is generated from it (scripts/gen-error-table.ts) and
-// test/contracts/errors.test.ts fails on an entry no source uses or an error built
-// around it.
+// test/contracts/errors.test.ts fails on an entry no source uses, and the linter on an
+// error built around it.
 import type { AnyEntry, ApiEntry, OAuthEntry, PageEntry, RpcEntry, UpgradeEntry } from './entry.ts'
 import { AUTH_ERRORS, CONSOLE_ERRORS, NETWORK_ERRORS, PERSONA_ERRORS, REQUEST_ERRORS, SESSION_ERRORS } from './catalogue-service.ts'
 import { NODE_ERRORS } from './catalogue-node.ts'

@@ -6,7 +6,6 @@ import type { ErrorCode, OAuthErrorCode, SpecRow } from './rule.ts'
  * `args` (so docs/errors.md can print it with <placeholders>). A builder has a fixed
  * arity: no default or rest parameters.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Message = string | ((...args: any[]) => string)
 
 interface Common {

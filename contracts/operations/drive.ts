@@ -163,9 +163,20 @@ export const consoleMessages = defineDrive({
 
 export const coreDriveContracts = [navigate, perceive, act, screenshot, goBack, reload, waitFor, selectOption, hover, pdf, consoleMessages] as const
 
+/** The domain files' lists, in the order their tools are listed. */
+const domainDriveContracts = [...pageContracts, ...mouseContracts, ...fileContracts, ...inspectContracts] as const
+
 /** Every forwarded driving action, in the order tools are listed: the core above, then one list per domain file. */
-export const driveContracts = [...coreDriveContracts, ...pageContracts, ...mouseContracts, ...fileContracts, ...inspectContracts] as const
+export const driveContracts = [...coreDriveContracts, ...domainDriveContracts] as const
 export type DriveName = (typeof driveContracts)[number]['name']
+
+/**
+ * Page-changing: an action whose input takes `changes`. It answers with what it changed on
+ * the page (the node reads that only when asked: browser-pod/actions/index.ts).
+ */
+export const takesChanges = (contract: { input: z.ZodObject }): boolean => 'changes' in contract.input.shape
+/** The forwarded driving actions that are page-changing. */
+export const pageChangingDrives: readonly DriveName[] = driveContracts.filter(takesChanges).map((c) => c.name)
 
 /** The secure fill is driving too, but not forwarded as-is: the api-server decrypts and calls the node's secure_type. */
 export const credentialFill = defineContract({
@@ -178,5 +189,6 @@ export const credentialFill = defineContract({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
 })
 
-/** The driving tools in the order they are listed (the secure fill fourth, as always). */
-export const sessionDriveContracts = [navigate, perceive, act, credentialFill, screenshot, goBack, reload, waitFor, selectOption, hover, pdf, consoleMessages, ...pageContracts, ...mouseContracts, ...fileContracts, ...inspectContracts] as const
+/** The driving tools in the order they are listed: the forwarded ones, with the secure fill fourth, as always. */
+const [first, second, third, ...restOfCore] = coreDriveContracts
+export const sessionDriveContracts = [first, second, third, credentialFill, ...restOfCore, ...domainDriveContracts] as const

@@ -43,7 +43,6 @@ export interface OperationContract<S extends z.ZodObject = z.ZodObject, O extend
   mcpOutput?: z.ZodObject
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyContract = OperationContract<any, any, string>
 
 export function defineContract<S extends z.ZodObject, O extends z.ZodType, const N extends string>(c: OperationContract<S, O, N>): OperationContract<S, O, N> {

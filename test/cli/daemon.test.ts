@@ -131,7 +131,7 @@ t.test('the daemon itself refuses an OPEN for an undeclared host (whatever the s
   const answers: string[] = []
   wss.on('connection', (ws) => {
     const s = new TunnelSession(ws, { role: 'broker' })
-    s.once('hello', async () => {
+    const greet = async () => {
       s.sendWelcome({ daemonId: 'ndmn_x', heartbeatMs: 10_000 })
       s.sendDeclaredHosts(['localhost:1'])
       for (const [host, port] of [['127.0.0.1', echo.port], ['localhost', echo.port], ['LOCALHOST', 1]] as const) {
@@ -143,7 +143,8 @@ t.test('the daemon itself refuses an OPEN for an undeclared host (whatever the s
           (e) => answers.push(`${host}:${port} ${e.code}`),
         )
       }
-    })
+    }
+    s.once('hello', () => { void greet() })
   })
   const port = (wss.address() as net.AddressInfo).port
   const h = { url: `ws://127.0.0.1:${port}`, token: { value: TOKEN } } as Parameters<typeof startDaemon>[0]

@@ -11,7 +11,7 @@
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join, normalize } from 'node:path'
 import type { KubeClient, Obj } from './kube-client.ts'
-import { ConfigError, type ObjectReader, podField, resourceField } from './node-env.ts'
+import { type ConfigError, type ObjectReader, podField, resourceField } from './node-env.ts'
 
 /** a volume cannot be set up yet (missing Secret, unsupported type): retried, like FailedMount */
 export class MountError extends Error {}
@@ -154,7 +154,7 @@ export class PodVolumes {
     const src = (v.projected.sources ?? []).find((s: Obj) => s.serviceAccountToken)?.serviceAccountToken
     if (!src) return
     const ms = Math.max(1000, (src.expirationSeconds ?? 3600) * 800)
-    const t = setTimeout(async () => {
+    const t = setTimeout(() => void (async () => {
       this.timers.delete(t)
       if (this.stopped) return
       try {
@@ -163,7 +163,7 @@ export class PodVolumes {
         this.log(`refreshing volume ${v.name}: ${(e as Error).message}`)
       }
       this.scheduleTokenRefresh(v, path)
-    }, ms)
+    })(), ms)
     t.unref()
     this.timers.add(t)
   }

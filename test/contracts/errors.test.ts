@@ -2,10 +2,10 @@
 // declared once and built only through it. Fails on
 //  - an entry that breaks the rule (contracts/errors/rule.ts),
 //  - an entry no source file uses (errors.<key>, oauthErrors.<key>, …),
-//  - an error built around the catalogue (new ApiError(…), a literal error body, a
-//    literal 4xx/5xx status on a reply, the pre-catalogue helpers), named file:line,
 //  - a spec Errors row (ERR-nn in ../shared/spec/CHECKLIST.md) no entry serves,
 //  - an error table in docs/errors.md that is not what scripts/gen-error-table.ts writes.
+// An error built around the catalogue (new ApiError(…), a literal error body or status) is
+// the linter's to refuse (AROUND_THE_CATALOGUE in scripts/lint-rules.ts).
 import t from 'tap'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
@@ -18,7 +18,7 @@ import { readReadme, renderErrorTable, withErrorTable } from '../../scripts/gen-
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const CHECKLIST = join(ROOT, '../shared/spec/CHECKLIST.md')
-/** where errors are raised: scanned for uses and for errors built around the catalogue */
+/** where errors are raised: scanned for uses */
 const SOURCE_DIRS = ['api-server', 'browser-pod', 'operator', 'cli', 'tunnel', 'contracts']
 
 function sourceFiles(): { file: string; text: string }[] {
@@ -34,7 +34,7 @@ function sourceFiles(): { file: string; text: string }[] {
   return out
 }
 const SOURCES = sourceFiles()
-/** the catalogue's own files (contracts/errors.ts and contracts/errors/) neither use nor bypass it */
+/** the catalogue's own files (contracts/errors.ts and contracts/errors/) do not count as uses */
 const isCatalogue = (file: string) => file === 'contracts/errors.ts' || file.startsWith('contracts/errors/')
 
 /** a placeholder argument for a builder parameter */
@@ -147,43 +147,6 @@ t.test('every entry is used by the source', async (t) => {
   // one failure per entry, so the summary names each (delete the entry, or build the error with it)
   for (const u of unused) t.fail(`${u} is declared but no source file builds it`)
   if (!unused.length) t.pass(`all ${CATALOGUE.length} entries are used`)
-})
-
-/** errors built around the catalogue: [what, pattern]. Comment lines are skipped. */
-const BYPASSES: [string, RegExp][] = [
-  ['constructs an error class directly', /\bnew (ApiError|NodeError|OAuthError)\(/],
-  ['calls a pre-catalogue helper', /(?<![\w.])(badRequest|forbidden|conflict|notFound|unauthorized|internal|missingScope)\(/],
-  ['writes a service error body by hand', /\berror:\s*\{\s*code:/],
-  ['writes an OAuth error body by hand', /\berror:\s*'[a-z_]+'\s*,\s*error_description/],
-  ['answers a literal error status', /(?:\.code|\.status|writeHead|sendPage|send)\(\s*(?:reply,\s*|res,\s*)?[45]\d\d\b/],
-  ['writes a raw HTTP error response', /HTTP\/1\.1 [45]\d\d/],
-  ['gives an error status literally', /\bstatus:\s*[45]\d\d\b/],
-]
-/** what looks like an error but is not one the service returns: [file, line text, why] */
-const NOT_ERRORS: [string, RegExp, string][] = [
-  ['cli/operator.ts', /send\(503, \{ ok: false, reasons/, 'the operator\'s readiness probe answer, not an error body'],
-  ['browser-pod/egress-gateway.ts', /HTTP\/1\.1 400 Bad Request/, 'the egress proxy\'s answer to Chromium; callers see reachabilityDenied / navigationFailed'],
-]
-
-t.test('no error is built around the catalogue', async (t) => {
-  const found: string[] = []
-  for (const { file, text } of SOURCES) {
-    if (isCatalogue(file)) continue
-    const errorSubclass = /extends (ApiError|NodeError)\b/.test(text)
-    text.split('\n').forEach((line, i) => {
-      const trimmed = line.trim()
-      if (trimmed.startsWith('//') || trimmed.startsWith('*') || trimmed.startsWith('/*')) return
-      const hits = BYPASSES.filter(([, re]) => re.test(line)).map(([what]) => what)
-      // a subclass of the service's error passing a literal status to super()
-      if (errorSubclass && /\bsuper\(\s*[45]\d\d\s*,/.test(line)) hits.push('passes a literal status to an error superclass')
-      if (!hits.length) return
-      if (NOT_ERRORS.some(([f, re]) => f === file && re.test(line))) return
-      found.push(`${file}:${i + 1} ${hits.join('; ')}: ${trimmed.slice(0, 140)}`)
-    })
-  }
-  // one failure per site, named file:line, so the summary is the to-do list
-  for (const f of found) t.fail(f)
-  if (!found.length) t.pass('every error comes from the catalogue (errors.<key>(…), oauthErrors.<key>(…), …)')
 })
 
 t.test('the error tables of docs/errors.md are generated from the catalogue', async (t) => {

@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify'
 import { loadConfig, type Config } from '../../api-server/config.ts'
 import { build } from '../../api-server/app.ts'
 import type { Services } from '../../api-server/services.ts'
+import type { AnyOperation } from '../../api-server/operations/types.ts'
 import { bootstrapOrg, type Bootstrapped } from '../../api-server/auth/orgs.ts'
 import { createTestDb, type TestDb } from './db.ts'
 import { startEmbeddedPlane, type EmbeddedPlane } from '../../cli/embedded-plane.ts'
@@ -56,7 +57,7 @@ export async function startTestServer(
   opts: {
     env?: Record<string, string>
     now?: () => number
-    operations?: import('../../api-server/operations/types.ts').AnyOperation[]
+    operations?: AnyOperation[]
     /** run browser sessions: the embedded operator and real browser pods */
     sessions?: boolean
     /** where to listen (default 127.0.0.1); 0.0.0.0 lets a test's own namespaces reach it */

@@ -2,6 +2,7 @@
 import t from 'tap'
 import { once } from 'node:events'
 import type net from 'node:net'
+import type { RequestOptions } from 'node:http'
 import { waitFor } from '../helpers/wait.ts'
 import { DEFAULT_WINDOW, MAX_AUTO_WINDOW, MAX_DATA } from '../../tunnel/frames.ts'
 import { isTunnelError } from '../../tunnel/errors.ts'
@@ -194,8 +195,8 @@ t.test('a TunnelStream can carry an http request (net.Socket look-alike)', async
           h.broker.dial(NETWORK_ID, '127.0.0.1', port).then((s) => cb(null, s), (e) => cb(e))
           return undefined
         },
-      } as unknown as import('node:http').RequestOptions,
-      (res) => readAll(res).then((b) => resolve(b.toString()), reject),
+      } as unknown as RequestOptions,
+      (res) => { readAll(res).then((b) => resolve(b.toString()), reject) },
     )
     req.on('error', reject)
     req.end()

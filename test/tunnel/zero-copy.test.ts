@@ -2,7 +2,7 @@
 // is reused once the frame is on the wire, and a reader that is never handed two frames
 // glued together. Both sides are real TunnelSessions over a real WebSocket on loopback.
 import t from 'tap'
-import net from 'node:net'
+import type net from 'node:net'
 import { once } from 'node:events'
 import { WebSocketServer, WebSocket } from 'ws'
 import { MAX_DATA, MAX_FRAME, allocWithHeadroom } from '../../tunnel/frames.ts'

@@ -6,7 +6,7 @@
 // credential path, the MCP rendering of pixels and bytes).
 import { implement, type Implementation, type McpContent, type Operation } from '../types.ts'
 import type { AnyContract } from '../../../contracts/operations/types.ts'
-import { coreDriveContracts, credentialFill, driveContracts, sessionDriveContracts, type DriveName } from '../../../contracts/operations/drive.ts'
+import { type coreDriveContracts, credentialFill, type driveContracts, sessionDriveContracts, takesChanges, type DriveName } from '../../../contracts/operations/drive.ts'
 import { driveDeps, journalUrl, nothing, type DriveSpec, type DriveSpecs, type NodeInputOf } from './drive-spec.ts'
 import { pageDrives } from './drive-pages.ts'
 import { mouseDrives } from './drive-mouse.ts'
@@ -97,7 +97,7 @@ function forward<C extends (typeof driveContracts)[number]>(contract: C): Operat
       if (diverted) return diverted
       const given = spec.send ? spec.send(nodeInput) : nodeInput
       // a page-changing action answers with what it changed unless the agent said changes: false (the node reads it only when asked)
-      const sent = 'changes' in contract.input.shape ? { ...given, changes: (given as { changes?: boolean }).changes ?? true } : given
+      const sent = takesChanges(contract) ? { ...given, changes: (given as { changes?: boolean }).changes ?? true } : given
       return drive(driveDeps(ctx), { orgId: ctx.auth.orgId, sessionId, op: contract.name, detail }, (node) => node.drive(contract.name, sent as never))
     },
     ...(spec.toMcp ? { toMcp: spec.toMcp } : answersWithChanges(contract) ? { toMcp: changesToMcp } : {}),

@@ -32,7 +32,7 @@ function rawJoin(url: string, network: string, authorization?: string): Promise<
         ...(authorization ? { authorization } : {}),
       },
     })
-    req.on('response', (res) => readAll(res).then((b) => resolve({ status: res.statusCode!, body: b.toString() }), reject))
+    req.on('response', (res) => { readAll(res).then((b) => resolve({ status: res.statusCode!, body: b.toString() }), reject) })
     req.on('upgrade', (res, socket) => {
       socket.destroy()
       resolve({ status: res.statusCode!, body: '' })

@@ -5,7 +5,7 @@
 // container's NIGHTJAR_NODE_TOKEN from the Secret named in env.valueFrom.secretKeyRef —
 // so a passing configure proves the token travelled Secret → env → node, never through
 // the Pod object.
-import { createServer, type Server } from 'node:http'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { FakeKubeApi } from './fake-apiserver.ts'
 
@@ -84,7 +84,7 @@ export class FakeKubelet {
     this.nextIp++
     const node = new FakeNode(ip, createServer(), token)
     node.configureStatus = opts.configureStatus
-    node.server.on('request', async (req, res) => {
+    const answer = async (req: IncomingMessage, res: ServerResponse) => {
       const send = (status: number, body: unknown) => {
         res.writeHead(status, { 'content-type': 'application/json' })
         res.end(JSON.stringify(body))
@@ -101,7 +101,9 @@ export class FakeKubelet {
         return send(200, { ok: true, sessionId: node.configured!.sessionId })
       }
       send(404, { error: { code: 'not_found', message: 'no route' } })
-    })
+    }
+    // a request answer cannot read is an unhandled rejection, which fails the test that sent it
+    node.server.on('request', (req, res) => { void answer(req, res) })
     await new Promise<void>((resolve, reject) => {
       node.server.once('error', reject)
       node.server.listen(this.nodePort, ip, () => resolve())
