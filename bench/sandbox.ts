@@ -25,9 +25,9 @@ const DRIVES_PER_SESSION = 3
 const IMAGE = 'localhost/nightjar-browser-pod:0.1.0'
 /** a page with some text, links and a form: what perceive reads */
 const PAGE = 'data:text/html,' + encodeURIComponent(
-  '<title>Sandbox bench</title><h1>Orders</h1><nav>' + Array.from({ length: 30 }, (_, i) => `<a href="#o${i}">Order ${i}</a>`).join(' ') +
+  '<title>Sandbox bench</title><h1>Orders</h1><nav>' + Array.from({ length: 20 }, (_, i) => `<a href="#o${i}">Order ${i}</a>`).join(' ') +
   '</nav><form><label>Search <input name=q></label><button>Go</button></form><table>' +
-  Array.from({ length: 200 }, (_, i) => `<tr><td>${i}</td><td>item ${i}</td><td><button>Open ${i}</button></td></tr>`).join('') + '</table>',
+  Array.from({ length: 50 }, (_, i) => `<tr><td>${i}</td><td>item ${i}</td><td><button>Open ${i}</button></td></tr>`).join('') + '</table>',
 )
 
 const p50 = (v: number[]) => percentile(v, 50)
