@@ -23,7 +23,9 @@ t.test('fidelity signals: cloak vs stock headless', async (t) => {
     await w.req('POST', `/v1/sessions/${id}/wait-for`, { text: 'fidelity check done' })
     const text = shown((await w.req('POST', `/v1/sessions/${id}/perceive`, {})).body)
     await w.end(id)
-    return JSON.parse(/\{"passed".*\}/.exec(text)![0])
+    // page text stands quoted and escaped in the snapshot (\" and \\): read it back unescaped
+    const plain = text.replace(/\\(["\\])/g, '$1')
+    return JSON.parse(/\{"passed".*\}/.exec(plain)![0])
   }
   const cloak = await viaSession({ browserKind: 'cloak', url: `${APP}/` })
   const headlessSession = await viaSession({})
