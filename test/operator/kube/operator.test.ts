@@ -79,7 +79,7 @@ t.test('session created → Pod with the expected spec → Ready → configured 
   const spec = pod.spec
   t.equal(spec.automountServiceAccountToken, false)
   t.equal(spec.restartPolicy, 'Never')
-  t.match(spec.securityContext, { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } })
+  t.match(spec.securityContext, { runAsNonRoot: true, seccompProfile: { type: 'Localhost', localhostProfile: 'nightjar/chromium-sandbox.json' } }) // Chromium's sandbox needs the chart's profile
   const c = spec.containers[0]
   t.equal(c.image, IMAGE)
   t.match(c.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } })
