@@ -53,5 +53,5 @@ EXPOSE 8090
 # (browser-pod/sandbox.ts). Chromium's zygote reaps its renderers (it is PID 1 of their PID
 # namespace); an orphan appears only when Chromium's browser process dies, and the pod then
 # exits. Node 24 strips the TypeScript types itself: no transpiler in the image.
-ENTRYPOINT ["/usr/local/bin/node"]
+ENTRYPOINT ["node"]
 CMD ["browser-pod/main.ts"]
