@@ -269,8 +269,9 @@ t.test('helm install on a real control plane: a session from MCP to the garbage 
 
     // what a platform team types: short names, the category, the printer columns
     const bsTable = (await kubectl(['-n', ns, 'get', 'bs', '-o', 'wide'])).split('\n')
-    t.match(bsTable[0], /^NAME\s+PHASE\s+EGRESS\s+IDENTITY\s+ENDPOINT\s+POD\s+AGE/, 'kubectl get bs -o wide shows the printer columns')
+    t.match(bsTable[0], /^NAME\s+PHASE\s+EGRESS\s+IDENTITY\s+ENDPOINT\s+POD\s+SANDBOX\s+AGE/, 'kubectl get bs -o wide shows the printer columns')
     t.ok(bsTable.some((l) => /\sLive\s+local\s/.test(l)), 'the local-egress session reads Live')
+    t.ok(bsTable.some((l) => /\sLive\s+local\s.*\schromium\s/.test(l)), '[ISSUE-35] and its sandbox column reads chromium')
     const netTable = (await kubectl(['-n', ns, 'get', 'nnet'])).split('\n')
     t.match(netTable[0], /^NAME\s+NAME\s+READY\s+DAEMONS\s+ONLINE\s+AGE/)
     t.ok(netTable.some((l) => /\sdev\s/.test(l)), 'the network is listed by its name')
