@@ -8,6 +8,7 @@ import type { AddressInfo, Socket } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import net from 'node:net'
 import { Duplex } from 'node:stream'
+import type { Test } from 'tap'
 import { NodeClient } from '../../api-server/sessions/node-client.ts'
 import { PodUsers, type PodUser } from '../../operator/embedded/pod-users.ts'
 import type { TunnelDialer } from '../../browser-pod/egress-gateway.ts'
@@ -208,4 +209,28 @@ export async function startPagePod(t: T, sessionId: string, host: string, html: 
   await client.configure({ sessionId, egress: { mode: 'platform', declaredHosts: [] } })
   await pod.session.context!.route(`http://${host}/**`, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: html }))
   return { pod, client, logs, token }
+}
+
+/**
+ * Follows a truncated perceive answer's cursor to its end, each part asked for within
+ * `maxChars` (asserted), at most `steps` parts; asserts the walk ends. Returns every part's
+ * snapshot, the first one included.
+ */
+export async function readOnToEnd(
+  t: Pick<Test, 'ok' | 'equal'>,
+  client: Pick<NodeClient, 'drive'>,
+  first: { snapshot: string; cursor?: string },
+  maxChars: number,
+  steps: number,
+): Promise<string[]> {
+  const read = [first.snapshot]
+  let cursor = first.cursor
+  for (let i = 0; cursor && i < steps; i++) {
+    const next = await client.drive('perceive', { cursor, maxChars })
+    t.ok(next.snapshot.length <= maxChars, 'every part within the budget')
+    read.push(next.snapshot)
+    cursor = next.truncated ? next.cursor : undefined
+  }
+  t.equal(cursor, undefined, 'the walk ends')
+  return read
 }

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs'
 import { NodeClient } from '../../api-server/sessions/node-client.ts'
 import { MASK, flatten, redact, uncoveredText, type Line } from '../../browser-pod/perception.ts'
 import { startPod } from '../../browser-pod/pod.ts'
-import { newToken, inProcessSandbox } from './harness.ts'
+import { newToken, inProcessSandbox, readOnToEnd } from './harness.ts'
 
 t.test('redact (pure)', async (t) => {
   t.equal(redact('- textbox "Password": S3cret', ['S3cret'], true), `- textbox "Password": ${MASK}`)
@@ -181,15 +181,7 @@ t.test('a query shows what to act on: the link around a match, and many matches 
     const all = await c.drive('perceive', { query: 'session', maxChars: 500_000 })
     const first = await c.drive('perceive', { query: 'session', maxChars: 1500 })
     t.equal(first.truncated, true)
-    const read = [first.snapshot]
-    let cursor = first.cursor
-    for (let i = 0; cursor && i < 50; i++) {
-      const next = await c.drive('perceive', { cursor, maxChars: 1500 })
-      t.ok(next.snapshot.length <= 1500, 'every part within the budget')
-      read.push(next.snapshot)
-      cursor = next.truncated ? next.cursor : undefined
-    }
-    t.equal(cursor, undefined, 'the walk ends')
+    const read = await readOnToEnd(t, c, first, 1500, 50)
     t.same(read.join('\n').split('\n').filter((l) => !l.startsWith('# ')), all.snapshot.split('\n').filter((l) => !l.startsWith('# ')), 'the same matches, in the same order, once')
   })
 

@@ -9,7 +9,7 @@ import { NodeClient } from '../../api-server/sessions/node-client.ts'
 import type { ApiError } from '../../contracts/errors.ts'
 import type { DriveName, NodeInput, NodeOutput } from '../../contracts/node-api.ts'
 import { startPod } from '../../browser-pod/pod.ts'
-import { newToken, inProcessSandbox } from './harness.ts'
+import { newToken, inProcessSandbox, readOnToEnd } from './harness.ts'
 import { refsInView } from '../../browser-pod/viewport.ts'
 import { refsInViewFromBoxes } from '../../browser-pod/perception.ts'
 
@@ -215,15 +215,7 @@ t.test('refs, frames, budgets and diffs at the node', async (t) => {
     t.equal(first.truncated, true)
     t.ok(first.snapshot.length + first.text.length <= 12_000, 'within the default budget')
     t.match(first.snapshot, /heading "Heading 59"/, 'the outline of the whole page comes first')
-    const read = [first.snapshot]
-    let cursor = first.cursor
-    for (let i = 0; cursor && i < 100; i++) {
-      const next = await c.drive('perceive', { cursor, maxChars: 4000 })
-      t.ok(next.snapshot.length <= 4000, 'every part within the budget')
-      read.push(next.snapshot)
-      cursor = next.truncated ? next.cursor : undefined
-    }
-    t.equal(cursor, undefined, 'the walk ends')
+    const read = await readOnToEnd(t, c, first, 4000, 100)
     const got = read.join('\n').split('\n').filter((l) => !l.startsWith('# ')).map((l) => l.trim()).sort()
     t.same(got, wanted, 'every line of the full snapshot, each exactly once')
     await c.drive('perceive', { maxChars: 1000 })
