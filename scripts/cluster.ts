@@ -36,7 +36,7 @@
 //   npm run cluster -- images   build the images only (scripts/images.mjs)
 import { execFile, execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { chmodSync, closeSync, createWriteStream, existsSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, closeSync, createWriteStream, existsSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { homedir, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -60,10 +60,10 @@ const say = (msg: string) => process.stderr.write(`cluster: ${msg}\n`)
  */
 const SECCOMP_ROOT = '/var/lib/kubelet/seccomp'
 /**
- * gVisor for browserPods.runtimeClassName: containerd's runc v2 shim drives Debian's runsc
- * (Debian ships no containerd-shim-runsc-v1) through this wrapper, which adds runsc's own
- * flags: the ptrace platform (no KVM needed) and the host network stack, so every container
- * of a pod — each its own gVisor sandbox with this shim — shares the pod's network namespace.
+ * gVisor for browserPods.runtimeClassName: containerd's `runsc` handler runs Debian's runsc
+ * through containerd-shim-runsc-v1, built from Debian's gVisor source by
+ * scripts/fetch-gvisor-shim.mjs (runc's own shim with runsc as its binary starts the
+ * sandbox but never answers containerd's Start).
  */
 const RUNSC_HANDLER = 'runsc'
 const KUBELET_SYSCTLS = ['vm/overcommit_memory', 'vm/panic_on_oom', 'kernel/panic', 'kernel/panic_on_oops', 'kernel/keys/root_maxkeys', 'kernel/keys/root_maxbytes']
@@ -141,10 +141,14 @@ async function up() {
   const binDir = execFileSync(process.execPath, [join(root, 'scripts/fetch-kube.mjs'), '--node'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim()
   execFileSync(process.execPath, [join(root, 'scripts/fetch-helm.mjs')], { stdio: ['ignore', 'ignore', 'inherit'] })
   execFileSync(process.execPath, [join(root, 'scripts/images.mjs')], { stdio: ['ignore', 'ignore', 'inherit'] })
+  const shim = spawnSync(process.execPath, [join(root, 'scripts/fetch-gvisor-shim.mjs')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+  // a node without gVisor still serves every other pod: say so and go on
+  const gvisorShim = shim.status === 0 ? shim.stdout.trim() : ''
+  if (!gvisorShim) say('gVisor will not be offered on this node (RuntimeClass handler runsc): its shim could not be built, see above')
   mkdirSync(RUN_DIR, { recursive: true })
   const logFile = join(RUN_DIR, 'supervisor.log')
   const fd = openSync(logFile, 'a')
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), 'serve', binDir], {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), 'serve', binDir, gvisorShim], {
     cwd: root, detached: true, stdio: ['ignore', fd, fd],
   })
   closeSync(fd)
@@ -303,7 +307,7 @@ function ensureAptPackages() {
 // ---------------------------------------------------------------------------------------
 // the supervisor (`serve`): starts everything, writes state.json, and on SIGTERM stops it
 
-async function serve(binDir: string) {
+async function serve(binDir: string, gvisorShim: string) {
   const started = Date.now()
   const log = (m: string) => process.stdout.write(`+${((Date.now() - started) / 1000).toFixed(1)}s ${m}\n`)
   const pids: number[] = []
@@ -329,9 +333,9 @@ async function serve(binDir: string) {
   process.on('SIGINT', shutdown)
   const logs = join(RUN_DIR, 'logs')
   mkdirSync(logs, { recursive: true })
-  const startLogged = (bin: string, args: string[], name: string) => {
+  const startLogged = (bin: string, args: string[], name: string, env?: Record<string, string>) => {
     const out = createWriteStream(join(logs, `${name}.log`), { flags: 'a' })
-    const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], env: env && { ...process.env, ...env } })
     child.stdout!.pipe(out)
     child.stderr!.pipe(out)
     remember(child)
@@ -420,7 +424,15 @@ async function serve(binDir: string) {
         { type: 'portmap', capabilities: { portMappings: true } },
       ],
     }, null, 2))
-    writeFileSync(join(cd, 'runsc'), '#!/bin/sh\nexec /usr/bin/runsc --platform=ptrace --network=host "$@"\n', { mode: 0o755 })
+    // the shim is found on containerd's PATH by its name; its options file says which runsc
+    // runs and how: ptrace needs no KVM, and the host network stack is the pod's namespace
+    const shimDir = join(cd, 'bin')
+    mkdirSync(shimDir, { recursive: true })
+    if (gvisorShim) {
+      rmSync(join(shimDir, 'containerd-shim-runsc-v1'), { force: true })
+      symlinkSync(gvisorShim, join(shimDir, 'containerd-shim-runsc-v1'))
+      writeFileSync(join(cd, 'runsc.toml'), ['binary_name = "/usr/bin/runsc"', `log_path = "${join(logs, 'runsc-shim-%ID%.log')}"`, '[runsc_config]', '  platform = "ptrace"', '  network = "host"', ''].join('\n'))
+    }
     writeFileSync(join(cd, 'config.toml'), [
       'version = 2',
       `root = "${CONTAINERD_ROOT}"`,
@@ -438,16 +450,19 @@ async function serve(binDir: string) {
       '    default_runtime_name = "runc"',
       '    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]',
       '      runtime_type = "io.containerd.runc.v2"',
-      `    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.${RUNSC_HANDLER}]`,
-      '      runtime_type = "io.containerd.runc.v2"',
-      `    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.${RUNSC_HANDLER}.options]`,
-      `      BinaryName = "${join(cd, 'runsc')}"`,
+      ...(gvisorShim ? [
+        `    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.${RUNSC_HANDLER}]`,
+        '      runtime_type = "io.containerd.runsc.v1"',
+        `    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.${RUNSC_HANDLER}.options]`,
+        '      TypeUrl = "io.containerd.runsc.v1.options"',
+        `      ConfigPath = "${join(cd, 'runsc.toml')}"`,
+      ] : []),
       '  [plugins."io.containerd.grpc.v1.cri".cni]',
       '    bin_dir = "/usr/lib/cni"',
       `    conf_dir = "${join(cd, 'cni')}"`,
       '',
     ].join('\n'))
-    const containerd = startLogged('containerd', ['--config', join(cd, 'config.toml')], 'containerd')
+    const containerd = startLogged('containerd', ['--config', join(cd, 'config.toml')], 'containerd', { PATH: `${shimDir}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}` })
     stops.push(async () => {
       await stopChild(containerd)
     })
@@ -677,7 +692,7 @@ try {
     const s = readState()
     process.stdout.write(s && alive(s.supervisorPid) && (await apiReady(s)) ? `up: ${s.apiUrl}\n` : 'down\n')
   } else if (cmd === 'images') execFileSync(process.execPath, [join(root, 'scripts/images.mjs')], { stdio: 'inherit' })
-  else if (cmd === 'serve' && arg) await serve(arg)
+  else if (cmd === 'serve' && arg) await serve(arg, process.argv[4] ?? '')
   else {
     process.stderr.write('usage: npm run cluster -- up|down|status|images\n')
     process.exit(2)
