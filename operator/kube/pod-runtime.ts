@@ -34,6 +34,7 @@ import {
   POD_ANNOTATIONS,
   POD_LABELS,
   browserPodManifest,
+  podTemplateHash,
   type BrowserPodOptions,
   type PodResource,
 } from './pod-spec.ts'
@@ -285,7 +286,7 @@ export class KubePodRuntime implements PodRuntime {
   private async claimFromPool(config: PodLaunchConfig, owner: OwnerReference, launch: LaunchAnnotation): Promise<PodResource | undefined> {
     const candidates = [...this.poolNames]
       .map((n) => this.informer.get(n))
-      .filter((p): p is PodResource => !!p && p.metadata.labels?.[POD_LABELS.pool] === 'warm' && p.metadata.labels?.[POD_LABELS.browserKind] === config.browserKind && !podFailure(p))
+      .filter((p): p is PodResource => !!p && p.metadata.labels?.[POD_LABELS.pool] === 'warm' && p.metadata.labels?.[POD_LABELS.browserKind] === config.browserKind && !podFailure(p) && this.isCurrent(p))
       .sort((a, b) => Number(isUp(b)) - Number(isUp(a)))
     for (const candidate of candidates) {
       const name = candidate.metadata.name
@@ -394,7 +395,7 @@ export class KubePodRuntime implements PodRuntime {
         this.topUpAgain = false
         const healthy = [...this.poolNames].filter((n) => {
           const p = this.informer.get(n)
-          return p && !podFailure(p)
+          return p && !podFailure(p) && this.isCurrent(p)
         }).length
         for (let have = healthy + this.creating.size; have < this.poolSize && !this.closed; have++) await this.createPoolPod()
       } while (this.topUpAgain && !this.closed)
@@ -439,7 +440,19 @@ export class KubePodRuntime implements PodRuntime {
       // the informer sees the pod again if the delete failed, and this path retries it
       void this.pods.delete(name).catch((e) => this.log.warn({ pod: name, err: errText(e) }, 'could not delete a failed pool pod'))
       this.refillPool()
+    } else if (!this.isCurrent(pod) && !pod.metadata.deletionTimestamp) {
+      // made under other settings (an upgrade changed them): a session must not get it
+      this.log.info({ pod: name }, 'pool pod made under earlier settings; replacing')
+      void this.pods.delete(name).catch((e) => this.log.warn({ pod: name, err: errText(e) }, 'could not delete an outdated pool pod'))
+      this.refillPool()
     } else if (isUp(pod)) this.poolFailures = 0
+  }
+
+  private templateHash: string | undefined
+  /** made from the settings this operator runs with (podTemplateHash) */
+  private isCurrent(pod: PodResource): boolean {
+    this.templateHash ??= podTemplateHash(this.opts.pod)
+    return pod.metadata.annotations?.[POD_ANNOTATIONS.template] === this.templateHash
   }
 
   private untrack(pod: PodResource): void {

@@ -15,6 +15,7 @@
 // The node token reaches the container through env.valueFrom.secretKeyRef only — it is
 // never in the Pod object, so `kubectl get pod -o yaml` and the operator's logs never
 // see it.
+import { createHash } from 'node:crypto'
 import type { BrowserKind } from '../../crds/types.ts'
 import type { OwnerReference, Resource } from '../../resources/ports.ts'
 
@@ -53,6 +54,8 @@ export const POD_ANNOTATIONS = {
   launch: 'nightjar.dev/launch',
   /** "true" once POST /v1/configure succeeded: the node API serves this session */
   configured: 'nightjar.dev/configured',
+  /** digest of the operator's browser-pod settings the pod was made with (podTemplateHash) */
+  template: 'nightjar.dev/pod-template',
   /** what isolates the pod's pages, as it answered configure (browser-pod/sandbox.ts) */
   sandbox: 'nightjar.dev/sandbox',
   /** set when the runtime gave up on the pod (e.g. ConfigureFailed); the pod is then Failed */
@@ -146,6 +149,19 @@ export interface BrowserPodInput {
   launch?: object
 }
 
+/**
+ * A digest of the settings every browser pod is made from: a warm pod made under other
+ * settings (before an upgrade changed the image, the runtime class or the sandbox) is
+ * never handed to a session, but replaced.
+ */
+export function podTemplateHash(opts: BrowserPodOptions): string {
+  const stable = (v: unknown): unknown =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined).sort(([a], [b]) => a.localeCompare(b)).map(([k, x]) => [k, stable(x)]))
+      : Array.isArray(v) ? v.map(stable) : v
+  return createHash('sha256').update(JSON.stringify(stable(opts))).digest('hex').slice(0, 16)
+}
+
 export function nodePortOf(opts: BrowserPodOptions): number {
   return opts.nodePort ?? DEFAULT_NODE_PORT
 }
@@ -186,6 +202,7 @@ export function browserPodManifest(input: BrowserPodInput, opts: BrowserPodOptio
   const annotations: Record<string, string> = {
     ...opts.podAnnotations,
     [POD_ANNOTATIONS.tokenSecret]: input.tokenSecretName,
+    [POD_ANNOTATIONS.template]: podTemplateHash(opts),
     ...(input.launch ? { [POD_ANNOTATIONS.launch]: JSON.stringify(input.launch) } : {}),
   }
   const seccomp = seccompProfileFor(opts)

@@ -206,6 +206,21 @@ t.test('a pool pod that dies unclaimed is replaced', async (t) => {
   t.equal(poolPods().length, 1, 'the pool stays at its size')
 })
 
+t.test('after an upgrade changes the browser-pod settings, warm pods made under the old ones are replaced and never handed to a session', async (t) => {
+  const { api, kc, kubelet, pods } = await setup(t, { poolSize: 1, autoKubelet: true, operator: false })
+  const poolPods = () => api.list('pods', NS).filter((p) => p.metadata.labels?.['nightjar.dev/pool'] === 'warm')
+  const old = await waitFor(() => poolPods().find((p) => p.status?.phase === 'Running'), { what: 'a ready pool pod' })
+  t.notOk(old.spec.runtimeClassName, 'made without a runtime class')
+  // the operator is replaced by one with a runtime class (helm upgrade)
+  pods.stop()
+  const upgraded = new KubePodRuntime({ kc, namespace: NS, pod: { image: IMAGE, nodePort: kubelet.nodePort, runtimeClassName: 'gvisor' }, poolSize: 1, informerBackoff: FAST, configureTimeoutMs: 5000 })
+  await upgraded.start()
+  t.teardown(() => upgraded.stop())
+  await waitFor(() => !api.get('pods', NS, old.metadata.name), { what: 'the old pool pod deleted' })
+  const fresh = await waitFor(() => poolPods().find((p) => p.metadata.name !== old.metadata.name && p.status?.phase === 'Running' && p.spec.runtimeClassName === 'gvisor'), { what: 'a pool pod under the new settings' })
+  t.not(fresh.metadata.annotations['nightjar.dev/pod-template'], old.metadata.annotations['nightjar.dev/pod-template'], 'the two carry different template digests')
+})
+
 t.test('two claims race for one pool pod: exactly one wins, the other starts its own pod', async (t) => {
   const { api, newRuntime, kubelet, store } = await setup(t, { operator: false })
   kubelet.auto()
