@@ -131,3 +131,54 @@ export function podProcesses(podUid: string): number[] {
 export function seccompFiltersOf(pid: number): number {
   return Number(/^Seccomp_filters:\s*(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? -1)
 }
+
+/** what a process inside a gVisor sandbox shows through gVisor's own /proc */
+export interface InsideProcess {
+  pid: number
+  cmd: string
+  /** Chromium's --type=, "browser" for its main process, undefined for other programs */
+  type?: string
+  seccomp: number
+  uids: number[]
+  /** its user namespace's uid_map, whitespace-collapsed (a namespace of its own maps other ids) */
+  uidMap: string
+  /** interfaces of its network namespace, or the errno its /proc/<pid>/net/dev answered */
+  interfaces: string[] | string
+  /** opening its memory / reading its environment from the probe's uid: "read" or the errno */
+  mem: string
+  environ: string
+  environHolds: boolean
+}
+
+/**
+ * A program run inside a container (`kubectl exec -i … -- node -e INSIDE_PROBE`, as the pod's
+ * uid) when its processes live in gVisor's kernel, which this host's /proc cannot see. What
+ * it looks for in environments comes on stdin, never on a command line; it prints JSON.
+ */
+export const INSIDE_PROBE = String.raw`
+const fs = require('node:fs')
+let lookFor = ''
+process.stdin.on('data', (d) => (lookFor += d)).on('end', () => {
+  const read = (p) => { try { return fs.readFileSync(p, 'latin1') } catch (e) { return { error: e.code || String(e) } } }
+  const procs = []
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d) || Number(d) === process.pid) continue
+    const cmd = read('/proc/' + d + '/cmdline'), status = read('/proc/' + d + '/status')
+    if (typeof cmd !== 'string' || typeof status !== 'string') continue
+    const line = cmd.replace(/\0/g, ' ').trim()
+    const uidMap = read('/proc/' + d + '/uid_map'), net = read('/proc/' + d + '/net/dev'), env = read('/proc/' + d + '/environ')
+    let mem
+    try { fs.closeSync(fs.openSync('/proc/' + d + '/mem', 'r')); mem = 'read' } catch (e) { mem = e.code || String(e) }
+    procs.push({
+      pid: Number(d), cmd: line.slice(0, 200),
+      type: /chrom/i.test(line.split(' ')[0]) ? (/--type=([\w-]+)/.exec(line) || [, 'browser'])[1] : undefined,
+      seccomp: Number((/^Seccomp:\s*(\d)/m.exec(status) || [])[1] ?? -1),
+      uids: ((/^Uid:\s*(.*)$/m.exec(status) || [])[1] || '').trim().split(/\s+/).map(Number),
+      uidMap: typeof uidMap === 'string' ? uidMap.trim().replace(/\s+/g, ' ') : uidMap.error,
+      interfaces: typeof net === 'string' ? net.split('\n').slice(2).map((l) => l.split(':')[0].trim()).filter(Boolean) : net.error,
+      mem, environ: typeof env === 'string' ? 'read' : env.error,
+      environHolds: typeof env === 'string' && lookFor !== '' && env.includes(lookFor),
+    })
+  }
+  process.stdout.write(JSON.stringify(procs))
+})`

@@ -22,7 +22,7 @@ import { freePort } from '../helpers/server.ts'
 import { waitFor } from '../helpers/wait.ts'
 import { clusterUp, KUBECTL, kubectlOn, ROOT } from './real-cluster.ts'
 import { dumpAllTables } from '../helpers/db.ts'
-import { podProcesses, processFacts, readAs, seccompFiltersOf, type ChromiumProcess } from '../helpers/sandbox-probe.ts'
+import { INSIDE_PROBE, podProcesses, processFacts, readAs, seccompFiltersOf, type ChromiumProcess, type InsideProcess } from '../helpers/sandbox-probe.ts'
 
 // the first `up` on a machine builds kubelet, kube-proxy, kube-scheduler and the images
 t.setTimeout(60 * 60_000)
@@ -224,8 +224,12 @@ t.test('the README install on the real node: Deployments Ready through the kubel
     return bs.status.podName
   }
 
-  await t.test('a session live in a real container, driven end to end, with a sealed fill found nowhere afterwards', async (t) => {
-    const identity = await grantedPersona(api, { agentId: owner.agentId, value: CANARY, origin: 'login.example.com', reason: 'real node test' })
+  /**
+   * A session driven end to end with a sealed fill, then the fill's secret looked for in every
+   * reply, log, resource and row. `runtime` is the container runtime of the browser pods.
+   */
+  const drivenEndToEnd = async (t: TapTest, runtime: 'runc' | 'gvisor') => {
+    const identity = await grantedPersona(api, { agentId: owner.agentId, value: CANARY, origin: 'login.example.com', reason: `real node test (${runtime})` })
     const call = recordingCaller(await mcpClient(t, apiUrl, owner.apiKey), replies)
     const started = (await call('session_start', { identity })).structuredContent as any
     t.equal(started.status, 'live', 'session_start answers live')
@@ -233,19 +237,24 @@ t.test('the README install on the real node: Deployments Ready through the kubel
     const pod = JSON.parse(kubectl(['-n', chartNs, 'get', 'pod', podName, '-o', 'json']))
     t.equal(pod.spec.nodeName, 'nightjar-node', 'the browser pod runs on the real node')
     t.match(pod.status.containerStatuses[0].image, /nightjar-browser-pod/, 'from the browser-pod image')
+    t.equal(pod.spec.runtimeClassName, runtime === 'gvisor' ? 'gvisor' : undefined, `under ${runtime}`)
 
     const status = kubectl(['-n', chartNs, 'exec', podName, '-c', 'browser', '--', 'cat', '/proc/1/status'])
     t.match(status, /^Uid:\s+10001\s/m, 'the browser container runs as uid 10001')
-    t.match(status, /^Seccomp:\s+2$/m, 'with seccomp filtering')
     t.match(status, /^CapEff:\s+0+$/m, 'and no effective capability')
     const write = spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, '-n', chartNs, 'exec', podName, '-c', 'browser', '--', 'touch', '/app/x'], { encoding: 'utf8' })
     t.match(write.stderr, /Read-only file system/, 'its root filesystem is read-only')
-    const limit = kubectl(['-n', chartNs, 'exec', podName, '-c', 'browser', '--', 'cat', '/sys/fs/cgroup/memory/memory.limit_in_bytes']).trim()
-    t.equal(Number(limit), 1024 ** 3, 'the kubelet set the container\'s memory limit in its cgroup')
+    if (runtime === 'runc') {
+      // gVisor's kernel filters the sandbox as a whole; runc's container has the profile itself
+      t.match(status, /^Seccomp:\s+2$/m, 'with seccomp filtering')
+      const limit = kubectl(['-n', chartNs, 'exec', podName, '-c', 'browser', '--', 'cat', '/sys/fs/cgroup/memory/memory.limit_in_bytes']).trim()
+      t.equal(Number(limit), 1024 ** 3, 'the kubelet set the container\'s memory limit in its cgroup')
+    }
 
     const nav = (await call('navigate', { sessionId: started.id, url: 'http://login.example.com/fill-check.html' })).structuredContent as any
     t.equal(nav.title, 'Fill check', 'the browser reached the page through its egress gateway')
-    await sandboxProven(t, started, pod)
+    if (runtime === 'runc') await sandboxProven(t, started, pod)
+    else await gvisorProven(t, started, pod)
     const seenBefore = (await call('perceive', { sessionId: started.id })).structuredContent as any
     t.match(seenBefore.snapshot, /\[ref=e\d+\]/, 'perceive answers with refs')
     const fill = (await call('credential_fill', { sessionId: started.id, credentialName: 'login', selector: '#pw' })).structuredContent as any
@@ -268,7 +277,9 @@ t.test('the README install on the real node: Deployments Ready through the kubel
       t.notOk(text.includes(CANARY), `the secret is in no ${what}`)
     }
     t.ok(onDisk.length >= 3, `the node's container logs were there to search (${onDisk.length} files)`)
-  })
+  }
+
+  await t.test('a session live in a real container, driven end to end, with a sealed fill found nowhere afterwards', (t) => drivenEndToEnd(t, 'runc'))
 
   await t.test('a page that outgrows the memory limit: the container is OOM-killed, the session fails saying so, and the next session starts', async (t) => {
     const started = (await api('POST', '/v1/sessions', {})).body
@@ -336,6 +347,24 @@ t.test('the README install on the real node: Deployments Ready through the kubel
     t.equal(after.body.status, 'live', 'the session is still live')
     const nav = await api('POST', `/v1/sessions/${s.id}/navigate`, { url: 'http://example.com/fill-check.html' })
     t.equal(nav.body?.title, 'Fill check', 'and a new api-server pod drives it')
+    await api('DELETE', `/v1/sessions/${s.id}`)
+  })
+
+  await t.test('[ISSUE-35] helm upgrade to browserPods.runtimeClassName gvisor: warm pods are replaced, and sessions run in gVisor with Chromium\'s sandbox inside', async (t) => {
+    const upgrade = run(`helm upgrade ${release} charts/nightjar -n ${chartNs} --reuse-values --set browserPods.runtimeClassName=gvisor --set browserPods.runtimeClass.create=true`)
+    t.equal(upgrade.status, 0, `helm upgrade ${upgrade.status === 0 ? '' : upgrade.stderr.replaceAll(dbUrl, '<DATABASE_URL>').slice(0, 500)}`)
+    t.equal(kubectl(['get', 'runtimeclass', 'gvisor', '-o', 'jsonpath={.handler}']), 'runsc', 'the chart made the RuntimeClass, handler runsc')
+    await rolledOut(chartNs, [`${release}-operator`])
+    await waitFor(() => {
+      const warm = JSON.parse(kubectl(['-n', chartNs, 'get', 'pods', '-l', 'nightjar.dev/pool=warm', '-o', 'json'])).items
+      return warm.length > 0 && warm.every((p: any) => p.spec.runtimeClassName === 'gvisor' && p.status.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True'))
+    }, { timeoutMs: 180_000, intervalMs: 1000, what: 'the warm pool made anew under gVisor' })
+    t.pass('the warm pool holds only gVisor pods, Ready')
+    await drivenEndToEnd(t, 'gvisor')
+    const s = (await api('POST', '/v1/sessions', {})).body
+    t.equal(s.sandbox, 'chromium+gvisor', 'a REST session says so too')
+    const nav = await api('POST', `/v1/sessions/${s.id}/navigate`, { url: 'http://example.com/fill-check.html' })
+    t.equal(nav.body?.title, 'Fill check', 'and is driven')
     await api('DELETE', `/v1/sessions/${s.id}`)
   })
 })
@@ -417,6 +446,41 @@ async function sandboxProven(t: TapTest, session: { id: string; sandbox?: string
     const r = await readAs(10001, p.pid, plain)
     t.notOk(r.environHolds, `process ${p.pid} (${p.cmd.split(' ')[0]}): the node token is not in any environment Chromium's uid can read`)
   }
+}
+
+/**
+ * [ISSUE-35] A browser pod under gVisor on the real node. From this host: the pod's processes
+ * are gVisor's (runsc's sandbox, gofer and the stubs it runs tasks in), no Chromium and no
+ * Node — a page's code meets gVisor's kernel, not this one. From inside, through gVisor's
+ * /proc: Chromium's sandbox is on there too (renderers under seccomp-bpf, in user namespaces
+ * of their own, seeing no interface of the pod's), and the pod process stays unreadable.
+ */
+async function gvisorProven(t: TapTest, session: { id: string; sandbox?: string }, pod: any) {
+  t.equal(session.sandbox, 'chromium+gvisor', 'the session says it runs in Chromium\'s sandbox inside gVisor')
+  const onHost = podProcesses(pod.metadata.uid).map((pid) => ({ pid, cmd: readCmdline(pid) }))
+  t.ok(onHost.some((p) => /^runsc-sandbox/.test(p.cmd)), 'this host sees the pod as a runsc sandbox')
+  t.same(onHost.filter((p) => /chrom|node/i.test(p.cmd)).map((p) => p.cmd.split(' ')[0]), [], 'and no Chromium or Node process of it')
+  const exec = (args: string[], input?: string) => execFileSync(KUBECTL, ['--kubeconfig', kubeconfig, '-n', pod.metadata.namespace, 'exec', ...(input === undefined ? [] : ['-i']), pod.metadata.name, '-c', 'browser', '--', ...args], { encoding: 'utf8', input })
+  t.match(exec(['dmesg']), /Starting gVisor/, 'inside, the kernel is gVisor\'s')
+  const token = execFileSync(KUBECTL, ['--kubeconfig', kubeconfig, '-n', pod.metadata.namespace, 'get', 'secret', pod.metadata.annotations['nightjar.dev/token-secret'], '-o', 'jsonpath={.data.token}'], { encoding: 'utf8' })
+  const procs = await waitFor(() => {
+    const list = JSON.parse(exec(['node', '-e', INSIDE_PROBE], Buffer.from(token, 'base64').toString('utf8'))) as InsideProcess[]
+    return list.some((p) => p.type === 'renderer') ? list : undefined
+  }, { what: 'renderers inside the gVisor sandbox' })
+  const nodeProc = procs.find((p) => /^node browser-pod\/main\.ts/.test(p.cmd))
+  t.ok(nodeProc, 'the pod process seen inside')
+  const renderers = procs.filter((p) => p.type === 'renderer')
+  t.ok(renderers.length >= 1, `renderers found: ${renderers.length}`)
+  for (const r of renderers) {
+    t.equal(r.seccomp, 2, `renderer ${r.pid}: Seccomp 2`)
+    t.not(r.uidMap, nodeProc?.uidMap, `renderer ${r.pid}: a user namespace of its own (uid_map ${r.uidMap})`)
+    t.notOk(Array.isArray(r.interfaces) && r.interfaces.includes('eth0'), `renderer ${r.pid}: no view of the pod's eth0 (${String(r.interfaces)})`)
+  }
+  const chromium = procs.filter((p) => p.type !== undefined)
+  t.same(chromium.filter((p) => /(^|\s)--no-sandbox(\s|$)/.test(p.cmd)).map((p) => p.pid), [], 'no Chromium process with --no-sandbox')
+  t.same(chromium.filter((p) => p.uids.includes(0)).map((p) => p.pid), [], 'none as root')
+  t.same({ mem: nodeProc?.mem, environ: nodeProc?.environ }, { mem: 'EACCES', environ: 'EACCES' }, 'the pod process\'s memory and environment are refused to Chromium\'s uid')
+  t.same(procs.filter((p) => p.environHolds).map((p) => p.cmd.split(' ')[0]), [], 'no process Chromium\'s uid can read holds the node token in its environment')
 }
 
 function readCmdline(pid: number): string {
