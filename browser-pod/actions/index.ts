@@ -8,7 +8,7 @@
 // with refs, so an agent needs one call per step. The node reads it only when asked
 // (`changes: true`): the api-server asks unless the agent turned it off with
 // `changes: false` (operations/sessions/drive.ts).
-import { changesAfter, perceive } from '../perception.ts'
+import { changesAfter, perceive } from '../perception/perceive.ts'
 import type { DriveName, NodeInput, NodeOutput } from '../../contracts/node-api.ts'
 import { pageChangingDrives } from '../../contracts/operations/drive.ts'
 import type { Action, ActionTable } from './types.ts'

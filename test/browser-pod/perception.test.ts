@@ -3,7 +3,8 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { NodeClient } from '../../api-server/sessions/node-client.ts'
-import { MASK, flatten, redact, uncoveredText, type Line } from '../../browser-pod/perception.ts'
+import { MASK, redact } from '../../browser-pod/perception/redaction.ts'
+import { flatten, uncoveredText, type Line } from '../../browser-pod/perception/render.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { newToken, inProcessSandbox, readOnToEnd } from './harness.ts'
 

@@ -10,8 +10,7 @@ import type { ApiError } from '../../contracts/errors.ts'
 import type { DriveName, NodeInput, NodeOutput } from '../../contracts/node-api.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { newToken, inProcessSandbox, readOnToEnd } from './harness.ts'
-import { refsInView } from '../../browser-pod/viewport.ts'
-import { refsInViewFromBoxes } from '../../browser-pod/perception.ts'
+import { refsInView, refsInViewFromBoxes } from '../../browser-pod/perception/viewport.ts'
 
 const ROWS = ['Alpha', 'Bravo', 'Charlie'].map((n) => `<li>${n} <button onclick="this.parentNode.remove()">Delete</button></li>`).join('')
 const PAGES: Record<string, string> = {
