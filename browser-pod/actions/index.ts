@@ -4,7 +4,7 @@
 // the files below implements it (adding one to an existing file touches that file only).
 //
 // The page-changing actions (their contracts take `changes`: pageChangingDrives) answer
-// with `changes` as well (perception.ts changesAfter): what the action did to the page,
+// with `changes` as well (perception/perceive.ts changesAfter): what the action did to the page,
 // with refs, so an agent needs one call per step. The node reads it only when asked
 // (`changes: true`): the api-server asks unless the agent turned it off with
 // `changes: false` (operations/sessions/drive.ts).
