@@ -5,7 +5,7 @@ import { errors } from '../../contracts/errors.ts'
 import type { NodeInput, NodeOutput } from '../../contracts/node-api.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
-import { target } from '../refs.ts'
+import { target } from '../perception/refs.ts'
 import { checkNavigable, runNavigation } from './navigation.ts'
 import type { ActionTable } from './types.ts'
 

@@ -3,7 +3,7 @@ import type { NodeInput, NodeOutput } from '../../contracts/node-api.ts'
 import { errors } from '../../contracts/errors.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
-import { target } from '../refs.ts'
+import { target } from '../perception/refs.ts'
 import type { ActionTable } from './types.ts'
 
 export async function screenshot(session: PodSession, input: NodeInput<'screenshot'>): Promise<NodeOutput<'screenshot'>> {

@@ -7,7 +7,7 @@ import type { fileContracts } from '../../contracts/operations/drive-files.ts'
 import type { NodeInput, NodeOutput } from '../../contracts/node-api.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
-import { target } from '../refs.ts'
+import { target } from '../perception/refs.ts'
 import type { ActionTable } from './types.ts'
 
 export async function filePut(session: PodSession, input: NodeInput<'file_put'>): Promise<NodeOutput<'file_put'>> {

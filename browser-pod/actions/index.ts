@@ -4,11 +4,11 @@
 // the files below implements it (adding one to an existing file touches that file only).
 //
 // The page-changing actions (their contracts take `changes`: pageChangingDrives) answer
-// with `changes` as well (perception.ts changesAfter): what the action did to the page,
+// with `changes` as well (perception/perceive.ts changesAfter): what the action did to the page,
 // with refs, so an agent needs one call per step. The node reads it only when asked
 // (`changes: true`): the api-server asks unless the agent turned it off with
 // `changes: false` (operations/sessions/drive.ts).
-import { changesAfter, perceive } from '../perception.ts'
+import { changesAfter, perceive } from '../perception/perceive.ts'
 import type { DriveName, NodeInput, NodeOutput } from '../../contracts/node-api.ts'
 import { pageChangingDrives } from '../../contracts/operations/drive.ts'
 import type { Action, ActionTable } from './types.ts'

@@ -7,7 +7,7 @@ import type { NodeInput, NodeOutput } from '../../contracts/node-api.ts'
 import type { FORM_FIELD_KINDS, mouseContracts } from '../../contracts/operations/drive-mouse.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
-import { target } from '../refs.ts'
+import { target } from '../perception/refs.ts'
 import type { ActionTable } from './types.ts'
 
 type FieldKind = (typeof FORM_FIELD_KINDS)[number]

@@ -319,7 +319,7 @@ function safeWellFormed(s: string): string {
 }
 
 /**
- * Page text as a snapshot line carries it (perception.ts): YAML-escaped (yamlQuoted) and
+ * Page text as a snapshot line carries it (perception/render.ts): YAML-escaped (yamlQuoted) and
  * with the bracket of any `[ref=` inside written `\x5b`, so text a page controls can never
  * hold a ref token a reader would take for the element's own. Without the quotes around it.
  */
@@ -327,7 +327,7 @@ export function snapshotEscaped(s: string): string {
   return yamlQuoted(s).replace(/\[(?=\s*ref\s*=)/gi, '\\x5b')
 }
 
-/** Playwright's YAML quoting of a snapshot value; perception.ts quotes the same way. */
+/** Playwright's YAML quoting of a snapshot value; perception/render.ts quotes the same way. */
 export function yamlQuoted(s: string): string {
   return s.replace(/[\\"\x00-\x1f\x7f-\x9f]/g, (c) => {
     switch (c) {

@@ -26,8 +26,8 @@ import { isSelectorSyntaxError, isTimeout, selectorProblem } from '../errors.ts'
 import { beginFill } from './fill-lock.ts'
 import { armFieldMask, MASK_PROPERTY, MASK_VALUE, type ArmedMask } from './field-mask.ts'
 import type { PodSession } from '../session.ts'
-import { locateRef } from '../refs.ts'
-import { changesAfter } from '../perception.ts'
+import { locateRef } from '../perception/refs.ts'
+import { changesAfter } from '../perception/perceive.ts'
 
 interface Inspection {
   href: string

@@ -1,4 +1,4 @@
-// Field masking after a secure fill (issue #17 item 4), in real Chromium: a secret filled
+// Field masking after a secure fill, in real Chromium: a secret filled
 // into a text or email field renders as bullets from the fill onward — the computed style,
 // the pixels of the screenshot tool, and perception all agree — and a page that rewrites
 // or replaces the element gets it masked again before the next frame. The pod runs
@@ -8,7 +8,8 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import type { ApiError } from '../../contracts/errors.ts'
-import { perceive, MASK } from '../../browser-pod/perception.ts'
+import { perceive } from '../../browser-pod/perception/perceive.ts'
+import { MASK } from '../../browser-pod/perception/redaction.ts'
 import { fingerprints } from '../../browser-pod/secrets/field-mask.ts'
 import { waitFor } from '../helpers/wait.ts'
 import { startPagePod } from './harness.ts'

@@ -10,8 +10,7 @@ import type { ApiError } from '../../contracts/errors.ts'
 import type { DriveName, NodeInput, NodeOutput } from '../../contracts/node-api.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { newToken, inProcessSandbox, readOnToEnd } from './harness.ts'
-import { refsInView } from '../../browser-pod/viewport.ts'
-import { refsInViewFromBoxes } from '../../browser-pod/perception.ts'
+import { refsInView, refsInViewFromBoxes } from '../../browser-pod/perception/viewport.ts'
 
 const ROWS = ['Alpha', 'Bravo', 'Charlie'].map((n) => `<li>${n} <button onclick="this.parentNode.remove()">Delete</button></li>`).join('')
 const PAGES: Record<string, string> = {
@@ -274,7 +273,7 @@ t.test('refs, frames, budgets and diffs at the node', async (t) => {
     t.same(lines.filter((l) => l.includes(`[ref=${keep}]`)).map((l) => l.trim()), [`- button "Keep" [ref=${keep}]`], 'the Keep button’s ref stands on its own line only')
     t.notOk(lines.some((l) => /^\s*- button "(Pay now|Confirm order)"/.test(l) || /^\s*- link "Home"/.test(l)), 'page text never starts a line of its own')
     t.ok(lines.some((l) => l.includes(`: "- button \\"Pay now\\" \\x5bref=${keep}]"`)), 'the element’s text stays quoted on its element’s line, its [ref= written \\x5bref=')
-    // (the snapshot collapses a text's line breaks; test/browser-pod/perception.test.ts renders one that is not collapsed)
+    // (the snapshot collapses a text's line breaks; test/browser-pod/perception/render.test.ts renders one that is not collapsed)
     t.ok(lines.some((l) => l.includes(`: "Total: 3 - button \\"Confirm order\\" \\x5bref=${keep}] - link \\"Home\\" \\x5bref=${keep}]"`)), 'text across line breaks stays on its element’s line, quoted')
     t.ok(lines.some((l) => /^\s*- button "Cancel \\x5bref=(f\d+)?e\d+\]"/.test(l)), 'a name is quoted and escaped the same way')
     t.ok(lines.some((l) => /^\s*- textbox "Field" \[ref=(f\d+)?e\d+\]: "\\x5b ref = (f\d+)?e\d+\] typed"$/.test(l)), 'a value too, whatever the spacing')

@@ -1,20 +1,9 @@
 // Element refs: what perceive's snapshot writes as [ref=e12] (inside a frame [ref=f1e3])
-// and every element tool takes instead of a selector.
-//
-// Playwright's AI snapshot gives each element it lists a ref and resolves `getByRef()`
-// against the latest snapshot of the element's frame. Its numbering restarts with every
-// document, though: after a navigation `e7` names some element of the new page. A ref an
-// agent kept from the old page must never click that one, so the refs handed out here
-// are Playwright's shifted per document: each frame's numbers carry on across its
-// documents (a new document starts above every number its frame gave before), and a ref
-// is taken back to Playwright's only while the document it was given for is still the
-// frame's document. A document is told by its `performance.timeOrigin` (the moment its
-// navigation started: distinct for every document of a frame).
-//
-// One book per tab (page); frames are told apart by Playwright's prefix (`f<seq>`,
-// none for the main frame), which stays with the frame across its navigations.
+// and every element tool takes instead of a selector. Playwright's refs are shifted per
+// document, so a ref kept from an earlier page never names an element of the new one:
+// it answers 409 stale_ref. One book per tab. See docs/perception.md.
 import type { Locator, Page } from 'playwright-core'
-import { errors } from '../contracts/errors.ts'
+import { errors } from '../../contracts/errors.ts'
 
 const REF = /^(f\d+)?e(\d+)$/
 

@@ -1,20 +1,12 @@
-// Which of the last AI snapshot's refs the viewport shows: what perceive's first answer
-// puts first on a page larger than its budget.
-//
-// Playwright can give every node of the snapshot its bounding box (`boxes: true`), but
-// it does so by serialising one more object per node: on a reference page of 3,000
-// nodes that is 40 % more JSON and 80–120 ms more than the tree itself, while reading
-// every element's rectangle in the page takes 10–20 ms. So the tree is taken without
-// boxes, and when it turns out not to fit the budget, the refs in view are read in one
-// round trip inside the world where Playwright took the snapshot: its script marks each
-// element it gave a ref with `_ariaRef` (an expando of Playwright's isolated world,
-// invisible to the page's own scripts), and the expression below lists those whose
-// rectangle meets the viewport. That reads Playwright internals (the world's name and
-// the expando), pinned with playwright-core's version; when either is missing the
-// caller falls back to the snapshot with boxes, so a Playwright upgrade can only make
-// perceive slower, never wrong (test/browser-pod/refs.test.ts holds the behaviour).
+// Which of a snapshot's elements the viewport shows: what perceive's first answer puts
+// first on a page larger than its budget. Read in one round trip inside Playwright's own
+// world (refsInView), or, when Playwright's internals moved, from a second snapshot with
+// boxes, so an upgrade can only make perceive slower, never wrong. See docs/perception.md.
 import type { Page } from 'playwright-core'
-import { devtools } from './devtools.ts'
+import { devtools } from '../devtools.ts'
+import { NAVIGATION_TIMEOUT_MS } from '../session.ts'
+import { markInView, treeCost, type AriaNode } from './render.ts'
+import type { Snapshot } from './snapshot.ts'
 
 /** Playwright names its isolated world `__playwright_utility_world_<page guid>` */
 const WORLD_PREFIX = '__playwright_utility_world_'
@@ -77,4 +69,31 @@ export async function refsInView(page: Page): Promise<Set<string> | undefined> {
   } catch {
     return undefined
   }
+}
+
+/**
+ * Before a first answer: when the page is larger than the budget, marks the lines the
+ * viewport shows. A page that fits has every line in its answer: nothing to read.
+ */
+export async function readViewport(page: Page, snap: Snapshot, budget: number): Promise<void> {
+  if (treeCost(snap.lines) <= budget) return
+  const shown = (await refsInView(page)) ?? (await refsInViewFromBoxes(page))
+  markInView(snap.lines, shown)
+}
+
+/** The fallback of readViewport: the same refs, from Playwright's boxes (a second snapshot; same refs for the same elements). */
+export async function refsInViewFromBoxes(page: Page): Promise<Set<string>> {
+  // a page that cannot be read a second time now (closing, navigating) has no refs in view:
+  // the first answer is then the outline and the page from the top, still whole and correct
+  const json = await page.ariaSnapshotJSON({ mode: 'ai', boxes: true, timeout: NAVIGATION_TIMEOUT_MS }).catch(() => [])
+  const vp = page.viewportSize() ?? { width: 1280, height: 720 }
+  const shown = new Set<string>()
+  const visit = (node: AriaNode | string): void => {
+    if (typeof node === 'string') return
+    const b = node.box
+    if (node.ref && b && b.x < vp.width && b.y < vp.height && b.x + b.width > 0 && b.y + b.height > 0) shown.add(node.ref)
+    if (node.role !== 'iframe') for (const child of node.children ?? []) visit(child)
+  }
+  for (const root of (Array.isArray(json) ? json : [json]) as Array<AriaNode | string>) visit(root)
+  return shown
 }

@@ -1,0 +1,72 @@
+// The perceive action and the `changes` of page-changing actions: the only entry points of
+// perception. Each takes a snapshot of the active tab, keeps it as the tab's latest (what
+// cursors read and the next action is diffed against) and answers from the pure parts.
+// How perception reads a page: docs/perception.md.
+import type { Page } from 'playwright-core'
+import type { NodeInput, NodeOutput } from '../../contracts/node-api.ts'
+import { actionError } from '../errors.ts'
+import type { PodSession } from '../session.ts'
+import { firstPart, framing, readOn, subtree, walk } from './cursor.ts'
+import { diffSnapshots } from './diff.ts'
+import { queryView } from './query.ts'
+import { quoted } from './render.ts'
+import { takeSnapshot, type Snapshot } from './snapshot.ts'
+import { readViewport } from './viewport.ts'
+
+/** perceive's budget when the caller gives none (characters of snapshot and text) */
+export const DEFAULT_MAX_CHARS = 12_000
+/** the budget of an action's `changes` */
+export const CHANGES_MAX_CHARS = 3_000
+
+/** per tab: its last snapshot */
+const latest = new WeakMap<Page, Snapshot>()
+
+export async function perceive(session: PodSession, input: NodeInput<'perceive'> = {}): Promise<NodeOutput<'perceive'>> {
+  const page = session.page
+  let budget = input.maxChars ?? DEFAULT_MAX_CHARS
+  try {
+    if (input.cursor !== undefined) return readOn(latest.get(page), input.cursor, budget)
+    const snap = await takeSnapshot(page, budget)
+    latest.set(page, snap)
+    const head = { url: snap.url, title: snap.title }
+    // the answer's own lines (url, title, the cursor's note) are counted too
+    budget -= framing(snap)
+    if (input.ref !== undefined) return { ...head, ...walk(snap, `r${input.ref}`, subtree(snap, input.ref), 0, budget) }
+    if (input.query !== undefined) {
+      const { key, view, count } = queryView(snap.lines, input.query, budget)
+      if (!view.length) return { ...head, snapshot: `# nothing on the page matches ${quoted(input.query)}`, text: '', truncated: false }
+      const note = key === 'c' ? `# ${count} matches of ${quoted(input.query)}, each once with the element to act on (those first)\n` : ''
+      return { ...head, ...walk(snap, key, view, 0, budget, note) }
+    }
+    await readViewport(page, snap, budget)
+    return { ...head, ...firstPart(snap, budget) }
+  } catch (e) {
+    throw actionError(e, 'perceive')
+  }
+}
+
+/**
+ * Snapshots the active tab after an action and says what changed since the tab's last
+ * snapshot (diff.ts), within CHANGES_MAX_CHARS. A new document (or a tab never read) is
+ * answered with its first part instead (`new page: "title" url`). Undefined when the page
+ * cannot be read now.
+ */
+export async function changesAfter(session: PodSession): Promise<string | undefined> {
+  const page = session.page
+  if (page.isClosed()) return undefined
+  await page.waitForLoadState('domcontentloaded', { timeout: 5000 }).catch(() => {}) // a page still loading is read as far as it got
+  let next: Snapshot
+  try {
+    next = await takeSnapshot(page, DEFAULT_MAX_CHARS)
+  } catch {
+    return undefined
+  }
+  const before = latest.get(page)
+  latest.set(page, next)
+  if (!before || before.doc !== next.doc) {
+    await readViewport(page, next, CHANGES_MAX_CHARS)
+    const part = firstPart(next, CHANGES_MAX_CHARS)
+    return `new page: ${quoted(next.title)} ${next.url}\n${part.snapshot}${part.truncated ? `\n# … more on the page: perceive with cursor ${part.cursor}` : ''}`
+  }
+  return diffSnapshots(before, next, CHANGES_MAX_CHARS)
+}

@@ -1,0 +1,137 @@
+// Taking a snapshot of a tab: Playwright's AI snapshot (iframes of any origin inlined with
+// their own refs), the title, the secret values to redact and, on a small page, the visible
+// text, all in one round trip; then rendered (render.ts) and redacted (redaction.ts).
+// Why it is read this way: docs/perception.md.
+import { randomBytes } from 'node:crypto'
+import type { Frame, Page } from 'playwright-core'
+import { NAVIGATION_TIMEOUT_MS } from '../session.ts'
+import { redact } from './redaction.ts'
+import { refBook } from './refs.ts'
+import { flatten, treeCost, uncoveredText, type AriaNode, type Line } from './render.ts'
+
+export interface Snapshot {
+  id: string
+  url: string
+  title: string
+  /** the main frame's document */
+  doc: number
+  lines: Line[]
+  /** the visible text lines (redacted) that carry a word the lines do not */
+  text: string
+  /** ordered line lists a cursor walks, by view key */
+  views: Map<string, number[]>
+}
+
+interface PageInfo {
+  title: string
+  /** document.body.innerText, read in the same round trip on a page of few elements (else null) */
+  text: string | null
+  secrets: string[]
+  /** performance.timeOrigin: tells this document from every other of the frame */
+  doc: number
+}
+
+/** Up to this many elements the visible text is read in the same round trip as the title
+ * and the secrets; a larger page has it read only when its tree fits the budget. */
+const TEXT_WITH_INFO_MAX_ELEMENTS = 1000
+
+/** per tab: the documents of its child frames when it was last snapshotted */
+const frameDocs = new WeakMap<Page, string>()
+
+/** Snapshots the page: the tree, and the visible text lines the tree does not say (when the tree leaves `textBudget` room). */
+export async function takeSnapshot(page: Page, textBudget: number): Promise<Snapshot> {
+  const children = page.frames().filter((f) => f !== page.mainFrame())
+  // All in parallel: the tree, title/secrets (and on a small page the text) of the main
+  // frame, and secrets and documents of child frames (only pages with iframes pay for those).
+  const [json, info, ...frameInfos] = await Promise.all([
+    // a reference page of 10,000 elements takes seconds to walk: the navigation's time, not an action's
+    // without boxes: what the viewport shows is read only when a first answer needs it (viewport.ts)
+    page.ariaSnapshotJSON({ mode: 'ai', timeout: NAVIGATION_TIMEOUT_MS }) as Promise<unknown>,
+    page.mainFrame().evaluate(collectPageInfo, TEXT_WITH_INFO_MAX_ELEMENTS),
+    ...children.map((f) => infoOf(f)),
+  ])
+  const roots = (Array.isArray(json) ? json : [json]) as Array<AriaNode | string>
+  const secrets = [...new Set(info.secrets.concat(...frameInfos.map((i) => i.secrets)))]
+  const book = refBook(page)
+  book.bind('', info.doc)
+  // each child frame's document, read through the first ref Playwright gave inside it
+  const firstRefs = new Map<string, string>()
+  visitRefs(roots, (ref) => {
+    const prefix = /^(f\d+)e/.exec(ref)?.[1]
+    if (prefix && !firstRefs.has(prefix)) firstRefs.set(prefix, ref)
+  })
+  // a locator round trip per frame, skipped when every child frame still has the documents
+  // it had at the last snapshot and every prefix is bound (a frame that navigates meanwhile
+  // is caught by locateRef's document check: 409 stale_ref, never the wrong element)
+  const docs = frameInfos.map((i) => i.doc).sort().join(' ')
+  const unchanged = frameDocs.get(page) === docs && frameInfos.every((i) => Number.isFinite(i.doc)) &&
+    [...firstRefs.keys()].every((prefix) => book.documentOf(prefix) !== undefined)
+  if (!unchanged) {
+    await Promise.all([...firstRefs].map(async ([prefix, ref]) => {
+      const doc = await page.getByRef(ref).evaluate(() => performance.timeOrigin, undefined, { timeout: 2000 }).catch(() => Number.NaN)
+      book.bind(prefix, doc)
+    }))
+  }
+  frameDocs.set(page, docs)
+  const lines = flatten(roots, { give: (r) => book.give(r), secrets })
+  const snapshot: Snapshot = {
+    id: randomBytes(6).toString('base64url'),
+    url: page.url(),
+    title: redact(info.title, secrets, false),
+    doc: info.doc,
+    lines,
+    text: '',
+    views: new Map(),
+  }
+  // a tree over the budget leaves no room for text: its lines are not worth comparing
+  if (treeCost(lines) < textBudget) {
+    const text = info.text ?? (await page.mainFrame().evaluate(() => (document.body ? document.body.innerText : '')).catch(() => ''))
+    // redacted before it is compared, so a secret is never a word the tree lacks
+    if (text) snapshot.text = uncoveredText(redact(text, secrets, false), lines)
+  }
+  return snapshot
+}
+
+function visitRefs(nodes: Array<AriaNode | string>, fn: (ref: string) => void): void {
+  for (const n of nodes) {
+    if (typeof n === 'string') continue
+    if (n.ref) fn(n.ref)
+    if (n.children) visitRefs(n.children, fn)
+  }
+}
+
+function infoOf(frame: Frame): Promise<PageInfo> {
+  // a child frame's text is not wanted (its words are in the tree, inlined): 0 elements
+  return frame.evaluate(collectPageInfo, 0).catch((): PageInfo => ({ title: '', text: null, secrets: [], doc: Number.NaN }))
+}
+
+/**
+ * Runs in the page. Collects the values to redact: password fields, and any field the
+ * screen shows masked (-webkit-text-security), so a page can only make perception redact
+ * more, never less. Walks shadow roots too. (No nested named functions: tsx's keepNames
+ * would wrap them in a helper that does not exist in the page.)
+ */
+function collectPageInfo(textMaxElements: number): PageInfo {
+  const secrets: string[] = []
+  const roots: Array<Document | ShadowRoot> = [document]
+  while (roots.length) {
+    for (const el of Array.from(roots.pop()!.querySelectorAll('*'))) {
+      if (el instanceof HTMLInputElement && el.type === 'password') {
+        if (el.value) secrets.push(el.value)
+      } else if (((el instanceof HTMLInputElement && /^(text|email|tel|search|url|number)$/.test(el.type)) || el instanceof HTMLTextAreaElement) && el.value) {
+        const security = getComputedStyle(el).getPropertyValue('-webkit-text-security')
+        if (security && security !== 'none') secrets.push(el.value)
+      } else if (el instanceof HTMLElement && el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable)) {
+        const security = getComputedStyle(el).getPropertyValue('-webkit-text-security')
+        if (security && security !== 'none') {
+          if (el.textContent) secrets.push(el.textContent)
+          if (el.innerText && el.innerText !== el.textContent) secrets.push(el.innerText)
+        }
+      }
+      if (el.shadowRoot) roots.push(el.shadowRoot)
+    }
+  }
+  // getElementsByTagName's length is counted natively, without building a list
+  const small = document.getElementsByTagName('*').length <= textMaxElements
+  return { title: document.title, text: small ? (document.body ? document.body.innerText : '') : null, secrets, doc: performance.timeOrigin }
+}
