@@ -51,7 +51,8 @@ async function benchEmbedded(): Promise<Row[]> {
   const benches: Record<string, Bench> = {}
   const figures: Record<string, Figures> = { none: empty(), chromium: empty() }
   try {
-    for (const m of modes) benches[m] = await startBench({ warmPool: 0, env: { NIGHTJAR_BROWSER_SANDBOX: m } })
+    // no pool at all (size and adaptive maximum 0): every start is a cold Chromium launch
+    for (const m of modes) benches[m] = await startBench({ warmPool: 0, env: { NIGHTJAR_BROWSER_SANDBOX: m, NIGHTJAR_WARM_POOL_MAX: '0' } })
     for (let i = 0; i < EMBEDDED_ROUNDS; i++) {
       for (const m of i % 2 ? [...modes].reverse() : modes) {
         progress(`embedded ${m} ${i + 1}/${EMBEDDED_ROUNDS}`)

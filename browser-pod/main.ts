@@ -9,7 +9,7 @@ import { BROWSER_KINDS, type BrowserKind } from '../crds/types.ts'
 import { parseCidr } from './egress-policy.ts'
 import { writeTerminationMessage } from './memory.ts'
 import type { Pod } from './pod.ts'
-import { keepOutOfReach, sandboxSetting, SandboxUnavailableError, type SandboxSetting } from './sandbox.ts'
+import { keepOutOfReach, reexecWithoutToken, sandboxSetting, SandboxUnavailableError, takeNodeToken, type SandboxSetting } from './sandbox.ts'
 
 const log = (line: string) => process.stderr.write(`browser-pod: ${line}\n`)
 
@@ -30,10 +30,9 @@ function failSandbox(message: string): never {
 }
 
 function config() {
-  const token = process.env.NIGHTJAR_NODE_TOKEN
-  if (!token) fail('NIGHTJAR_NODE_TOKEN is required')
   // The token stays in this process only: not in the environment Chromium inherits.
-  delete process.env.NIGHTJAR_NODE_TOKEN
+  const token = takeNodeToken()
+  if (!token) fail('NIGHTJAR_NODE_TOKEN is required')
 
   let hostAliases: Record<string, string> = {}
   if (process.env.NIGHTJAR_HOST_ALIASES) {
@@ -90,10 +89,15 @@ function stdinIsPipe(): boolean {
 async function main(): Promise<void> {
   // First: from here on no process of this uid — Chromium's included — can read this
   // one's memory or environment (the node token, a fill's plaintext). With the sandbox on
-  // that is part of the promise, so a pod that cannot do it does not start.
+  // that is part of the promise, so a pod that cannot do it does not start. The re-exec
+  // (which resets the dumpable flag, so it comes first) leaves no token in /proc/1/environ.
+  const reexecuted = await reexecWithoutToken()
   const outOfReach = await keepOutOfReach()
   const cfg = config()
-  if (!outOfReach && cfg.sandbox === 'chromium' && process.platform === 'linux') failSandbox('could not make the pod process non-dumpable (prctl through koffi)')
+  if (process.platform === 'linux' && cfg.sandbox === 'chromium') {
+    if (!reexecuted) failSandbox('could not take the node token out of the process environment (execve through koffi\'s pipe)')
+    if (!outOfReach) failSandbox('could not make the pod process non-dumpable (prctl through koffi)')
+  }
   let starting: Promise<Pod | undefined> = Promise.resolve(undefined)
   let exiting = false
   const shutdown = async (code: number, why: string) => {

@@ -1,6 +1,7 @@
 // What stands between a page and the pod: Chromium's own sandbox (seccomp-bpf, and user,
 // PID and network namespaces for every renderer), gVisor's kernel when the pod runs under
 // it, and this process kept out of Chromium's reach. docs/security.md is the threat model.
+import { closeSync, readFileSync, writeSync } from 'node:fs'
 import { release, version } from 'node:os'
 import type { SandboxKind } from '../crds/types.ts'
 
@@ -55,6 +56,54 @@ const PR_SET_DUMPABLE = 4
  * affected. Node has no prctl of its own: koffi (a maintained FFI with prebuilt binaries)
  * calls libc's. Returns false where that cannot be done (not Linux, no libc).
  */
+const TOKEN_VAR = 'NIGHTJAR_NODE_TOKEN'
+const TOKEN_FD_VAR = 'NIGHTJAR_NODE_TOKEN_FD'
+
+/**
+ * Takes the node token out of the process's initial environment: gVisor's kernel lets any
+ * process of the uid read /proc/<pid>/environ whatever the dumpable flag, and Node cannot
+ * rewrite that block. The process hands the token to itself across execve on a pipe and
+ * runs again with an environment without it. Returns false only when it cannot (then the
+ * token is still in the environment); on success it does not return.
+ */
+export async function reexecWithoutToken(): Promise<boolean> {
+  const token = process.env[TOKEN_VAR]
+  if (!token) return true
+  // Node ≥ 23.11; this project's @types/node predates it
+  const execve = (process as unknown as { execve?: (file: string, args: string[], env: Record<string, string>) => never }).execve
+  if (process.platform !== 'linux' || typeof execve !== 'function') return false
+  try {
+    const { default: koffi } = await import('koffi')
+    const pipe = koffi.load('libc.so.6').func('int pipe(_Out_ int *fds)') as (fds: number[]) => number
+    const fds = [-1, -1]
+    if (pipe(fds) !== 0) return false
+    // far below a pipe's buffer: the write never blocks, and the reader sees EOF after it
+    writeSync(fds[1]!, token)
+    closeSync(fds[1]!)
+    const env: Record<string, string> = {}
+    for (const [k, v] of Object.entries(process.env)) if (k !== TOKEN_VAR && v !== undefined) env[k] = v
+    env[TOKEN_FD_VAR] = String(fds[0])
+    execve.call(process, process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], env)
+  } catch {
+    return false // the catch needs no more: the caller decides whether the pod may run so
+  }
+  return false
+}
+
+/** the node token: from the pipe a re-exec handed over, else the environment; removed from both */
+export function takeNodeToken(): string | undefined {
+  const fd = process.env[TOKEN_FD_VAR]
+  delete process.env[TOKEN_FD_VAR]
+  if (fd !== undefined && /^\d+$/.test(fd)) {
+    const token = readFileSync(Number(fd), 'utf8')
+    closeSync(Number(fd))
+    return token
+  }
+  const token = process.env[TOKEN_VAR]
+  delete process.env[TOKEN_VAR]
+  return token
+}
+
 export async function keepOutOfReach(): Promise<boolean> {
   if (process.platform !== 'linux') return false
   try {

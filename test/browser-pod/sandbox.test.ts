@@ -3,7 +3,7 @@
 // own holding only lo, no process with --no-sandbox or as root, the pod process's memory out
 // of Chromium's reach — plus the explicit opt-out and the refusal to fall back silently.
 import t from 'tap'
-import { chmodSync, mkdtempSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startTestServer, type TestServer } from '../helpers/server.ts'
@@ -73,6 +73,20 @@ t.test('Chromium’s sandbox in every embedded browser pod', async (t) => {
     // the refusal above is the pod's doing, not the reader's
     const control = await readAs(uid, browser.pid)
     t.equal(control.environ, 'read', 'Chromium’s own browser process is readable by its uid (the control)')
+  })
+
+  t.test('[ISSUE-35] the node token is not in the pod process\'s environment block, which some kernels (gVisor) show to its uid', async (t) => {
+    let environ: string
+    try {
+      environ = readFileSync(`/proc/${a.pod.pid!}/environ`, 'latin1')
+    } catch (e) {
+      // not root: the pod process shares this uid and refuses it (dumpable 0); nothing more to read
+      t.equal((e as NodeJS.ErrnoException).code, 'EACCES', 'unreadable to its own uid')
+      return
+    }
+    const names = environ.split('\0').map((kv) => kv.split('=')[0])
+    t.ok(names.includes('NIGHTJAR_BROWSER_KIND'), 'the environment block was read (it holds the pod\'s other settings)')
+    t.notOk(names.includes('NIGHTJAR_NODE_TOKEN'), 'but no NIGHTJAR_NODE_TOKEN: the pod ran itself again without it')
   })
 
   t.test('[ISSUE-35] as root, each pod runs as a uid of its own, with a home only it can enter', async (t) => {

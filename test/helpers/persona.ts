@@ -5,8 +5,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 type Api = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }>
 
 /** identity + credential (allowlisted to `origin`) + an `assume` grant to `agentId`, for an hour; returns the identity id */
-export async function grantedPersona(api: Api, opts: { agentId: string; value: string; origin: string; reason: string }): Promise<string> {
-  const ident = await api('POST', '/v1/identities', { name: 'shopper' })
+export async function grantedPersona(api: Api, opts: { agentId: string; value: string; origin: string; reason: string; name?: string }): Promise<string> {
+  const ident = await api('POST', '/v1/identities', { name: opts.name ?? 'shopper' })
   if (ident.status !== 201) throw new Error(`identity: ${ident.status}`)
   const cred = await api('POST', `/v1/identities/${ident.body.id}/credentials`, { name: 'login', value: opts.value, originAllowlist: [opts.origin] })
   if (cred.status !== 201) throw new Error(`credential: ${cred.status}`) // never the body: it could echo the value

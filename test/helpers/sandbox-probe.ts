@@ -102,7 +102,7 @@ export async function readAs(uid: number, target: number, lookFor?: string): Pro
 
 /**
  * The processes of a Kubernetes pod on this machine's kubelet (cgroupfs driver), by the pod's
- * uid: every pid in its containers' cgroups (kubepods/<qos>/pod<uid>/<container>/cgroup.procs).
+ * uid: every pid in its cgroup and its containers' (kubepods/<qos>/pod<uid>[/<container>]/cgroup.procs).
  */
 export function podProcesses(podUid: string): number[] {
   const pids = new Set<number>()
@@ -115,6 +115,10 @@ export function podProcesses(podUid: string): number[] {
     }
     for (const name of names) {
       if (name === `pod${podUid}`) {
+        // the pod's own level too: runsc puts its sandbox and gofer there, not in a container's
+        try {
+          for (const l of readFileSync(join(dir, name, 'cgroup.procs'), 'utf8').split('\n')) if (l) pids.add(Number(l))
+        } catch { /* gone meanwhile */ }
         for (const c of readdirSync(join(dir, name), { withFileTypes: true }).filter((d) => d.isDirectory())) {
           try {
             for (const l of readFileSync(join(dir, name, c.name, 'cgroup.procs'), 'utf8').split('\n')) if (l) pids.add(Number(l))

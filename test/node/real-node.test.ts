@@ -229,7 +229,7 @@ t.test('the README install on the real node: Deployments Ready through the kubel
    * reply, log, resource and row. `runtime` is the container runtime of the browser pods.
    */
   const drivenEndToEnd = async (t: TapTest, runtime: 'runc' | 'gvisor') => {
-    const identity = await grantedPersona(api, { agentId: owner.agentId, value: CANARY, origin: 'login.example.com', reason: `real node test (${runtime})` })
+    const identity = await grantedPersona(api, { agentId: owner.agentId, value: CANARY, origin: 'login.example.com', reason: `real node test (${runtime})`, name: `shopper-${runtime}` })
     const call = recordingCaller(await mcpClient(t, apiUrl, owner.apiKey), replies)
     const started = (await call('session_start', { identity })).structuredContent as any
     t.equal(started.status, 'live', 'session_start answers live')
@@ -242,9 +242,12 @@ t.test('the README install on the real node: Deployments Ready through the kubel
     const status = kubectl(['-n', chartNs, 'exec', podName, '-c', 'browser', '--', 'cat', '/proc/1/status'])
     t.match(status, /^Uid:\s+10001\s/m, 'the browser container runs as uid 10001')
     t.match(status, /^CapEff:\s+0+$/m, 'and no effective capability')
-    const write = spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, '-n', chartNs, 'exec', podName, '-c', 'browser', '--', 'touch', '/app/x'], { encoding: 'utf8' })
-    t.match(write.stderr, /Read-only file system/, 'its root filesystem is read-only')
+    const rootMount = kubectl(['-n', chartNs, 'exec', podName, '-c', 'browser', '--', 'cat', '/proc/mounts']).split('\n').find((l) => l.split(' ')[1] === '/')
+    t.match(rootMount?.split(' ')[3], /(^|,)ro(,|$)/, `its root filesystem is mounted read-only (${rootMount?.split(' ').slice(0, 4).join(' ')})`)
     if (runtime === 'runc') {
+      // gVisor answers the same write with EACCES: it checks permissions before the mount
+      const write = spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, '-n', chartNs, 'exec', podName, '-c', 'browser', '--', 'touch', '/app/x'], { encoding: 'utf8' })
+      t.match(write.stderr, /Read-only file system/, 'a write to it is refused as such')
       // gVisor's kernel filters the sandbox as a whole; runc's container has the profile itself
       t.match(status, /^Seccomp:\s+2$/m, 'with seccomp filtering')
       const limit = kubectl(['-n', chartNs, 'exec', podName, '-c', 'browser', '--', 'cat', '/sys/fs/cgroup/memory/memory.limit_in_bytes']).trim()
