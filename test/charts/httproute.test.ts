@@ -26,7 +26,7 @@ function routed(route: Obj, req: RouteRequest) {
   return { backends: rule.backendRefs.map((b: Obj) => `${b.name}:${b.port}`), timeout: rule.timeouts?.request as string | undefined }
 }
 
-t.test('no HTTPRoute unless asked; asked, one valid gateway.networking.k8s.io/v1 HTTPRoute to the api-server Service', async (t) => {
+t.test('[ISSUE-38] no HTTPRoute unless asked; asked, one valid gateway.networking.k8s.io/v1 HTTPRoute to the api-server Service', async (t) => {
   t.equal(find(render(t), 'HTTPRoute').length, 0, 'off by default')
   const docs = render(t, [...ON, '--set', 'gateway.httpRoute.hostnames[0]=agents.example.com'])
   const route = routeOf(docs)
@@ -51,7 +51,7 @@ t.test('no HTTPRoute unless asked; asked, one valid gateway.networking.k8s.io/v1
   t.equal(envOf(both).NIGHTJAR_BASE_URL, 'http://old.example.com', 'with both on, the Ingress host stays the base URL until apiServer.baseUrl says otherwise')
 })
 
-t.test('the route covers every path the Ingresses cover, to the same Service', async (t) => {
+t.test('[ISSUE-38] the route covers every path the Ingresses cover, to the same Service', async (t) => {
   for (const extra of [['--set', 'ingress.enabled=true', ...ON], ['-f', FULL]]) {
     const docs = render(t, extra)
     const route = routeOf(docs)
@@ -72,7 +72,7 @@ t.test('the route covers every path the Ingresses cover, to the same Service', a
   }
 })
 
-t.test('each public path the api-server serves takes the rule with the right timeout; internal paths are not routed', async (t) => {
+t.test('[ISSUE-38] each public path the api-server serves takes the rule with the right timeout; internal paths are not routed', async (t) => {
   for (const [extra, consolePath, request, streams] of [[ON, '/console', '180s', '0s'], [['-f', FULL], '/admin', '5m', '1h']] as const) {
     const route = routeOf(render(t, [...extra]))
     if (!route) return t.fail('no HTTPRoute rendered')
@@ -96,7 +96,7 @@ t.test('each public path the api-server serves takes the rule with the right tim
   }
 })
 
-t.test('timeouts: null leaves a rule to the implementation; durations and parent references are checked before anything renders', async (t) => {
+t.test('[ISSUE-38] timeouts: null leaves a rule to the implementation; durations and parent references are checked before anything renders', async (t) => {
   const route = routeOf(render(t, [...ON, '--set', 'gateway.httpRoute.timeouts.request=null', '--set', 'gateway.httpRoute.timeouts.streams=null']))
   t.same(route?.spec.rules.map((r: Obj) => r.timeouts), [undefined, undefined], 'no timeouts field (older Gateway API CRDs, before v1.2, have none)')
   const refused = (t: Test, args: string[], why: RegExp) => {

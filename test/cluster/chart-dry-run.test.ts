@@ -43,12 +43,12 @@ t.test('the dry-run is not a rubber stamp: the server refuses what it would refu
   t.equal((await kubectlJson(['-n', ns, 'get', 'deployments'])).items.length, 0, 'and a dry-run stores nothing')
 })
 
-t.test('default values: every rendered manifest passes the server-side dry-run', async (t) => {
+t.test('[ISSUE-38] default values: every rendered manifest passes the server-side dry-run', async (t) => {
   const { routes } = await dryRun(t, 'defaults', [])
   t.equal(routes.length, 0, 'no HTTPRoute by default')
 })
 
-t.test('the values file that sets every option: every rendered manifest but the HTTPRoute passes the server-side dry-run', async (t) => {
+t.test('[ISSUE-38] the values file that sets every option: every rendered manifest but the HTTPRoute passes the server-side dry-run', async (t) => {
   const { docs, routes } = await dryRun(t, 'full values', ['-f', FULL])
   t.same(routes.map((r) => r.metadata.name), ['nightjar-prod'], 'the HTTPRoute is the one manifest left out (no Gateway API CRDs here)')
   const kinds = new Set(docs.map((d) => d.kind))
@@ -57,7 +57,7 @@ t.test('the values file that sets every option: every rendered manifest but the 
   t.ok(api?.spec.template.spec.topologySpreadConstraints?.length && api?.spec.template.spec.priorityClassName, 'with topologySpreadConstraints and a priorityClassName on the pods')
 })
 
-t.test('the toggles between: each renders manifests the server accepts', async (t) => {
+t.test('[ISSUE-38] the toggles between: each renders manifests the server accepts', async (t) => {
   const toggles: [string, string[]][] = [
     ['Ingress with TLS, no control Ingress, metrics on their own port, KMS off, one replica', ['--set', 'ingress.enabled=true', '--set', 'ingress.tls.enabled=true', '--set', 'ingress.tls.secretName=tls', '--set', 'ingress.control.enabled=false', '--set', 'apiServer.metrics.port=9090', '--set', 'kms.provider=none', '--set', 'apiServer.replicas=1']],
     ['no PodDisruptionBudgets, no metrics Service, no NetworkPolicy, no seccomp installer, no CRDs', ['--set', 'apiServer.pdb.enabled=false', '--set', 'operator.pdb.enabled=false', '--set', 'operator.metricsService.enabled=false', '--set', 'browserPods.networkPolicy.enabled=false', '--set', 'browserPods.seccompProfile.installer.enabled=false', '--set', 'crds.install=false']],
