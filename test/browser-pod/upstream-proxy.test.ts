@@ -5,6 +5,15 @@
 // and that every failure is a typed error on navigate, in bounded time.
 import t, { type Test } from 'tap'
 import { randomBytes } from 'node:crypto'
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync } from 'node:fs'
+import http from 'node:http'
+import https from 'node:https'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createProxy } from 'proxy'
+import { EgressGateway } from '../../browser-pod/egress-gateway.ts'
 import { NodeClient } from '../../api-server/sessions/node-client.ts'
 import type { ApiError } from '../../contracts/errors.ts'
 import { startPod } from '../../browser-pod/pod.ts'
@@ -124,4 +133,70 @@ t.test('[#39-proxy] SOCKS library errors sort into the three failures', async (t
   t.equal(socksFailure(new Error('Received invalid Socks5 initial handshake (no accepted authentication type)')).failure, 'proxy_auth_failed')
   t.same(socksFailure(new Error('Socks5 proxy rejected connection - NotAllowed')).detail, 'SOCKS5 NotAllowed')
   t.equal(socksFailure(new Error('Proxy connection timed out')).failure, 'proxy_unreachable')
+})
+
+/** A self-signed certificate for 127.0.0.1, made with the openssl CLI. */
+function selfSigned() {
+  const dir = mkdtempSync(join(tmpdir(), 'nightjar-proxy-'))
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
+    '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' })
+  return { cert: readFileSync(join(dir, 'cert.pem'), 'utf8'), key: readFileSync(join(dir, 'key.pem'), 'utf8') }
+}
+
+/** CONNECT through the gateway the way Chromium does, then one GET in the tunnel: the status line, or the refusal's status. */
+function getThrough(gw: EgressGateway, authority: string, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port: gw.port, method: 'CONNECT', path: authority, agent: false })
+    req.on('connect', (res, socket) => {
+      if (res.statusCode !== 200) {
+        socket.destroy()
+        return resolve(res.statusCode!)
+      }
+      let raw = ''
+      socket.on('data', (d) => (raw += d))
+      socket.on('end', () => resolve(Number(raw.split(' ')[1])))
+      socket.on('error', reject)
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: ${authority.replace(/:\d+$/, '')}\r\nConnection: close\r\n\r\n`)
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+t.test('[#39-proxy] an https:// proxy: TLS to the proxy (verified), then CONNECT with credentials', async (t) => {
+  const password = `pw-${randomBytes(12).toString('hex')}`
+  const world = await startProxyWorld(t, password)
+  const { cert, key } = selfSigned()
+  const server = createProxy(https.createServer({ cert, key }))
+  server.authenticate = (req) => req.headers['proxy-authorization'] === `Basic ${Buffer.from(`${PROXY_USER}:${password}`).toString('base64')}`
+  const targets: string[] = []
+  server.on('connect', (req: http.IncomingMessage) => targets.push(req.url ?? ''))
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
+  t.teardown(() => { server.closeAllConnections(); server.close() })
+  const port = (server.address() as AddressInfo).port
+
+  const gateway = async (ca: string[] | undefined, pw: string) => {
+    const gw = new EgressGateway({ connectTimeoutMs: 5000, proxyCa: ca })
+    await gw.listen()
+    t.teardown(() => gw.close())
+    gw.configure({ mode: 'platform', declaredHosts: [], denyCidrs: [], hostAliases: { 'example.com': world.ip } })
+    // a literal address the admin allowlisted: loopback is allowed for it (only the fixed floor applies)
+    gw.setProxy({ scheme: 'https', host: '127.0.0.1', port, username: PROXY_USER, password: pw })
+    return gw
+  }
+
+  const gw = await gateway([cert], password)
+  t.equal(await getThrough(gw, 'example.com:80', '/via-tls'), 200)
+  t.same(targets, [`${world.ip}:80`], 'the TLS proxy was asked for the checked address')
+  t.ok((await world.siteRequests()).some((r) => r.url === '/via-tls'), 'the site got the request')
+  t.match(gw.lastDecision('example.com', 80), { outcome: 'allowed', route: 'proxy' })
+
+  const wrong = await gateway([cert], 'not-the-password')
+  t.equal(await getThrough(wrong, 'example.com:80', '/wrong'), 502, 'Chromium sees a failed tunnel, never a 407 of ours')
+  t.match(wrong.lastDecision('example.com', 80), { outcome: 'failed', route: 'proxy', proxyFailure: 'proxy_auth_failed' })
+
+  const untrusted = await gateway(undefined, password)
+  t.equal(await getThrough(untrusted, 'example.com:80', '/untrusted'), 502)
+  t.match(untrusted.lastDecision('example.com', 80), { outcome: 'failed', proxyFailure: 'proxy_unreachable' }, 'a proxy certificate nobody trusts: unreachable, never sent the credentials')
+  t.equal(targets.length, 2, 'the untrusted attempt never reached CONNECT')
 })
