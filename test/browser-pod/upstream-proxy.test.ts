@@ -19,7 +19,7 @@ import type { ApiError } from '../../contracts/errors.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { socksFailure } from '../../browser-pod/upstream-proxy.ts'
 import { HTTP_AUTH_PROXY_PORT, HTTP_PROXY_PORT, PROXY_USER, SOCKS_PROXY_PORT, startProxyWorld } from '../helpers/proxies.ts'
-import { newToken, inProcessSandbox } from './harness.ts'
+import { fakeTunnel, loopbackServer, newToken, inProcessSandbox } from './harness.ts'
 
 const fails = async (p: Promise<unknown>): Promise<ApiError> => {
   try {
@@ -77,6 +77,25 @@ t.test('[#39-proxy] sessions through real proxies', async (t) => {
     const { client } = await session(t, { url: `http://${world.ip}:${HTTP_PROXY_PORT}` })
     t.match(await client.drive('navigate', { url: 'http://example.com/via-open' }), { status: 200 })
     t.ok((await world.siteRequests()).filter((r) => r.url === '/via-open').every((r) => r.from === world.ip))
+  })
+
+  t.test('split egress: declared local targets still go through the daemon, the public web through the proxy', async (t) => {
+    const local = await loopbackServer(t, 'developer app')
+    const tunnel = fakeTunnel()
+    const token = newToken()
+    const pod = await startPod({ token, hostAliases: aliases, tunnel, sandbox: inProcessSandbox() })
+    t.teardown(() => pod.close())
+    const client = new NodeClient(pod.endpoint, token)
+    t.teardown(() => client.close())
+    await client.configure({ sessionId: 'nsess_split_proxy', egress: { mode: 'split', declaredHosts: [`localhost:${local.port}`] } })
+    await client.egressProxy({ url: `socks5://proxy.example:${SOCKS_PROXY_PORT}`, username: PROXY_USER, password })
+    const before = (await world.proxyTargets()).length
+    t.match(await client.drive('navigate', { url: `http://localhost:${local.port}/` }), { title: 'developer app' })
+    t.ok(tunnel.dials.includes(`localhost:${local.port}`), 'the declared local target went through the daemon tunnel')
+    t.equal((await world.proxyTargets()).length, before, 'and never through the proxy')
+    t.match(await client.drive('navigate', { url: 'http://example.com/split-public' }), { status: 200 })
+    t.ok((await world.siteRequests()).filter((r) => r.url === '/split-public').every((r) => r.from === world.ip), 'the public web went through the proxy')
+    t.notOk(tunnel.dials.some((d) => d.startsWith('example.com')), 'not through the tunnel')
   })
 
   t.test('refusals are typed errors on navigate', async (t) => {
