@@ -2,12 +2,15 @@
 // Chromium request goes through (plain HTTP requests and CONNECT tunnels). It asks
 // egress-policy.ts once per connection, connects to exactly the address it checked
 // (no DNS rebinding), and remembers the last decision per host so the navigate
-// action can turn Chromium's generic proxy error into the right typed error.
+// action can turn Chromium's generic proxy error into the right typed error. A session
+// with an upstream proxy (upstream-proxy.ts) has its direct connections opened through
+// that proxy, after the same checks; tunnelled (daemon) targets are unchanged.
 import http from 'node:http'
 import net from 'node:net'
 import { lookup } from 'node:dns/promises'
 import type { Duplex } from 'node:stream'
-import { CompiledPolicy, decide, type Decision, type EgressPolicy, type Resolver } from './egress-policy.ts'
+import { CompiledPolicy, decide, decideProxy, type Decision, type EgressPolicy, type Resolver } from './egress-policy.ts'
+import { dialThroughProxy, ProxyError, type ProxyFailure, type UpstreamProxy } from './upstream-proxy.ts'
 
 export type { EgressPolicy, TunnelDialer, EgressMode } from './egress-policy.ts'
 
@@ -18,9 +21,14 @@ export interface EgressRecord {
   host: string
   port: number
   outcome: EgressOutcome
-  route?: 'direct' | 'tunnel'
+  route?: 'direct' | 'tunnel' | 'proxy'
   /** deny/refuse reason, e.g. deny_floor, host_not_declared, local_address, no_tunnel */
   reason?: string
+  /** the session's upstream proxy failed (route proxy): which way, and a value-free detail */
+  proxyFailure?: ProxyFailure
+  proxyDetail?: string
+  /** denied because the proxy's own address is (deny_floor), not the destination's */
+  proxyDenied?: boolean
   /** Chromium-style error name for refused/failed connections, e.g. net::ERR_CONNECTION_REFUSED */
   netError?: string
   at: number
@@ -55,6 +63,8 @@ export interface GatewayOptions {
   connectTimeoutMs?: number
   /** DNS after hostAliases; replaceable for tests. Default: the OS resolver (dns.lookup). */
   dns?: Resolver
+  /** extra CAs trusted for an https:// upstream proxy (tests); the system's otherwise */
+  proxyCa?: string[]
 }
 
 export class EgressGateway {
@@ -65,10 +75,13 @@ export class EgressGateway {
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 64 })
   private readonly connectTimeoutMs: number
   private readonly dns: Resolver
+  private readonly proxyCa?: string[]
+  private upstreamProxy: UpstreamProxy | null = null
   private counter = 0
 
   constructor(opts: GatewayOptions = {}) {
     this.connectTimeoutMs = opts.connectTimeoutMs ?? 15_000
+    this.proxyCa = opts.proxyCa
     this.dns = opts.dns ?? (async (host) => {
       const r = await lookup(host)
       return { address: r.address, family: r.family === 6 ? 6 : 4 }
@@ -103,6 +116,20 @@ export class EgressGateway {
   /** Set once per session (launch-time declared hosts); throws on an invalid CIDR or alias. */
   configure(policy: EgressPolicy): void {
     this.policy = new CompiledPolicy(policy)
+  }
+
+  /**
+   * The session's upstream proxy (after configure); its credentials stay in this object's
+   * memory only, never in a record, a log line or an answer to Chromium.
+   */
+  setProxy(proxy: UpstreamProxy | null): void {
+    this.upstreamProxy = proxy ? { ...proxy } : null
+  }
+
+  /** The proxy without its credentials, for health and tests. */
+  get proxy(): { scheme: string; host: string; port: number; authenticated: boolean } | null {
+    const p = this.upstreamProxy
+    return p ? { scheme: p.scheme, host: p.host, port: p.port, authenticated: p.username !== undefined } : null
   }
 
   get mode(): string | undefined {
@@ -165,7 +192,15 @@ export class EgressGateway {
   }
 
   /** The daemon re-checks declared hosts; its "not declared" is a policy denial, not a failure. */
-  private recordDialFailure(host: string, port: number, route: 'direct' | 'tunnel', err: unknown): number {
+  private recordDialFailure(host: string, port: number, route: 'direct' | 'tunnel' | 'proxy', err: unknown): number {
+    if (err instanceof ProxyError) {
+      this.record(host, port, 'failed', { route, proxyFailure: err.failure, proxyDetail: err.detail, netError: 'net::ERR_TUNNEL_CONNECTION_FAILED' })
+      return 502
+    }
+    if (err instanceof ProxyAddressDenied) {
+      this.record(host, port, 'denied', { route, reason: 'deny_floor', proxyDenied: true })
+      return 403
+    }
     if ((err as { code?: unknown } | undefined)?.code === 'not_declared') {
       this.record(host, port, 'denied', { route, reason: 'host_not_declared' })
       return 403
@@ -194,20 +229,22 @@ export class EgressGateway {
       if (!HOP_BY_HOP.has(req.rawHeaders[i].toLowerCase())) headers.push(req.rawHeaders[i], req.rawHeaders[i + 1])
     }
     const options: http.RequestOptions = { method: req.method, path: target.pathname + target.search, headers, setHost: false }
-    if (d.action === 'direct') {
+    const route = d.action === 'direct' && this.upstreamProxy ? 'proxy' : d.action
+    if (route === 'direct' && d.action === 'direct') {
       Object.assign(options, { host: d.address, port, family: d.family, agent: this.agent })
     } else {
+      // a daemon stream, or a tunnel through the session's proxy (one per request: no keep-alive across the proxy)
       let stream: Duplex
       try {
-        stream = await this.policy!.tunnel!.dial(host, port)
+        stream = d.action === 'direct' ? await this.dialProxy(d.address, port) : await this.policy!.tunnel!.dial(host, port)
       } catch (err) {
-        const status = this.recordDialFailure(host, port, 'tunnel', err)
+        const status = this.recordDialFailure(host, port, route, err)
         return synth(res, status, status === 403 ? 'denied' : 'refused', `${host}:${port}`)
       }
       this.track(stream)
       options.createConnection = () => stream as net.Socket
     }
-    this.record(host, port, 'allowed', { route: d.action })
+    this.record(host, port, 'allowed', { route })
 
     const upstream = http.request(options, (up) => {
       const out: string[] = []
@@ -229,7 +266,7 @@ export class EgressGateway {
     })
     upstream.on('error', (err) => {
       if (res.headersSent) return void res.destroy()
-      this.record(host, port, 'failed', { route: d.action, netError: netErrorFor(err) })
+      this.record(host, port, 'failed', { route, netError: netErrorFor(err) })
       synth(res, 502, 'failed', `${host}:${port}`)
     })
     res.on('close', () => { if (!res.writableFinished) upstream.destroy() })
@@ -247,14 +284,17 @@ export class EgressGateway {
     if (blocked !== null) return refuseTunnel(client, blocked)
     if (d.action !== 'direct' && d.action !== 'tunnel') return
 
+    const route = d.action === 'direct' && this.upstreamProxy ? 'proxy' : d.action
     let upstream: Duplex
     try {
-      upstream = d.action === 'direct' ? await this.connectDirect(d.address, port) : await this.policy!.tunnel!.dial(host, port)
+      upstream = d.action === 'tunnel'
+        ? await this.policy!.tunnel!.dial(host, port)
+        : route === 'proxy' ? await this.dialProxy(d.address, port) : await this.connectDirect(d.address, port)
     } catch (err) {
-      return refuseTunnel(client, this.recordDialFailure(host, port, d.action, err))
+      return refuseTunnel(client, this.recordDialFailure(host, port, route, err))
     }
     this.track(upstream)
-    this.record(host, port, 'allowed', { route: d.action })
+    this.record(host, port, 'allowed', { route })
     if (client.destroyed) return void upstream.destroy()
     client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
     if (head.length) upstream.write(head)
@@ -265,6 +305,24 @@ export class EgressGateway {
     client.pipe(upstream)
   }
 
+  /**
+   * Through the session's proxy to the address the policy checked. The proxy's own address
+   * is judged first (decideProxy): a name must not resolve into the deny floor, the
+   * cluster's ranges or a local address; a literal address the admin allowlisted is
+   * held to the fixed floor only.
+   */
+  private async dialProxy(address: string, port: number): Promise<net.Socket> {
+    const proxy = this.upstreamProxy!
+    let judged
+    try {
+      judged = await decideProxy(this.policy!, proxy.host, this.dns)
+    } catch (err) {
+      throw new ProxyError('proxy_unreachable', errnoName(err))
+    }
+    if (judged.action === 'deny') throw new ProxyAddressDenied()
+    return dialThroughProxy({ proxy, proxyAddress: judged.address, address, port, timeoutMs: this.connectTimeoutMs, ca: this.proxyCa })
+  }
+
   private connectDirect(address: string, port: number): Promise<net.Socket> {
     return new Promise((resolve, reject) => {
       const s = net.connect({ host: address, port })
@@ -273,6 +331,14 @@ export class EgressGateway {
       s.once('error', reject)
     })
   }
+}
+
+/** The proxy's own address is refused (deny floor, cluster range or a local address by name). */
+class ProxyAddressDenied extends Error {}
+
+function errnoName(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code
+  return typeof code === 'string' && /^[A-Z_0-9]{2,40}$/.test(code) ? code : 'DNS lookup failed'
 }
 
 function key(host: string, port: number): string {

@@ -135,3 +135,21 @@ export async function decide(policy: CompiledPolicy | null, host: string, port: 
   }
   return { action: 'direct', address: r.address, family: r.family }
 }
+
+/**
+ * Judge the session's upstream proxy itself (docs/proxy.md). The org's admin allowlisted
+ * its host; still, a proxy named by a host name must resolve to a public address — not
+ * the deny floor, not the cluster's ranges, not loopback, RFC 1918 or fc00::/7 — since
+ * whoever controls that name's DNS could otherwise point sessions at an internal service.
+ * A proxy named by a literal address is exactly what the admin allowlisted, so an
+ * internal proxy (10.0.0.5) works when named that way; the fixed floor (metadata,
+ * link-local …) still applies to it.
+ */
+export async function decideProxy(policy: CompiledPolicy, host: string, resolve: Resolver): Promise<{ action: 'direct'; address: string } | { action: 'deny' }> {
+  if (isIP(host) !== 0) return policy.floorDenied(host) ? { action: 'deny' } : { action: 'direct', address: host }
+  if (isLocalName(host)) return { action: 'deny' }
+  const alias = policy.alias(host)
+  const address = alias ?? (await resolve(host)).address
+  if (policy.denied(address) || policy.isLocalAddress(address)) return { action: 'deny' }
+  return { action: 'direct', address }
+}

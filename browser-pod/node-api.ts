@@ -46,6 +46,10 @@ const handlers: { [N in NodeRouteName]: Handler<N> } = {
     }
   },
   storage_state: storageState,
+  egress_proxy: (s, i) => {
+    s.setProxy(i)
+    return { ok: true }
+  },
   recording_start: async (s) => {
     await recorder(s).start()
     return { ok: true }

@@ -12,7 +12,8 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import type { SandboxKind } from '../crds/types.ts'
 import { errors } from '../contracts/errors.ts'
-import type { ConfigureInput, ConsoleMessage, SessionStorageEntry } from '../contracts/node-api.ts'
+import type { ConfigureInput, ConsoleMessage, EgressProxyInput, SessionStorageEntry } from '../contracts/node-api.ts'
+import { parseProxyUrl } from '../contracts/proxy.ts'
 import type { EgressGateway, TunnelDialer } from './egress-gateway.ts'
 import { EchoGuard } from './secrets/echo-guard.ts'
 import { SessionFiles } from './session-files.ts'
@@ -260,6 +261,19 @@ export class PodSession {
 
   get configured(): boolean {
     return this.active !== undefined
+  }
+
+  /**
+   * The session's upstream proxy, once, after configure (docs/proxy.md): the egress
+   * gateway opens every direct connection through it from now on. Its credentials live
+   * in the gateway's memory only.
+   */
+  setProxy(input: EgressProxyInput): void {
+    if (!this.configured) throw errors.notConfigured()
+    if (this.gateway.proxy) throw errors.alreadyConfigured()
+    const a = parseProxyUrl(input.url)
+    if (typeof a === 'string') throw errors.invalidRequest(`url: ${a}`)
+    this.gateway.setProxy({ ...a, username: input.username, password: input.username !== undefined ? (input.password ?? '') : undefined })
   }
 
   /** The active tab's page, the one every driving action acts on; 409 before configure. */

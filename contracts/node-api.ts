@@ -16,6 +16,7 @@ import { z } from 'zod'
 import { EGRESS_MODES, SANDBOX_KINDS } from '../crds/types.ts'
 import { type ConsoleMessage, driveContracts, type DriveContract, type DriveName } from './operations/drive.ts'
 import { ONE_TARGET, elementRef, oneTarget, selector, timeoutMs, viewport } from './operations/fields.ts'
+import { proxyUrlProblem } from './proxy.ts'
 
 export type { DriveName }
 
@@ -69,6 +70,17 @@ export const SecureTypeInput = z.object({
 export const EDITABLE_KINDS = ['text', 'password', 'email', 'textarea', 'contenteditable'] as const
 export const SecureTypeResult = z.object({ ok: z.literal(true), fieldKind: z.enum(EDITABLE_KINDS), host: z.string(), changes: z.string().optional() })
 
+/**
+ * The session's upstream proxy (docs/proxy.md), sent by the api-server once the pod is
+ * configured and before the session is live: the only place its credentials travel in
+ * plaintext (the request bytes are zeroed after the reply, like secure_type's).
+ */
+export const EgressProxyInput = z.object({
+  url: z.string().max(300).refine((u) => proxyUrlProblem(u) === null, 'must be http://, https:// or socks5:// host[:port] without credentials'),
+  username: z.string().min(1).max(255).optional(),
+  password: z.string().max(255).optional(),
+})
+
 const NameValue = z.object({ name: z.string(), value: z.string() })
 export const SessionStorageEntry = z.object({ origin: z.string(), entries: z.array(NameValue) })
 export const StorageStateResult = z.object({
@@ -99,6 +111,7 @@ const podRoutes = {
   // the storageState it may carry is credential-equivalent
   configure: { method: 'POST', path: '/v1/configure', input: ConfigureInput, output: ConfigureResult, auth: true, secret: true, opaque: [] },
   secure_type: { method: 'POST', path: '/v1/secure_type', input: SecureTypeInput, output: SecureTypeResult, auth: true, secret: true, opaque: [] },
+  egress_proxy: { method: 'POST', path: '/v1/egress_proxy', input: EgressProxyInput, output: z.object({ ok: z.literal(true) }), auth: true, secret: true, opaque: [] },
   // credential-equivalent, and never shown to anyone: the api-server seals it at once (a
   // warm resume must restore a cookie that holds the secret exactly, not its mask)
   storage_state: {
@@ -178,6 +191,7 @@ export type ConfigureResult = NodeOutput<'configure'>
 export type HealthResult = NodeOutput<'health'>
 export type SecureTypeInput = NodeInput<'secure_type'>
 export type SecureTypeResult = NodeOutput<'secure_type'>
+export type EgressProxyInput = NodeInput<'egress_proxy'>
 export type EditableKind = SecureTypeResult['fieldKind']
 export type StorageStateResult = NodeOutput<'storage_state'>
 export type SessionStorageEntry = z.output<typeof SessionStorageEntry>

@@ -10,6 +10,8 @@ export const routes = {
   identity_create: { method: 'POST', path: '/v1/identities' },
   identity_list: { method: 'GET', path: '/v1/identities' },
   identity_delete: { method: 'DELETE', path: '/v1/identities/:identityId' },
+  identity_proxy_put: { method: 'PUT', path: '/v1/identities/:identityId/proxy' },
+  identity_proxy_delete: { method: 'DELETE', path: '/v1/identities/:identityId/proxy' },
   credential_create: { method: 'POST', path: '/v1/identities/:identityId/credentials' },
   credential_list: { method: 'GET', path: '/v1/identities/:identityId/credentials' },
   credential_rotate: { method: 'POST', path: '/v1/identities/:identityId/credentials/:credentialId/rotate' },
@@ -104,6 +106,10 @@ export function methods(call: Call) {
       list: () => call('identity_list', {}),
       /** Delete an identity with its credentials and grants; refused (409) while a session holds its lease */
       delete: (identityId: In<'identity_delete'>['identityId']) => call('identity_delete', { identityId }),
+      /** Set an identity's default upstream proxy, used by a session bound to it that names no proxy of its own; its host must be on the org allowlist (governance proxyHosts) and its credentials are sealed, never returned */
+      proxyPut: (identityId: In<'identity_proxy_put'>['identityId'], input: Omit<In<'identity_proxy_put'>, 'identityId'>) => call('identity_proxy_put', { ...input, identityId }),
+      /** Remove an identity's default upstream proxy and its sealed credentials (sessions already open keep theirs) */
+      proxyDelete: (identityId: In<'identity_proxy_delete'>['identityId']) => call('identity_proxy_delete', { identityId }),
     },
     credentials: {
       /** Add a sealed credential to an identity; the value is write-only and only a mask is returned */

@@ -1,5 +1,6 @@
 // The console's Governance page (issue #17 item 5): the org's flags — free-text credential
-// fill, cloak sessions, the declared advisor origins, recording every session by default — read with governance_get and saved
+// fill, cloak sessions, the declared advisor origins, recording every session by default, the
+// allowlist of upstream proxy hosts (docs/proxy.md) — read with governance_get and saved
 // with governance_put. Both need org:admin (owners and admins); anyone else gets the
 // API's 403 in words.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -12,7 +13,7 @@ import { csrfInput, errorLine, field, formRoute, listField, notice, okNotice, pa
 export function registerGovernancePage(app: FastifyInstance, kit: SetupKit) {
   const path = `${kit.base}/governance`
 
-  const show = async (req: FastifyRequest, reply: FastifyReply, u: ConsoleUser, o: { error?: ApiError; origins?: string } = {}) => {
+  const show = async (req: FastifyRequest, reply: FastifyReply, u: ConsoleUser, o: { error?: ApiError; origins?: string; proxies?: string } = {}) => {
     let g
     try {
       g = await runOp(kit.services, req, u, governanceGet, {})
@@ -35,6 +36,8 @@ export function registerGovernancePage(app: FastifyInstance, kit: SetupKit) {
             <span class="muted">(a start may still say <code>record: false</code>; recordings are kept ${kit.services.config.recordings.retentionDays} days)</span></label>
           <label for="advisor-origins">Declared advisor origins <span class="muted">(http(s)://host[:port], one per line)</span></label>
           <textarea id="advisor-origins" name="declaredAdvisorOrigins" rows="3" style="${TEXTAREA_STYLE}">${o.origins ?? g.declaredAdvisorOrigins.join('\n')}</textarea>
+          <label for="proxy-hosts">Allowed upstream proxy hosts <span class="muted">(host[:port], one per line, matched exactly; empty: sessions may not use a proxy)</span></label>
+          <textarea id="proxy-hosts" name="proxyHosts" rows="3" style="${TEXTAREA_STYLE}">${o.proxies ?? g.proxyHosts.join('\n')}</textarea>
           <button type="submit">Save governance</button>
         </form>
       </div>`, kit.chrome(u)))
@@ -50,9 +53,10 @@ export function registerGovernancePage(app: FastifyInstance, kit: SetupKit) {
         cloakEnabled: field(body, 'cloakEnabled') === 'on',
         recordSessions: field(body, 'recordSessions') === 'on',
         declaredAdvisorOrigins: listField(body, 'declaredAdvisorOrigins'),
+        proxyHosts: listField(body, 'proxyHosts'),
       })
       return `${path}?done=saved`
     },
     ({ req, reply, u, body }, e) =>
-      e.status === 403 ? refusalPage(kit, reply, u, 'Governance', e, { href: `${kit.base}/identities`, text: 'Identities' }) : show(req, reply, u, { error: e, origins: field(body, 'declaredAdvisorOrigins') }))
+      e.status === 403 ? refusalPage(kit, reply, u, 'Governance', e, { href: `${kit.base}/identities`, text: 'Identities' }) : show(req, reply, u, { error: e, origins: field(body, 'declaredAdvisorOrigins'), proxies: field(body, 'proxyHosts') }))
 }

@@ -8,15 +8,17 @@ export interface Governance {
   declaredAdvisorOrigins: string[]
   /** the default for a session start that leaves `record` out */
   recordSessions: boolean
+  /** the org admin's allowlist of upstream proxy hosts (host[:port]); empty allows none (docs/proxy.md) */
+  proxyHosts: string[]
 }
 
-export const DEFAULT_GOVERNANCE: Governance = { credential_freetext_fill: false, cloakEnabled: false, declaredAdvisorOrigins: [], recordSessions: false }
+export const DEFAULT_GOVERNANCE: Governance = { credential_freetext_fill: false, cloakEnabled: false, declaredAdvisorOrigins: [], recordSessions: false, proxyHosts: [] }
 
 export async function getGovernance(db: Queryable, orgId: string): Promise<Governance> {
   const r = await db.query(`select * from org_governance where org_id = $1`, [orgId])
   const row = r.rows[0]
-  if (!row) return { ...DEFAULT_GOVERNANCE, declaredAdvisorOrigins: [] }
-  return { credential_freetext_fill: row.credential_freetext_fill, cloakEnabled: row.cloak_enabled, declaredAdvisorOrigins: row.declared_advisor_origins, recordSessions: row.record_sessions }
+  if (!row) return { ...DEFAULT_GOVERNANCE, declaredAdvisorOrigins: [], proxyHosts: [] }
+  return { credential_freetext_fill: row.credential_freetext_fill, cloakEnabled: row.cloak_enabled, declaredAdvisorOrigins: row.declared_advisor_origins, recordSessions: row.record_sessions, proxyHosts: row.proxy_hosts ?? [] }
 }
 
 /** Applies the fields given; fields left out keep their current value. */
@@ -24,12 +26,12 @@ export async function putGovernance(db: Queryable, orgId: string, patch: Partial
   const current = await getGovernance(db, orgId)
   const next: Governance = { ...current, ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) }
   await db.query(
-    `insert into org_governance (org_id, credential_freetext_fill, cloak_enabled, declared_advisor_origins, record_sessions, updated_at)
-     values ($1,$2,$3,$4,$5,$6)
+    `insert into org_governance (org_id, credential_freetext_fill, cloak_enabled, declared_advisor_origins, record_sessions, proxy_hosts, updated_at)
+     values ($1,$2,$3,$4,$5,$6,$7)
      on conflict (org_id) do update set credential_freetext_fill = excluded.credential_freetext_fill,
        cloak_enabled = excluded.cloak_enabled, declared_advisor_origins = excluded.declared_advisor_origins,
-       record_sessions = excluded.record_sessions, updated_at = excluded.updated_at`,
-    [orgId, next.credential_freetext_fill, next.cloakEnabled, next.declaredAdvisorOrigins, next.recordSessions, at],
+       record_sessions = excluded.record_sessions, proxy_hosts = excluded.proxy_hosts, updated_at = excluded.updated_at`,
+    [orgId, next.credential_freetext_fill, next.cloakEnabled, next.declaredAdvisorOrigins, next.recordSessions, next.proxyHosts, at],
   )
   return next
 }

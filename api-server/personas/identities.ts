@@ -36,14 +36,18 @@ export async function createIdentity(db: Queryable, input: { orgId: string; name
   }
 }
 
-export async function listIdentities(db: Queryable, orgId: string): Promise<Array<Identity & { leaseState: LeaseState }>> {
+export async function listIdentities(db: Queryable, orgId: string): Promise<Array<Identity & { leaseState: LeaseState; proxy?: { url: string; authenticated: boolean } }>> {
   const r = await db.query(
     `select i.*, (l.identity_id is not null) as leased
        from identities i left join identity_leases l on l.identity_id = i.id
       where i.org_id = $1 order by i.name`,
     [orgId],
   )
-  return r.rows.map((row) => ({ ...toIdentity(row), leaseState: row.leased ? 'in_use' : 'available' }))
+  return r.rows.map((row) => ({
+    ...toIdentity(row), leaseState: row.leased ? 'in_use' : 'available',
+    // the default proxy's URL and whether credentials are sealed for it, never the envelope
+    ...(row.proxy_url ? { proxy: { url: row.proxy_url as string, authenticated: row.proxy_sealed_auth != null } } : {}),
+  }))
 }
 
 /** By id (nident_…) or by name, inside the org only. */

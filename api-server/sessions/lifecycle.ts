@@ -11,9 +11,12 @@ import type { AuthContext } from '../auth/context.ts'
 import { ANNOTATIONS, LABELS, type BrowserKind, type BrowserSession, type EgressMode } from '../../crds/types.ts'
 import { newId } from '../../contracts/ids.ts'
 import { errors, isApiError } from '../../contracts/errors.ts'
-import { bindIdentity, release, getGovernance, urlIsAdvisorOrigin, type StartPath } from '../personas/index.ts'
+import {
+  allowedProxy, bindIdentity, getGovernance, identityDefaultProxy, openProxyAuth, release, sealProxyAuth, urlIsAdvisorOrigin, type ProxyRequest, type StartPath,
+} from '../personas/index.ts'
+import type { Sealer } from '../kms/index.ts'
 import type { Admission } from './admission.ts'
-import { bindSessionIdentity, deleteSession, getSession, journal, setLive, setStatus, type SessionRow } from './store.ts'
+import { bindSessionIdentity, deleteSession, getSession, journal, sessionProxySealedAuth, setLive, setSessionProxy, setStatus, type SessionRow } from './store.ts'
 import { sessionView, type SessionView } from './view.ts'
 import { isNotFound } from '../../resources/errors.ts'
 
@@ -30,6 +33,8 @@ export interface StartInput {
   maxDurationSecs?: number
   /** record the session (docs/sessions.md, "Recordings"); left out, the org's governance default decides */
   record?: boolean
+  /** an upstream proxy (docs/proxy.md); left out, the bound identity's default, if any */
+  proxy?: ProxyRequest
 }
 
 export type { AuthStateDirectory, NetworkDirectory, ResolvedNetwork } from './directories.ts'
@@ -40,6 +45,8 @@ const START_TIMEOUT_MS = 60_000
 export interface SessionDeps {
   config: Config
   db: Db
+  /** seals a session's proxy credentials, opens them for the hand-over to its pod */
+  sealer: Sealer
   log: FastifyBaseLogger
   now: () => number
   sessions: SessionRuntime
@@ -71,7 +78,7 @@ function lifetimes(services: SessionDeps, input: StartInput): { idleTimeoutSecs:
   return { idleTimeoutSecs: input.idleTimeoutSecs ?? idleMax, maxDurationSecs: input.maxDurationSecs ?? durationMax }
 }
 
-/** Checks that need no database writes, in a fixed order: input shape, cloak gate, network. */
+/** Checks that need no database writes, in a fixed order: input shape, cloak gate, network, proxy allowlist. */
 async function precheck(services: SessionDeps, auth: AuthContext, input: StartInput) {
   if ((input.warmResume || input.fromVersion) && !input.identity) {
     throw errors.identityRequired()
@@ -89,7 +96,8 @@ async function precheck(services: SessionDeps, auth: AuthContext, input: StartIn
     network = await services.networks.resolve(auth.orgId, input.network)
     if (!network) throw errors.networkNotFound()
   }
-  return { network }
+  const proxy = input.proxy ? await allowedProxy(services.db, auth.orgId, input.proxy.url) : null
+  return { network, proxy }
 }
 
 /** What opening a session needs: who asks, what they ask for, how it was admitted (direct or a spawned child), and as which agent. */
@@ -138,7 +146,12 @@ export async function beginStart(services: SessionDeps, { auth, input, admission
   // a burst, every start beyond the queue is refused at once (429). Given back on any failure.
   const ticket = services.admission.reserve(id)
   const orCancel = <T>(p: Promise<T>): Promise<T> => p.catch((e) => { ticket.cancel(); throw e })
-  const { network } = await orCancel(precheck(services, auth, input))
+  const { network, proxy: askedProxy } = await orCancel(precheck(services, auth, input))
+  // the credentials are sealed before anything waits: from here on only the envelope is held
+  const sessionOwner = { orgId: auth.orgId, kind: 'session' as const, id }
+  let proxy: { url: string; sealedAuth: string | null } | null = askedProxy && input.proxy
+    ? { url: askedProxy.url, sealedAuth: await orCancel(sealProxyAuth(services.sealer, sessionOwner, input.proxy)) }
+    : null
   const openedBy = { principalId: actingAgentId, credentialId: auth.principal.credentialId, name: auth.principal.name }
 
   const browserKind = input.browserKind ?? 'chromium'
@@ -159,21 +172,36 @@ export async function beginStart(services: SessionDeps, { auth, input, admission
   // The bind comes before the launch slot, so every refusal a caller can get (no grant,
   // lease held …) is decided before it could be answered 202 pending.
   let bound: { identityId: string; grantId: string; leaseExpiresAt: string } | undefined
-  if (input.identity) {
-    try {
+  try {
+    if (input.identity) {
       bound = await bindIdentity({ db: services.db, now: services.now }, {
         orgId: auth.orgId, agentId: actingAgentId, scopes: auth.scopes, identityRef: input.identity, sessionId: id, admission,
       })
       await bindSessionIdentity(services.db, id, bound.identityId, bound.grantId)
-    } catch (e) {
-      // a refused bind opened nothing: no lease (a step after the lease may have refused),
-      // no session row and no place in line remain
-      ticket.cancel()
-      await release(services.db, id)
-      await deleteSession(services.db, id)
-      throw e
+      // no proxy asked for: the identity's default, held to today's allowlist, its
+      // credentials sealed again under this session
+      const fallback = proxy ? null : await identityDefaultProxy(services.db, auth.orgId, bound.identityId)
+      if (fallback) {
+        const { url } = await allowedProxy(services.db, auth.orgId, fallback.url)
+        let sealedAuth: string | null = null
+        if (fallback.sealedAuth) {
+          const creds = await openProxyAuth(services.sealer, { orgId: auth.orgId, kind: 'identity', id: bound.identityId }, fallback.sealedAuth)
+          sealedAuth = await sealProxyAuth(services.sealer, sessionOwner, creds)
+        }
+        proxy = { url, sealedAuth }
+      }
     }
+    if (proxy) await setSessionProxy(services.db, id, proxy.url, proxy.sealedAuth)
+  } catch (e) {
+    // a refused bind opened nothing: no lease (a step after the lease may have refused),
+    // no session row and no place in line remain
+    ticket.cancel()
+    await release(services.db, id)
+    await deleteSession(services.db, id)
+    throw e
   }
+  const proxyView = proxy ? { url: proxy.url, authenticated: proxy.sealedAuth !== null } : null
+  proxy = null // the envelope is read back from the row at the hand-over
 
   const live = (async () => {
     let admitted
@@ -228,24 +256,37 @@ export async function beginStart(services: SessionDeps, { auth, input, admission
         podFailure = obj.status?.conditions?.find((c) => c.type === 'Ready')?.reason ?? 'PodFailed'
         throw errors.sessionStartFailed()
       }
+      // the proxy reaches the pod before the caller can drive, or the start fails
+      if (proxyView) await handOverProxy(services, { orgId: auth.orgId, id }, proxyView.url)
       // asked for a recording: it runs before the caller can drive, or the start fails
       if (record) await services.recordings.begin({ id, orgId: auth.orgId })
       // the status (with the start's journal row) is written before the caller drives the
       // session; the view is built, not read back
       const liveAt = new Date(services.now()).toISOString()
       const sandbox = obj.status?.sandbox
-      await setLive(services.db, { id, orgId: auth.orgId }, liveAt, { op: admission === 'spawned_child' ? 'spawn_and_start_session' : 'session_start', outcome: 'ok', detail: { egress, browserKind, ...(sandbox ? { sandbox } : {}) } }, sandbox)
+      await setLive(services.db, { id, orgId: auth.orgId }, liveAt, { op: admission === 'spawned_child' ? 'spawn_and_start_session' : 'session_start', outcome: 'ok', detail: { egress, browserKind, ...(sandbox ? { sandbox } : {}), ...(proxyView ? { proxy: proxyView.url } : {}) } }, sandbox)
       await services.events.emit({ orgId: auth.orgId, type: 'session.live', data: { sessionId: id, agentId: actingAgentId, identityId: bound?.identityId ?? null, egress, browserKind, ...(sandbox ? { sandbox } : {}) } })
       return sessionView({
         id, orgId: auth.orgId, agentId: actingAgentId, openedBy, admission, identityId: bound?.identityId ?? null, grantId: bound?.grantId ?? null,
         egress, networkId: network?.id ?? null, browserKind, url: input.url ?? null, viewport: input.viewport ?? null,
-        status: 'live', failureReason: null, sandbox: sandbox ?? null, createdAt, liveAt, endedAt: null, ...life, endReason: null,
+        status: 'live', failureReason: null, sandbox: sandbox ?? null, createdAt, liveAt, endedAt: null, ...life, endReason: null, proxy: proxyView,
       })
     } catch (e) {
       await abandon(services, { id, orgId: auth.orgId, agentId: actingAgentId }, podFailure ?? (isApiError(e) ? e.reason ?? e.code : 'start_failed'))
       throw e
     }
   }
+}
+
+/**
+ * Hands the session's proxy to its pod's egress gateway: the sealed credentials are read
+ * from the row and opened just for this call (NodeClient zeroes the request bytes).
+ */
+async function handOverProxy(services: SessionDeps, session: { orgId: string; id: string }, url: string): Promise<void> {
+  const sealed = await sessionProxySealedAuth(services.db, session.orgId, session.id)
+  const creds = sealed ? await openProxyAuth(services.sealer, { orgId: session.orgId, kind: 'session', id: session.id }, sealed) : null
+  const node = await services.sessions.nodes.get(session.id)
+  await node.egressProxy({ url, ...(creds ?? {}) })
 }
 
 /**

@@ -70,6 +70,15 @@ export class NodeClient {
     return this.#call('secure_type', bytes).finally(() => bytes.fill(0))
   }
 
+  /**
+   * The session's upstream proxy with its opened credentials (docs/proxy.md); the request
+   * bytes built from them are zeroed here after the reply.
+   */
+  egressProxy(input: NodeInput<'egress_proxy'>): Promise<NodeOutput<'egress_proxy'>> {
+    const bytes = Buffer.from(JSON.stringify(input))
+    return this.#call('egress_proxy', bytes).finally(() => bytes.fill(0))
+  }
+
   /** Drops idle keep-alive sockets (call when the session ends). */
   close(): void {
     this.#agent.destroy()

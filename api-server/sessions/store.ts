@@ -38,6 +38,8 @@ export interface SessionRow {
   controlHolder?: string | null
   /** what the agent asked a person to do (request_human), until control is handed back */
   humanRequest?: { at: string; reason: string } | null
+  /** the session's upstream proxy (scheme://host:port, no credentials) and whether it carries sealed credentials */
+  proxy?: { url: string; authenticated: boolean } | null
 }
 
 const iso = (v: unknown) => (v ? new Date(v as string).toISOString() : null)
@@ -51,13 +53,15 @@ function toRow(r: Record<string, any>): SessionRow {
     idleTimeoutSecs: r.idle_timeout_secs ?? null, maxDurationSecs: r.max_duration_secs ?? null, endReason: r.end_reason ?? null,
     control: r.control ?? 'agent', controlHolder: r.control_holder ?? null,
     humanRequest: r.human_requested_at ? { at: iso(r.human_requested_at)!, reason: r.human_request_reason ?? '' } : null,
+    // whether credentials are sealed, never the envelope itself
+    proxy: r.proxy_url ? { url: r.proxy_url, authenticated: r.proxy_sealed_auth != null } : null,
   }
 }
 
 export const unknownSession = () => errors.notFound('session')
 
 /** what a new session's row is made of (the rest starts empty, status pending) */
-export type NewSession = Omit<SessionRow, 'status' | 'failureReason' | 'sandbox' | 'liveAt' | 'endedAt' | 'endReason' | 'control' | 'controlHolder' | 'humanRequest'>
+export type NewSession = Omit<SessionRow, 'status' | 'failureReason' | 'sandbox' | 'liveAt' | 'endedAt' | 'endReason' | 'control' | 'controlHolder' | 'humanRequest' | 'proxy'>
 
 /** a new row as a start asks for it: egress null when the start left it to the agent's default */
 export type RequestedSession = Omit<NewSession, 'egress'> & { egress: EgressMode | null }
@@ -110,6 +114,17 @@ export async function expireSession(db: Queryable, id: string, reason: string): 
 
 export async function bindSessionIdentity(db: Queryable, id: string, identityId: string, grantId: string): Promise<void> {
   await db.query('update sessions set identity_id = $2, grant_id = $3 where id = $1', [id, identityId, grantId])
+}
+
+/** the session's proxy: its URL and its sealed credentials (null without) */
+export async function setSessionProxy(db: Queryable, id: string, url: string, sealedAuth: string | null): Promise<void> {
+  await db.query('update sessions set proxy_url = $2, proxy_sealed_auth = $3 where id = $1', [id, url, sealedAuth])
+}
+
+/** the sealed credentials of a session's proxy, for the one call that hands them to its pod */
+export async function sessionProxySealedAuth(db: Queryable, orgId: string, id: string): Promise<string | null> {
+  const r = await db.query('select proxy_sealed_auth from sessions where org_id = $1 and id = $2', [orgId, id])
+  return r.rows[0]?.proxy_sealed_auth ?? null
 }
 
 export async function deleteSession(db: Queryable, id: string): Promise<void> {

@@ -27,6 +27,8 @@ export interface SessionView {
   endReason?: string
   /** while a start waits for a browser: its place in line (1 = next) */
   queuePosition?: number
+  /** the upstream proxy, without its credentials */
+  proxy?: { url: string; authenticated: boolean }
   /** who drives the browser: the agent, or a person who took control in the console */
   control: 'agent' | 'human'
 }
@@ -40,6 +42,7 @@ export function sessionView(r: SessionRow, queuePosition?: number): SessionView 
   if (r.failureReason) v.failureReason = r.failureReason
   if (r.sandbox) v.sandbox = r.sandbox
   if (r.endReason) v.endReason = r.endReason
+  if (r.proxy) v.proxy = r.proxy
   if (queuePosition !== undefined && r.status === 'pending') v.queuePosition = queuePosition
   return v
 }

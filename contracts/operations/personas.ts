@@ -7,6 +7,7 @@ import { defineContract } from './types.ts'
 import { hostEntryProblem, normalizeHostEntry, REQUEST_MAX_HOSTS } from '../hosts.ts'
 import { personText } from '../person-text.ts'
 import { idParam, isoTime as isoTimestamp } from './fields.ts'
+import { proxySetting, proxyView } from './proxy.ts'
 
 // --- input rules -----------------------------------------------------------------------
 // (the domain code uses these same rules: api-server/personas/validation.ts re-exports them)
@@ -127,7 +128,10 @@ export const Identity = z.object({
   createdAt: isoTimestamp,
 })
 
-export const IdentityWithLease = Identity.extend({ leaseState: z.enum(LEASE_STATES).describe('never the holder') })
+export const IdentityWithLease = Identity.extend({
+  leaseState: z.enum(LEASE_STATES).describe('never the holder'),
+  proxy: proxyView.optional().describe('present when the identity has a default upstream proxy: its URL (never the credentials) and whether it authenticates'),
+})
 
 /** What is ever returned about a credential: there is deliberately no value field. */
 export const CredentialView = z.object({
@@ -166,6 +170,7 @@ export const Governance = z.object({
   cloakEnabled: z.boolean(),
   declaredAdvisorOrigins: z.array(z.string()).describe('origins, http(s)://host[:port]'),
   recordSessions: z.boolean().describe('record every session whose start leaves `record` out (a start may still say record: false)'),
+  proxyHosts: z.array(z.string()).describe('the upstream proxy hosts (host[:port], matched exactly) a session or an identity may name; empty allows no proxy (docs/proxy.md)'),
 })
 
 // --- operations ----------------------------------------------------------------------
@@ -323,6 +328,29 @@ export const grantDelete = defineContract({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
 })
 
+export const identityProxyPut = defineContract({
+  name: 'identity_proxy_put',
+  mcp: false, // authoring: REST, the SDK, the CLI and the console, never an agent's tool
+  description: "Set an identity's default upstream proxy, used by a session bound to it that names no proxy of its own; its host must be on the org allowlist (governance proxyHosts) and its credentials are sealed, never returned",
+  scopes: ['identities:write'],
+  input: z.strictObject({ identityId: idParam, url: proxySetting.shape.url, username: proxySetting.shape.username, password: proxySetting.shape.password })
+    .refine((p) => p.password === undefined || p.username !== undefined, { message: 'a password needs a username', path: ['password'] }),
+  output: proxyView,
+  rest: { method: 'PUT', path: '/v1/identities/:identityId/proxy' },
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+})
+
+export const identityProxyDelete = defineContract({
+  name: 'identity_proxy_delete',
+  mcp: false, // authoring: REST, the SDK, the CLI and the console, never an agent's tool
+  description: "Remove an identity's default upstream proxy and its sealed credentials (sessions already open keep theirs)",
+  scopes: ['identities:write'],
+  input: z.strictObject({ identityId: idParam }),
+  output: z.void(),
+  rest: { method: 'DELETE', path: '/v1/identities/:identityId/proxy', status: 204 },
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+})
+
 export const governanceGet = defineContract({
   name: 'governance_get',
   description: 'Read the org governance flags',
@@ -343,6 +371,7 @@ export const governancePut = defineContract({
     cloakEnabled: z.boolean().optional(),
     declaredAdvisorOrigins: advisorOrigins.optional(),
     recordSessions: z.boolean().optional(),
+    proxyHosts: hostList.optional(),
   }),
   output: Governance.describe('the flags after the update'),
   rest: { method: 'PUT', path: '/v1/governance' },
@@ -353,7 +382,7 @@ export const governancePut = defineContract({
 /** The persona operations, in the order tools are listed. */
 export const personaContracts = [
   identityListAssumable,
-  identityCreate, identityList, identityDelete,
+  identityCreate, identityList, identityDelete, identityProxyPut, identityProxyDelete,
   credentialCreate, credentialList, credentialRotate, credentialDelete,
   grantCreate, grantList, grantRevoke, grantDelete,
   governanceGet, governancePut,

@@ -4,6 +4,7 @@ import { SANDBOX_KINDS } from '../../crds/types.ts'
 import { defineContract } from './types.ts'
 import { personText } from '../person-text.ts'
 import { browserKind, egressMode, httpUrl, identityRef, isoTime, networkRef, sessionId, viewport } from './fields.ts'
+import { proxySetting, proxyView } from './proxy.ts'
 
 const SESSIONS = ['sessions:write'] as const
 
@@ -33,6 +34,7 @@ export const SessionView = z.object({
   maxDurationSecs: z.number().int().nullable().describe('and at the latest this long after it went live'),
   endReason: z.string().optional().describe('present when the session ended on its own: idle_timeout or max_duration'),
   queuePosition: z.number().int().min(1).optional().describe('present while a start waits for a browser: its place in line (1 = next)'),
+  proxy: proxyView.optional().describe('present when the session goes through an upstream proxy: its URL (never the credentials) and whether it authenticates'),
   control: z.enum(['agent', 'human']).describe('who drives the browser: the agent, or a person who took control in the console (driving tools then answer 409 human_in_control until they hand it back)'),
 })
 
@@ -81,10 +83,11 @@ export const sessionStart = defineContract({
     idleTimeoutSecs: z.number().int().min(10).max(7 * 86400).optional().describe('REST/SDK only: end the session after this long without a driving call (at most the server’s value)'),
     maxDurationSecs: z.number().int().min(10).max(7 * 86400).optional().describe('REST/SDK only: end the session this long after it went live (at most the server’s value)'),
     record: z.boolean().optional().describe('REST/SDK only: record the session (a DOM timeline; GET /v1/sessions/{sessionId}/recording); left out, the org default (governance recordSessions) decides'),
+    proxy: proxySetting.optional().describe('REST/SDK only: an upstream proxy every page request goes through (docs/proxy.md); its host must be on the org allowlist (governance proxyHosts). Left out, the bound identity’s default proxy, if any'),
     waitSeconds: waitSeconds(`how long to wait for the browser to be live before answering with the pending session (default ${START_WAIT_DEFAULT_SECS.mcp} s over MCP; over REST 5 s, or Prefer: wait=N)`),
   }),
   output: SessionView,
-  restOnlyFields: ['agent', 'idleTimeoutSecs', 'maxDurationSecs', 'record'],
+  restOnlyFields: ['agent', 'idleTimeoutSecs', 'maxDurationSecs', 'record', 'proxy'],
   rest: { method: 'POST', path: '/v1/sessions', status: 201, pendingStatus: 202 },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
 })
@@ -173,6 +176,7 @@ export const HumanRequest = z.object({
   sessionId: z.string().describe('the session (nsess_…)'),
   url: z.string().describe('the console’s live view of the session: send it to a person of the org; they watch, take control and hand back there'),
   status: z.enum(['pending', 'live', 'ended', 'failed']),
+  proxy: proxyView.optional().describe('present when the session goes through an upstream proxy: its URL (never the credentials) and whether it authenticates'),
   control: z.enum(['agent', 'human']).describe('who drives now; poll session_get until control is agent again (driving tools answer 409 human_in_control meanwhile)'),
   elicitation: z.enum(['completed', 'declined', 'cancelled', 'expired']).optional().describe(
     'only over MCP with URL elicitation: the live view was sent to the user and the call waited — completed: the person handed control back; '

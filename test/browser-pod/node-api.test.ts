@@ -23,7 +23,7 @@ t.test('the node serves exactly the contract: every driving action, and the pod\
     t.same(r.opaque, c.node.opaque ?? [], `${c.name}: opaque fields`)
   }
   t.same(Object.entries(nodeRoutes).filter(([, r]) => !r.auth).map(([n]) => n), ['health'], 'only the health probe goes without the token')
-  t.same(Object.entries(nodeRoutes).filter(([, r]) => r.secret).map(([n]) => n).sort(), ['configure', 'secure_type', 'storage_state'])
+  t.same(Object.entries(nodeRoutes).filter(([, r]) => r.secret).map(([n]) => n).sort(), ['configure', 'egress_proxy', 'secure_type', 'storage_state'], 'the routes that carry secrets: the node never logs their details')
   t.notOk(nodeRoutes.wait_for.input.safeParse({ selector: '#a', text: 'b' }).success, "wait_for's refinement holds at the node")
   t.notOk(nodeRoutes.act.output.safeParse({ ok: true, credentialName: 'c', fieldKind: 'password', host: 'h' }).success, "the node's act answers an ActResult only")
 })

@@ -213,9 +213,12 @@ t.test('console setup pages', async (t) => {
     await page.check('input[name=cloakEnabled]')
     await page.check('input[name=recordSessions]')
     await page.fill('#advisor-origins', 'https://advisor.example.com')
+    await page.fill('#proxy-hosts', 'Proxy.Example:3128\nsocks.example')
     await page.click('#governance-form button[type=submit]')
     await page.waitForURL(/\?done=saved$/)
     const g = (await rest('GET', '/v1/governance')).body
+    t.same(g.proxyHosts, ['proxy.example:3128', 'socks.example'], '[#39-proxy] the admin allowlists proxy hosts on the page')
+    t.equal(await page.inputValue('#proxy-hosts'), 'proxy.example:3128\nsocks.example', 'the page shows the saved list')
     t.equal(g.cloakEnabled, true)
     t.equal(g.recordSessions, true, 'the org records every session by default')
     t.same(g.declaredAdvisorOrigins, ['https://advisor.example.com'])

@@ -87,6 +87,22 @@ t.test('[INV-03] [FLD-07] [FLD-08] secret canary: no credential value anywhere o
     responses.push(String(refused?.message ?? refused))
   }
 
+  // [#39-proxy] an identity's default proxy: its password is sealed like a credential's value
+  t.equal((await rest('PUT', '/v1/governance', { proxyHosts: ['proxy.example:3128'] })).status, 200)
+  const proxySet = await rest('PUT', `/v1/identities/${ident.id}/proxy`, { url: 'http://proxy.example:3128', username: 'svc', password: canary() })
+  t.same(proxySet.body, { url: 'http://proxy.example:3128', authenticated: true }, 'the answer says it authenticates, nothing more')
+  t.same((await rest('GET', '/v1/identities')).body.find((i: { id: string }) => i.id === ident.id)?.proxy, { url: 'http://proxy.example:3128', authenticated: true })
+  const proxyRefusals = [
+    await rest('PUT', `/v1/identities/${ident.id}/proxy`, { url: `http://svc:${canary()}@proxy.example:3128` }),
+    await rest('PUT', `/v1/identities/${ident.id}/proxy`, { url: 'http://proxy.example:3128', password: canary() }),
+    await rest('PUT', `/v1/identities/${ident.id}/proxy`, { url: 'http://not-listed.example:3128', username: 'svc', password: canary() }),
+    await rest('PUT', `/v1/identities/${ident.id}/proxy`, { url: 'http://proxy.example:3128', username: 'svc', password: canary() }, oauthSet),
+  ]
+  t.same(proxyRefusals.map((r) => r.status), [400, 400, 400, 403], 'credentials in the URL, a password alone, a host not allowed, a key without identities:write')
+  const proxyTool = await rejection(mcp.callTool({ name: 'identity_proxy_put', arguments: { identityId: ident.id, url: 'http://proxy.example:3128', username: 'svc', password: canary() } }))
+  t.not(proxyTool, 'resolved', 'identity_proxy_put is no MCP tool')
+  responses.push(String(proxyTool?.message ?? proxyTool))
+
   // a just-in-time open leaves nothing behind either
   const p = await prepareFill(s.services, { orgId: acme.orgId, agentId: acme.agentId, identityId: ident.id, credentialName: 'rest-pw' })
   p.secret.fill(0)

@@ -1,0 +1,158 @@
+// A session's upstream proxy (docs/proxy.md): once the egress gateway has judged a
+// destination and chosen to connect directly, it opens that connection through the
+// proxy instead — HTTP CONNECT (to an http:// proxy, or over TLS to an https:// one) or
+// SOCKS5 (RFC 1928, with RFC 1929 username/password). The proxy is always asked for the
+// address the gateway checked, never a name it would resolve itself, so a name cannot
+// resolve to something else at the proxy. Every failure is a ProxyError naming which of
+// the three things went wrong; the whole dial is bounded by one deadline.
+import http from 'node:http'
+import net from 'node:net'
+import tls from 'node:tls'
+import { SocksClient } from 'socks'
+import type { ProxyScheme } from '../contracts/proxy.ts'
+
+/** What the gateway holds for a proxied session; the credentials only in memory. */
+export interface UpstreamProxy {
+  scheme: ProxyScheme
+  /** lower-case, no IPv6 brackets */
+  host: string
+  port: number
+  username?: string
+  password?: string
+}
+
+/**
+ * - proxy_unreachable: the proxy could not be reached (refused, timed out, DNS, TLS)
+ * - proxy_auth_failed: the proxy refused the credentials (407, SOCKS auth failure), or wants some and has none
+ * - proxy_refused: the proxy answered but would not open the connection (its status or SOCKS reply)
+ */
+export type ProxyFailure = 'proxy_unreachable' | 'proxy_auth_failed' | 'proxy_refused'
+
+export class ProxyError extends Error {
+  readonly failure: ProxyFailure
+  /** value-free: a status line, a SOCKS reply name or an errno code */
+  readonly detail: string
+  constructor(failure: ProxyFailure, detail: string) {
+    super(`${failure}: ${detail}`)
+    this.failure = failure
+    this.detail = detail
+  }
+}
+
+export interface ProxyDial {
+  proxy: UpstreamProxy
+  /** the proxy's address, already resolved and judged by the gateway */
+  proxyAddress: string
+  /** the destination the gateway checked (an IP address) */
+  address: string
+  port: number
+  timeoutMs: number
+  /** extra CAs for an https:// proxy (tests); the system's otherwise */
+  ca?: string[]
+}
+
+/** Opens a tunnel to address:port through the proxy: a socket carrying the destination's bytes. */
+export async function dialThroughProxy(d: ProxyDial): Promise<net.Socket> {
+  const deadline = Date.now() + d.timeoutMs
+  const left = () => Math.max(1, deadline - Date.now())
+  const socket = await connectToProxy(d, left())
+  try {
+    if (d.proxy.scheme === 'socks5') return await socksConnect(d, socket, left())
+    return await httpConnect(d, socket, left())
+  } catch (e) {
+    socket.destroy()
+    throw e
+  }
+}
+
+function errnoOf(e: unknown): string {
+  const code = (e as NodeJS.ErrnoException | undefined)?.code
+  return typeof code === 'string' && /^[A-Z_0-9]{2,40}$/.test(code) ? code : 'error'
+}
+
+/** TCP (and for https:// TLS) to the proxy itself; any failure is proxy_unreachable. */
+function connectToProxy(d: ProxyDial, timeoutMs: number): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const tlsOptions = d.proxy.scheme === 'https'
+      ? { servername: net.isIP(d.proxy.host) ? undefined : d.proxy.host, ca: d.ca ? [...tls.rootCertificates, ...d.ca] : undefined, ALPNProtocols: ['http/1.1'] }
+      : null
+    const s: net.Socket = tlsOptions
+      ? tls.connect({ host: d.proxyAddress, port: d.proxy.port, ...tlsOptions })
+      : net.connect({ host: d.proxyAddress, port: d.proxy.port })
+    const timer = setTimeout(() => s.destroy(new ProxyError('proxy_unreachable', 'timed out')), timeoutMs)
+    s.once(tlsOptions ? 'secureConnect' : 'connect', () => { clearTimeout(timer); s.removeListener('error', fail); resolve(s) })
+    const fail = (e: unknown) => {
+      clearTimeout(timer)
+      reject(e instanceof ProxyError ? e : new ProxyError('proxy_unreachable', errnoOf(e)))
+    }
+    s.once('error', fail)
+  })
+}
+
+function authority(address: string, port: number): string {
+  return `${net.isIPv6(address) ? `[${address}]` : address}:${port}`
+}
+
+/** HTTP CONNECT over the open socket (node's client parses the reply). */
+function httpConnect(d: ProxyDial, socket: net.Socket, timeoutMs: number): Promise<net.Socket> {
+  const target = authority(d.address, d.port)
+  const headers: Record<string, string> = { host: target }
+  if (d.proxy.username !== undefined) {
+    headers['proxy-authorization'] = `Basic ${Buffer.from(`${d.proxy.username}:${d.proxy.password ?? ''}`).toString('base64')}`
+  }
+  return new Promise((resolve, reject) => {
+    const req = http.request({ method: 'CONNECT', path: target, headers, createConnection: () => socket })
+    const timer = setTimeout(() => req.destroy(new ProxyError('proxy_unreachable', 'no answer to CONNECT')), timeoutMs)
+    req.once('connect', (res: http.IncomingMessage, tunnel: net.Socket, head: Buffer) => {
+      clearTimeout(timer)
+      const status = res.statusCode ?? 0
+      if (status === 200) {
+        if (head.length) tunnel.unshift(head)
+        return resolve(tunnel)
+      }
+      tunnel.destroy()
+      if (status === 407) return reject(new ProxyError('proxy_auth_failed', 'HTTP 407'))
+      reject(new ProxyError('proxy_refused', `HTTP ${status}`))
+    })
+    req.once('response', (res: http.IncomingMessage) => {
+      // not a CONNECT answer at all
+      clearTimeout(timer)
+      res.resume()
+      socket.destroy()
+      reject(new ProxyError('proxy_refused', `HTTP ${res.statusCode ?? 0}`))
+    })
+    req.once('error', (e) => {
+      clearTimeout(timer)
+      reject(e instanceof ProxyError ? e : new ProxyError('proxy_unreachable', errnoOf(e)))
+    })
+    req.end()
+  })
+}
+
+/** SOCKS5 CONNECT over the open socket, by the `socks` library (docs/dependencies.md). */
+async function socksConnect(d: ProxyDial, socket: net.Socket, timeoutMs: number): Promise<net.Socket> {
+  const auth = d.proxy.username !== undefined ? { userId: d.proxy.username, password: d.proxy.password ?? '' } : {}
+  try {
+    const { socket: tunnel } = await SocksClient.createConnection({
+      proxy: { host: d.proxyAddress, port: d.proxy.port, type: 5, ...auth },
+      command: 'connect',
+      destination: { host: d.address, port: d.port },
+      existing_socket: socket,
+      timeout: timeoutMs,
+    })
+    return tunnel
+  } catch (e) {
+    throw socksFailure(e)
+  }
+}
+
+/** The library's errors are messages (constants.ts ERRORS); sorted into the three failures. */
+export function socksFailure(e: unknown): ProxyError {
+  const message = e instanceof Error ? e.message : ''
+  if (/Authentication failed|no accepted authentication type/i.test(message)) return new ProxyError('proxy_auth_failed', 'SOCKS5 authentication failed')
+  const rejected = /proxy rejected connection - (\w+)/i.exec(message)
+  if (rejected) return new ProxyError('proxy_refused', `SOCKS5 ${rejected[1]}`)
+  if (/timed out/i.test(message)) return new ProxyError('proxy_unreachable', 'timed out')
+  if (/closed/i.test(message)) return new ProxyError('proxy_unreachable', 'closed during the SOCKS5 handshake')
+  return new ProxyError('proxy_refused', 'SOCKS5 handshake failed')
+}
