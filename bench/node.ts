@@ -17,7 +17,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { once } from 'node:events'
 import { browserPodManifest, tokenSecretManifest, type BrowserPodOptions } from '../operator/kube/pod-spec.ts'
-import { clusterUp, kubectlOn, ROOT } from '../test/node/real-cluster.ts'
+import { clusterUp, kubectlOn, NODE_NAME, ROOT } from '../test/node/real-cluster.ts'
 import { waitFor } from '../test/helpers/wait.ts'
 import { PodUsers } from '../operator/embedded/pod-users.ts'
 
@@ -150,7 +150,7 @@ async function memoryPerSession(kubectl: ReturnType<typeof kubectlOn>, ns: strin
 }
 
 async function idleCapacity(kubectl: ReturnType<typeof kubectlOn>, ns: string): Promise<Row[]> {
-  const node = JSON.parse(kubectl(['get', 'node', 'nightjar-node', '-o', 'json']))
+  const node = JSON.parse(kubectl(['get', 'node', NODE_NAME, '-o', 'json']))
   const rows: Row[] = []
   for (const [label, requests] of [['old chart default', OLD_REQUESTS], ['chart default now', NEW_REQUESTS]] as const) {
     progress(`idle capacity: ${label}`)

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process'
 import { dirname, join, normalize } from 'node:path'
 
 const ROOT = new URL('../', import.meta.url).pathname
-const SOURCE_DIRS = ['api-server', 'browser-pod', 'operator', 'resources', 'contracts', 'crds', 'tunnel', 'sdk', 'cli']
+const SOURCE_DIRS = ['api-server', 'browser-pod', 'operator', 'resources', 'contracts', 'crds', 'tunnel', 'sdk', 'cli', 'devcluster']
 const files = execFileSync('git', ['ls-files', '*.ts'], { cwd: ROOT, encoding: 'utf8' })
   .split('\n').filter((f) => SOURCE_DIRS.includes(f.split('/')[0]))
 
@@ -33,6 +33,9 @@ const ALLOWED: Record<string, string[]> = {
   // resources/ leaf (its types, its typed errors and the Informer); nothing of the operator
   'api-server': ['contracts', 'crds', 'tunnel', 'resources'],
   cli: ['api-server', 'operator', 'resources', 'contracts', 'crds', 'tunnel'],
+  // the development cluster (`npm run cluster`, the cluster and node tests) is tooling above
+  // everything: it may use any layer, and no layer may use it
+  devcluster: ['cli', 'api-server', 'operator', 'browser-pod', 'resources', 'contracts', 'crds', 'tunnel', 'sdk'],
 }
 
 t.test('imports point down only: each folder imports only the layers below it', async (t) => {
@@ -76,6 +79,29 @@ t.test('the rule catches a violation (the checker is not vacuous)', async (t) =>
   const d = normalize(join(dirname(sample), '../api-server/app.ts'))
   t.notOk(ALLOWED[top(sample)].some((a) => d === a || top(d) === a), 'browser-pod importing the api-server would be refused')
   t.ok(graph.size > 100, `the source tree was read (${graph.size} files)`)
+  t.notOk(ALLOWED.cli.includes('devcluster'), 'the composition root may not start the development cluster')
+  t.ok(graph.has('devcluster/supervisor.ts'), 'the development cluster was read')
+})
+
+// Tests may import the product; the product never imports its tests. Every tracked script
+// outside test/ is read, .ts and .mjs alike, static and dynamic imports: `npm run cluster`,
+// the CLI, the images' sources, the build scripts. bench/ is the one exception: a measuring
+// harness for developers (`npm run bench`), in no image and run by no user, that drives the
+// service with the tests' fixtures (Chromium flags, the burst client, the real node).
+const MAY_IMPORT_TESTS = ['test', 'bench']
+const ANY_IMPORT = /(?:\bfrom\s+|\bimport\s*\(\s*|\brequire\s*\(\s*)['"](\.[^'"]+)['"]/g
+/** the test/ files a script imports, resolved from the script's own folder */
+const testImports = (file: string, text: string) =>
+  [...text.matchAll(ANY_IMPORT)].map((m) => normalize(join(dirname(file), m[1]))).filter((d) => d.startsWith('test/'))
+
+t.test('nothing outside test/ imports test/ (bench/ alone may)', async (t) => {
+  const scripts = execFileSync('git', ['ls-files', '*.ts', '*.mts', '*.mjs', '*.js', '*.cjs'], { cwd: ROOT, encoding: 'utf8' })
+    .split('\n').filter((f) => f && !MAY_IMPORT_TESTS.includes(top(f)))
+  const broken = scripts.flatMap((f) => testImports(f, readFileSync(join(ROOT, f), 'utf8')).map((d) => `${f} imports ${d}`))
+  t.same(broken, [], 'product code and tooling stand without the tests')
+  t.ok(scripts.includes('scripts/cluster.ts') && scripts.some((f) => f.startsWith('devcluster/')), `the scripts were read (${scripts.length} files)`)
+  t.same(testImports('scripts/x.ts', "const { sweep } = await import('../test/cluster/stale.ts')"), ['test/cluster/stale.ts'], 'a dynamic import of a test file is caught')
+  t.same(testImports('devcluster/x.ts', "import { waitFor } from '../test/helpers/wait.ts'"), ['test/helpers/wait.ts'], 'a static one too')
 })
 
 // Inside the api-server: four layers of rooms (docs/ARCHITECTURE.md, "Inside the

@@ -7,8 +7,8 @@ import { mkdirSync, renameSync, writeFileSync, appendFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { createClusterNetwork } from './cluster-network.ts'
-import { startControlPlane } from './control-plane.ts'
+import { createClusterNetwork } from '../../devcluster/network.ts'
+import { startControlPlane } from '../../devcluster/control-plane.ts'
 import { startTestNode } from './test-node.ts'
 
 export interface ClusterInfo {

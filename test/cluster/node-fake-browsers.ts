@@ -8,7 +8,7 @@
 // POST /v1/configure → 200 {ok, sessionId} once, 409 after; anything else 404.
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { createServer, type Server, type Socket } from 'node:net'
-import type { ClusterNetwork } from './control-plane.ts'
+import type { ClusterNetwork } from '../../devcluster/network.ts'
 import { addBridgeAddress, removeBridgeAddress } from './node-services.ts'
 
 /** what a test may look at (the token stays inside) */

@@ -15,7 +15,7 @@ import { execFile } from 'node:child_process'
 import { closeSync, ftruncateSync, openSync, writeSync } from 'node:fs'
 import { connect, createServer, type Server, type Socket } from 'node:net'
 import { promisify } from 'node:util'
-import type { ClusterNetwork } from './control-plane.ts'
+import type { ClusterNetwork } from '../../devcluster/network.ts'
 import { Informer, type KubeClient, type Obj } from './kube-client.ts'
 
 const run = promisify(execFile)

@@ -1,5 +1,5 @@
 // A small kubelet for the cluster tests (not a test file): one Node that runs the Pods bound
-// to it as local processes, next to the real control plane of control-plane.ts.
+// to it as local processes, next to the real control plane of devcluster/control-plane.ts.
 //
 // What it does, like a kubelet (and a scheduler, a kube-proxy and a DNS stand-in):
 // - registers a Node (Ready, InternalIP = the bridge's host address, 64 CPUs, 256Gi, 2000
@@ -56,11 +56,10 @@ import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { alive } from '../helpers/process.ts'
-import { sweepDeadRuns } from './stale.ts'
-import type { ClusterNetwork } from './control-plane.ts'
+import { RUNS_ROOT, sweepDeadRuns } from '../../devcluster/stale.ts'
+import type { ClusterNetwork } from '../../devcluster/network.ts'
 import { ApiError, Informer, KubeClient, TaskQueue, type ApiAccess, type Obj } from './kube-client.ts'
 import { NODE_CAPACITY } from './node-env.ts'
 import { FakeBrowsers, type FakeBrowser } from './node-fake-browsers.ts'
@@ -102,11 +101,9 @@ export interface TestNode {
   stop(): Promise<void>
 }
 
-const STATE_ROOT = join(tmpdir(), 'nightjar-cluster')
-
 /** the state of nodes whose process died: their containers, /etc/netns entries, directories */
 function sweepStale(): void {
-  sweepDeadRuns(STATE_ROOT, 'node', { groups: true })
+  sweepDeadRuns(RUNS_ROOT, 'node', { groups: true })
   if (existsSync('/etc/netns')) {
     for (const d of readdirSync('/etc/netns')) {
       const m = /^njp-(\d+)-/.exec(d)
@@ -152,7 +149,7 @@ export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
   const nodeName = opts.nodeName ?? `test-node-${process.pid}`
   const net = opts.network
   sweepStale()
-  const stateDir = join(STATE_ROOT, `node-${process.pid}-${randomBytes(3).toString('hex')}`)
+  const stateDir = join(RUNS_ROOT, `node-${process.pid}-${randomBytes(3).toString('hex')}`)
   mkdirSync(stateDir, { recursive: true })
   mkdirSync(opts.logDir, { recursive: true })
 

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 
 const ROOT = new URL('../../', import.meta.url).pathname
-const READ_BY = ['api-server', 'browser-pod', 'operator', 'cli', 'tunnel', 'sdk', 'contracts', 'crds', 'bin', 'charts', 'scripts', 'bench', 'test/cluster', 'docker']
+const READ_BY = ['api-server', 'browser-pod', 'operator', 'cli', 'tunnel', 'sdk', 'contracts', 'crds', 'bin', 'charts', 'scripts', 'bench', 'devcluster', 'test/cluster', 'docker']
 const files = execFileSync('git', ['ls-files', ...READ_BY], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter(Boolean)
 const NAME = /\bNIGHTJAR_[A-Z0-9_]*[A-Z0-9]\b/g
 

@@ -3,7 +3,6 @@ import { closeGracefully } from '../../api-server/http/drain.ts'
 import { mkdtempSync, chmodSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createServer } from 'node:net'
 import { PassThrough } from 'node:stream'
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
@@ -16,17 +15,10 @@ import { createTestDb, type TestDb } from './db.ts'
 import { startEmbeddedPlane, type EmbeddedPlane } from '../../cli/embedded-plane.ts'
 import { authStateSource } from '../../api-server/authstate/index.ts'
 import type { PlanePorts } from '../../api-server/sessions/runtime.ts'
+import { freePort } from '../../devcluster/processes.ts'
 
-export function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer()
-    s.once('error', rej)
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port
-      s.close(() => res(p))
-    })
-  })
-}
+/** a free port on 127.0.0.1 (the development cluster's helper: one copy for both) */
+export { freePort }
 
 export interface Reply<T = any> {
   status: number

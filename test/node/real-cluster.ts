@@ -1,12 +1,10 @@
 // The real node for its tests and its benchmark (not a test file): `npm run cluster -- up`,
 // run as a user would, which is a no-op but for changed images when the cluster is up.
 import { spawnSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { KUBECTL, NODE_NAME, readState, REPO_ROOT } from '../../devcluster/state.ts'
 
-export const ROOT = new URL('../../', import.meta.url).pathname
-export const KUBECTL = `${ROOT}.tools/kubectl`
-export const NODE_NAME = 'nightjar-node'
+export { KUBECTL, NODE_NAME }
+export const ROOT = REPO_ROOT
 
 export interface RealCluster {
   kubeconfig: string
@@ -23,7 +21,8 @@ export function clusterUp(): RealCluster {
   const kubeconfig = /^export KUBECONFIG=(.+)$/m.exec(r.stdout)?.[1]
   const databaseUrl = /^export DATABASE_URL='(.+)'$/m.exec(r.stdout)?.[1]
   if (!kubeconfig || !databaseUrl) throw new Error('`up` did not print KUBECONFIG and DATABASE_URL last')
-  const state = JSON.parse(readFileSync(join(process.env.NIGHTJAR_CLUSTER_DIR || '/run/nightjar-cluster', 'state.json'), 'utf8')) as { bridge: string }
+  const state = readState()
+  if (!state) throw new Error('`up` printed its exports but left no state.json')
   return { kubeconfig, databaseUrl, bridge: state.bridge }
 }
 

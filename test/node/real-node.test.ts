@@ -20,7 +20,7 @@ import { grantedPersona, recordingCaller } from '../helpers/persona.ts'
 import { createNamespace, waitForLine } from '../helpers/netns.ts'
 import { freePort } from '../helpers/server.ts'
 import { waitFor } from '../helpers/wait.ts'
-import { clusterUp, KUBECTL, kubectlOn, ROOT } from './real-cluster.ts'
+import { clusterUp, KUBECTL, kubectlOn, NODE_NAME, ROOT } from './real-cluster.ts'
 import { dumpAllTables } from '../helpers/db.ts'
 import { INSIDE_PROBE, podProcesses, processFacts, readAs, seccompFiltersOf, type ChromiumProcess, type InsideProcess } from '../helpers/sandbox-probe.ts'
 
@@ -58,7 +58,7 @@ t.teardown(() => {
 })
 
 t.test('the node is Ready and holds the three images, with their sizes as the kubelet reports them', async (t) => {
-  const node = JSON.parse(kubectl(['get', 'node', 'nightjar-node', '-o', 'json']))
+  const node = JSON.parse(kubectl(['get', 'node', NODE_NAME, '-o', 'json']))
   const ready = node.status.conditions.find((c: { type: string }) => c.type === 'Ready')
   t.equal(ready?.status, 'True', 'node Ready')
   const images = node.status.images as { names: string[] | null; sizeBytes: number }[]
@@ -203,7 +203,7 @@ t.test('the README install on the real node: Deployments Ready through the kubel
   const pods = JSON.parse(kubectl(['-n', chartNs, 'get', 'pods', '-l', 'app.kubernetes.io/component in (api-server,operator)', '-o', 'json'])).items
   t.equal(pods.length, 4, 'two api-server and two operator pods (the chart\'s defaults)')
   for (const p of pods) {
-    t.equal(p.spec.nodeName, 'nightjar-node', `${p.metadata.name} runs on the real node`)
+    t.equal(p.spec.nodeName, NODE_NAME, `${p.metadata.name} runs on the real node`)
     t.ok(p.status.containerStatuses.every((c: any) => c.ready && /^localhost\/nightjar-/.test(c.image)), `${p.metadata.name}: its containers run the built images and are Ready`)
   }
   const svc = JSON.parse(kubectl(['-n', chartNs, 'get', 'service', `${release}-api-server`, '-o', 'json']))
@@ -235,7 +235,7 @@ t.test('the README install on the real node: Deployments Ready through the kubel
     t.equal(started.status, 'live', 'session_start answers live')
     const podName = browserPodOf(started.id)
     const pod = JSON.parse(kubectl(['-n', chartNs, 'get', 'pod', podName, '-o', 'json']))
-    t.equal(pod.spec.nodeName, 'nightjar-node', 'the browser pod runs on the real node')
+    t.equal(pod.spec.nodeName, NODE_NAME, 'the browser pod runs on the real node')
     t.match(pod.status.containerStatuses[0].image, /nightjar-browser-pod/, 'from the browser-pod image')
     t.equal(pod.spec.runtimeClassName, runtime === 'gvisor' ? 'gvisor' : undefined, `under ${runtime}`)
 

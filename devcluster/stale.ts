@@ -1,9 +1,14 @@
-// What a cluster run that died leaves in the state root (not a test file): directories named
-// <prefix>-<pid>-…, each with a `pids` file. Runs whose process is gone have those pids
-// killed (as process groups where the pids lead groups) and their directory removed.
+// What a cluster run that died leaves in the runs root: directories named <prefix>-<pid>-…,
+// each with a `pids` file. Runs whose process is gone have those pids killed (as process
+// groups where the pids lead groups) and their directory removed, so the next run starts
+// clean without a `down` of the one that crashed.
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { alive } from '../helpers/process.ts'
+import { alive } from '../contracts/process.ts'
+
+/** where control planes (cp-<pid>-…) and test nodes (node-<pid>-…) keep their files */
+export const RUNS_ROOT = join(tmpdir(), 'nightjar-cluster')
 
 export function sweepDeadRuns(root: string, prefix: string, opts: { groups?: boolean } = {}): void {
   if (!existsSync(root)) return

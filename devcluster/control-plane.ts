@@ -1,36 +1,27 @@
-// A real Kubernetes control plane for the cluster tests (not a test file): Debian's etcd,
-// and kube-apiserver + kube-controller-manager 1.20.2 built from Debian's source package
-// by scripts/fetch-kube.mjs. Everything listens on this machine only:
+// A real Kubernetes control plane on this machine, for the development cluster
+// (supervisor.ts) and the cluster tests (test/cluster/main.ts): Debian's etcd, and
+// kube-apiserver + kube-controller-manager 1.20.2 built from Debian's source package by
+// scripts/fetch-kube.mjs. Everything listens on this machine only:
 // - etcd on 127.0.0.1 (client and peer ports picked free);
-// - kube-apiserver on the host side of the cluster bridge (see cluster-network.ts), so
-//   the test node's pods, each in its own network namespace on that bridge, reach it at
-//   the same address the host does; TLS with a CA made here, a static admin token, RBAC;
-// - kube-controller-manager with the controllers these tests rely on: the garbage
-//   collector, namespace, service-account and token controllers, and the deployment and
-//   replica-set controllers that turn `helm install`'s Deployments into Pods.
-// No scheduler and no kubelet: the test node (test-node.ts) binds and runs Pods.
-import { execFile, spawn, type ChildProcess } from 'node:child_process'
+// - kube-apiserver on the host side of the cluster bridge (network.ts), so pods, each in
+//   its own network namespace on that bridge, reach it at the same address the host does;
+//   TLS with a CA made here, a static admin token, RBAC;
+// - kube-controller-manager with the garbage collector, namespace, service-account and
+//   token controllers, and the deployment and replica-set controllers that turn
+//   `helm install`'s Deployments into Pods; callers add what their node needs.
+// No scheduler and no kubelet: the caller brings its node.
+import { execFile, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { createWriteStream, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { request } from 'node:https'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { sweepDeadRuns } from './stale.ts'
+import type { ClusterNetwork } from './network.ts'
+import { exitNote, freePort, startLogged, stopProcess, waitFor } from './processes.ts'
+import { RUNS_ROOT, sweepDeadRuns } from './stale.ts'
 
 const run = promisify(execFile)
-
-export interface ClusterNetwork {
-  /** the Linux bridge the pods' veths attach to */
-  bridge: string
-  /** the host's address on the bridge: the API server and the node's proxies listen here */
-  hostIp: string
-  /** prefix length of the pod subnet (hostIp's subnet) */
-  prefix: number
-  /** Service ClusterIP range (--service-cluster-ip-range) */
-  serviceCidr: string
-}
 
 export interface ControlPlaneInfo {
   /** https://<hostIp>:<port> */
@@ -54,16 +45,6 @@ export interface ControlPlane extends ControlPlaneInfo {
   compactEtcd(): Promise<number>
   stop(): Promise<void>
 }
-
-const freePort = (host = '127.0.0.1') =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer()
-    s.once('error', reject)
-    s.listen(0, host, () => {
-      const p = (s.address() as { port: number }).port
-      s.close(() => resolve(p))
-    })
-  })
 
 async function openssl(dir: string, ...args: string[]): Promise<void> {
   await run('openssl', args, { cwd: dir })
@@ -114,23 +95,6 @@ function kubeconfigYaml(url: string, caFile: string, token: string): string {
   ].join('\n')
 }
 
-function startLogged(bin: string, args: string[], logFile: string): ChildProcess {
-  const out = createWriteStream(logFile, { flags: 'a' })
-  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] })
-  child.stdout!.pipe(out)
-  child.stderr!.pipe(out)
-  return child
-}
-
-async function stopProcess(child: ChildProcess | undefined, graceMs = 5000): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return
-  const exited = new Promise<void>((r) => child.once('exit', () => r()))
-  child.kill('SIGTERM')
-  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs)
-  await exited
-  clearTimeout(timer)
-}
-
 function httpsGet(url: string, token: string, ca: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { headers: { authorization: `Bearer ${token}` }, ca, timeout: 2000 }, (res) => {
@@ -144,42 +108,15 @@ function httpsGet(url: string, token: string, ca: string): Promise<{ status: num
   })
 }
 
-async function waitFor(what: string, ms: number, probe: () => Promise<boolean>, died?: () => string | undefined): Promise<void> {
-  const deadline = Date.now() + ms
-  let delay = 50
-  for (;;) {
-    const why = died?.()
-    if (why) throw new Error(`${what}: ${why}`)
-    if (await probe().catch(() => false)) return
-    if (Date.now() > deadline) throw new Error(`${what}: not ready after ${ms} ms`)
-    await new Promise((r) => setTimeout(r, delay))
-    delay = Math.min(delay * 2, 500)
-  }
-}
-
-const deathNote = (child: ChildProcess, name: string, log: string) => () =>
-  child.exitCode !== null || child.signalCode !== null
-    ? `${name} exited (${child.exitCode ?? child.signalCode}); last log lines:\n${tail(log)}`
-    : undefined
-
-function tail(file: string, lines = 15): string {
-  try {
-    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n')
-  } catch {
-    return '(no log)'
-  }
-}
-
-
 /**
- * apiArgs: more kube-apiserver flags (scripts/cluster.ts: its client certificate for the
+ * apiArgs: more kube-apiserver flags (the development cluster: its client certificate for the
  * kubelet); controllers: more controllers (a real kubelet's node needs the node lifecycle
  * controller, which lifts the not-ready taint the kubelet registers with)
  */
 export async function startControlPlane(opts: { binDir: string; network: ClusterNetwork; log?: (msg: string) => void; apiArgs?: string[]; controllers?: string[] }): Promise<ControlPlane> {
   const log = opts.log ?? (() => {})
   const net = opts.network
-  const root = join(tmpdir(), 'nightjar-cluster')
+  const root = RUNS_ROOT
   mkdirSync(root, { recursive: true })
   sweepDeadRuns(root, 'cp') // control planes of runs that died
   const dir = join(root, `cp-${process.pid}-${randomBytes(3).toString('hex')}`)
@@ -211,7 +148,7 @@ export async function startControlPlane(opts: { binDir: string; network: Cluster
     '--unsafe-no-fsync', '--quota-backend-bytes', String(2 << 30), '--log-level', 'warn',
   ], etcdLog)
   remember(etcd)
-  await waitFor('etcd', 20_000, async () => (await fetch(`${etcdUrl}/health`)).ok, deathNote(etcd, 'etcd', etcdLog))
+  await waitFor('etcd', 20_000, async () => (await fetch(`${etcdUrl}/health`)).ok, exitNote(etcd, 'etcd', etcdLog))
 
   // kube-apiserver
   const apiPort = await freePort(net.hostIp)
@@ -234,7 +171,7 @@ export async function startControlPlane(opts: { binDir: string; network: Cluster
   remember(apiserver)
   const ready = async () => (await httpsGet(`${url}/readyz`, adminToken, caPem)).status === 200
   log(`starting kube-apiserver on ${url}`)
-  await waitFor('kube-apiserver', 60_000, ready, deathNote(apiserver, 'kube-apiserver', apiLog))
+  await waitFor('kube-apiserver', 60_000, ready, exitNote(apiserver, 'kube-apiserver', apiLog))
 
   const kubeconfig = join(dir, 'admin.kubeconfig')
   writeFileSync(kubeconfig, kubeconfigYaml(url, caFile, adminToken), { mode: 0o600 })
@@ -254,7 +191,7 @@ export async function startControlPlane(opts: { binDir: string; network: Cluster
   await waitFor('kube-controller-manager', 60_000, async () => {
     const r = await httpsGet(`${url}/api/v1/namespaces/default/serviceaccounts/default`, adminToken, caPem)
     return r.status === 200 && (JSON.parse(r.body).secrets ?? []).length > 0
-  }, deathNote(kcm, 'kube-controller-manager', kcmLog))
+  }, exitNote(kcm, 'kube-controller-manager', kcmLog))
 
   const cp: ControlPlane = {
     url, adminToken, caFile, caPem, kubeconfig, dir, etcdUrl, network: net,
@@ -263,7 +200,7 @@ export async function startControlPlane(opts: { binDir: string; network: Cluster
       await stopProcess(apiserver, 10_000)
       apiserver = startLogged(`${opts.binDir}/kube-apiserver`, apiArgs, apiLog)
       remember(apiserver)
-      await waitFor('kube-apiserver (restarted)', 60_000, ready, deathNote(apiserver, 'kube-apiserver', apiLog))
+      await waitFor('kube-apiserver (restarted)', 60_000, ready, exitNote(apiserver, 'kube-apiserver', apiLog))
     },
     async compactEtcd() {
       // etcd's JSON gateway: read the current revision, then compact everything before it

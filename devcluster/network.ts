@@ -1,26 +1,43 @@
-// The cluster's network on one machine (not a test file): a Linux bridge whose host side
-// holds the API server's address, with each Pod in a network namespace of its own joined
-// to it by a veth pair (test-node.ts). Addresses come from 198.19.0.0/16 — the benchmarking
-// range, like the tests' "public web" in 198.18.0.0/16 — never a private or public range:
+// The cluster's network on one machine: a Linux bridge whose host side holds the API
+// server's address, with each Pod in a network namespace of its own joined to it (by CNI's
+// bridge plugin on the development cluster, by a veth pair on the test node). Addresses come
+// from 198.19.0.0/16 — the benchmarking range, like the tests' "public web" in
+// 198.18.0.0/16 — never a private or public range:
 //   cluster k (0..7): pods 198.19.(32k).0/20 (host .1), Services 198.19.(32k+16).0/20.
 // The bridge is named njk-<pid> so a run that died is swept by the next one.
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
-import { alive } from '../helpers/process.ts'
-import type { ClusterNetwork } from './control-plane.ts'
+import { alive } from '../contracts/process.ts'
 
 const run = promisify(execFile)
 const ip = async (...args: string[]) => (await run('ip', args)).stdout
+
+export interface ClusterNetwork {
+  /** the Linux bridge the pods' veths attach to */
+  bridge: string
+  /** the host's address on the bridge: the API server and the node's proxies listen here */
+  hostIp: string
+  /** prefix length of the pod subnet (hostIp's subnet) */
+  prefix: number
+  /** Service ClusterIP range (--service-cluster-ip-range) */
+  serviceCidr: string
+}
+
+/** the bridge a process with this pid makes */
+export const bridgeName = (pid: number) => `njk-${pid}`
+
+/** the pod subnet: the bridge's, as a CIDR */
+export const podCidr = (net: ClusterNetwork) => `${net.hostIp.replace(/\.1$/, '.0')}/${net.prefix}`
 
 /** bridges (and pod namespaces) left by runs whose process died */
 export async function sweepStaleNetworks(): Promise<void> {
   const links = await ip('-o', 'link', 'show', 'type', 'bridge').catch(() => '')
   for (const m of links.matchAll(/^\d+: (njk-(\d+))[:@]/gm)) {
-    if (!alive(Number(m[2]))) await ip('link', 'del', m[1]).catch(() => {})
+    if (!alive(Number(m[2]))) await ip('link', 'del', m[1]).catch(() => { /* another run swept it first */ })
   }
   const nss = await ip('netns', 'list').catch(() => '')
   for (const m of nss.matchAll(/^(njp-(\d+)-\S+)/gm)) {
-    if (!alive(Number(m[2]))) await ip('netns', 'del', m[1]).catch(() => {})
+    if (!alive(Number(m[2]))) await ip('netns', 'del', m[1]).catch(() => { /* another run swept it first */ })
   }
 }
 
@@ -30,7 +47,7 @@ export async function createClusterNetwork(): Promise<ClusterNetwork & { remove(
   let k = 0
   while (k < 8 && used.includes(` 198.19.${32 * k}.1/`)) k++
   if (k === 8) throw new Error('no free cluster subnet in 198.19.0.0/16 (eight clusters already up on this machine?)')
-  const bridge = `njk-${process.pid}`
+  const bridge = bridgeName(process.pid)
   const hostIp = `198.19.${32 * k}.1`
   await ip('link', 'add', bridge, 'type', 'bridge')
   await ip('addr', 'add', `${hostIp}/20`, 'dev', bridge)
@@ -41,7 +58,7 @@ export async function createClusterNetwork(): Promise<ClusterNetwork & { remove(
     prefix: 20,
     serviceCidr: `198.19.${32 * k + 16}.0/20`,
     async remove() {
-      await ip('link', 'del', bridge).catch(() => {})
+      await ip('link', 'del', bridge).catch(() => { /* already gone: removing is idempotent */ })
     },
   }
 }

@@ -1,0 +1,127 @@
+// `up`, `down` and `status` of the development cluster, as scripts/cluster.ts offers them:
+// `up` prepares the machine (Debian packages, the Kubernetes binaries, helm, the images, the
+// gVisor shim), starts the supervisor detached and follows its log until it is ready; `down`
+// stops the supervisor, then sweeps whatever a supervisor that died could have left.
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { alive } from '../contracts/process.ts'
+import { importImages } from './images.ts'
+import { removeSeccompProfiles, sweepLeftovers } from './leftovers.ts'
+import { bridgeName } from './network.ts'
+import { KUBECTL, readState, REPO_ROOT, RUN_DIR, type State, SUPERVISOR_PID_FILE } from './state.ts'
+
+export const say = (msg: string) => process.stderr.write(`cluster: ${msg}\n`)
+
+const script = (name: string) => join(REPO_ROOT, 'scripts', name)
+
+function apiReady(s: State): boolean {
+  const out = spawnSync(KUBECTL, ['--kubeconfig', s.kubeconfig, 'get', '--raw', '/readyz'], { encoding: 'utf8', timeout: 10_000 })
+  return out.status === 0 && out.stdout.trim() === 'ok'
+}
+
+/** the cluster's API URL when it is up and answering */
+export function status(): string | undefined {
+  const s = readState()
+  return s && alive(s.supervisorPid) && apiReady(s) ? s.apiUrl : undefined
+}
+
+/** builds the images only (scripts/images.mjs) */
+export function buildImages(): void {
+  execFileSync(process.execPath, [script('images.mjs')], { stdio: 'inherit' })
+}
+
+function printExports(s: State) {
+  process.stdout.write(`# images: ${Object.values(s.images).join(' ')} (chart: --set images.registry=localhost)\n`)
+  process.stdout.write(`export KUBECONFIG=${s.kubeconfig}\n`)
+  process.stdout.write(`export DATABASE_URL='${s.databaseUrl}'\n`)
+}
+
+/** the node's Kubernetes binaries (built once by fetch-kube.mjs, cached): their directory */
+const fetchKube = () => execFileSync(process.execPath, [script('fetch-kube.mjs'), '--node'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim()
+
+/**
+ * Starts the cluster, or brings a running one's images up to date. serveArgv: how to run the
+ * supervisor (the CLI's `serve`), given the binaries' directory and the gVisor shim ('' for none).
+ */
+export async function up(serveArgv: (binDir: string, gvisorShim: string) => string[]): Promise<void> {
+  const s = readState()
+  if (s && alive(s.supervisorPid) && apiReady(s)) {
+    // up already; the images may have changed since (a new commit): build what changed
+    // and import it, so what runs is what the tree says (both steps are no-ops otherwise)
+    say('already up; bringing its images up to date')
+    execFileSync(process.execPath, [script('images.mjs')], { stdio: ['ignore', 'ignore', 'inherit'] })
+    await importImages(s.containerdSocket, fetchKube(), say)
+    printExports(s)
+    return
+  }
+  if (s) {
+    say('a previous cluster is half there; cleaning it up first')
+    await down()
+  }
+  if (process.getuid?.() !== 0) throw new Error('the cluster needs root (containerd, the kubelet, bridges and iptables)')
+  ensureAptPackages()
+  const binDir = fetchKube()
+  execFileSync(process.execPath, [script('fetch-helm.mjs')], { stdio: ['ignore', 'ignore', 'inherit'] })
+  execFileSync(process.execPath, [script('images.mjs')], { stdio: ['ignore', 'ignore', 'inherit'] })
+  const shim = spawnSync(process.execPath, [script('fetch-gvisor-shim.mjs')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+  // a node without gVisor still serves every other pod: say so and go on
+  const gvisorShim = shim.status === 0 ? shim.stdout.trim() : ''
+  if (!gvisorShim) say('gVisor will not be offered on this node (RuntimeClass handler runsc): its shim could not be built, see above')
+  mkdirSync(RUN_DIR, { recursive: true })
+  const logFile = join(RUN_DIR, 'supervisor.log')
+  const fd = openSync(logFile, 'a')
+  const child = spawn(process.execPath, serveArgv(binDir, gvisorShim), { cwd: REPO_ROOT, detached: true, stdio: ['ignore', fd, fd] })
+  closeSync(fd)
+  let exited = false // (a dead child stays a zombie for kill(pid, 0) until reaped: watch its exit)
+  child.once('exit', () => (exited = true))
+  child.unref()
+  writeFileSync(SUPERVISOR_PID_FILE, `${child.pid}\n`)
+  say(`supervisor ${child.pid} starting; its log: ${logFile}`)
+  // follow its log until it says ready (state.json appears) or dies
+  let shown = 0
+  const deadline = Date.now() + 15 * 60_000
+  for (;;) {
+    const text = existsSync(logFile) ? readFileSync(logFile, 'utf8') : ''
+    for (const line of text.slice(shown).split('\n').filter(Boolean)) say(line)
+    shown = text.length
+    const st = readState()
+    if (st && st.supervisorPid === child.pid) {
+      printExports(st)
+      return
+    }
+    if (exited || Date.now() > deadline) {
+      await down()
+      throw new Error(`the cluster did not come up (see above); everything it started is removed`)
+    }
+    await new Promise((r) => setTimeout(r, 500))
+  }
+}
+
+export async function down(): Promise<void> {
+  const s = readState()
+  // state.json appears once the cluster is ready; supervisor.pid as soon as it starts
+  const supervisor = s?.supervisorPid ?? (existsSync(SUPERVISOR_PID_FILE) ? Number(readFileSync(SUPERVISOR_PID_FILE, 'utf8')) : undefined)
+  if (supervisor && alive(supervisor)) {
+    say(`stopping supervisor ${supervisor} (it deletes every Pod first)…`)
+    process.kill(supervisor, 'SIGTERM')
+    const deadline = Date.now() + 180_000
+    while (alive(supervisor) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200))
+    if (alive(supervisor)) process.kill(supervisor, 'SIGKILL')
+  }
+  await sweepLeftovers(s?.bridge ?? (supervisor ? bridgeName(supervisor) : undefined))
+  rmSync(RUN_DIR, { recursive: true, force: true })
+  removeSeccompProfiles()
+  say('down: no process, bridge, iptables chain, mount or namespace of the cluster is left')
+}
+
+function ensureAptPackages() {
+  const need: [string, string][] = [['containerd', 'containerd'], ['runc', 'runc'], ['runsc', 'runsc'], ['dnsmasq', 'dnsmasq-base'], ['iptables', 'iptables'], ['conntrack', 'conntrack'], ['/usr/lib/cni/bridge', 'containernetworking-plugins']]
+  const missing = need.filter(([cmd]) => (cmd.startsWith('/') ? !existsSync(cmd) : spawnSync('sh', ['-c', `command -v ${cmd}`]).status !== 0)).map(([, p]) => p)
+  if (!missing.length) return
+  say(`installing ${missing.join(', ')} with apt-get…`)
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
+  spawnSync('apt-get', ['update', '-qq'], { env, stdio: ['ignore', 'ignore', 'inherit'] })
+  const r = spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], { env, stdio: ['ignore', 'ignore', 'inherit'] })
+  if (r.status !== 0) throw new Error(`apt-get install ${missing.join(' ')} failed`)
+}

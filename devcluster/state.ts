@@ -1,0 +1,48 @@
+// Where the development cluster lives on this machine, and what a running one wrote down
+// for `up`, `status` and the node tests (state.json, once it is ready).
+import { readFileSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url))
+export const KUBECTL = join(REPO_ROOT, '.tools', 'kubectl')
+/** one cluster per machine; under /run, so a reboot forgets it as it forgets the processes */
+export const RUN_DIR = process.env.NIGHTJAR_CLUSTER_DIR || '/run/nightjar-cluster'
+/** containerd's image store: kept across `down`/`up`, so `up` need not import again */
+export const CONTAINERD_ROOT = join(process.env.NIGHTJAR_IMAGES_CACHE || join(homedir(), '.cache', 'nightjar', 'images'), 'containerd')
+export const STATE_FILE = join(RUN_DIR, 'state.json')
+/** the supervisor's pid, written as soon as it starts (state.json only once it is ready) */
+export const SUPERVISOR_PID_FILE = join(RUN_DIR, 'supervisor.pid')
+/** every program the supervisor started, for the sweep after a supervisor that died */
+export const PIDS_FILE = join(RUN_DIR, 'pids')
+export const NODE_NAME = 'nightjar-node'
+/** the sandbox image: the Kubernetes tree's build/pause, imported by images.ts */
+export const PAUSE_REF = 'localhost/nightjar-pause:3.4'
+/**
+ * The kubelet's seccomp root is the one a packaged kubelet uses, whatever its --root-dir, so the
+ * chart's profile installer (browserPods.seccompProfile.installer.hostPath) works with its
+ * default; `down` removes what was written there.
+ */
+export const SECCOMP_ROOT = '/var/lib/kubelet/seccomp'
+
+export interface State {
+  supervisorPid: number
+  kubeconfig: string
+  databaseUrl: string
+  apiUrl: string
+  bridge: string
+  hostIp: string
+  podCidr: string
+  serviceCidr: string
+  containerdSocket: string
+  images: Record<string, string>
+}
+
+export function readState(): State | undefined {
+  try {
+    return JSON.parse(readFileSync(STATE_FILE, 'utf8')) as State
+  } catch {
+    return undefined
+  }
+}
