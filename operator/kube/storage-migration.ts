@@ -7,8 +7,8 @@
 //   1. read the CRD: its storage version, and the versions objects may be stored as;
 //   2. list every object in every namespace and write each back unchanged — an empty
 //      merge patch to its status subresource: the api-server re-encodes the whole object
-//      at the storage version (an object already stored so is byte-identical and not
-//      written at all: no new resourceVersion, no watch event);
+//      at the storage version (spec, status and generation unchanged; the write is
+//      what moves it: a new resourceVersion, a MODIFIED event for watchers);
 //   3. only when every object listed was rewritten (or is gone), and the storage version
 //      is still the one the rewrite used, trim status.storedVersions to it.
 // Safe to run any number of times, concurrently with reconciles (a merge patch without a
