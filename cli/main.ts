@@ -11,6 +11,8 @@ const HELP = `nightjar — browser sessions for AI agents
   nightjar daemon --network NAME --control-url URL [--network-token-file F] [--daemon-host H] [--daemon-id ID] [--ready-file F]
                                       join a network so hosted browsers reach this machine
   nightjar operator                   run the operator on a Kubernetes cluster (the Helm chart's operator)
+  nightjar operator migrate-storage   rewrite every BrowserSession and Network at the CRDs' storage version, then
+                                      trim their storedVersions (after an upgrade; docs/upgrades.md)
 `
 
 export async function main(argv: string[]): Promise<number> {

@@ -8,6 +8,11 @@
 // unwind half-stopped controllers while another replica already leads (controller-runtime
 // does the same). SIGTERM stops gracefully: controllers drain in-flight reconciles, then
 // the lease is released so a follower takes over at once instead of waiting it out.
+//
+// The leader also migrates stored objects to the CRDs' storage version once per term
+// (operator/kube/storage-migration.ts, docs/upgrades.md), in the background: reconciles
+// never wait for it. `nightjar operator migrate-storage` does the same once and exits, for
+// clusters whose administrator manages the CRDs (the operator then lacks the permission).
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { KubeConfig } from '@kubernetes/client-node'
@@ -18,6 +23,8 @@ import type { AuthStateSource, DaemonCounts, Logger } from '../resources/ports.t
 import { errors, type ApiError } from '../contracts/errors.ts'
 import { loadOperatorConfig, type OperatorConfig } from '../operator/kube/operator-config.ts'
 import { annotationDaemonCounts } from '../operator/kube/annotation-counts.ts'
+import { migrateStoredVersions } from '../operator/kube/storage-migration.ts'
+import { statusOf } from '../operator/kube/errors.ts'
 import { checkCrdsServed, KubeEventRecorder, kubeResources, KubePodRuntime, LeaderElector, loadKubeConfig, podNamespace, PromOperatorMetrics, SecretAuthStateSource } from '../operator/kube/index.ts'
 
 
@@ -30,6 +37,8 @@ export interface OperatorProcessOptions {
   authState?: AuthStateSource
   /** how often an unready replica re-checks that the CRDs are served (default 10 s) */
   crdRetryMs?: number
+  /** how long the leader waits to retry a storage migration that failed (default 60 s) */
+  migrationRetryMs?: number
   /** called when this replica loses the lease; the CLI exits with status 1 */
   onLeadershipLost?: () => void
   now?: () => number
@@ -76,6 +85,7 @@ export async function runOperator(opts: OperatorProcessOptions = {}): Promise<Op
   let crdProblems: string[] = ['checking the CRDs']
   let stopping = false
   let crdTimer: NodeJS.Timeout | undefined
+  let migrationTimer: NodeJS.Timeout | undefined
 
   const stopControllers = async () => {
     const r = running
@@ -135,6 +145,7 @@ export async function runOperator(opts: OperatorProcessOptions = {}): Promise<Op
         return runtime.stop()
       }
       running = started
+      void migrateStorage(stillLeading)
     },
     onStoppedLeading: () => {
       metrics.setLeader(config.leaseName, false)
@@ -143,6 +154,26 @@ export async function runOperator(opts: OperatorProcessOptions = {}): Promise<Op
       void stopControllers().finally(() => opts.onLeadershipLost?.())
     },
   })
+
+  // objects stored as an older version are rewritten at the storage version, then the CRD's
+  // storedVersions trimmed; without the cluster-wide permission (crds.install=false) that
+  // is the administrator's one-shot, said once at info level
+  const migrateStorage = async (stillLeading: () => boolean) => {
+    if (!stillLeading()) return
+    try {
+      for (const r of await migrateStoredVersions(kc)) {
+        if (r.rewritten || !r.migrated) log.info(r, r.migrated ? 'stored objects migrated to the storage version' : 'storage migration incomplete')
+      }
+    } catch (err) {
+      const status = statusOf(err)
+      if (status?.code === 403) {
+        log.info({ reason: status.message }, 'storage migration not permitted here: run `nightjar operator migrate-storage` as an administrator after upgrades (docs/upgrades.md)')
+        return
+      }
+      log.warn({ err: status ? `HTTP ${status.code} ${status.reason}` : String(err) }, 'storage migration failed; retrying')
+      migrationTimer = setTimeout(() => void migrateStorage(stillLeading), opts.migrationRetryMs ?? 60_000)
+    }
+  }
 
   const checkCrds = async () => {
     if (stopping) return
@@ -209,6 +240,7 @@ export async function runOperator(opts: OperatorProcessOptions = {}): Promise<Op
       stopped ??= (async () => {
         stopping = true
         if (crdTimer) clearTimeout(crdTimer)
+        if (migrationTimer) clearTimeout(migrationTimer)
         await stopControllers()
         await elector.stop({ release: true })
         server.closeAllConnections()
@@ -221,7 +253,12 @@ export async function runOperator(opts: OperatorProcessOptions = {}): Promise<Op
 }
 
 /** the CLI entry: runs until SIGTERM/SIGINT */
-export async function operator(_argv: string[]): Promise<number> {
+export async function operator(argv: string[]): Promise<number> {
+  if (argv[0] === 'migrate-storage') return migrateStorageOnce()
+  if (argv.length) {
+    process.stderr.write(`nightjar operator: unknown argument: ${argv[0]} (usage: nightjar operator [migrate-storage])\n`)
+    return 2
+  }
   const proc = await runOperator({ onLeadershipLost: () => process.exit(1) })
   const shutdown = (signal: string) => {
     process.stderr.write(`nightjar operator: ${signal}: shutting down\n`)
@@ -232,4 +269,13 @@ export async function operator(_argv: string[]): Promise<number> {
   process.once('SIGTERM', () => shutdown('SIGTERM'))
   process.once('SIGINT', () => shutdown('SIGINT'))
   return -1
+}
+
+/** `nightjar operator migrate-storage`: the leader's migration, once, with the caller's kubeconfig */
+async function migrateStorageOnce(): Promise<number> {
+  const results = await migrateStoredVersions(loadKubeConfig())
+  for (const r of results) {
+    process.stdout.write(`${r.crd}: ${r.migrated ? `stored as ${r.storageVersion} only` : `not yet migrated (stored versions ${r.storedVersions.join(', ')})`}; ${r.rewritten} objects rewritten\n`)
+  }
+  return results.every((r) => r.migrated) ? 0 : 1
 }

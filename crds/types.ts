@@ -1,10 +1,14 @@
-// The TypeScript shape of the custom resources in crds/*.yaml (nightjar.dev/v1alpha1).
+// The TypeScript shape of the custom resources in crds/*.yaml (nightjar.dev/v1; the
+// deprecated v1alpha1 is served with the very same shape).
 // Keep the two in step: test/crds/crds.test.ts checks that objects of these types
 // validate against the YAML schemas and that no field would be pruned by a real api-server.
 import type { Condition, Resource } from './meta.ts'
 
 export const GROUP = 'nightjar.dev'
-export const VERSION = 'v1alpha1'
+/** the version the operator and the api-server speak, and the one stored (docs/upgrades.md) */
+export const VERSION = 'v1'
+/** versions still served for clients of earlier releases: same schema, deprecated */
+export const DEPRECATED_VERSIONS = ['v1alpha1'] as const
 export const API_VERSION = `${GROUP}/${VERSION}` as const
 
 export const BROWSER_SESSION = { kind: 'BrowserSession', plural: 'browsersessions', singular: 'browsersession' } as const

@@ -17,7 +17,7 @@ import type { WatchEvent, WatchHandle, WatchHandler } from '../../resources/port
 
 export interface WatchStreamOptions<T> {
   kc: KubeConfig
-  /** collection path, e.g. /apis/nightjar.dev/v1alpha1/namespaces/ns/browsersessions */
+  /** collection path, e.g. /apis/nightjar.dev/v1/namespaces/ns/browsersessions */
   path: string
   fromResourceVersion: string
   labelSelector?: string

@@ -123,7 +123,20 @@ t.test('the env the chart renders is accepted by the processes that read it', as
 t.test('RBAC is namespaced and least-privilege', async (t) => {
   for (const extra of [[], ['-f', FULL]]) {
     const docs = render(t, extra)
-    t.equal(docs.filter((d) => d.kind.startsWith('Cluster')).length, 0, 'no cluster-wide roles')
+    const clusterWide = docs.filter((d) => d.kind.startsWith('Cluster'))
+    if (extra.length) t.equal(clusterWide.length, 0, 'no cluster-wide roles without crds.install')
+    else {
+      // [ISSUE-38] the release that installs the CRDs migrates what they store after an upgrade
+      t.same(clusterWide.map((d) => `${d.kind} ${d.metadata.name}`), ['ClusterRole nj-nightjar-nightjar-storage-migration', 'ClusterRoleBinding nj-nightjar-nightjar-storage-migration'], 'one cluster-wide grant: the storage migration')
+      const crdNames = ['browsersessions.nightjar.dev', 'networks.nightjar.dev']
+      t.same(clusterWide[0].rules.map((r: Obj) => [r.apiGroups, r.resources, r.resourceNames, r.verbs]), [
+        [['apiextensions.k8s.io'], ['customresourcedefinitions'], crdNames, ['get']],
+        [['apiextensions.k8s.io'], ['customresourcedefinitions/status'], crdNames, ['patch']],
+        [['nightjar.dev'], ['browsersessions', 'networks'], undefined, ['list']],
+        [['nightjar.dev'], ['browsersessions/status', 'networks/status'], undefined, ['patch']],
+      ], 'read and patch the status of our two CRDs only (pinned by name); list the resources and patch their status, nothing else')
+      t.same(clusterWide[1].subjects, [{ kind: 'ServiceAccount', name: 'nj-nightjar-operator', namespace: RELEASE_NS }], 'bound to the operator alone')
+    }
     const roles = find(docs, 'Role')
     for (const role of roles) {
       for (const rule of role.rules) {
@@ -236,7 +249,7 @@ t.test('the chart renders for the server it is installed on: 1.20 gets policy/v1
   t.equal(cel(old).length, 0, 'a 1.20 schema does not know x-kubernetes-validations: helm would refuse the release')
   const current = render(t, ['--kube-version', '1.27.0'])
   t.same(find(current, 'PodDisruptionBudget').map((p) => p.apiVersion), ['policy/v1', 'policy/v1'])
-  t.equal(cel(current).length, 2, 'both CRDs keep their CEL rules where the server enforces them')
+  t.equal(cel(current).length, 4, 'both CRDs keep their CEL rules (in both served versions) where the server enforces them')
   for (const p of find(current, 'PodDisruptionBudget')) {
     const mod = await import('kubernetes-models/policy/v1/PodDisruptionBudget')
     t.doesNotThrow(() => new mod.PodDisruptionBudget(p).validate(), `${p.metadata.name} is a valid policy/v1 PodDisruptionBudget`)

@@ -220,7 +220,7 @@ t.test('helm install on a real control plane: a session from MCP to the garbage 
     const saOf = (component: string) => pods.find((p: any) => p.metadata.labels['app.kubernetes.io/component'] === component).spec.serviceAccountName
     t.equal(saOf('api-server'), `${install.fullname}-api-server`)
     t.equal(saOf('operator'), `${install.fullname}-operator`)
-    const group = 'nightjar.dev', version = 'v1alpha1'
+    const group = 'nightjar.dev', version = 'v1'
     const asApi = tokenKubeConfig(await serviceAccountToken(ns, saOf('api-server')))
     const asOperator = tokenKubeConfig(await serviceAccountToken(ns, saOf('operator')))
     t.equal(await statusOf(() => asApi.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group, version, namespace: ns, plural: 'browsersessions' })), 200, 'the api-server lists sessions')

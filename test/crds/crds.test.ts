@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { CustomResourceDefinition } from 'kubernetes-models/apiextensions.k8s.io/v1/CustomResourceDefinition'
 import { parse } from 'yaml'
-import { API_VERSION, BROWSER_KINDS, EGRESS_MODES, type BrowserSession, type Network } from '../../crds/types.ts'
+import { API_VERSION, BROWSER_KINDS, DEPRECATED_VERSIONS, EGRESS_MODES, VERSION, type BrowserSession, type Network } from '../../crds/types.ts'
 import { endedStatus, failedStatus, statusForPod } from '../../operator/controllers/browser-session/status.ts'
 import { networkStatus } from '../../operator/controllers/network/reconciler.ts'
 import { sessionSpec } from '../operator/helpers.ts'
@@ -64,15 +64,29 @@ t.test('CRDs are valid CustomResourceDefinitions', async (t) => {
     t.equal(crd.spec.names.listKind, `${kind}List`)
     t.equal(crd.spec.scope, 'Namespaced')
     t.same(crd.spec.names.categories, ['nightjar'])
-    t.equal(crd.spec.versions.length, 1)
     const v = crd.spec.versions[0]
-    t.equal(v.name, 'v1alpha1')
+    t.equal(v.name, 'v1')
     t.ok(v.served && v.storage)
     t.same(v.subresources, { status: {} }, 'status subresource')
     t.equal(`${crd.spec.group}/${v.name}`, API_VERSION)
   }
   t.same(crds.BrowserSession.spec.names.shortNames, ['bs'])
   t.same(crds.Network.spec.names.shortNames, ['nnet'])
+})
+
+t.test('[ISSUE-38] v1 is served and stored; v1alpha1 is still served, deprecated, with the same shape (conversion None)', async (t) => {
+  for (const [kind, crd] of Object.entries(crds)) {
+    t.same(crd.spec.versions.map((v: Schema) => [v.name, v.served, v.storage]), [[VERSION, true, true], ...DEPRECATED_VERSIONS.map((n) => [n, true, false])], `${kind}: v1 stored, v1alpha1 served`)
+    t.same(crd.spec.conversion, { strategy: 'None' }, `${kind}: the api-server rewrites apiVersion only, no webhook`)
+    const [stable, alpha] = crd.spec.versions
+    // strategy None is only right while the shapes are identical: schema, subresources, columns
+    t.same(alpha.schema, stable.schema, `${kind}: v1alpha1 has v1's schema`)
+    t.same(alpha.subresources, stable.subresources)
+    t.same(alpha.additionalPrinterColumns, stable.additionalPrinterColumns)
+    t.equal(stable.deprecated, undefined, `${kind}: v1 is not deprecated`)
+    t.equal(alpha.deprecated, true)
+    t.equal(alpha.deprecationWarning, `nightjar.dev/v1alpha1 ${kind} is deprecated; use nightjar.dev/v1 ${kind}`, 'kubectl and clients of v1alpha1 are told what to use')
+  }
 })
 
 t.test('the enums are the ones crds/types.ts declares', async (t) => {
@@ -97,7 +111,9 @@ t.test('printer columns show phase, egress, identity and age', async (t) => {
 })
 
 t.test('schemas are structural', async (t) => {
-  for (const [kind, crd] of Object.entries(crds)) t.same(structuralErrors(schemaOf(crd)), [], `${kind} is structural`)
+  for (const [kind, crd] of Object.entries(crds)) {
+    for (const v of crd.spec.versions) t.same(structuralErrors(v.schema.openAPIV3Schema), [], `${kind} ${v.name} is structural`)
+  }
   // the checker itself catches the classic mistakes
   t.match(structuralErrors({ type: 'object', properties: { a: { description: 'untyped' } } }), ['.a: type is required'])
   t.match(structuralErrors({ type: 'object', properties: { a: { type: 'array' } } }), ['.a: array needs a single items schema'])

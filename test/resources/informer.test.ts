@@ -5,7 +5,7 @@ import { Informer } from '../../resources/informer.ts'
 import { waitFor } from '../helpers/wait.ts'
 import { newSession } from '../operator/helpers.ts'
 
-const mk = (historyLimit = 1000) => new ResourceStore<BrowserSession>({ apiVersion: 'nightjar.dev/v1alpha1', kind: 'BrowserSession', historyLimit })
+const mk = (historyLimit = 1000) => new ResourceStore<BrowserSession>({ apiVersion: 'nightjar.dev/v1', kind: 'BrowserSession', historyLimit })
 const fast = { backoff: { initialMs: 1, maxMs: 20, jitter: 0.5 } }
 
 function recorder() {

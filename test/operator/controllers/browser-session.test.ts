@@ -46,7 +46,7 @@ async function setup(t: Test, opts: { poolSize?: number; authState?: AuthStateSo
 
 t.test('desired pod is a pure function of the session', async (t) => {
   const session = {
-    apiVersion: 'nightjar.dev/v1alpha1',
+    apiVersion: 'nightjar.dev/v1',
     kind: 'BrowserSession',
     metadata: { name: 'nsess_x', uid: 'uid-1', resourceVersion: '1', generation: 1, creationTimestamp: '2025-01-01T00:00:00Z' },
     spec: { ...newSession('nsess_x', { egress: 'local', declaredHosts: ['localhost:3000'], identityId: 'nident_1', viewport: { width: 1280, height: 800 } }).spec },
@@ -69,7 +69,7 @@ t.test('desired pod is a pure function of the session', async (t) => {
   t.same(desiredPod(session), pod, 'same input, same output')
   session.spec.egress = 'platform'
   t.same(desiredPod(session).egress, { mode: 'platform', declaredHosts: [] }, 'platform egress tunnels nothing')
-  t.same(ownerReference(session), { apiVersion: 'nightjar.dev/v1alpha1', kind: 'BrowserSession', name: 'nsess_x', uid: 'uid-1', controller: true, blockOwnerDeletion: true })
+  t.same(ownerReference(session), { apiVersion: 'nightjar.dev/v1', kind: 'BrowserSession', name: 'nsess_x', uid: 'uid-1', controller: true, blockOwnerDeletion: true })
   session.metadata.annotations = { 'nightjar.dev/requested-at': '2025-01-01T00:00:00.250Z' }
   t.equal(desiredPod(session).requestedAt, Date.parse('2025-01-01T00:00:00.250Z'), 'when the start was asked for reaches the runtime (the pool\u2019s demand)')
   session.metadata.annotations = { 'nightjar.dev/requested-at': 'yesterday' }
@@ -249,7 +249,7 @@ t.test('on start, pods whose session is gone are deleted', async (t) => {
   const notified: string[] = []
   pods.subscribe((s) => notified.push(s))
   await pods.ensure(desiredPod({ metadata: { name: 'nsess_orphan' }, spec: newSession('x').spec } as BrowserSession), {
-    apiVersion: 'nightjar.dev/v1alpha1', kind: 'BrowserSession', name: 'nsess_orphan', uid: 'u',
+    apiVersion: 'nightjar.dev/v1', kind: 'BrowserSession', name: 'nsess_orphan', uid: 'u',
   })
   await waitFor(() => notified.includes('nsess_orphan'), { timeoutMs: POD_TIMEOUT })
   const pid = pods.processes()[0].pid!

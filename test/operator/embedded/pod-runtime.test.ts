@@ -9,7 +9,7 @@ import type { PodLaunchConfig } from '../../../resources/ports.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { alive, capturingLogger, fakePodCommand, POD_TIMEOUT } from '../helpers.ts'
 
-const owner = { apiVersion: 'nightjar.dev/v1alpha1', kind: 'BrowserSession', name: 'x', uid: 'u' }
+const owner = { apiVersion: 'nightjar.dev/v1', kind: 'BrowserSession', name: 'x', uid: 'u' }
 const launch = (sessionId: string, over: Partial<PodLaunchConfig> = {}): PodLaunchConfig => ({
   sessionId,
   browserKind: 'chromium',

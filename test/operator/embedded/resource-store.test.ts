@@ -9,7 +9,7 @@ import { waitFor } from '../../helpers/wait.ts'
 import { newSession } from '../helpers.ts'
 
 const store = (opts: { historyLimit?: number; clock?: ResourceVersionClock; bookmarkIntervalMs?: number } = {}) =>
-  new ResourceStore<BrowserSession>({ apiVersion: 'nightjar.dev/v1alpha1', kind: 'BrowserSession', namespace: 'ns', ...opts })
+  new ResourceStore<BrowserSession>({ apiVersion: 'nightjar.dev/v1', kind: 'BrowserSession', namespace: 'ns', ...opts })
 
 function collect(s: ResourceStore<BrowserSession>, from: string, opts = {}) {
   const events: WatchEvent<BrowserSession>[] = []
@@ -24,7 +24,7 @@ t.test('create fills server fields, drops status, rejects a taken name', async (
   const s = store()
   const input = { ...newSession('nsess_a'), status: { phase: 'Live' } } as never
   const a = await s.create(input)
-  t.equal(a.apiVersion, 'nightjar.dev/v1alpha1')
+  t.equal(a.apiVersion, 'nightjar.dev/v1')
   t.equal(a.kind, 'BrowserSession')
   t.equal(a.metadata.namespace, 'ns')
   t.equal(a.metadata.generation, 1)

@@ -76,7 +76,7 @@ t.test('the api-server hands the opened auth-state over in an immutable Secret i
   t.ok(secret, `the Secret is named after the session: ${authStateSecretName(id)}`)
   t.equal(secret.immutable, true, 'immutable: nobody can swap the state')
   t.equal(secret.type, 'Opaque')
-  t.same(secret.metadata.ownerReferences, [{ apiVersion: 'nightjar.dev/v1alpha1', kind: 'BrowserSession', name: kubeName(id), uid: session.metadata.uid }], 'owned by the BrowserSession (object name and uid), so the garbage collector takes it with the session')
+  t.same(secret.metadata.ownerReferences, [{ apiVersion: 'nightjar.dev/v1', kind: 'BrowserSession', name: kubeName(id), uid: session.metadata.uid }], 'owned by the BrowserSession (object name and uid), so the garbage collector takes it with the session')
   t.match(secret.metadata.labels, {
     'app.kubernetes.io/name': 'nightjar',
     'app.kubernetes.io/component': 'auth-state',

@@ -65,7 +65,7 @@ t.test('session created → Pod with the expected spec → Ready → configured 
 
   // ownership: the BrowserSession, by object name and uid, as the garbage collector needs it
   t.same(pod.metadata.ownerReferences, [
-    { apiVersion: 'nightjar.dev/v1alpha1', kind: 'BrowserSession', name: kubeName(id), uid: session.metadata.uid, controller: true, blockOwnerDeletion: true },
+    { apiVersion: 'nightjar.dev/v1', kind: 'BrowserSession', name: kubeName(id), uid: session.metadata.uid, controller: true, blockOwnerDeletion: true },
   ])
   t.match(pod.metadata.labels, {
     'app.kubernetes.io/name': 'nightjar',
@@ -239,7 +239,7 @@ t.test('two claims race for one pool pod: exactly one wins, the other starts its
   const pool = await waitFor(() => api.list('pods', NS).find((p) => p.metadata.labels?.['nightjar.dev/pool'] === 'warm' && p.status?.phase === 'Running'), { what: 'ready pool pod' })
   await waitFor(() => a.informer.get(pool.metadata.name)?.status?.phase === 'Running' && b.informer.get(pool.metadata.name)?.status?.phase === 'Running', { what: 'both caches see it' })
   const uids: Record<string, string> = { nsess_RaceA: sa.metadata.uid, nsess_RaceB: sb.metadata.uid }
-  const owner = (id: string) => ({ apiVersion: 'nightjar.dev/v1alpha1', kind: 'BrowserSession', name: id, uid: uids[id], controller: true, blockOwnerDeletion: true })
+  const owner = (id: string) => ({ apiVersion: 'nightjar.dev/v1', kind: 'BrowserSession', name: id, uid: uids[id], controller: true, blockOwnerDeletion: true })
   const launch = (id: string) => ({ sessionId: id, browserKind: 'chromium' as const, egress: { mode: 'platform' as const, declaredHosts: [] }, labels: { [LABELS.session]: id } })
   const [ra, rb] = await Promise.all([a.ensure(launch('nsess_RaceA'), owner('nsess_RaceA')).catch((e) => e), b.ensure(launch('nsess_RaceB'), owner('nsess_RaceB')).catch((e) => e)])
   const patches = api.requests.filter((r) => r.method === 'PATCH' && r.path.endsWith(`/pods/${pool.metadata.name}`))

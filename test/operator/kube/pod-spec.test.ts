@@ -13,7 +13,7 @@ import { unknownFields } from './openapi.ts'
 import { restrictedViolations } from './pod-security.ts'
 
 type Obj = Record<string, any>
-const owner = { apiVersion: 'nightjar.dev/v1alpha1', kind: 'BrowserSession', name: 'nsess-x-12345678', uid: 'u-1', controller: true, blockOwnerDeletion: true }
+const owner = { apiVersion: 'nightjar.dev/v1', kind: 'BrowserSession', name: 'nsess-x-12345678', uid: 'u-1', controller: true, blockOwnerDeletion: true }
 const FULL: BrowserPodOptions = {
   image: 'registry.example/nightjar-browser-pod:0.1.0',
   imagePullPolicy: 'Always',

@@ -46,7 +46,7 @@ t.test('discovery: the CRDs are found served with their status subresource, and 
   t.teardown(() => bare.close())
   const missing = await checkCrdsServed(kubeConfig(bare))
   t.notOk(missing.ok)
-  t.match(missing.problems[0], /nightjar\.dev\/v1alpha1 is not served: install the CRDs/)
+  t.match(missing.problems[0], /nightjar\.dev\/v1 is not served: install the CRDs/)
 })
 
 t.test('ids are mapped to valid object names and back', async (t) => {
@@ -67,7 +67,7 @@ t.test('ids are mapped to valid object names and back', async (t) => {
   const res = await fetch(`${api.url}${SESSIONS_PATH}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: 'Bearer test-sa-token' },
-    body: JSON.stringify({ apiVersion: 'nightjar.dev/v1alpha1', kind: 'BrowserSession', metadata: { name: id }, spec: newSession(id).spec }),
+    body: JSON.stringify({ apiVersion: 'nightjar.dev/v1', kind: 'BrowserSession', metadata: { name: id }, spec: newSession(id).spec }),
   })
   t.equal(res.status, 422)
 })
