@@ -23,7 +23,7 @@ import type { Logger } from '../../resources/ports.ts'
 import { ensureKube } from '../../scripts/fetch-kube.mjs'
 import { waitFor } from '../helpers/wait.ts'
 import { newNetwork, newSession } from '../operator/helpers.ts'
-import { startControlPlane } from './control-plane.ts'
+import { startControlPlane } from '../../devcluster/control-plane.ts'
 import { CHART, HELM, KUBECTL, ROOT } from './helpers.ts'
 
 const NS = 'nightjar'
