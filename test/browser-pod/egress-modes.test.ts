@@ -8,17 +8,8 @@ import { NodeClient } from '../../api-server/sessions/node-client.ts'
 import type { ApiError } from '../../contracts/errors.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { startPublicWeb } from '../helpers/netns.ts'
-import { fakeTunnel, loopbackServer, newToken, publicAliases, inProcessSandbox } from './harness.ts'
+import { fails, fakeTunnel, inProcessSandbox, loopbackServer, newToken, publicAliases } from './harness.ts'
 
-
-const fails = async (p: Promise<unknown>): Promise<ApiError> => {
-  try {
-    await p
-  } catch (e) {
-    return e as ApiError
-  }
-  throw new Error('expected an error')
-}
 
 async function pod(t: Test, mode: 'local' | 'split', declaredHosts: string[], aliases: Record<string, string>) {
   const token = newToken()

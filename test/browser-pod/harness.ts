@@ -1,5 +1,6 @@
 // Shared pieces of the browser-pod tests (not a test file itself): run the real pod
 // entry as a child process, find its Chromium processes, small HTTP servers.
+import type { ApiError } from '../../contracts/errors.ts'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { chownSync, readdirSync, readFileSync } from 'node:fs'
@@ -233,4 +234,14 @@ export async function readOnToEnd(
   }
   t.equal(cursor, undefined, 'the walk ends')
   return read
+}
+
+/** the error a call was expected to throw (a call that succeeds fails the test) */
+export async function fails(p: Promise<unknown>): Promise<ApiError> {
+  try {
+    await p
+  } catch (e) {
+    return e as ApiError
+  }
+  throw new Error('expected an error')
 }

@@ -6,7 +6,7 @@ import { NodeClient } from '../../api-server/sessions/node-client.ts'
 import type { ApiError } from '../../contracts/errors.ts'
 import { startPublicWeb } from '../helpers/netns.ts'
 import { waitFor } from '../helpers/wait.ts'
-import { cmdline, descendants, environ, isAlive, loopbackServer, publicAliases, spawnPod } from './harness.ts'
+import { cmdline, descendants, environ, fails, isAlive, loopbackServer, publicAliases, spawnPod } from './harness.ts'
 import { shown } from '../helpers/perceived.ts'
 
 const CANARY = 'Canary-Pw-0b5e2a'
@@ -14,15 +14,6 @@ const CANARY = 'Canary-Pw-0b5e2a'
 /** If a test failed, do not leave the Chromium processes it started behind. */
 function reap(pids: number[]): void {
   for (const p of pids) if (isAlive(p) && /chrom/.test(cmdline(p))) process.kill(p, 'SIGKILL')
-}
-
-const fails = async (p: Promise<unknown>): Promise<ApiError> => {
-  try {
-    await p
-  } catch (e) {
-    return e as ApiError
-  }
-  throw new Error('expected an error')
 }
 
 t.test('browser pod process', async (t) => {

@@ -19,16 +19,7 @@ import type { ApiError } from '../../contracts/errors.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { socksFailure } from '../../browser-pod/upstream-proxy.ts'
 import { HTTP_AUTH_PROXY_PORT, HTTP_PROXY_PORT, PROXY_USER, SOCKS_PROXY_PORT, startProxyWorld } from '../helpers/proxies.ts'
-import { fakeTunnel, loopbackServer, newToken, inProcessSandbox } from './harness.ts'
-
-const fails = async (p: Promise<unknown>): Promise<ApiError> => {
-  try {
-    await p
-  } catch (e) {
-    return e as ApiError
-  }
-  throw new Error('expected an error')
-}
+import { fails, fakeTunnel, inProcessSandbox, loopbackServer, newToken } from './harness.ts'
 
 t.test('[#39-proxy] sessions through real proxies', async (t) => {
   const password = `pw-${randomBytes(12).toString('hex')}`
