@@ -1,4 +1,4 @@
-// The console's Sessions pages (issue #17): the org's live sessions, and one session's
+// The console's Sessions pages: the org's live sessions, and one session's
 // browser live — a CDP screencast relayed over a WebSocket (api-server/console/live-socket.ts) and
 // drawn in an <img>, with the page's URL and the state (connecting, live, agent acting,
 // paused for a credential fill, you have control, ended). "Take control" and "Hand back"

@@ -1,4 +1,4 @@
-// The console's Networks pages (issue #17 item 5): the org's local-reach networks with a
+// The console's Networks pages: the org's local-reach networks with a
 // create form, and one network's page — its declared hosts (an editable list:
 // network_update), its daemons with their reachable state (network_daemons), "Rotate
 // token" and "Delete". The join token is shown exactly once, on the page that answers

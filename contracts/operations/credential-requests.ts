@@ -1,4 +1,4 @@
-// credential_request (issue #29 item 2): the agent asks, a person enters. The agent names
+// credential_request: the agent asks, a person enters. The agent names
 // the identity, the credential's name, the hosts it may be filled on and why; a person of
 // the org with identities:write enters the secret on a console page. The secret never
 // passes through the agent, its client or MCP: over MCP a client that declared URL

@@ -1,4 +1,4 @@
-// Watching and taking over (issue #17): the wire of the console's live view, shared by
+// Watching and taking over: the wire of the console's live view, shared by
 // the browser pod (browser-pod/screencast.ts serves NODE_LIVE_PATH), the api-server's
 // relay (api-server/console/live-socket.ts) and the console page's script (api-server/console/live.ts).
 //

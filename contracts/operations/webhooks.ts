@@ -1,4 +1,4 @@
-// Webhooks (issue #39 item 2): an org registers endpoints and the events it wants; each
+// Webhooks: an org registers endpoints and the events it wants; each
 // event is delivered as the Standard Webhooks specification says (webhook-id,
 // webhook-timestamp and webhook-signature headers; HMAC-SHA256 over
 // "<id>.<timestamp>.<body>" with the endpoint's whsec_ secret), retried with backoff for a
