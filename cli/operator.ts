@@ -1,13 +1,8 @@
-// `nightjar operator`: the operator process for a cluster (the Helm chart's operator
-// Deployment). Every replica serves /healthz, /readyz and /metrics; only the holder of the
-// leader Lease runs the informers, controllers and the warm pool. It never installs CRDs:
-// until discovery shows them served, the replica stays unready and does not campaign.
-//
-// Losing the lease (could not renew in time) exits the process with status 1 — the
-// kubelet restarts it as a clean follower, which is simpler and safer than trying to
-// unwind half-stopped controllers while another replica already leads (controller-runtime
-// does the same). SIGTERM stops gracefully: controllers drain in-flight reconciles, then
-// the lease is released so a follower takes over at once instead of waiting it out.
+// `nightjar operator`: the operator process for a cluster. Every replica serves /healthz,
+// /readyz and /metrics; only the leader runs informers, controllers and the pool, and only
+// once the CRDs are served. Losing the lease exits (status 1) to restart as a clean
+// follower rather than unwind half-stopped controllers; SIGTERM drains, then releases the
+// lease so a follower takes over at once. Design: docs/operator.md#leader-election
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { KubeConfig } from '@kubernetes/client-node'
