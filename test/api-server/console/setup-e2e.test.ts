@@ -1,12 +1,8 @@
-// Setting up without curl, end to end in real Chromium: a person signs
-// in to the console and creates an identity, a credential (a canary secret), a grant to
-// the org's agent and a network (its join token shown once, beside the daemon command) —
-// no REST call on the person's side. A real daemon joins with the token copied from the
-// page and the network's page shows it reachable. Then the agent, with its API key,
-// starts a session bound to that identity and fills the credential into a real login
-// page (a "public web" host in a network namespace): the page received exactly the
-// secret, which appears in no page the person saw after typing it, no response and no
-// server log line.
+// Setting up without curl, end to end in real Chromium: a person creates an identity, a
+// credential (a canary), a grant and a network in the console, with no REST call; a real
+// daemon joins with the token copied from the page. Then the agent starts a session bound
+// to that identity and fills the credential into a real login page, which receives exactly
+// the secret; it appears in no page the person saw after typing it, no response, no log.
 import t from 'tap'
 import type { Page, Response } from 'playwright-core'
 import { startTestServer, type Reply } from '../../helpers/server.ts'
