@@ -15,8 +15,8 @@ const files = execFileSync('git', ['ls-files', ...DIRS], { cwd: ROOT, encoding: 
 
 const HEADER_MAX = 8
 const BLOCK_MAX = 9
-// `#12`, `issue 30`, `issues #14`, `ISSUE-35`; not `&#39;` (an HTML entity) and not
-// `kubernetes#99804` (another project's issue, cited as the why of a workaround)
+// a hash and a number, "issue" and a number, or a checklist id; not an HTML entity, and not
+// a project-qualified reference (another project's issue, cited as the why of a workaround)
 const ISSUE_REF = /(?<![\w&/])#\d+\b|\bissues?\s+#?\d+\b|\bISSUE-\d+\b/i
 
 interface Block { line: number; lines: number; text: string; header: boolean }
