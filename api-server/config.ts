@@ -63,7 +63,7 @@ const schema = z.object({
   // client metadata documents (oauth/cimd.ts): hosts whose private addresses may be fetched; extra CA
   NIGHTJAR_CIMD_ALLOWED_HOSTS: z.string().default(''),
   NIGHTJAR_CIMD_CA_FILE: z.string().min(1).optional(),
-  // credential_request and URL elicitation (issue #29): how long a request stays open
+  // credential_request and URL elicitation: how long a request stays open
   NIGHTJAR_ELICITATION_TTL_SECONDS: z.coerce.number().int().min(30).max(86_400).default(600),
   NIGHTJAR_WARM_POOL_SIZE: z.coerce.number().int().min(0).max(64).default(2),
   NIGHTJAR_WARM_POOL_MAX: z.coerce.number().int().min(0).max(256).optional(),

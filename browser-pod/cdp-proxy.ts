@@ -1,39 +1,8 @@
-// CDP connect at the node: the node API's /v1/cdp upgrade (node token required, like
-// every route) opens one WebSocket to this pod's Chromium DevTools endpoint per client
-// and relays CDP messages both ways through a FILTER. The api-server is the only caller
-// (api-server/cdp/); agents reach it there with their own Bearer credential.
-//
-// What the filter keeps true: CDP is a way to drive this session's browser, never a way
-// around the egress gateway, the deny floor, the pod's file system or the sealed fill.
-//  - Every client message is parsed and judged; what is forwarded is the message as
-//    judged (re-serialised: duplicate keys or escapes cannot make Chromium read
-//    something else), never the client's bytes.
-//  - Refused messages are answered as CDP answers an error, {id, error:{code,message}}
-//    (with the client's sessionId), and never reach Chromium.
-//  - Unknown domains are refused: a future Chromium domain is closed until judged.
-//  - Frames are bounded both ways (CDP_MAX_CLIENT_MESSAGE, CDP_MAX_BROWSER_MESSAGE), and a
-//    slow reader pauses the other side instead of growing a buffer.
-//  - Chromium's own pages are out of reach: its WebUI (chrome://, chrome-untrusted://,
-//    devtools://, and the browser_ui targets headless Chromium keeps open, such as the
-//    omnibox popup) are privileged renderers with chrome.send and Mojo. The filter learns
-//    every target from what Chromium tells the client (Target events, getTargets,
-//    createTarget, attachToTarget answers), hides the privileged ones (dropped from lists
-//    and events; auto-attach is asked with a filter that excludes browser_ui), refuses
-//    attaching to, activating or closing them or a target it never heard of, and refuses
-//    every message to a session attached to one.
-//  - The pod's paths are not disclosed: a download's filePath is removed from its
-//    progress events, SystemInfo's command line is blanked, and the calls that return
-//    paths or command lines wholesale (getBrowserCommandLine, Tracing, sampling
-//    profiles' module lists, DOM.getFileInfo) are refused.
-//
-// The sealed fill and CDP exclude each other at the node, so it holds whichever
-// api-server replica relays: secure_type is refused (409 cdp_connected) while a CDP client
-// is connected, and a CDP upgrade is refused while a fill runs or once a secret was typed
-// in this session (its page may still hold it). The lock itself is the secret zone's
-// (secrets/fill-lock.ts). The api-server refuses CDP on identity-bound sessions before that.
-//
-// The DevTools endpoint is a loopback port (see devtoolsArgs in chromium.ts for what that
-// means in the embedded runtime).
+// CDP connect at the node: /v1/cdp relays CDP between one client (the api-server's relay)
+// and this pod's Chromium through a filter, so CDP drives this session's browser but never
+// gets around the egress gateway, the deny floor, the pod's files or the sealed fill. The
+// filter forwards each message as it judged it (re-serialised), never the client's bytes.
+// Design: docs/sessions.md#how-the-cdp-filter-judges
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { WebSocket, WebSocketServer, type RawData } from 'ws'

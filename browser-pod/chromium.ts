@@ -64,20 +64,11 @@ export function cloakArgs(window: { width: number; height: number }, sandbox: Sa
 export const CLOAK_DROPPED_DEFAULT_ARGS = ['--enable-automation', '--disable-popup-blocking']
 
 /**
- * CDP connect (cdp-proxy.ts): Chromium's DevTools server on a port the kernel picks,
- * beside Playwright's own pipe. Chromium binds it to loopback only (127.0.0.1, or ::1
- * when that is taken), and only the node's CDP proxy is told where it is.
- *
- * The loopback caveat. In Kubernetes the pod's loopback is its own network namespace:
- * nothing but this pod's containers can reach the port. In the embedded runtime every
- * pod shares the host's loopback, and the DevTools server has no authentication: any
- * local process (another user's included) that finds the port gets the whole browser,
- * unfiltered — including a page a credential was typed into. Pages cannot use it: their
- * traffic goes through the egress gateway (loopback is refused or denied there), and
- * Chromium refuses DevTools WebSockets that carry an Origin (no --remote-allow-origins).
- * Run the embedded runtime only on a machine whose local users are trusted. (The way
- * out is a CDP multiplexer over Playwright's pipe; Playwright drops messages of CDP
- * sessions it did not open, so today that would mean owning the launch.)
+ * CDP connect (cdp-proxy.ts): Chromium's DevTools server on a kernel-picked loopback port,
+ * beside Playwright's own pipe; only the node's CDP proxy is told where it is. In Kubernetes
+ * that loopback is the pod's own; in the embedded runtime it is the host's and the server has
+ * no authentication, so run it only where local users are trusted (docs/sessions.md#the-toolbox).
+ * (The way out is a CDP multiplexer over Playwright's pipe, which Playwright does not allow.)
  */
 export function devtoolsArgs(): string[] {
   return ['--remote-debugging-port=0']

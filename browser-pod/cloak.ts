@@ -1,15 +1,8 @@
-// browserKind cloak: a real-user-fidelity browser. Headful Chromium (no "HeadlessChrome",
-// a real window with browser UI around the page) on a private virtual display (Xvfb),
-// with a persistent profile directory instead of an incognito-like automation context,
-// and without Playwright's automation tells (chromium.ts: cloakArgs). The egress gateway
-// is the same proxy as for every other pod: declared hosts and the deny floor apply
-// unchanged (RULE-33).
-//
-// Lifetime: the display, the profile directory and Chromium belong to this pod and go
-// with it. close() (and Chromium dying) stops Xvfb and removes the directory; a pod
-// killed outright loses Xvfb with its process group (and Xvfb -terminate exits once its
-// last client, Chromium, is gone); a directory left by such a pod is swept by the next
-// cloak launch on the machine.
+// browserKind cloak: headful Chromium on a private Xvfb display with a persistent
+// profile and without Playwright's automation tells; the egress gateway and deny floor
+// apply unchanged (RULE-33). The display, profile and Chromium go with the pod; a profile
+// directory left by a pod killed outright is swept by the next cloak launch.
+// Design: docs/cloak.md
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'

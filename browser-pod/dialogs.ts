@@ -1,16 +1,8 @@
-// JavaScript dialogs (alert, confirm, prompt, beforeunload). A dialog is modal: while
-// one is open the page runs no script, and whatever Playwright call is waiting on the
-// page (a click that opened it, a wait_for, a navigation whose onload opened it) waits
-// too. So a dialog is never left open: each one is answered the moment it opens — with
-// the answer dialog_handle armed, if there is one (used once), otherwise by the default
-// (alert closed, confirm and prompt dismissed, beforeunload accepted so the page may
-// leave, as Playwright does without a handler). Nothing waits on an agent, so no tool
-// call can hang on a dialog and no call has to be refused because one is open.
-//
-// Every dialog is reported with how it was answered: kept here (the latest few, read by
-// dialog_handle's result) and written to the console log as a "dialog" message. Both
-// leave the pod through the node API, whose echo guard masks a filled secret in them
-// like in every other reply string (a dialog message is page text).
+// JavaScript dialogs. A dialog is modal (the page and any waiting Playwright call stall),
+// so each is answered the moment it opens: with dialog_handle's armed answer, if any, else
+// by the default (alert closed, confirm/prompt dismissed, beforeunload accepted). No tool
+// call can hang on a dialog. Each is reported (kept here and in the console log), masked
+// by the echo guard like any page text.
 import type { Dialog, Page } from 'playwright-core'
 import type { NodeOutput } from '../contracts/node-api.ts'
 

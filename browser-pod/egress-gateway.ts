@@ -1,10 +1,8 @@
-// The egress gateway: an in-process HTTP forward proxy on 127.0.0.1 that every
-// Chromium request goes through (plain HTTP requests and CONNECT tunnels). It asks
-// egress-policy.ts once per connection, connects to exactly the address it checked
-// (no DNS rebinding), and remembers the last decision per host so the navigate
-// action can turn Chromium's generic proxy error into the right typed error. A session
-// with an upstream proxy (upstream-proxy.ts) has its direct connections opened through
-// that proxy, after the same checks; tunnelled (daemon) targets are unchanged.
+// The egress gateway: an in-process HTTP forward proxy on 127.0.0.1 for every Chromium
+// request. It asks egress-policy.ts once per connection and connects to exactly the
+// address it checked (no DNS rebinding), remembering the last decision per host so
+// navigate can name the right typed error. With an upstream proxy, direct connections go
+// through it after the same checks; tunnelled targets are unchanged.
 import http from 'node:http'
 import net from 'node:net'
 import { lookup } from 'node:dns/promises'

@@ -1,13 +1,8 @@
-// The container's own memory cgroup, read to tell an out-of-memory kill from any other
-// renderer crash.
-//
-// Why: under a memory limit the kernel's OOM killer picks the biggest process of the
-// container, which is the page's renderer, not this program (PID 1's child tree keeps
-// running, Chromium shows a crashed tab). The session is then useless, yet nothing would
-// tell the operator: the container would stay Running. So when a page crashes and the
-// cgroup counts an OOM kill, the pod exits; the runtime has seen the cgroup's OOM event
-// and reports the container terminated with reason OOMKilled, which the operator turns
-// into the session's failure reason (operator/kube/pod-state.ts reads it).
+// The container's memory cgroup, read to tell an OOM kill from another renderer crash:
+// the kernel kills the renderer (the biggest process), not this program, so the container
+// would stay Running with a useless session. When a page crashes and the cgroup counts an
+// OOM kill, the pod exits, and the runtime reports OOMKilled, which the operator turns into
+// the session's failure reason (operator/kube/pod-state.ts).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 
 /** cgroup v2 (memory.events) and v1 (memory.oom_control, kernel ≥ 4.13) places of the count */

@@ -1,11 +1,7 @@
 // The session's network request log: method, URL without its query, status, type and
-// timing of every request its pages made — never a body, never a header (so never
-// Authorization, Cookie or Set-Cookie). A ring of the newest NETWORK_LOG_LIMIT.
-//
-// What is read of a request is exactly what an entry holds: request.method(),
-// request.url() cut to scheme, host and path, request.resourceType(), the response's
-// status and the failure's net::ERR_ code. Nothing else of a request, a response or a
-// failure is touched, so nothing else can be kept or returned.
+// timing of every request, in a ring of the newest NETWORK_LOG_LIMIT. Only what an entry
+// holds is ever read of a request, a response or a failure — never a body or a header (so
+// never Authorization or a cookie) — so nothing else can be kept or returned.
 import type { Page, Request } from 'playwright-core'
 import { NETWORK_LOG_LIMIT } from '../contracts/operations/drive-inspect.ts'
 import type { NodeInput, NodeOutput } from '../contracts/node-api.ts'

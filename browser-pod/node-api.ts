@@ -1,15 +1,8 @@
-// The node API: the api-server's only way into the pod. Plain node:http (one hop less
-// than a framework; the route table is tiny). The routes — paths, schemas, which carry
-// secrets, which result fields are opaque — are the contract's (contracts/node-api.ts);
-// this file adds one handler per route and the transport. JSON in and out, errors as
-// {"error":{code,message,reason?}}. Every route except GET /healthz needs
-// `Authorization: Bearer <node token>`, compared in constant time.
-//
-// This is also the pod's response boundary for secrets: every string of every reply
-// (results and errors alike, object keys included) and every log line passes the
-// session's echo guard, which masks any secret this session has filled wherever the
-// page echoed it (secrets/echo-guard.ts). New routes are covered by construction; only fields
-// a route names as opaque (binary payloads) are left as they are.
+// The node API: the api-server's only way into the pod (plain node:http; the routes are
+// the contract's, contracts/node-api.ts). Every route but /healthz needs the node token,
+// compared in constant time. It is the pod's response boundary for secrets: every string
+// of every reply and log line passes the echo guard, so new routes are covered by
+// construction; only fields a route names opaque (binary) are left as they are.
 import http from 'node:http'
 import type { Duplex } from 'node:stream'
 import { createHash, timingSafeEqual } from 'node:crypto'

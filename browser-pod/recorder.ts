@@ -1,34 +1,8 @@
-// Session recordings (issue #17 item 3): a DOM timeline, not a video.
-//
-// Why a DOM timeline (rrweb) rather than video: the recording is JSON, so every string in
-// it passes the session's echo guard like every other string leaving the pod, and the
-// secret canary can search it exactly (a video would have to be OCR'd, and a glyph is not
-// a string the guard can mask); it costs kilobytes per minute instead of megabytes; it
-// needs no encoder process competing with Chromium for the pod's CPU; and the console
-// replays it with rrweb's Replayer, scalable and pausable, with text a person can select.
-// What it does not show: canvas/WebGL pixels, video elements' frames, cross-origin
-// iframes (out-of-process frames: recorded as empty frames), and closed shadow roots; and
-// a popup's first document may be missing — the recorder attaches to a popup as it opens,
-// while the popup is already loading (tab_open, by contrast, waits for the attach before
-// it navigates).
-//
-// How. rrweb's recorder is injected into an ISOLATED WORLD of every page (CDP
-// Page.addScriptToEvaluateOnNewDocument with a worldName, runImmediately): it shares the
-// DOM with the page but none of its globals, so page scripts can neither see it, stop it,
-// nor forge events (the binding it reports through, Runtime.addBinding with
-// executionContextName, exists in that world only). `maskAllInputs: true`: the value of
-// every input, textarea and select is recorded as asterisks — as typed, as set, and in
-// the snapshot — so what a credential fill types never enters the timeline at all.
-// Events are batched in the page (at most every BATCH_MS) and handed to this process,
-// where each batch passes the echo guard (a page that copied the secret into its text, a
-// title or a URL is masked), and waits in a bounded buffer until the api-server reads it
-// (the node API's recording_read, which acknowledges what it had read and scrubs again
-// at the response boundary, with every fingerprint known by then).
-//
-// Driving is never slowed by more than the recorder's own in-page work (rrweb's observers
-// and one DOM serialisation per document, taken at DOMContentLoaded): the pod does no work per event on the
-// driving path, a batch costs one parse and one scrub, and a full buffer drops batches
-// (counted, reported as `dropped`) rather than holding anything up.
+// Session recordings: an rrweb DOM timeline (not a video) recorded from an isolated world
+// of every page, so page scripts cannot see, stop or forge it, and every batch passes the
+// echo guard like any string leaving the pod. Inputs are recorded masked. A full buffer
+// drops batches (counted) rather than slow driving.
+// Design: docs/sessions.md#recordings
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'

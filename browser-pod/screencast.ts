@@ -1,18 +1,8 @@
-// The live view at the pod (issue #17): the node API's /v1/live upgrade (node token
-// required, like every route; the api-server's relay in api-server/console/live-socket.ts is the one
-// caller) streams a CDP screencast of the active tab as JPEG frames, and dispatches the
-// input events of a person holding control (CDP Input.dispatchMouseEvent / dispatchKeyEvent).
-// The api-server decides who holds control; the pod trusts its node token holder.
-//
-// What it keeps true:
-//  - Chromium paints frames for us only while at least one viewer is connected: the
-//    screencast starts with the first viewer and stops with the last.
-//  - No frame leaves the pod while a credential fill runs: node-api.ts wraps secure_type
-//    in pause(), which stops the screencast and drops any frame still on its way (the
-//    invariant is the check in #frame, so a frame in flight cannot slip through), and no
-//    input reaches the page meanwhile. Viewers are told `paused` … `resumed`.
-//  - Every URL sent passes the session's echo guard, like every string of the node API.
-//  - The view follows the active tab (tab_select, a popup), checked a few times a second.
+// The live view at the pod: /v1/live streams a CDP screencast of the active tab as JPEG
+// frames (only while someone watches) and dispatches the input of the person holding
+// control; the api-server decides who that is. No frame leaves the pod while a credential
+// fill runs: pause() stops the screencast and the check in #frame drops frames in flight.
+// Design: docs/sessions.md#watching-and-taking-over
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import type { CDPSession, Page } from 'playwright-core'

@@ -1,19 +1,8 @@
-// The session's files: those put into it over the API (for file inputs) and the
-// downloads its pages made, each within the contract's limits (FILE_MAX_BYTES per file,
-// FILE_MAX_COUNT per session). The bytes live in one temp directory per pod, made on
-// the first file and removed when the process exits; nothing of a file is logged.
-//
-// Downloads: the context accepts them (session.ts), so a click that downloads never
-// breaks the session. Every page (tabs and popups too) is watched twice:
-//  - Playwright's 'download' event records the download and, once Chromium finished
-//    it, keeps a copy in the directory — or, over the size limit, deletes it and records
-//    it as refused (the authoritative check, whatever the watch below saw);
-//  - a CDP session on the page follows Chromium's download progress and cancels a
-//    download as soon as it announces or passes the size limit, so a huge or endless
-//    download never fills the disk. Best effort: a download that finishes between two
-//    progress events is caught by the check above.
-// A download past the count limit is cancelled at once. Either way it is listed as
-// refused, with its reason (too_large, too_many_files), and the session goes on.
+// The session's files: those put in over the API and the downloads its pages made, within
+// FILE_MAX_BYTES / FILE_MAX_COUNT, in one temp directory per pod; nothing of a file is logged.
+// Every page is watched twice: Playwright's download event is the authoritative size check,
+// and a CDP watch on download progress cancels an oversized download early so it never
+// fills the disk. A refused download is listed with its reason; the session goes on.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { open, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'

@@ -1,14 +1,8 @@
-// One pod, one session. A warm pod has Chromium running and waits for configure,
-// which sets the egress policy and opens the browser context and its first tab.
-//
-// Tabs. Every page of the session's context is a tab: the first one, those tab_open
-// opens, and the popups and target=_blank windows the pages open. Each gets a short id
-// (tab_1, tab_2 …, in the order they open, never reused) and goes through watchPage, so
-// the page hooks (files, network log), the console log and the dialog answerer see
-// every tab alike. One tab is active: `page` is it, and every driving action acts on
-// it. A new tab becomes the active one (as a browser shows a popup in front); when the
-// active tab closes, the tab active before it takes over; when the last tab closes, a
-// blank one opens, so the session stays usable.
+// One pod, one session. A warm pod has Chromium running and waits for configure (egress
+// policy, browser context, first tab). Every page of the context is a tab (tab_1, tab_2 …,
+// never reused) watched alike by watchPage; one tab is active and every driving action acts
+// on it. A new tab becomes active; closing the active one returns to the one before it, and
+// closing the last opens a blank one so the session stays usable.
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import type { SandboxKind } from '../crds/types.ts'
 import { errors } from '../contracts/errors.ts'

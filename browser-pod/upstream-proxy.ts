@@ -1,10 +1,8 @@
-// A session's upstream proxy (docs/proxy.md): once the egress gateway has judged a
-// destination and chosen to connect directly, it opens that connection through the
-// proxy instead — HTTP CONNECT (to an http:// proxy, or over TLS to an https:// one) or
-// SOCKS5 (RFC 1928, with RFC 1929 username/password). The proxy is always asked for the
-// address the gateway checked, never a name it would resolve itself, so a name cannot
-// resolve to something else at the proxy. Every failure is a ProxyError naming which of
-// the three things went wrong; the whole dial is bounded by one deadline.
+// A session's upstream proxy (docs/proxy.md): after the egress gateway judged a direct
+// destination, the connection is opened through the proxy (HTTP CONNECT, over TLS for
+// https://, or SOCKS5 with username/password). The proxy is always asked for the address
+// the gateway checked, never a name, so nothing resolves differently there. One deadline
+// bounds the dial; a ProxyError names which step failed.
 import http from 'node:http'
 import net from 'node:net'
 import tls from 'node:tls'

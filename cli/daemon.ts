@@ -1,12 +1,8 @@
-// `nightjar daemon`: joins a network over the control WebSocket and dials declared hosts
-// on this machine for the network's browser sessions. Foreground, no browser needed.
-//
-//   nightjar daemon --network dev --network-token-file ~/.nightjar/dev.token \
-//                   --control-url wss://nightjar.example.com
-//
-// The join token goes only into the upgrade's Authorization header; it is never printed,
-// logged or put in the URL. Prefer --network-token-file or NIGHTJAR_NETWORK_TOKEN over
-// --network-token, which sits in shell history and the process list.
+// `nightjar daemon`: joins a network over the control WebSocket and dials declared hosts on
+// this machine for the network's sessions. The join token goes only into the upgrade's
+// Authorization header, never printed, logged or in a URL; prefer --network-token-file or
+// NIGHTJAR_NETWORK_TOKEN to --network-token, which sits in shell history and `ps`.
+//   nightjar daemon --network dev --network-token-file ~/.nightjar/dev.token --control-url wss://…
 import { readFileSync, renameSync, writeFileSync } from 'node:fs'
 import net from 'node:net'
 import WebSocket from 'ws'

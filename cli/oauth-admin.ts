@@ -1,10 +1,7 @@
-// Operator commands for OAuth, dispatched by `nightjar admin`:
-//   nightjar admin list-oauth-clients [--json]
-//   nightjar admin revoke-oauth-client --id ncli_…   (revokes its grants too; not the built-in client)
-//   nightjar admin revoke-grant --id nkey_…
-// They open the database like `admin bootstrap` (DATABASE_URL or the embedded one
-// under the data dir) and work while the server runs: revocation takes effect on the
-// next request, since every Bearer check reads the grant.
+// Operator commands for OAuth, dispatched by `nightjar admin`: list-oauth-clients [--json],
+// revoke-oauth-client --id ncli_… (its grants too; not the built-in client), revoke-grant
+// --id nkey_…. They open the database like `admin bootstrap` and work while the server
+// runs: every Bearer check reads the grant, so a revocation holds from the next request.
 import { loadConfig } from '../api-server/config.ts'
 import { openDatabase } from '../api-server/store/open.ts'
 import { listOAuthClients, revokeOAuthClient, revokeOAuthGrant } from '../api-server/oauth/admin.ts'

@@ -1,18 +1,8 @@
-// `nightjar operator`: the operator process for a cluster (the Helm chart's operator
-// Deployment). Every replica serves /healthz, /readyz and /metrics; only the holder of the
-// leader Lease runs the informers, controllers and the warm pool. It never installs CRDs:
-// until discovery shows them served, the replica stays unready and does not campaign.
-//
-// Losing the lease (could not renew in time) exits the process with status 1 — the
-// kubelet restarts it as a clean follower, which is simpler and safer than trying to
-// unwind half-stopped controllers while another replica already leads (controller-runtime
-// does the same). SIGTERM stops gracefully: controllers drain in-flight reconciles, then
-// the lease is released so a follower takes over at once instead of waiting it out.
-//
-// The leader also migrates stored objects to the CRDs' storage version once per term
-// (operator/kube/storage-migration.ts, docs/upgrades.md), in the background: reconciles
-// never wait for it. `nightjar operator migrate-storage` does the same once and exits, for
-// clusters whose administrator manages the CRDs (the operator then lacks the permission).
+// `nightjar operator`: the operator process for a cluster. Every replica serves /healthz,
+// /readyz and /metrics; only the leader runs informers, controllers and the pool, and only
+// once the CRDs are served. Losing the lease exits (status 1) to restart as a clean
+// follower; SIGTERM drains, then releases the lease. The leader also migrates stored
+// objects to the storage version (`migrate-storage` does it once). Design: docs/operator.md
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { KubeConfig } from '@kubernetes/client-node'

@@ -4,25 +4,11 @@
 // them refuses unless told otherwise. One table, so the two cannot drift. Pure: node:net only.
 import { BlockList, isIP } from 'node:net'
 
-// The deny floor, every mode (the README's "The deny floor" holds the same table). From the
-// IANA IPv4 and IPv6 special-purpose registries, every block that is not globally
-// reachable web space and is not "local" (below), plus multicast and broadcast:
-// - link-local: cloud metadata lives at 169.254.169.254 and fe80::;
-// - 100.64.0.0/10 shared (carrier-grade NAT) space: pod networks in some clouds, Tailscale,
-//   a metadata service;
-// - 192.0.0.0/24 IETF protocol assignments (DS-Lite, NAT64 discovery, PCP/TURN anycast);
-// - "this network", the documentation ranges, the deprecated 6to4 relay anycast, the
-//   reserved 240.0.0.0/4, multicast, broadcast;
-// - IPv6: everything outside 2000::/3 (the only block allocated for global unicast) and
-//   the local fc00::/7 and ::1 — which covers ::/128, 100::/64 discard, the dummy prefix,
-//   5f00::/16 SRv6, fec0::/10, fe80::/10, ff00::/8 — and inside it 2001::/23 (IETF
-//   protocol assignments: Teredo 2001::/32, benchmarking, ORCHID, anycast services),
-//   2001:db8::/32 and 3fff::/20 (documentation).
-// Addresses that carry an IPv4 address (IPv4-mapped/-compatible/-translated, NAT64
-// 64:ff9b::/96, 6to4 2002::/16) are judged as that IPv4 address (normalizeAddress);
-// local-use NAT64 64:ff9b:1::/48 does not say where its IPv4 address sits, so it is denied
-// whole. 198.18.0.0/15 (benchmarking) stays reachable on purpose: the tests' "public web"
-// lives there; a deployment that uses it inside adds it with NIGHTJAR_DENY_CIDRS.
+// The deny floor, every mode: from the IANA special-purpose registries, every block that is
+// not globally reachable and not "local", plus multicast and broadcast (cloud metadata is
+// link-local). Addresses carrying an IPv4 address are judged as it (normalizeAddress);
+// 198.18.0.0/15 stays reachable on purpose (the tests' public web). Each block and why:
+// docs/local-reach.md#the-deny-floor (the two tables must stay the same)
 /** a CIDR (parseCidr reads it, as it reads NIGHTJAR_DENY_CIDRS), or a range that is no one CIDR */
 type Block = string | { from: string; to: string }
 const FLOOR_V4: ReadonlyArray<Block> = [

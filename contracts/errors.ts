@@ -1,14 +1,7 @@
 // One error catalogue for every door (REST, MCP, the node API, OAuth, the console, the
-// CLI): contracts/errors/catalogue*.ts declares each error once — key, HTTP status,
-// code, reason, a value-free message or message builder, and the checklist rows it
-// serves — and contracts/errors/make.ts derives the constructors:
-//
-//   throw errors.sessionNotLive(row.status)
-//   throw oauthErrors.authorizationPending()
-//
-// The rule for codes and reasons is in contracts/errors/rule.ts. Bodies are
-// {"error": {"code", "message", "reason"?}} (OAuth: {error, error_description}) and
-// never carry a secret value.
+// CLI): contracts/errors/catalogue*.ts declares each error once and errors/make.ts derives
+// the constructors (`throw errors.sessionNotLive(row.status)`). The rule for codes and
+// reasons is errors/rule.ts; bodies never carry a secret value. Table: docs/errors.md
 import { ApiError } from './errors/classes.ts'
 import { errors } from './errors/make.ts'
 

@@ -1,17 +1,8 @@
-// The browser pod's node API, declared once: every route's method, path, input and
-// output schemas, whether it needs the node token, whether it carries secrets, and
-// which result fields the node's echo guard leaves alone. The pod serves this table
-// (browser-pod/node-api.ts), the api-server calls it (api-server/sessions/node-client.ts NodeClient)
-// and the operator configures pods through it (operator/node-client.ts).
-//
-// The driving routes are not written here: each is derived from its operation contract
-// (operations/drive.ts) — input = the operation's input without sessionId (the pod IS
-// the session), output = the operation's output (or its narrower `node.output`).
-// Only the pod's own routes are declared below: configure, secure_type, storage_state
-// and the unauthenticated health probe.
-//
-// Inputs are plain (non-strict) objects, as the node always parsed them: an unknown field
-// from a newer caller is dropped, not refused.
+// The browser pod's node API, declared once: every route's method, path, schemas, whether
+// it needs the node token or carries secrets, and which result fields the echo guard
+// leaves alone. The pod serves it, the api-server and operator call it. Driving routes are
+// derived from their operation contracts (operations/drive.ts). Inputs are non-strict, so
+// an unknown field from a newer caller is dropped, not refused.
 import { z } from 'zod'
 import { EGRESS_MODES, SANDBOX_KINDS } from '../crds/types.ts'
 import { type ConsoleMessage, driveContracts, type DriveContract, type DriveName } from './operations/drive.ts'

@@ -1,20 +1,8 @@
-// Text that one party writes and a person reads: an agent's reason, a client's name, a
-// credential's, identity's, network's or key's name. The person judges the request by
-// it, so the text must read as what it is. One rule, here, for every door (REST, MCP,
-// the console's forms, OAuth registration and client metadata documents):
-//
-//   refused: control characters (C0, DEL, C1: line breaks and tabs included), format
-//   characters (Unicode category Cf: bidirectional embeddings, overrides and isolates
-//   U+202A–U+202E and U+2066–U+2069, the direction marks, zero-width space, joiners,
-//   word joiner, soft hyphen, BOM, tag characters, …), the line and paragraph separators
-//   (U+2028, U+2029) and the invisible fillers that render as nothing (U+034F, U+115F,
-//   U+1160, U+3164, U+FFA0).
-//
-// Such a character either hides (text that reads as something else) or moves what is
-// around it (a right-to-left override reverses the rest of a paragraph). Nothing a name or
-// a reason needs is lost: letters of every script, marks, emoji without joiners, spaces.
-// Pages also render such text isolated (<bdi>), so even an old row written before this
-// rule cannot reorder the page around it.
+// Text one party writes and a person reads (an agent's reason, a client's or credential's
+// name): the person judges the request by it, so it must read as what it is. One rule for
+// every door refuses control, format (bidi, zero-width …), separator and invisible-filler
+// characters, which hide or reorder text; nothing a name needs is lost. Pages also render
+// such text isolated (<bdi>). Rule in full: docs/abuse-limits.md#what-a-person-reads
 import { type z } from 'zod'
 
 const HIDDEN = /[\p{Cc}\p{Cf}\u2028\u2029\u034f\u115f\u1160\u3164\uffa0]/u

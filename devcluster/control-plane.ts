@@ -1,15 +1,8 @@
-// A real Kubernetes control plane on this machine, for the development cluster
-// (supervisor.ts) and the cluster tests (test/cluster/main.ts): Debian's etcd, and
-// kube-apiserver + kube-controller-manager 1.20.2 built from Debian's source package by
-// scripts/fetch-kube.mjs. Everything listens on this machine only:
-// - etcd on 127.0.0.1 (client and peer ports picked free);
-// - kube-apiserver on the host side of the cluster bridge (network.ts), so pods, each in
-//   its own network namespace on that bridge, reach it at the same address the host does;
-//   TLS with a CA made here, a static admin token, RBAC;
-// - kube-controller-manager with the garbage collector, namespace, service-account and
-//   token controllers, and the deployment and replica-set controllers that turn
-//   `helm install`'s Deployments into Pods; callers add what their node needs.
-// No scheduler and no kubelet: the caller brings its node.
+// A real Kubernetes control plane on this machine, for the development cluster and the
+// cluster tests: Debian's etcd, and kube-apiserver + kube-controller-manager built by
+// scripts/fetch-kube.mjs, all listening on this machine only (the apiserver on the cluster
+// bridge, so pods reach it at the host's address). No scheduler and no kubelet: the caller
+// brings its node. Design: docs/cluster.md#how-it-is-built-devcluster
 import { execFile, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'

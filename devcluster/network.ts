@@ -1,10 +1,8 @@
 // The cluster's network on one machine: a Linux bridge whose host side holds the API
-// server's address, with each Pod in a network namespace of its own joined to it (by CNI's
-// bridge plugin on the development cluster, by a veth pair on the test node). Addresses come
-// from 198.19.0.0/16 — the benchmarking range, like the tests' "public web" in
-// 198.18.0.0/16 — never a private or public range:
-//   cluster k (0..7): pods 198.19.(32k).0/20 (host .1), Services 198.19.(32k+16).0/20.
-// The bridge is named njk-<pid> so a run that died is swept by the next one.
+// server's address, each Pod in a network namespace joined to it. Addresses come from the
+// benchmarking range 198.19.0.0/16, never a private or public range: cluster k (0..7) has
+// pods 198.19.(32k).0/20 (host .1) and Services 198.19.(32k+16).0/20. The bridge is named
+// njk-<pid>, so a run that died is swept by the next one.
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { alive } from '../contracts/process.ts'

@@ -1,14 +1,9 @@
 #!/usr/bin/env node
-// Keeps in node_modules only what one image's program can load: the packages its sources
-// import (docker/<image>.deps, one name a line; test/docker/dockerfiles.test.ts keeps each
-// list equal to the imports of the files the image COPYs) and everything those need,
-// resolved the way Node resolves them. Every other top-level package is deleted. Run by
-// each Dockerfile's deps stage after `npm ci --omit=dev`, so the operator image carries no
-// Fastify or Playwright and the browser pod no AWS SDK.
-//
+// Keeps in node_modules only what one image's program can load: the packages listed in
+// docker/<image>.deps and what they need, resolved as Node resolves them, so the operator
+// image carries no Fastify or Playwright and the pod no AWS SDK. Run by each Dockerfile's
+// deps stage after `npm ci --omit=dev`; plain JavaScript, since nothing is installed for it.
 //   node docker/prune-deps.mjs docker/operator.deps [node_modules] [--dry-run]
-//
-// Plain JavaScript with no dependencies: it runs before anything is installed for it.
 import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 

@@ -1,15 +1,7 @@
-// The operator's one call to a browser pod's node API: configure a claimed pod for its
-// session (route and body from contracts/node-api.ts). Both runtimes use it — the
-// embedded one on loopback, the Kubernetes one over the pod network — so the outcome
-// says what to do next: transient failures (connection refused while the pod network
-// settles, timeouts, 5xx) are retryable; a 4xx is final. A 409 means the pod is already
-// configured — pods are single-use and this one was claimed for our session, so that is
-// an earlier attempt of ours that succeeded (e.g. before an operator restart); GET
-// /healthz confirms it.
-//
-// node:http with a short-lived request (no keep-alive): cheaper than fetch for one call
-// on the claim path. The request bytes are zeroed once sent (the body may hold
-// auth-state); no error message includes the token or the body.
+// The operator's one call to a pod's node API: configure a claimed pod. Transient failures
+// are retryable, a 4xx final; a 409 is an earlier attempt of ours that succeeded (pods are
+// single-use), confirmed by /healthz. The request bytes are zeroed once sent (they may
+// hold auth-state). Design: docs/operator.md#pods-on-kubernetes
 import http from 'node:http'
 import { ConfigureResult, HealthResult, nodeRoutes, type ConfigureInput } from '../contracts/node-api.ts'
 import type { SandboxKind } from '../crds/types.ts'

@@ -1,13 +1,7 @@
-// An informer over any ResourceClient: list, then watch from the list's version, keeping
-// a local cache and telling handlers about adds/updates/deletes. Like client-go's
-// reflector it
-// - relists when the watch says 410 Gone (history compacted: events were lost);
-// - re-watches from the last seen version when the watch just ends, with backoff and
-//   jitter when it keeps failing (so a restarting api-server is not stampeded);
-// - on relist, diffs the new list against the cache, so deletes that happened while
-//   disconnected are still reported;
-// - resyncs periodically: every cached object is re-delivered as an update, which makes
-//   controllers re-reconcile everything now and then (level-triggered safety net).
+// An informer over any ResourceClient, like client-go's reflector: list, then watch from
+// the list's version into a local cache; relist on 410 Gone and diff, so deletes missed
+// while disconnected are still reported; re-watch with jittered backoff (no stampede on a
+// restarting api-server); resync periodically as a level-triggered safety net.
 import { isGone } from './errors.ts'
 import type { AnyResource, Logger, ObjectReader, ResourceClient, WatchEvent, WatchHandle } from './ports.ts'
 import { silentLogger } from './ports.ts'

@@ -1,14 +1,8 @@
 // `npm run cluster -- up|down|status|images`: a real single-node Kubernetes cluster on this
-// machine, for people (the README's "Install on Kubernetes" against it) and for the node
-// tests. A thin command line over devcluster/, which starts it one component per file;
-// docs/cluster.md says what runs and what does not.
-//
-//   npm run cluster -- up       start (a no-op when up but for changed images); prints,
-//                               last, `export KUBECONFIG=…` and `export DATABASE_URL=…`
-//   npm run cluster -- down     stop and remove everything `up` made
-//   npm run cluster -- status   one line: up or down
-//   npm run cluster -- images   build the images only (scripts/images.mjs)
-// (`serve BIN_DIR [GVISOR_SHIM]` is the supervisor `up` starts detached.)
+// machine, for people and for the node tests; a thin command line over devcluster/.
+// What runs and what does not: docs/cluster.md
+//   up: start (a no-op when up), then print `export KUBECONFIG=…` and `export DATABASE_URL=…`
+//   down: remove everything up made · status: up or down · images: scripts/images.mjs only
 import { fileURLToPath } from 'node:url'
 import { buildImages, down, say, status, up } from '../devcluster/lifecycle.ts'
 

@@ -1,24 +1,9 @@
 #!/usr/bin/env node
-// Builds containerd-shim-runsc-v1, the containerd shim that runs pods under gVisor
-// (`runsc`), for the real node of `npm run cluster`. Debian ships runsc but no shim (its
-// gVisor package leaves the shim out: it does not compile against Debian's containerd),
-// and nothing can be downloaded here but Debian's and npm's packages, so it is built as
-// kubelet is, from Debian's own sources:
-//
-//   1. gVisor's source from trixie (`golang-gvisor-gvisor`, pinned below; bookworm's
-//      orig tarball is gone from the mirror and lacks shim/), its tarballs checked
-//      against the signed Sources index read through a private apt configuration, and
-//      Debian's own patches applied.
-//   2. Go 1.22 from bookworm-backports (the tree needs ≥ 1.22; bookworm has 1.19) and the
-//      shim's Go libraries as bookworm's golang-*-dev packages — downloaded and unpacked
-//      into the cache with `dpkg-deb -x`, never installed.
-//   3. scripts/gvisor-shim/containerd-1.6-shim-api.patch: the shim was written for
-//      containerd 1.7's shim API; bookworm's containerd is 1.6 (three signatures differ).
-//   4. the vDSO blob runsc embeds, as debian/rules builds it, then `go build ./shim`
-//      (GOPATH mode, offline, about 2 minutes on two cores).
-//
-// Cache: $NIGHTJAR_GVISOR_CACHE, else ~/.cache/nightjar/gvisor, keyed by the pins and the
-// patch. Prints the shim's path on stdout (progress on stderr); exits 1 with a reason.
+// Builds containerd-shim-runsc-v1 (pods under gVisor) for the real node of `npm run
+// cluster`: Debian ships runsc but no shim, and only Debian's and npm's registries are
+// reachable, so it is built from Debian's gVisor source, patched for containerd 1.6.
+// Cache: $NIGHTJAR_GVISOR_CACHE; prints the shim's path, or exits 1 with a reason.
+// Recipe: docs/cluster.md#how-the-binaries-are-built
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'

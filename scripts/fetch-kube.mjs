@@ -1,31 +1,9 @@
 #!/usr/bin/env node
-// Builds the real Kubernetes control plane the cluster tests run on (test/cluster/):
-// kube-apiserver and kube-controller-manager 1.20.2, from Debian bookworm's own source
-// package, plus Debian's etcd. No Kubernetes binary can be downloaded on these machines,
-// but Debian's package registry is reachable, and bookworm ships the whole upstream
-// 1.20.2 tree (vendor/ included) as the source of its kubernetes-client package.
-//
-//   1. apt installs the build tools (Go 1.19, rsync, dpkg-dev), Debian's newer copies of
-//      two Go libraries, and etcd-server (Debian starts a system etcd on install: we stop
-//      and disable it — the tests run their own).
-//   2. `apt-get source` through a private apt configuration holding only deb-src lines
-//      (the machine's own sources are never touched), and every file's sha256 is checked
-//      against the pins below.
-//   3. The vendored github.com/modern-go/reflect2 and github.com/json-iterator/go are
-//      replaced with Debian's newer ones: the vendored versions crash at start on Go ≥ 1.18.
-//   4. `make WHAT="cmd/kube-apiserver cmd/kube-controller-manager"` (about 8 minutes on
-//      two cores), and the two binaries are kept in a cache outside the repo, keyed by the
-//      source's sha256, beside the unpacked tree and its Go build cache (so a later build
-//      of other binaries from it is incremental). Later runs are a no-op.
-//
-// A real node (scripts/cluster.mjs, `npm run cluster`) also needs kubelet, kube-proxy and
-// kube-scheduler:
-// `ensureKube({ node: true })` (or `--node`) builds them from the same tree the same way,
-// into the same cache (about 8 more minutes, once), and only what is missing: the cluster
-// tests, which need no real node, never wait for them.
-//
-// Cache: $NIGHTJAR_KUBE_CACHE, else ~/.cache/nightjar/kube. Prints the bin directory on
-// stdout (progress goes to stderr). Exits 1 with a reason when the build is impossible.
+// Builds the Kubernetes 1.20.2 binaries the cluster tests (and, with --node, the real node)
+// run on, from Debian bookworm's own source package, since no Kubernetes binary can be
+// downloaded here: sources pinned by sha256, two vendored libraries swapped for Debian's
+// (the vendored ones crash on Go ≥ 1.18), cached by the source's hash.
+// Cache: $NIGHTJAR_KUBE_CACHE; prints the bin directory. Recipe: docs/cluster.md#how-the-binaries-are-built
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync, chmodSync } from 'node:fs'

@@ -1,13 +1,7 @@
-// Writes sdk/generated.ts from the operation contracts (contracts/operations/index.ts):
-// the route table (operation → REST method and path) and one method per operation,
-// grouped by domain. Run `node --import tsx scripts/gen-sdk.ts`; a test fails when
-// the file is stale.
-//
-// A method's name comes from its operation's: "<noun>_<verb>" is <group>.<verb> (the
-// noun's group below), a driving action (a route under /v1/sessions/:sessionId/) is
-// sessions.<action>, and NAMES holds the exceptions. Its arguments: the route's path
-// parameters in order, then the POSITIONAL fields, then an object with the rest of
-// the input (optional when none of it is required; absent when there is none).
+// Writes sdk/generated.ts from the operation contracts: the route table and one method per
+// operation ("<noun>_<verb>" is <group>.<verb>, a driving action sessions.<action>, NAMES
+// the exceptions; path parameters, then POSITIONAL fields, then an object of the rest).
+// Run `node --import tsx scripts/gen-sdk.ts`; a test fails when the file is stale.
 import { writeFileSync } from 'node:fs'
 import { z } from 'zod'
 import { isEntryPoint } from '../contracts/entry-point.ts'

@@ -1,18 +1,8 @@
 #!/usr/bin/env node
-// Writes charts/nightjar/files/chromium-sandbox.json: the seccomp profile browser pods run
-// under when Chromium's sandbox is on (docs/security.md). It is the container runtimes'
-// default profile as a pod with no capabilities gets it, plus exactly what Chromium's
-// namespace sandbox needs: clone with the user, PID and network namespace flags, unshare
-// and chroot (into an empty directory once its user namespace exists). Measured on the real
-// node: RuntimeDefault refuses those, and Chromium prints "No usable sandbox!".
-//
-// The default profile comes from Debian's containers-common (/usr/share/containers/
-// seccomp.json, the Docker-format default shared by podman, buildah and CRI-O), evaluated here
-// for x86-64 with no capabilities, then written in the OCI runtime-spec format containerd
-// and CRI-O read for a Localhost profile. Where that file grants more to an unprivileged
-// container than containerd's and Docker's defaults do (mounts, namespaces, tracing), those
-// calls are held back here too: RuntimeDefault is the floor, not podman's.
-//
+// Writes charts/nightjar/files/chromium-sandbox.json: the runtimes' default seccomp profile
+// for a pod without capabilities (from Debian's containers-common, never granting more than
+// containerd's and Docker's defaults), plus exactly the namespace calls Chromium's sandbox
+// needs — RuntimeDefault refuses them ("No usable sandbox!"). Design: docs/security.md#the-seccomp-profile-on-kubernetes
 //   node scripts/gen-seccomp-profile.mjs [--check]   (--check: fail if the file is stale)
 import { readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'

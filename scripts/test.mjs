@@ -43,19 +43,11 @@ if (!existsSync(built) || readFileSync(built, 'utf8').includes('@tapjs/typescrip
   if (r.status !== 0) { console.log('0 passed, 1 failed'); process.exit(1) }
 }
 
-// Four phases (`--phase <name>` runs one). The unit phase runs every test file but the cluster tests and the
-// *.alone.test.ts files, two at a time. The alone phase runs those one at a time with
-// nothing beside them: they hold the service to a latency bound an issue states (a
-// burst's refusals within a second), which a Chromium test on the other core would
-// blur into noise. The cluster phase (test/cluster/) starts one real Kubernetes control plane and test node
-// for the whole phase (test/cluster/main.ts) and runs its files one at a time: they share
-// that cluster. Named files run in one tap call; a cluster is started when one of them
-// is a cluster test.
-//
-// The node phase (test/node/) runs on a real node: `npm run cluster -- up` (containerd,
-// a real kubelet and kube-proxy, the product's images), which its files bring up
-// themselves — the first time on a machine that means building kubelet and the images,
-// tens of minutes, hence the long file timeout. The run takes the cluster down after it.
+// Four phases (`--phase <name>` runs one; docs/testing.md): unit (everything else, two files
+// at a time); alone (*.alone.test.ts one at a time, since their latency bounds would blur
+// beside a Chromium test); cluster (test/cluster/, one control plane shared, one file at a
+// time); node (test/node/, a real node they bring up themselves, hence the long timeout).
+// Named files run in one tap call, with a cluster when one of them is a cluster test.
 const isClusterFile = (f) => f.replace(/\\/g, '/').includes('test/cluster/')
 const isNodeFile = (f) => f.replace(/\\/g, '/').includes('test/node/')
 const NODE_TIMEOUT = '--timeout=3600'

@@ -1,11 +1,8 @@
-// The typed TypeScript client, derived from the operation contracts alone
-// (contracts/operations/; types only, so the SDK pulls in no server code and no zod
-// at run time). Every operation has a method, grouped by domain (nj.sessions,
-// nj.identities, nj.credentials, …): its route table and methods are generated
-// (sdk/generated.ts, by scripts/gen-sdk.ts); nj.call(name, input) calls any by name.
-//
+// The typed TypeScript client, derived from the operation contracts alone (types only, so
+// the SDK pulls in no server code and no zod at run time). Every operation has a generated
+// method grouped by domain (sdk/generated.ts); nj.call(name, input) calls any by name.
 //   const nj = new Nightjar({ baseUrl: 'http://127.0.0.1:8080', token: process.env.NIGHTJAR_KEY })
-//   const s = await nj.sessions.create({ identity: 'shopper' })   // agent defaults to the key's agent
+//   const s = await nj.sessions.create({ identity: 'shopper' })
 //   await nj.sessions.navigate(s.id, 'https://example.com/')
 import { methods, routes } from './generated.ts'
 import type { Call, InputOf, OperationName, OutputOf } from './types.ts'

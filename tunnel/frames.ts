@@ -1,51 +1,8 @@
-/*
- * Nightjar tunnel framing, version 1.
- *
- * One WebSocket (binary messages only) per daemon carries many TCP streams. Every
- * WebSocket message is exactly one frame; the WebSocket already delimits messages, so
- * there is no outer length prefix. All integers are big-endian.
- *
- *   offset 0  u8   type
- *   offset 1  u32  streamId   (0 for control frames, >= 1 for stream frames)
- *   offset 5  ...  payload    (layout fixed by the type, below)
- *
- *   type  name            dir   stream  payload
- *   0x01  HELLO           d→b   0       JSON {daemonId?, host, version}         1..4096 bytes
- *   0x02  WELCOME         b→d   0       JSON {daemonId, heartbeatMs}            1..4096 bytes
- *   0x03  DECLARED_HOSTS  b→d   0       JSON array of host strings              1..65536 bytes
- *   0x04  PING            both  0       8 opaque bytes
- *   0x05  PONG            both  0       the 8 bytes of the PING it answers
- *   0x10  OPEN            b→d   >=1     u32 window, u16 port (1..65535), u8 hostLen (1..255),
- *                                       host (ASCII 0x21..0x7e; IPv6 without brackets)
- *   0x11  OPEN_OK         d→b   >=1     u32 window
- *   0x12  OPEN_FAIL       d→b   >=1     u8 reason: 1 refused, 2 timeout, 3 not_declared,
- *                                       4 unreachable, 5 error
- *   0x13  DATA            both  >=1     1..262144 bytes of stream data
- *   0x14  WINDOW_UPDATE   both  >=1     u32 increment (1..2^31-1)
- *   0x15  FIN             both  >=1     empty: the sender will write no more (half close)
- *   0x16  RST             both  >=1     empty: abort the stream in both directions
- *
- * Session rules (enforced by session.ts, not by this codec):
- *  - The daemon authenticates on the HTTP upgrade (Authorization: Bearer njt_...), then
- *    sends HELLO as its first frame; the broker answers WELCOME, then DECLARED_HOSTS.
- *    Nothing else may precede HELLO / WELCOME, and neither may repeat.
- *  - Only the broker opens streams. Its stream ids start at 1 and strictly increase.
- *  - Flow control is per stream and per direction. OPEN carries the broker's receive
- *    window, OPEN_OK the daemon's (256 KiB today). A sender's DATA never exceeds the
- *    credit it holds; the receiver returns credit with WINDOW_UPDATE only as its consumer
- *    reads, and may add extra credit to grow its window (auto-tuning, up to 4 MiB). DATA
- *    beyond the credit, or credit beyond 2^31-1, is a protocol error.
- *  - A stream ends cleanly when both sides have sent FIN; RST aborts it at once.
- *    Frames for a stream id that was used and has since closed are ignored (they
- *    may be in flight); frames for an id never opened are a protocol error.
- *  - Liveness: the broker sends PING every heartbeatMs (from WELCOME); either side drops
- *    a connection that was silent for three intervals (any frame counts).
- *  - Any protocol error (bad type, bad length, bad field, unknown stream, window
- *    overflow, text message) closes that WebSocket with code 1002; other connections
- *    are untouched. A message above MAX_FRAME is refused by ws itself (1009). Other
- *    close codes: 1008 no HELLO in time, 1011 registration failed, 4000 replaced by a
- *    newer connection with the same daemon id, 4001 network access revoked.
- */
+// The tunnel's frame codec, version 1: one WebSocket binary message is one frame
+// (u8 type, u32 streamId, payload; big-endian), and every length and field is checked
+// here so a malformed frame never reaches a session. The session rules (who opens,
+// flow control, close codes) are enforced by session.ts.
+// Design: docs/TUNNEL.md#wire-format-v1
 
 export const FrameType = {
   HELLO: 0x01,
@@ -132,18 +89,12 @@ function jsonFrame(type: FrameTypeCode, value: unknown, max: number): Buffer {
   return b
 }
 
-// Zero-copy DATA: a buffer from allocWithHeadroom() sits HEADER_BYTES into an ArrayBuffer
-// of its own, so a DATA frame for it (or for a prefix of it) is built by writing the header
-// into those reserved bytes instead of copying the payload. Registering the ArrayBuffer is
-// the proof that the bytes in front are ours to overwrite.
-//
-// Reuse: a buffer from allocWithHeadroom() that is written to a TunnelStream belongs to the
-// tunnel from then on. Once its whole content went out as one DATA frame and the WebSocket
-// flushed that frame, its memory is handed out again by a later allocWithHeadroom() (see
-// TunnelStream.pump and TunnelSession.sendFrame). Without that, a daemon reading at full
-// speed takes a fresh 256 KiB block per read that the garbage collector must then find and
-// free (measured: about a sixth of the daemon's CPU per byte moved). So never keep, read or
-// write such a buffer (or a view of it) after writing it.
+// Zero-copy DATA: a buffer from allocWithHeadroom() has HEADER_BYTES reserved in front
+// (its ArrayBuffer is registered here), so its DATA frame is built in place, not copied.
+// Such a buffer, once written to a TunnelStream, belongs to the tunnel: after its frame is
+// flushed it is handed out again (a fresh 256 KiB block per read cost the daemon about a
+// sixth of its CPU in GC). Never keep, read or write it after writing it.
+// Design: docs/TUNNEL.md#flow-control-and-memory
 const headroom = new WeakSet<ArrayBufferLike>()
 /** Flushed headroom buffers by payload size, newest last. */
 const spare = new Map<number, ArrayBuffer[]>()

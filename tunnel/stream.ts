@@ -1,21 +1,9 @@
-// One multiplexed TCP stream as a node Duplex, with credit-based flow control.
-//
-// Receiving: the peer may have at most `recvCredit` bytes in flight. Arriving DATA waits
-// in `pending` until the consumer's _read() asks for it; only bytes handed to the
-// consumer are granted back (WINDOW_UPDATE). So memory per stream is bounded by the
-// window plus the Readable's highWaterMark, whatever the consumer does, and a slow
-// consumer only ever stalls its own stream.
-//
-// Window auto-tuning: throughput is at most window / round-trip, so 256 KiB would cap a
-// 50 ms link at 5 MB/s. When a grant finds less than a quarter window waiting (the
-// consumer keeps up and the window, not the reader, is the limit), the window doubles, up to
-// MAX_AUTO_WINDOW and within the session's budget. A consumer that falls behind never
-// grows its window, so the slow-reader bound stays the initial window.
-//
-// Sending: _write() splits into DATA frames of at most min(sendCredit, MAX_DATA) and
-// parks when credit runs out or when the WebSocket itself is congested; the write
-// callback fires only when the whole chunk is on the wire, which is what makes
-// stream.write() return false / 'drain' behave as backpressure for the producer.
+// One multiplexed TCP stream as a node Duplex, with credit-based flow control: only
+// bytes handed to the consumer are granted back, so a stream's memory is bounded by its
+// window and a slow consumer stalls only its own stream. The window doubles while the
+// consumer keeps up; the write callback fires only once a chunk is on the wire, so
+// write() returning false is real backpressure.
+// Design: docs/TUNNEL.md#flow-control-and-memory
 import { Duplex } from 'node:stream'
 import { MAX_DATA, MAX_WINDOW, ProtocolError, encodeDataInPlace } from './frames.ts'
 import { TunnelError } from './errors.ts'

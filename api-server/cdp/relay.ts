@@ -1,22 +1,8 @@
-// CDP connect, the caller's door: `GET /v1/sessions/:sessionId/cdp` with `Upgrade:
-// websocket` and the caller's own Bearer credential (an API key or an OAuth token, scope
-// sessions:drive), exactly what Playwright's connectOverCDP(url, { headers }) and
-// Puppeteer's connect({ browserWSEndpoint, headers }) send. session_cdp answers the URL.
-//
-// Before the upgrade every refusal is a plain HTTP response: the REST door's own JSON
-// errors, byte for byte (the one 401, 403 missing_scope, the one 404 for unknown and
-// foreign sessions, 409 not live, 403 cdp_identity_bound …), or, when the node refuses,
-// the catalogue's plain-text CDP upgrade errors. The WebSocket exists only once the
-// node's CDP socket is open.
-//
-// Then it relays messages as they are, both ways: the filter is at the node
-// (browser-pod/secrets/fill-lock.ts, used by cdp-proxy.ts), which holds whichever replica relays. Frames are bounded
-// (a client frame past CDP_MAX_CLIENT_MESSAGE closes the socket, 1009) and a slow reader
-// pauses the other side. Each client message keeps the session from its idle timeout; the
-// journal records the connect and the disconnect (counts only, never a message). A person
-// taking control of the session in the console closes it (1008) within a second.
-// session_end on this replica closes the session's CDP sockets at once; the pod's end
-// closes them everywhere else.
+// CDP connect, the caller's door: GET /v1/sessions/:id/cdp upgraded with the caller's own
+// Bearer (what connectOverCDP and Puppeteer send). Every refusal before the upgrade is the
+// REST door's own JSON error, byte for byte; once the node's CDP socket is open, messages
+// are relayed as they are: the filter and the fill lock are at the node, which holds
+// whichever replica relays. Design: docs/sessions.md#how-the-cdp-filter-judges
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { WebSocket } from 'ws'

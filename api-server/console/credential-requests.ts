@@ -1,17 +1,8 @@
-// The page where a person answers an agent's credential_request (issue #29 item 2):
-// <console>/credential-requests/ncreq_…, the URL an MCP client with URL elicitation opens
-// for its user (or that the agent passes on). A signed-in person of the request's org whose
-// role holds identities:write sees what was asked — identity, credential name, allowed
-// hosts (each by its registrable domain first: doors/host-view.ts), the agent's reason,
-// shown as the agent's words and isolated (<bdi>) — and types the secret into a password
-// field: a password, or an otpauth:// URI / base32 seed for a TOTP credential.
-//
-// The POST is checked like every console form (same origin: Origin, else Sec-Fetch-Site,
-// else Referer; and the console's form token), then like a REST body (no NUL, the fields'
-// own rules: the same 400 and message as credential_create), then the value goes to
-// answerCredentialRequest, which seals it with createCredential in the transaction that
-// closes the request. The value is never put back in a page, a redirect or a log line.
-// Unknown, answered, expired and other orgs' requests are the same 404.
+// The page where a person answers an agent's credential_request: a signed-in person of the
+// request's org with identities:write sees what was asked (the agent's reason isolated as
+// the agent's words) and types the secret. The POST is checked like every console form,
+// then like a REST body, and sealed in the transaction that closes the request; the value
+// never goes back into a page, a redirect or a log line. Unknown and foreign are one 404.
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { Services } from '../services.ts'
 import { errors, isApiError } from '../../contracts/errors.ts'

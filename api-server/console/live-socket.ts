@@ -1,15 +1,8 @@
-// The console's live view, the api-server's hop (issue #17): `GET <console>/sessions/:id/live`
-// with `Upgrade: websocket`, opened by the live-view page (api-server/console/live.ts) with
-// the person's console session cookie. It relays the session's pod (/v1/live, the pod's
-// node token, as the CDP relay does) to the page: frames and page state one way, a
-// person's input the other — only while that person holds control.
-//
-// Before the upgrade every refusal is a plain HTTP response: a foreign Origin (403) or no
-// console session (401) are the catalogue's live-view upgrade errors; a role that cannot
-// drive, an unknown or foreign session (the REST door's 404, byte for byte), a session not
-// live are the REST door's JSON errors. Control lives in Postgres (sessions.control), so a
-// viewer on one replica follows a take-over or a hand-back made on another: the relay reads
-// it every second, tells the page, and forwards input only from its holder.
+// The console's live view, the api-server's hop: GET <console>/sessions/:id/live relays
+// the session's pod (/v1/live) to the page, forwarding input only from the person holding
+// control. Control lives in Postgres, so a viewer on one replica follows a take-over made
+// on another (read every second). Refusals before the upgrade are plain HTTP responses.
+// Design: docs/sessions.md#watching-and-taking-over
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import type { FastifyRequest } from 'fastify'

@@ -1,11 +1,8 @@
-// The console's Sessions pages (issue #17): the org's live sessions, and one session's
-// browser live — a CDP screencast relayed over a WebSocket (api-server/console/live-socket.ts) and
-// drawn in an <img>, with the page's URL and the state (connecting, live, agent acting,
-// paused for a credential fill, you have control, ended). "Take control" and "Hand back"
-// are forms with the session's CSRF token; control lives on the session row
-// (api-server/sessions/control.ts), so every replica refuses the agent's driving tools
-// with 409 human_in_control while a person holds it. Watching and taking control need a
-// role that may drive (sessions:drive: owners, admins, members).
+// The console's Sessions pages: the org's live sessions, and one session's browser live (a
+// screencast relayed by console/live-socket.ts, drawn in an <img>, with its state). "Take
+// control" and "Hand back" are CSRF-protected forms; control lives on the session row, so
+// every replica refuses the agent's driving tools (409 human_in_control) while a person
+// holds it. Needs a role that may drive (sessions:drive).
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { Services } from '../services.ts'
 import { errors, isApiError } from '../../contracts/errors.ts'

@@ -1,4 +1,4 @@
-// The console's Recordings pages (issue #17 item 3): the org's recorded sessions, and one
+// The console's Recordings pages: the org's recorded sessions, and one
 // recording replayed with rrweb's Replayer (its UMD bundle, served from node_modules as a
 // static asset). The replay draws the recorded DOM into a sandboxed iframe without
 // scripts; the page's CSP lets it fetch nothing but this origin (no recorded image, font

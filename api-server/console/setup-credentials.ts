@@ -1,11 +1,8 @@
-// The credentials section of an identity's console page: the metadata list (name,
-// placeholder, mask, allowlist, dates — what credential_list returns, never a value), a
-// create form whose secret is typed into a password field, and per credential a rotate
-// form (a new secret, again a password field) and a delete button. The secret is sent
-// only in the POST body, handed to credential_create / credential_rotate, and never put
-// back into a form, a page, a redirect or a log line: after an error the form comes back
-// with the name and hosts typed, the secret field empty. A TOTP credential is added by
-// choosing its kind and pasting the otpauth:// URI (or the base32 seed) as the secret.
+// The credentials section of an identity's console page: the metadata list (never a
+// value), a create form, and per credential rotate and delete. The secret is typed into a
+// password field, sent only in the POST body, and never put back into a form, page,
+// redirect or log line: after an error the form returns with the secret field empty. A
+// TOTP credential takes its otpauth:// URI (or base32 seed) as the secret.
 import type { FastifyInstance } from 'fastify'
 import type { z } from 'zod'
 import type { CredentialView } from '../../contracts/operations/personas.ts'

@@ -1,4 +1,4 @@
-// The console's Governance page (issue #17 item 5): the org's flags — free-text credential
+// The console's Governance page: the org's flags — free-text credential
 // fill, cloak sessions, the declared advisor origins, recording every session by default, the
 // allowlist of upstream proxy hosts (docs/proxy.md) — read with governance_get and saved
 // with governance_put. Both need org:admin (owners and admins); anyone else gets the

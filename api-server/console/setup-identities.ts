@@ -1,4 +1,4 @@
-// The console's Identities pages (issue #17 item 5: setting up without curl). The list
+// The console's Identities pages (setting up without curl). The list
 // of the org's identities (personas) with a create form, and one identity's page: its
 // credentials (setup-credentials.ts), its grants (setup-grants.ts) and a delete button.
 // Every read and write is the REST operation itself, run as the signed-in person

@@ -1,15 +1,7 @@
-// What the console's setup pages (identities, credentials, grants, networks, governance:
-// issue #17 item 5) share. The central rule: a page never reimplements an operation. It
-// calls the very operation the REST door calls (api-server/operations/**), through
-// runOp below, which applies the door's checks in the door's order — the operation's
-// scopes against the signed-in person's role-derived scopes, the well-formedness check,
-// the operation's zod schema — and then its handler with the console's auth context.
-// So every refusal is the API's own catalogue error; a page shows its message in words
-// with its status, and another org's id gets the same 404 as an unknown one.
-//
-// Secrets (a credential value, a network join token) travel only in POST bodies, which
-// nothing logs (the request logger writes method, URL and status); redirects carry ids
-// and a fixed notice word, never a value.
+// What the console's setup pages share. A page never reimplements an operation: runOp calls
+// the very operation the REST door calls, with the door's checks in the door's order, so
+// every refusal is the API's own catalogue error (and a foreign id the same 404). Secrets
+// travel only in POST bodies, which nothing logs; redirects carry ids, never a value.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { z } from 'zod'
 import type { Services } from '../services.ts'

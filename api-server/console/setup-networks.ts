@@ -1,10 +1,8 @@
-// The console's Networks pages (issue #17 item 5): the org's local-reach networks with a
-// create form, and one network's page — its declared hosts (an editable list:
-// network_update), its daemons with their reachable state (network_daemons), "Rotate
-// token" and "Delete". The join token is shown exactly once, on the page that answers
-// the create or rotate POST (201/200, no redirect: nothing stores it to show again),
-// beside the exact `nightjar daemon` command for this network and server. Listing needs
-// networks:read (every role); writing needs networks:write (owners, admins).
+// The console's Networks pages: the org's local-reach networks with a create form, and one
+// network's declared hosts, daemons, "Rotate token" and "Delete". The join token is shown
+// exactly once, on the page answering the create or rotate POST (no redirect: nothing
+// stores it to show again), beside the `nightjar daemon` command. Listing needs
+// networks:read; writing networks:write.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors, isApiError, type ApiError } from '../../contracts/errors.ts'
 import { networkCreate, networkDaemons, networkDelete, networkList, networkRotateToken, networkUpdate } from '../operations/networks/index.ts'

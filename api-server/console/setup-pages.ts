@@ -1,4 +1,4 @@
-// The setup pages of the console (issue #17 item 5: setting up without curl), registered
+// The setup pages of the console (setting up without curl), registered
 // together: Identities with their credentials and grants, Networks, Governance, Webhooks.
 import type { FastifyInstance } from 'fastify'
 import type { Services } from '../services.ts'

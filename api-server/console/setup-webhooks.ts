@@ -1,4 +1,4 @@
-// The console's Webhooks pages (issue #39 item 2): the org's endpoints with a create form
+// The console's Webhooks pages: the org's endpoints with a create form
 // (URL, events, description), and one endpoint's page — its delivery log, newest first,
 // with every attempt's response status — with "Rotate secret" and "Delete". The signing
 // secret is shown exactly once, on the page that answers the create or rotate POST (201/200,

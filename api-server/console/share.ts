@@ -1,4 +1,4 @@
-// Share links for one session's live view (issue #17): made and revoked on the session's
+// Share links for one session's live view: made and revoked on the session's
 // console page by a person who may watch; opened by anyone holding the link, view only.
 // The link is `<console>/share#njs_…` — the token in the fragment, so it is never sent in a
 // request line a server or proxy logs; the page's script hands it to the viewer WebSocket

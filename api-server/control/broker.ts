@@ -1,13 +1,7 @@
-// Server side of local reach: daemons join a network over /ws/control and the broker
-// opens tunnel streams through them. It holds no database handle; everything durable
-// (token check, registry rows) goes through injected hooks.
-//
-// Auth contract: the join token travels only in the upgrade request's
-// `Authorization: Bearer njt_...` header (never in the URL, so it stays out of access
-// logs). A missing or rejected token gets a plain HTTP `401` with body `unauthorized`
-// before any WebSocket exists. Then the daemon's first frame is HELLO
-// {daemonId?, host, version}; the broker answers WELCOME {daemonId, heartbeatMs} and the
-// network's DECLARED_HOSTS.
+// Server side of local reach: daemons join a network over /ws/control and the broker opens
+// tunnel streams through them. It holds no database handle: everything durable goes
+// through injected hooks. The join token travels only in the upgrade's Authorization
+// header (never the URL, so never an access log). Design: docs/TUNNEL.md#join-and-auth-contract
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { WebSocketServer, type WebSocket } from 'ws'

@@ -1,12 +1,8 @@
-// A host as a person should judge it: the registrable domain — the part that decides who
-// controls the site, and so where a password typed there goes — first and prominent, then
-// the full host in small type, wrapped wherever it must be so it is never clipped or
-// pushed off the page. `accounts.google.com.<…>.evil.test` reads "evil.test" first.
-//
-// The registrable domain comes from the Public Suffix List through tldts (a maintained
-// library, not a hand-written list), private suffixes included: on `x.github.io` the site
-// is `x.github.io`, whose owner is not GitHub. An IP address, or a name without a known
-// suffix (localhost), is its own site.
+// A host as a person should judge it: the registrable domain (who controls the site, so
+// where a typed password goes) first and prominent, then the full host small and wrapped,
+// never clipped: `accounts.google.com.<…>.evil.test` reads "evil.test" first. The domain
+// comes from the Public Suffix List through tldts, private suffixes included (x.github.io
+// is not GitHub's); an IP or a name without a known suffix is its own site.
 import { getDomain } from 'tldts'
 import { isIP } from 'node:net'
 import { parseHostPattern } from '../../contracts/hosts.ts'

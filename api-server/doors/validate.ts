@@ -1,13 +1,7 @@
-// Input checks shared by every door (REST and MCP), value-free: a message names
-// the field and the rule, never echoes the value (a value might be a secret).
-//
-// Two layers, in order:
-//  1. hygiene — no string anywhere in the input (values or field names) may hold a
-//     NUL character or an unpaired UTF-16 surrogate. Postgres cannot store either in
-//     text or jsonb (22021 / 22P05), so such input would fail half-way: an action
-//     that ran but could not be journalled, or a 500 on a lookup. It is refused
-//     before any work.
-//  2. the operation's zod schema (unknown fields are rejected).
+// Input checks shared by every door (REST and MCP), value-free: a message names the field
+// and the rule, never the value (it might be a secret). First hygiene: no NUL or unpaired
+// surrogate in any string, because Postgres cannot store either and the call would fail
+// half-way (an action run but not journalled); then the operation's zod schema.
 import type { z } from 'zod'
 import { errors } from '../../contracts/errors.ts'
 

@@ -1,5 +1,5 @@
 // The one port through which the domain says what happened to an org's sessions and
-// requests (issue #39 item 2: session.live, session.ended, session.failed,
+// requests (session.live, session.ended, session.failed,
 // human.requested, credential_request.created, credential_request.answered). Sessions,
 // personas and the operations emit here; webhooks/ is what listens (it stores a delivery
 // for every endpoint subscribed, before anything is sent). The domain never learns who

@@ -1,11 +1,7 @@
-// Liveness, readiness (the database answers) and Prometheus metrics.
-//
-// /metrics is open on the main port unless configured otherwise:
-//  - NIGHTJAR_METRICS_TOKEN: every scrape must send `Authorization: Bearer <token>`
-//    (scheme case-insensitive); anything else is 401.
-//  - NIGHTJAR_METRICS_PORT (and NIGHTJAR_METRICS_HOST, default NIGHTJAR_HOST): /metrics
-//    is served by a listener of its own there and is no longer a route of the main port
-//    (404). The token, when set, applies there too.
+// Liveness, readiness (the database answers) and Prometheus metrics. /metrics is open on
+// the main port unless NIGHTJAR_METRICS_TOKEN requires a Bearer (else 401) or
+// NIGHTJAR_METRICS_PORT moves it to a listener of its own (then 404 on the main port).
+// Knobs: docs/configuration.md
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'

@@ -1,18 +1,8 @@
-// The REST door: one Fastify route per operation with a REST binding. Path
-// parameters, then the query (GET/DELETE) or the JSON body, form the input that
-// the operation's zod schema validates (unknown fields are rejected). Before that,
-// every string in the path, the query and the body must be well formed (no NUL, no
-// lone surrogate): such input is refused with 400 before any work.
-//
-// Routes carry no Fastify schema: zod validates the input (one set of messages for
-// REST and MCP), /openapi.json documents the routes (openapi.ts), and the body is
-// the handler's result as JSON.stringify writes it (a response schema would have
-// fast-json-stringify drop the fields it does not list).
-//
-// With checkOutput (tests turn it on), every result is checked against the
-// operation's output schema as the wire carries it (JSON): a result that does not
-// match answers 500 internal and logs "output schema mismatch" with the operation
-// and the issue paths, never the values.
+// The REST door: one Fastify route per operation with a REST binding; zod validates the
+// input (one set of messages for REST and MCP) after the well-formedness check. Routes carry
+// no Fastify response schema: fast-json-stringify would drop the fields it does not list.
+// With checkOutput (tests) a result that breaks its output schema answers 500 and logs the
+// operation and paths, never the values.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { z } from 'zod'
 import type { AnyOperation, RestExchange } from '../operations/types.ts'

@@ -1,13 +1,7 @@
-// The abuse limits of the console and OAuth surface and of the daemon control
-// channel, built once per app from the configuration and the service clock.
-//
-// Counting happens in a LimitStore (store.ts): the app's is Postgres (pg-store.ts), so
-// every api-server replica counts against the same budget; tests may use the memory one.
-//
-// Client addresses: the server runs with trustProxy false and has no trusted-proxy
-// setting, so X-Forwarded-For is never read; the key is the socket's peer address
-// (behind a reverse proxy, the proxy's). IPv6 peers are keyed by their /64, since one
-// host usually holds a whole /64.
+// The abuse limits of the console, OAuth and daemon control surfaces, counted in Postgres
+// so every replica shares one budget. The key is the socket's peer address: X-Forwarded-For
+// is never read (no trusted-proxy setting), and IPv6 peers are keyed by their /64, since one
+// host usually holds a whole /64. Design: docs/abuse-limits.md
 import { isIPv6 } from 'node:net'
 import { createHash } from 'node:crypto'
 import type { JoinGate } from '../control/broker.ts'

@@ -1,10 +1,8 @@
-// Two limiter policies over a LimitStore, both on an injected clock (the service
-// clock, so tests advance time instead of sleeping):
-//  - WindowLimit: at most `limit` events per key in a fixed window.
-//  - BackoffLock: the `freeFailures`-th failure locks a key, for `baseMs` and then
-//    twice as long after every further failure, never longer than `maxMs`. Attempts
-//    refused while locked are not failures: they neither grow nor extend the lock, so
-//    once an attacker stops, the key is free again within `maxMs` at the latest.
+// Two limiter policies over a LimitStore, on the injected service clock (tests advance time
+// instead of sleeping): WindowLimit, at most `limit` events per key in a fixed window; and
+// BackoffLock, which locks a key after `freeFailures` failures for `baseMs`, doubling up to
+// `maxMs`. Attempts refused while locked neither grow nor extend the lock, so once an
+// attacker stops, the key is free within `maxMs`.
 import type { LimitRecord, LimitStore } from './store.ts'
 
 export type Verdict = { allowed: true } | { allowed: false; retryAfterSecs: number }

@@ -1,11 +1,7 @@
-// The limiter's state behind one small interface. Today the only store is in-process
-// memory (MemoryLimitStore): with several api-server replicas every replica counts on
-// its own, so an effective limit is "per replica". The interface is shaped so that a
-// Postgres-backed store can replace it without touching any policy: one atomic
-// read-modify-write of a small record per key (in Postgres, a row locked with
-// `select … for update` inside a transaction, or an `insert … on conflict do update`).
-// Keys never hold secrets: they are a policy name plus an IP, an account (a hash of the
-// e-mail) or a network reference.
+// The limiter's state behind one small interface: one atomic read-modify-write of a small
+// record per key. The app's store is Postgres (pg-store.ts), so every replica counts
+// against one budget; MemoryLimitStore is for tests. Keys never hold secrets: a policy name
+// plus an IP, an account (a hash of the e-mail) or a network reference.
 
 /** What a policy keeps per key. Plain numbers (ms since the epoch) so any store can hold it. */
 export interface LimitRecord {

@@ -1,29 +1,8 @@
-// URL elicitation on a stateless /mcp (MCP 2025-11-25, issue #29 items 2 and 3).
-//
-// /mcp keeps no MCP sessions: every POST gets a fresh server, which never saw the client's
-// `initialize` and so cannot know its capabilities. A client that declares
-// `elicitation: { url: {} }` is therefore given an `Mcp-Session-Id` with its initialize
-// answer — a memo of that one capability, bound to the org and Bearer credential that
-// declared it. Any other client gets no session id and sees exactly the stateless server
-// it always saw. An unknown or foreign id is not an error: the call is simply made
-// without elicitation and the tool answers with the URL, as for any client.
-//
-// The memo and the routing of answers live in Postgres (migration 020), so every replica
-// sees them: a client may initialize on one replica, call on a second and answer on a
-// third. What one org can hold is bounded apart from every other org (issue #40 item 4):
-//  - at most MEMO_PER_CREDENTIAL memos per credential and MEMO_PER_ORG per org; past
-//    either, that credential's (or that org's) least recently used memo goes — never
-//    another org's;
-//  - a memo unused for a day is forgotten;
-//  - initialize itself is rate-limited per credential (limits/: NIGHTJAR_MCP_INITIALIZE_LIMIT
-//    per window, then 429), checked by the door (server.ts) before a memo is made.
-//
-// While credential_request or request_human waits, its call answers on an SSE stream
-// (instead of one JSON body), which carries `elicitation/create` and then
-// `notifications/elicitation/complete`. The client answers `elicitation/create` in a new
-// POST: that JSON-RPC response is matched, by an id no other server uses, to the call that
-// asked — through the answers table, which the replica holding the call reads (at once when
-// the answer reached that replica, else within ANSWER_POLL_MS) — and the POST is answered 202.
+// URL elicitation on a stateless /mcp (MCP 2025-11-25): a client that declares it gets an
+// Mcp-Session-Id remembering only that capability, bound to its org and credential; any
+// other client sees the plain stateless server. Memos and answers live in Postgres so any
+// replica can route an answer to the waiting call, and one org's memos are bounded apart
+// from every other org's. Design: docs/mcp.md#how-url-elicitation-is-routed
 import { randomUUID } from 'node:crypto'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import type { AuthContext } from '../auth/context.ts'

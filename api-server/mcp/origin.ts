@@ -1,15 +1,8 @@
-// DNS-rebinding protection for /mcp: the Host and Origin headers are checked before
-// anything else (before authentication), in this one place — the SDK transport's own
-// allowedHosts/allowedOrigins options stay off.
-//
-// Host: a DNS name must be the base URL's host (or localhost, or one of the extra
-// allowed origins' hosts). IP literals always pass: a DNS-rebinding request always
-// carries the attacker's DNS name in Host (evil.example.com resolving to 127.0.0.1),
-// never an address, so addresses (a Service's cluster IP, 127.0.0.1) are safe.
-// Origin (browsers send it on every POST; other clients usually send none): absent
-// passes. Present, it must be the base URL's origin or an extra allowed origin; a
-// loopback deployment (its base URL names a loopback host) also accepts any loopback
-// origin (http(s)://localhost|127.x.y.z|[::1] on any port), e.g. a local MCP inspector.
+// DNS-rebinding protection for /mcp, in this one place and before authentication (the SDK
+// transport's own allowedHosts/allowedOrigins stay off). A DNS name in Host must be ours;
+// IP literals pass, because a rebinding request always carries the attacker's DNS name.
+// An Origin, when sent, must be ours (a loopback deployment also accepts any loopback
+// origin, e.g. a local MCP inspector). Rules: docs/mcp.md#mcp-transport-rules
 import { isIP } from 'node:net'
 import { errors, type ApiError } from '../../contracts/errors.ts'
 

@@ -1,29 +1,8 @@
-// The MCP door: Streamable HTTP on /mcp, stateless (a fresh MCP server per
-// request), Bearer auth. Tools are generated from the operation registry, so the
-// set is closed; a tool the caller's scopes do not allow is listed but its call
-// is refused with 403 and a WWW-Authenticate insufficient_scope challenge.
-//
-// In front of the SDK, in this order: the Host/Origin check (origin.ts; 403 before
-// authentication), the Bearer check (401), the batch cap (MAX_BATCH messages in one
-// POST; more → one JSON-RPC -32600 error, nothing executed), the scope challenge, and
-// then, per request message, the params check: strings that are not well formed (NUL,
-// lone surrogates) anywhere in params, or params that break the method's schema
-// (tools/call with a non-object `arguments`, a non-string `name`, …) → -32602 with a
-// readable, value-free message, before the method runs. A tool's own input rules are
-// checked by its zod schema and answer a tool error (isError, status 400) instead, so
-// a model can read it and correct itself (MCP 2025-11-25, SEP-1303).
-//
-// Every tool lists the contract's annotations and an outputSchema (toolOutput): the
-// contract's output (its mcpOutput when it has one), {ok: true} for a 204, {result}
-// around a non-object; a result's structuredContent is that. With checkOutput (tests)
-// it is checked before it leaves: a mismatch answers a 500 tool error.
-//
-// URL elicitation (MCP 2025-11-25; elicitation.ts): a client whose initialize declares
-// `elicitation: { url: {} }` gets an Mcp-Session-Id remembering only that (in Postgres, so
-// any replica knows it; initialize is rate-limited per credential); its calls of
-// credential_request and request_human then answer on an SSE stream that carries
-// elicitation/create and notifications/elicitation/complete, and its answers to
-// elicitation/create are routed to the waiting call. Everything else stays stateless JSON.
+// The MCP door: Streamable HTTP on /mcp, stateless (a fresh MCP server per request), Bearer
+// auth, tools generated from the operation registry. Transport checks (origin, Bearer, batch
+// cap, scopes, params) answer before any method runs; a tool's own input rules answer a tool
+// error instead, so a model can read it and correct itself (SEP-1303).
+// Design: docs/mcp.md#mcp-transport-rules
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
@@ -320,7 +299,7 @@ export function registerMcp(app: FastifyInstance, services: Services, ops: reado
     if (body === undefined) return refused.length ? reply.code(200).send(refused) : reply.code(202).send()
     const challenge = scopeChallenge(services, byName, auth, body)
     if (challenge) throw challenge
-    // initialize may create elicitation state: a budget per credential, in the shared store (issue #40 item 4)
+    // initialize may create elicitation state: a budget per credential, in the shared store
     if (isInitialize(body)) {
       const verdict = await services.limits.mcpInitialize.hit(`${auth.orgId}/${auth.principal.credentialId}`)
       if (!verdict.allowed) throw errors.mcpInitializeThrottled(verdict.retryAfterSecs)

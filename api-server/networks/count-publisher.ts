@@ -1,10 +1,8 @@
-// In a cluster the operator runs in another process and cannot ask the broker how many
-// daemons a network has. So the api-server publishes each network's counts on its Network
-// resource (annotation nightjar.dev/daemon-counts) whenever they may have changed; the
-// operator's reconciler reads them from there into status. Writes are coalesced per
-// network (the latest counts win), skipped when unchanged, and a failed write is logged
-// and retried on the next change or the periodic refresh — counts are advisory status,
-// never a gate.
+// In a cluster the operator cannot ask the broker how many daemons a network has, so the
+// api-server publishes each network's counts on its Network resource (annotation
+// nightjar.dev/daemon-counts) for the reconciler to read into status. Writes are coalesced
+// per network, skipped when unchanged, and retried on the next change: counts are advisory
+// status, never a gate.
 import type { FastifyBaseLogger } from 'fastify'
 import type { ResourceClient } from '../../resources/ports.ts'
 import { ANNOTATIONS, type DaemonCountsValue, type Network } from '../../crds/types.ts'

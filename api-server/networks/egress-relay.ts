@@ -1,14 +1,8 @@
-// The browser pod's way into the tunnel. A pod's egress gateway opens one
-// WebSocket per local connection to /ws/egress?session=…&host=…&port=…, with its
-// per-session node token as Bearer. The relay checks the token against the node
-// directory, the target against the session's launch-time declared hosts, then
-// dials through a daemon of the session's network and pipes bytes both ways. When no
-// daemon of the network is held by this replica, the dial is forwarded to the replica that
-// holds one (replicas/channel.ts), which answers on the same wire.
-//
-// Outcome on the socket (tunnel/ws-dial.ts): a text frame "open" then raw bytes; or a close
-// with 4403 not_declared, 4404 no network, 4502 refused/unreachable/error,
-// 4503 no daemon online, 4504 timeout.
+// The browser pod's way into the tunnel: the pod's egress gateway opens one WebSocket per
+// local connection to /ws/egress with its node token; the relay checks the token and the
+// target against the session's launch-time declared hosts, then dials through a daemon
+// (forwarded to the replica holding one, if not this one) and pipes bytes both ways.
+// Outcome on the socket: "open" then raw bytes, or a 44xx/45xx close (tunnel/ws-dial.ts).
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { WebSocketServer, type WebSocket } from 'ws'

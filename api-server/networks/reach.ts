@@ -1,16 +1,8 @@
-// Reach grants as a domain: granting and revoking them (a networks:write holder: the
-// console's owners and admins, or a key with networks:write), and local_reach_ensure for
-// an agent without networks:write, which an OAuth login never holds.
-//
-// The model. A reach grant names one agent and one backing network:
-//  - kind 'network': an existing network of the org, fixed when granted;
-//  - kind 'seed': no network yet; the agent's first local_reach_ensure creates one (named
-//    by its `network` input, default "local") and binds the grant to it. One seed grant
-//    seeds one network (again only if that network is deleted).
-// While a grant is live, local_reach_ensure may declare targets on its network (append
-// only; it never removes a host). Revoking a grant stops that, and only that: the network,
-// its declared hosts, its join token and its daemons stay as they are (network_delete and
-// network_rotate_token end those).
+// Reach grants as a domain: granting and revoking them (networks:write holders), and
+// local_reach_ensure for an agent without networks:write, which an OAuth login never holds.
+// A grant names one agent and a network ('network': an existing one; 'seed': the first
+// ensure creates it). A live grant may only append declared hosts; revoking it stops that
+// and nothing else. Design: docs/local-reach.md#reach-grants-local-reach-for-oauth-logged-in-agents
 import type { Db } from '../store/db.ts'
 import { errors, isError } from '../../contracts/errors.ts'
 import { recordAudit } from '../audit/audit.ts'

@@ -1,16 +1,8 @@
-// Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document, used by
-// MCP 2025-11-25): a client_id that is an https URL names a JSON document holding the
-// client's metadata. The authorization server fetches it — a request to an address a
-// stranger chose — so the fetch is fenced in:
-//   - https only, no userinfo, no fragment, a path; no redirects followed;
-//   - the address connected to is the address checked: a custom `lookup` on the request
-//     resolves the name and refuses private, loopback, link-local and other special-use
-//     addresses before the socket dials (an IP literal is checked before the request),
-//     unless the host is in NIGHTJAR_CIMD_ALLOWED_HOSTS (single-machine use, tests);
-//   - one deadline for the whole exchange, a size cap, Content-Type application/json;
-//   - cached by the response's Cache-Control max-age (no-store: not cached), capped.
-// The document is validated as registration validates metadata, and client_id must equal
-// the URL. A valid document is upserted as a client row (grants and codes refer to it).
+// Client ID Metadata Documents: a client_id that is an https URL names the client's
+// metadata, which we fetch from an address a stranger chose, so the fetch is fenced: https
+// only, no redirects, one deadline and a size cap, and the address dialled is the address
+// checked (a custom lookup refuses private and special-use addresses before connecting,
+// unless NIGHTJAR_CIMD_ALLOWED_HOSTS lists the host). Design: docs/mcp.md
 import { request } from 'node:https'
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import { BlockList, isIP, type LookupFunction } from 'node:net'

@@ -1,10 +1,8 @@
-// A tool call that sends its user to a page (URL elicitation, MCP 2025-11-25) and returns
-// when the page's work is done: credential_request (a person enters a secret) and
-// request_human (a person takes the browser and hands it back). /mcp is stateless, so the
-// completion notification can only travel on the call's own response stream: the call
-// stays open until the work is done, the user declines, the client hangs up or the
-// deadline passes. Progress notifications every 15 s keep a client's request timer alive
-// when it asked for progress.
+// A tool call that sends its user to a page (URL elicitation) and returns when the page's
+// work is done: credential_request and request_human. /mcp is stateless, so the completion
+// can only travel on the call's own response stream: the call stays open until done,
+// declined, hung up or past its deadline, with progress every 15 s to keep a client's
+// request timer alive. Design: docs/mcp.md#how-url-elicitation-is-routed
 import type { UrlElicitation } from './types.ts'
 
 export type ElicitOutcome = 'completed' | 'declined' | 'cancelled' | 'expired'

@@ -1,13 +1,8 @@
-// Credential requests (issue #29 item 2): an agent asks for a credential it lacks, and a
-// person of the org enters it on a console page. The request holds what was asked — the
-// identity, the credential's name and allowed hosts, the agent's reason — and never a
-// value. It is single use, bound to its org and identity, and expires (the TTL is
-// config.elicitationTtlSecs, NIGHTJAR_ELICITATION_TTL_SECONDS). Unknown, expired, answered
-// and other orgs' requests are all the same 404.
-//
-// Answering creates the credential with createCredential — sealed exactly as one made
-// over REST or on the identity's console page — in the transaction that closes the
-// request, so a request answers at most once and a failed save leaves it open.
+// Credential requests: an agent asks for a credential it lacks and a person of the org
+// enters it on a console page. A request holds what was asked, never a value; it is single
+// use, bound to its org and identity, and expires. Answering seals the credential in the
+// transaction that closes the request, so it answers at most once and a failed save
+// leaves it open. Unknown, expired, answered and foreign requests are one 404.
 import { EventEmitter } from 'node:events'
 import type { Db, Queryable } from '../store/db.ts'
 import { tx } from '../store/db.ts'

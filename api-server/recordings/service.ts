@@ -1,14 +1,8 @@
-// Recordings, the api-server's side: start a session's recorder at its pod, read what it
-// recorded every few seconds (and once more, flushed, when the session ends), write each
-// read as one blob through the RecordingStore port, keep the metadata row, serve the
-// timeline back, and delete recordings past the retention.
-//
-// Reads are idempotent: a blob's key is the first chunk sequence number it holds, and the
-// pod frees chunks only when a later read names them as read (`after`), so a read lost
-// between the blob write and the row update is read again and overwrites the same key.
-//
-// Driving never waits on any of this: polling runs on its own timer, off every request's
-// path; only session_end waits for the last read (bounded by FINAL_READ_MS).
+// Recordings, the api-server's side: start the pod's recorder, read what it recorded every
+// few seconds off every request's path (and once more when the session ends), store each
+// read as one blob, serve the timeline and delete past retention. Reads are idempotent: a
+// blob's key is its first chunk's sequence number and the pod frees chunks only when a
+// later read acknowledges them. Design: docs/sessions.md#recordings
 import type { Config } from '../config.ts'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db, Queryable } from '../store/db.ts'

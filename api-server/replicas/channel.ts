@@ -1,12 +1,8 @@
-// The replica-to-replica channel. A daemon's WebSocket lives on one replica (its owner);
-// a browser pod's egress dial may land on any. The replica it lands on forwards the dial to
-// the owner here: one WebSocket per stream to /internal/tunnel/dial on the owner's internal
-// address, authenticated with the replicas' shared secret (never a caller's credential),
-// speaking the same "open, then bytes" wire and close codes as /ws/egress
-// (tunnel/ws-dial.ts) — so the pod sees exactly what a dial on the owner would give it, and
-// WebSocket backpressure on both hops is the flow control.
-//
-// The owner only dials through its own broker: a forwarded dial is never forwarded again.
+// The replica-to-replica channel: a daemon's WebSocket lives on one replica, a pod's egress
+// dial may land on any, so that replica forwards the dial to the owner — one WebSocket per
+// stream to /internal/tunnel/dial, authenticated with the replicas' shared secret, speaking
+// /ws/egress's own wire, so the pod sees what a dial on the owner would give it and
+// backpressure on both hops is the flow control. A forwarded dial is never forwarded again.
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { WebSocketServer, type WebSocket } from 'ws'

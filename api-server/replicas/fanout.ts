@@ -1,13 +1,8 @@
-// What one replica changes about a network that every replica's daemons must hear: its
-// declared hosts (the daemons re-check dials against them) and "rejoin now" (its join token
-// was rotated, or it was deleted). The change is applied to this replica's daemons at once
-// and published with Postgres NOTIFY; every replica LISTENs on one connection of its own
-// and applies what the others publish. Nothing else is needed: the database is already
-// shared, and a notification is delivered only after its transaction commits.
-//
-// A replica whose LISTEN connection drops reconnects with a back-off and then re-pushes the
-// declared hosts of every network it holds daemons for, so a change it missed meanwhile
-// still arrives (late, never lost).
+// Network changes every replica's daemons must hear (declared hosts, "rejoin now"): applied
+// here at once and published with Postgres NOTIFY, which is delivered only after its
+// transaction commits; every replica LISTENs on a connection of its own. A replica whose
+// LISTEN connection drops re-pushes the declared hosts it holds daemons for on reconnect,
+// so a change it missed arrives late, never lost.
 import type pg from 'pg'
 import type { Db } from '../store/db.ts'
 import type { TunnelBroker } from '../control/broker.ts'

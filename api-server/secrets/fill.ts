@@ -1,14 +1,8 @@
-// The secret path, api-server side (INV-02, RULE-01..03, RULE-16): the sealed fill as
-// one pipeline of small named steps,
-//
-//   find → narrow → open → type → audit
-//
-// find the credential; narrow its origins by the winning live grant and refuse a
-// disjoint result before any decrypt; open the secret just in time (a TOTP seed becomes
-// its current code); type it at the node with requireEditableField, the Buffer zeroed
-// whatever happens; audit the outcome value-free. The pod's half of the path lives in
-// browser-pod/secrets/. The deprecated free-text path is the one marked step at the end
-// of this file: it only finds the credential another way, then joins the same pipeline.
+// The secret path, api-server side (INV-02, RULE-01..03, RULE-16): the sealed fill as one
+// pipeline, find → narrow → open → type → audit. A disjoint origin set is refused before
+// any decrypt, the secret is opened just in time and its Buffer zeroed whatever happens,
+// and the audit is value-free. The deprecated free-text path only finds the credential
+// another way. Design: docs/ARCHITECTURE.md#the-secret-path-two-homes
 import type { Queryable } from '../store/db.ts'
 import type { Sealer } from '../kms/index.ts'
 import { errors, isError, type ApiError } from '../../contracts/errors.ts'

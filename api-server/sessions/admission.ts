@@ -1,21 +1,8 @@
-// Admission control for session starts: capacity is admitted, not assumed.
-//
-// Three limits, checked in this order before a browser is launched:
-// 1. the org's open sessions (pending + live) against its quota, and
-// 2. the deployment's open sessions against the machine's (or cluster's) session cap —
-//    both counted in Postgres, and the count and the new session's row written under one
-//    transaction-scoped advisory lock, so a burst of starts on any number of replicas
-//    admits exactly up to the quota. Lock, count and insert are one call of a database
-//    function (migration 016): the lock is held for the server's own work, never across a
-//    client round trip, so a burst does not queue on it;
-// 3. a launch slot: at most `startConcurrency` starts in flight in this process (a cold
-//    Chromium launch is CPU-bound). A start that finds no slot waits in a bounded FIFO
-//    queue, its position visible on the session; when the queue is full, or the wait would
-//    pass `startQueueWaitMs`, it is refused at once with 429 and Retry-After — never a 504
-//    after a minute. A start its caller stopped waiting for (answered 202 pending) is
-//    detached: it keeps its place in line without that deadline, so it is never lost.
-// Slots are per process: with several replicas the cluster-wide figure is replicas ×
-// startConcurrency, which is what a per-replica CPU budget wants anyway.
+// Admission control for session starts: the org's quota and the deployment's cap are
+// counted in Postgres under one transaction-scoped advisory lock (a database function, so
+// the lock never spans a client round trip), so a burst on any number of replicas admits
+// exactly up to the quota. Then a per-process launch slot (a cold launch is CPU-bound): a
+// bounded FIFO, refused at once with 429 when it would not fit. Design: docs/sessions.md#capacity-and-lifetimes
 import { errors, type ApiError } from '../../contracts/errors.ts'
 import type { Db } from '../store/db.ts'
 import type { EgressMode } from '../../crds/types.ts'

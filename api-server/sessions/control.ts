@@ -1,13 +1,8 @@
-// Watching and taking over (issue #17): who drives a live session's browser. Control is a
-// column of the session row (migration 012), so every api-server replica reads the same
-// answer: a driving call on one replica is refused while a person took control on another.
-//
-//  - takeControl / handBack: a person of the org (a console user whose role may drive)
-//    takes the browser from the agent and gives it back. Both are journalled (value-free:
-//    the user id) and audited.
-//  - requestHuman: the agent asks for a person (request_human); the reason is shown in the
-//    console until control comes back, and only its length is journalled.
-//  - assertAgentDrives: what every driving call that changes the page checks first.
+// Watching and taking over: who drives a live session's browser. Control is a column of
+// the session row, so every replica reads the same answer and a driving call is refused
+// while a person holds control on another replica. Take-over and hand-back are journalled
+// value-free and audited; request_human's reason is journalled by length only.
+// Design: docs/sessions.md#watching-and-taking-over
 import type { Queryable } from '../store/db.ts'
 import { errors } from '../../contracts/errors.ts'
 import { sessionDriveContracts } from '../../contracts/operations/drive.ts'

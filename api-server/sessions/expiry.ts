@@ -1,16 +1,8 @@
-// Sessions end on their own: an agent that crashed must not leave its browser running
-// forever. Each session has an idle timeout (no driving call for that long) and a maximum
-// duration after it went live (sessions/lifecycle.ts sets both at start: the server's
-// values, or shorter ones the caller asked for).
-//
-// - Activity: every driving call marks the session active. The mark reaches Postgres at
-//   most once per touchEveryMs per session from this process (a quarter of the shortest idle
-//   timeout, 5 s at most), so a busy agent costs one small write every few seconds, and
-//   every replica's reaper sees the same clock.
-// - The reaper: every few seconds, live sessions past either limit end like session_end
-//   does (the resource is told to end, the row reads ended with end_reason, the journal
-//   says why, the lease goes back). Ending is conditional on the row still being live, so
-//   two replicas reaping at once end a session once.
+// Sessions end on their own, so a crashed agent never leaves a browser running: an idle
+// timeout and a maximum duration. Activity reaches Postgres at most once per touchEveryMs
+// per session (cheap for a busy agent, one clock for every replica's reaper); the reaper
+// ends a session only if its row is still live, so two replicas reaping end it once.
+// Design: docs/sessions.md#capacity-and-lifetimes
 import type { FastifyBaseLogger } from 'fastify'
 import { release } from '../personas/index.ts'
 import type { Db } from '../store/db.ts'

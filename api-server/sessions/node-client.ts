@@ -1,10 +1,7 @@
-// NodeClient: the api-server's client for one pod's node API, typed from the route
-// table in contracts/node-api.ts (one private call for every route; driving actions go
-// through drive(name, input)). Keep-alive node:http (cheaper per call than fetch). The
-// node's errors come back as the ApiError it sent (status, code, reason, and the fill
-// refusals' audit fields host / field_kind in .details); a success reply is checked
-// against the route's output schema, and one that is not JSON or not of that shape is
-// the typed 502 node_protocol.
+// NodeClient: the api-server's client for one pod's node API, typed from the route table
+// in contracts/node-api.ts, over keep-alive node:http (cheaper per call than fetch). The
+// node's errors come back as the ApiError it sent; a success reply is checked against the
+// route's output schema, and one that is not of that shape is the typed 502 node_protocol.
 import http from 'node:http'
 import { ApiError, errors, fromBody } from '../../contracts/errors.ts'
 import { nodeRoutes, type DriveName, type NodeInput, type NodeOutput, type NodeRouteName } from '../../contracts/node-api.ts'

@@ -1,4 +1,4 @@
-// Read-only share links for one session's live view (issue #17). A person in the org who
+// Read-only share links for one session's live view. A person in the org who
 // may watch makes one with an expiry; whoever holds the link may watch — never take
 // control — until it expires, is revoked, or the session ends. Only the token's hash is
 // stored, and the token travels in the link's fragment (`…/share#njs_…`), which browsers

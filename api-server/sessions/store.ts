@@ -32,7 +32,7 @@ export interface SessionRow {
   maxDurationSecs: number | null
   /** why a session ended on its own (idle_timeout, max_duration); null when a caller ended it */
   endReason: string | null
-  /** who drives the browser (issue #17); rows built in memory before any takeover omit it: 'agent' */
+  /** who drives the browser; rows built in memory before any takeover omit it: 'agent' */
   control?: 'agent' | 'human'
   /** the console user holding control, while control is 'human' */
   controlHolder?: string | null

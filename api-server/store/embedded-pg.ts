@@ -1,15 +1,8 @@
-// Embedded Postgres under the data dir, for the one-machine runtime. It is initialised only
-// once (when the data dir has no PG_VERSION), and a second process (the admin CLI while the
-// server runs) reuses the running cluster.
-//
-// Supervised when the server owns it:
-// - it does not outlive the server: a small watchdog process stops it (fast shutdown) as
-//   soon as the server's process is gone, whatever killed it (kill -9 included);
-// - an orphan — a cluster still running from a server that died before the watchdog could
-//   act — is detected at the next start (the data dir's server.pid names a dead process)
-//   and stopped, then started again cleanly under this server;
-// - a port that something else holds gives one line naming NIGHTJAR_PG_PORT, before any
-//   work (no half-initialised data dir, no stack trace).
+// Embedded Postgres under the data dir for the one-machine runtime, initialised once and
+// reused by a second process (the admin CLI). A watchdog process stops it when the server
+// is gone (kill -9 included); an orphan from a server that died first is found at the next
+// start (a dead server.pid) and restarted cleanly; a taken port fails in one line naming
+// NIGHTJAR_PG_PORT, before any work.
 import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createConnection } from 'node:net'

@@ -1,16 +1,8 @@
-// Where a webhook may be sent. An endpoint URL is chosen by a customer, so every delivery is
-// a request to an address a stranger chose; it is held to what a platform-egress browser is
-// held to (contracts/deny-floor.ts):
-//   - https only, no userinfo; http only for a host in NIGHTJAR_WEBHOOK_ALLOWED_HOSTS;
-//   - never an address under the deny floor or NIGHTJAR_DENY_CIDRS (metadata services,
-//     link-local, the cluster's networks), whatever the host;
-//   - never loopback or a private network (RFC 1918, IPv6 ULA, `localhost`), unless the host
-//     is in NIGHTJAR_WEBHOOK_ALLOWED_HOSTS (single-machine use, and the tests' receivers);
-//   - judged on the addresses the socket dials: the request's own `lookup` checks every
-//     address DNS returns before connecting (an IP literal is checked before the request),
-//     so a name cannot be re-bound between the check and the connect;
-//   - redirects are never followed (the sender treats a 3xx as a failed attempt).
-// Registration runs the same check once, so a bad URL is refused at once with a reason.
+// Where a webhook may be sent: every delivery goes to an address a stranger chose, so it is
+// held to what a platform-egress browser is (contracts/deny-floor.ts): https, never under
+// the deny floor, never loopback or private unless NIGHTJAR_WEBHOOK_ALLOWED_HOSTS lists the
+// host, judged on the addresses the socket dials (no re-binding between check and connect),
+// and no redirects followed. Registration runs the same check once.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import { isIP, type LookupFunction } from 'node:net'
 import { DenyRules, isLocalAddress } from '../../contracts/deny-floor.ts'

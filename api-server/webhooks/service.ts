@@ -1,16 +1,8 @@
-// Webhooks (issue #39 item 2), built whole by the app: the listener on the events port
-// (events/port.ts) and the delivery worker, plus what the webhook_* operations call.
-//
-//  - emit: the event's body is built once and stored with one due delivery per subscribed
-//    endpoint (store.ts recordEvent), before anything is sent; then this replica's worker
-//    is woken. Another replica's worker finds it on its next poll.
-//  - the worker: every replica runs one. It claims due rows (FOR UPDATE SKIP LOCKED, a
-//    lease on each), opens the endpoint's secret, signs and sends (sender.ts), and records
-//    the attempt: delivered on a 2xx; otherwise due again after the next step of the retry
-//    schedule (NIGHTJAR_WEBHOOK_RETRY_SECONDS), failed once it runs out. It starts with the
-//    app (onReady), so deliveries a stopped process left pending go out on start.
-//  - secrets: 32 random bytes per endpoint, shown once as whsec_<base64>, stored sealed
-//    under the org's KMS data key (AAD: the endpoint), opened just in time to sign.
+// Webhooks, built whole by the app: the events-port listener, the delivery worker, and what
+// webhook_* calls. An event is stored with one due delivery per endpoint before anything is
+// sent; every replica's worker claims due rows (FOR UPDATE SKIP LOCKED), signs, sends and
+// retries on a schedule, and starts with the app so pending deliveries survive a restart.
+// Endpoint secrets are sealed under the org's data key. Design: docs/webhooks.md
 import { randomBytes } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../store/db.ts'

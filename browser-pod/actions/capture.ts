@@ -19,16 +19,9 @@ export async function screenshot(session: PodSession, input: NodeInput<'screensh
   }
 }
 
-// A PDF is not pixels: Chromium writes the page's text as a text layer (a ToUnicode map
-// per font: any extractor reads it back), link targets as URI annotations, form fields,
-// and document.title as the /Title metadata. A page that copies a filled secret into
-// any of them — or encodes it first, or spreads it over glyphs the text layer joins —
-// would carry it out, and nothing after the print can find every form it takes there
-// (text is glyph ids in compressed streams). Masking the page before printing would
-// race the page's own scripts. So once a secret was filled in the session, no PDF is
-// made at all (403 pdf_after_fill), as file_read refuses a file that carries one and
-// CDP refuses the session. Screenshots stay available (pixels; filled fields render
-// masked).
+// No PDF once a secret was filled (403 pdf_after_fill): a PDF carries the page's text layer,
+// links and title in forms no scan after the print can reliably find, and masking before
+// printing would race the page's scripts. Why in full: docs/personas.md#secrets-the-page-echoes
 export async function pdf(session: PodSession): Promise<NodeOutput<'pdf'>> {
   // filled, not active: a secret too short to fingerprint was still typed
   if (session.echoGuard.filled) throw errors.pdfAfterFill()

@@ -1,13 +1,8 @@
-// The driving actions the node runs, one per driving contract (contracts/operations/
-// drive.ts). Each action file exports its own rows; the table's type is derived from the
-// contract list, so declaring a new driving action there does not compile until one of
-// the files below implements it (adding one to an existing file touches that file only).
-//
-// The page-changing actions (their contracts take `changes`: pageChangingDrives) answer
-// with `changes` as well (perception/perceive.ts changesAfter): what the action did to the page,
-// with refs, so an agent needs one call per step. The node reads it only when asked
-// (`changes: true`): the api-server asks unless the agent turned it off with
-// `changes: false` (operations/sessions/drive.ts).
+// The driving actions the node runs, one per driving contract (contracts/operations/drive.ts);
+// the table's type is derived from the contract list, so a new contract does not compile
+// until an action implements it. Page-changing actions answer with `changes` when asked
+// (the api-server asks unless the agent said `changes: false`), so an agent needs one call
+// per step.
 import { changesAfter, perceive } from '../perception/perceive.ts'
 import type { DriveName, NodeInput, NodeOutput } from '../../contracts/node-api.ts'
 import { pageChangingDrives } from '../../contracts/operations/drive.ts'

@@ -1,34 +1,9 @@
-// The echo guard: after a secure fill, the page itself may move the secret somewhere
-// Nightjar reads back — a GET form puts it in the URL, a script copies it into
-// document.title or console.log, history.pushState writes it into the path, an alert
-// shows it. The spec's first fill invariant is that the secret is never returned in a
-// result, so every string that leaves the pod is scanned for it and masked.
-//
-// What is kept: at fill time (remember) the secret's encoded variants are derived and
-// only keyed fingerprints of them are stored — for each variant its length, a keyed
-// rolling hash (Rabin–Karp prefilter) and a truncated HMAC-SHA256 under a random key
-// made for this session. No plaintext and no variant string is kept; the caller zeroes
-// the secret's Buffer right after the fill, as before.
-//
-// What is matched: each variant is one encoding of the whole secret — what a page gets
-// from ONE built-in call on the value (or on its UTF-8 bytes), what the browser writes
-// when the value moves through a URL, a form or the DOM, and what a common server
-// library writes (raw, JSON, the percent-encodings, HTML escapes, base64, hex, case
-// changes, byte and character lists) — each also as Nightjar renders page text
-// (whitespace collapsed, the aria snapshot's YAML quoting); the list is variants() below.
-// A value the page transforms in any other way (reversed, split across two strings,
-// hashed, encrypted, encoded twice, in a non-UTF-8 charset, drawn on a canvas) is not
-// caught: a page may compute anything from a value it holds. Secrets shorter than
-// MIN_GUARDED_LENGTH characters are not guarded: masking every occurrence of a 1–3
-// character string would shred page text.
-//
-// Scan cost: one pass computing prefix hashes (mod 2^32, random odd base), then per
-// distinct variant length one multiply-subtract and a bit test per position; the Map
-// and an HMAC only where the bit test hits. Measured in test/browser-pod/echo-guard.test.ts
-// (a few ms for 200 KB).
-//
-// The prefilter hash is not collision-resistant and need not be: every hit is
-// confirmed by the HMAC, so a collision costs one HMAC, never a wrong mask.
+// The echo guard: after a secure fill the page may itself move the secret somewhere
+// Nightjar reads back (a URL, the title, the console, a dialog), so every string that
+// leaves the pod is scanned for the secret's encoded forms and masked. Only keyed
+// fingerprints are kept (length, rolling hash, truncated HMAC), never a plaintext form;
+// the rolling hash is only a prefilter, every hit is confirmed by the HMAC.
+// Design, forms and limits: docs/personas.md#secrets-the-page-echoes
 import { createHmac, randomBytes } from 'node:crypto'
 
 /** What every masked value reads as (the same mask perception uses for password fields). */

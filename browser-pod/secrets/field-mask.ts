@@ -1,61 +1,9 @@
-// Field masking (issue #17 item 4): from a secure fill onward, the field holding the
-// secret renders masked — bullets, as a password field renders — so the characters never
-// reach a screenshot, the live view, a recording or a person taking over. The spec allows
-// a filled text/email field to show its value; this goes further.
-//
-// How. Two layers, both the pod's own doing through Playwright/CDP:
-//  1. The fill itself (secure-fill.ts, fillInPage) sets an inline
-//     `-webkit-text-security: disc !important` on the element in the same task, right
-//     before the text is inserted: there is no frame in which the field shows the value.
-//     An inline !important declaration beats every author stylesheet rule, !important or
-//     not, in any cascade layer.
-//  2. A watcher, armed in the field's document *before* the text is inserted, keeps it so.
-//     It runs in an isolated world (CDP Page.addScriptToEvaluateOnNewDocument with a
-//     worldName and runImmediately): it shares the DOM with the page but not its globals,
-//     so page scripts can neither see its state nor tamper with the built-ins it uses
-//     (a page that patched MutationObserver or CSSStyleDeclaration.prototype.setProperty
-//     patched its own world only). Its MutationObserver callback runs at the microtask
-//     checkpoint after the page's script, i.e. before the next paint, and re-masks:
-//       - a masked element whose style or class attribute is rewritten, or whose type is
-//         switched (a "show password" toggle included);
-//       - any field (input, textarea, contenteditable) inserted into the page that holds
-//         the secret: a framework re-render that replaces the element, innerHTML, a clone;
-//       - any field found holding it on an `input` event, and in one animation frame after
-//         each batch of inserted nodes (a value set by property right after insertion).
-//     Registered as a new-document script, it also runs in every later document of the
-//     same frame target (a server re-rendering the login form with the username filled in).
-//     Why not CDP alone (DOM.setAttributeValue on each change)? A CDP round trip per
-//     page mutation arrives after the page may already have painted; the in-page observer
-//     reacts before paint. Why not the main world? Page script runs there and could
-//     disconnect or starve it.
-//
-// What the watcher knows of the secret: for each form of it a field can hold (as typed;
-// without line breaks, as an input's value sanitisation strips them; trimmed, as an email
-// field's does; with no-break spaces as plain spaces), its length and two 32-bit keyed
-// rolling hashes (random bases drawn for each fill). No plaintext is sent. A collision
-// only masks an innocent field of the same length, never unmasks one.
-//
-// Masking is sticky: an element once masked stays masked for as long as it exists, even
-// if the page clears it. Unmasking could only race the page (clear, then restore the value
-// within one frame), and a field that held a credential gains nothing from showing plain
-// text later.
-//
-// What masking does NOT cover (see the report / README):
-//  - the value stays in the DOM: page scripts (it is their origin's secret) and any CDP
-//    client can read it — which is why CDP is refused once a secret was filled
-//    (cdp-proxy.ts); masking is about pixels;
-//  - the secret drawn anywhere else than a field holding it: copied into a div, a canvas,
-//    the title bar, a datalist/autocomplete popup, a tooltip; perception and the node API
-//    still redact text through the echo guard;
-//  - fields inside closed shadow roots, and shadow roots attached after the watcher started
-//    to elements already present (they are not observed; the fill's own inline style stays
-//    unless the page removes it);
-//  - a value set by property (no mutation, no input event) on a field that was never
-//    masked, later than the animation frame after the field's insertion: it is found at
-//    the next insertion's scan or input event only, so it may show until then;
-//  - other tabs: the watcher lives in the frame target that was filled;
-//  - a CSS transition with transition-behavior: allow-discrete on -webkit-text-security
-//    (the transitions origin outranks !important).
+// Field masking: from a secure fill onward the field holding the secret renders as
+// bullets, so its characters never reach a screenshot, the live view, a recording or a
+// person taking over. The fill sets the mask inline; a watcher in an isolated world (page
+// scripts can neither see nor disarm it) re-masks before the next paint. Masking is about
+// pixels only: the value stays in the DOM, which is why CDP is refused after a fill.
+// Design and limits: docs/personas.md#how-the-mask-is-kept
 import { randomBytes } from 'node:crypto'
 import type { CDPSession, Frame, Page } from 'playwright-core'
 

@@ -1,23 +1,8 @@
-// The secure fill: type a credential into one field, only if the document holding that
-// field is on the allowlist and the field is editable. Checked here, at the node, at
-// the moment of typing, so a redirect or a foreign iframe cannot receive the secret.
-//
-// Where is the field? The frame that owns the element (resolved by the browser, not
-// by page script) and that frame's committed URL: a cross-origin iframe is judged as
-// itself, never as the page around it. The element's own `location` (unforgeable
-// from page script) must agree.
-//
-// Why a racing navigation cannot redirect the secret: the value is only ever handed
-// to a function that runs *inside the element's own document* (ElementHandle.evaluate
-// is bound to that document's execution context). A document that navigated away has
-// lost its context, so the call fails before any script runs, and the function itself
-// re-checks `location.origin` before typing. Nothing is typed through page-wide
-// keyboard events, which would land in whatever has focus after a navigation.
-//
-// What the field shows: from the fill onward the field renders masked (bullets), whatever
-// its type: fillInPage sets the mask in the same task as the text, and a watcher armed in
-// the field's frame just before keeps it there if the page rewrites or replaces the
-// element (field-mask.ts). The value itself stays in the DOM.
+// The secure fill: type a credential into one field only if the document holding it is on
+// the allowlist and the field is editable, checked here at the moment of typing so a
+// redirect or a foreign iframe cannot receive the secret. The value is handed only to a
+// function bound to the element's own document, which a navigation destroys.
+// Design: docs/personas.md#where-the-fill-types
 import type { ElementHandle } from 'playwright-core'
 import { hostAllowed } from '../../contracts/hosts.ts'
 import { ApiError, errors } from '../../contracts/errors.ts'

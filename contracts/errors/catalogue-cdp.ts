@@ -1,4 +1,4 @@
-// Errors of the toolbox (issue #16): CDP connect.
+// Errors of the toolbox: CDP connect.
 import type { ApiEntry, UpgradeEntry } from './entry.ts'
 
 export const CDP_ERRORS = {

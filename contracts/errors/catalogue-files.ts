@@ -1,4 +1,4 @@
-// Errors of the toolbox (issue #16): session files, uploads and downloads. An unknown
+// Errors of the toolbox: session files, uploads and downloads. An unknown
 // file (or one of another session) is the one 404, errors.notFound('file').
 import type { ApiEntry } from './entry.ts'
 

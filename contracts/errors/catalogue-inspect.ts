@@ -1,4 +1,4 @@
-// Errors of the toolbox (issue #16): the network log and evaluate.
+// Errors of the toolbox: the network log and evaluate.
 import type { ApiEntry } from './entry.ts'
 
 export const INSPECT_ERRORS = {

@@ -1,4 +1,4 @@
-// Errors of watching and taking over (issue #17): the console's live view of a session,
+// Errors of watching and taking over: the console's live view of a session,
 // a person taking control from the agent, and handing it back.
 import type { ApiEntry, UpgradeEntry } from './entry.ts'
 

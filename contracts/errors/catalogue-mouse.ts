@@ -1,4 +1,4 @@
-// Errors of the toolbox (issue #16): mouse and forms.
+// Errors of the toolbox: mouse and forms.
 import type { ApiEntry } from './entry.ts'
 
 export const MOUSE_ERRORS = {

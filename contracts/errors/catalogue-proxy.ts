@@ -1,4 +1,4 @@
-// Errors of a session's upstream proxy (issue #39 item 1, docs/proxy.md). The proxy's
+// Errors of a session's upstream proxy (docs/proxy.md). The proxy's
 // host must be on the org's allowlist (governance proxyHosts) when a session or an
 // identity names it; a navigation whose connection the proxy could not carry says which
 // way it failed, never with the proxy's credentials.

@@ -1,4 +1,4 @@
-// Errors of the toolbox (issue #16): reach grants. local_reach_ensure needs networks:write
+// Errors of the toolbox: reach grants. local_reach_ensure needs networks:write
 // or a live reach grant for the calling agent (api-server/networks/reach.ts); the grants
 // are given and revoked by a networks:write holder (POST /v1/local-reach/grants, or the
 // console's Local reach page).

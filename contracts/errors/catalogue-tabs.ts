@@ -1,4 +1,4 @@
-// Errors of the toolbox (issue #16): tabs, dialogs and the viewport. An unknown tab
+// Errors of the toolbox: tabs, dialogs and the viewport. An unknown tab
 // (or one already closed) is the one 404, errors.notFound('tab'); a dialog never
 // blocks a call (each is answered as it opens), so there is no dialog error.
 import type { ApiEntry } from './entry.ts'

@@ -1,4 +1,4 @@
-// Errors of webhooks (issue #39 item 2). An endpoint's URL is held to the deny floor when
+// Errors of webhooks. An endpoint's URL is held to the deny floor when
 // it is registered (api-server/webhooks/destination.ts); an unknown or another org's
 // endpoint is the one 404, errors.notFound('webhook').
 import type { ApiEntry } from './entry.ts'

@@ -1,23 +1,8 @@
-// THE RULE for every error the service returns (tested in test/contracts/errors.test.ts,
-// printed in the error table in docs/errors.md):
-//
-// 1. Codes. A service error's `code` names its HTTP status in snake_case — 400
-//    bad_request, 401 unauthorized, 403 forbidden, 404 not_found, 405
-//    method_not_allowed, 409 conflict, 413 payload_too_large, 415
-//    unsupported_media_type, 429 rate_limited, 500 internal, 503 unavailable — except
-//    the two codes the spec fixes: E_REACHABILITY_DENIED (403) and E_UPSTREAM (a browser
-//    node, page or pod start upstream of us failed: 502, or timed out: 504). So 502 and
-//    504 are always E_UPSTREAM, and a code never changes status.
-// 2. Reasons. `reason` is the machine-readable why, snake_case ([a-z][a-z0-9_]*),
-//    except the spellings the spec fixes (SPEC_FIXED_REASONS). Kubernetes condition
-//    reasons (PodFailed, StartTimeout …) are fields of the session view, never an
-//    error's reason.
-// 3. Messages are value-free: they may name a field, a kind, a host, a scope or a
-//    limit, never a secret, a token or page text the caller did not send.
-// 4. OAuth endpoints answer RFC 6749 §5.2 bodies ({error, error_description}): the
-//    `error` is the RFC's own code (snake_case by the RFCs), no reason; status 400
-//    except invalid_client 401, a body too large 413, too_many_requests 429,
-//    server_error 500 and temporarily_unavailable 503.
+// The rule for every error the service returns, tested in test/contracts/errors.test.ts:
+// a code names its HTTP status in snake_case (except the spec's E_REACHABILITY_DENIED and
+// E_UPSTREAM, which 502/504 always are); a reason is snake_case (except SPEC_FIXED_REASONS);
+// messages are value-free; OAuth endpoints answer RFC 6749 §5.2 bodies.
+// In full: docs/errors.md
 
 export type ErrorCode =
   | 'bad_request'

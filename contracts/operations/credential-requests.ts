@@ -1,10 +1,8 @@
-// credential_request (issue #29 item 2): the agent asks, a person enters. The agent names
-// the identity, the credential's name, the hosts it may be filled on and why; a person of
-// the org with identities:write enters the secret on a console page. The secret never
-// passes through the agent, its client or MCP: over MCP a client that declared URL
-// elicitation (MCP 2025-11-25) is sent the page's URL with `elicitation/create` (mode url)
-// and `notifications/elicitation/complete` once it is saved; any other caller gets the URL
-// in the result and sees the credential appear in credential_list.
+// credential_request: the agent asks (identity, credential name, hosts, why), and a person
+// of the org with identities:write enters the secret on a console page. The secret never
+// passes through the agent, its client or MCP: an elicitation-capable client is sent the
+// page's URL and told when it is saved; any other caller gets the URL in the result.
+// Design: docs/mcp.md#how-url-elicitation-is-routed
 import { z } from 'zod'
 import { defineContract } from './types.ts'
 import { identityRef, isoTime } from './fields.ts'

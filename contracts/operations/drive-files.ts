@@ -1,8 +1,6 @@
-// Driving actions: files in the session. A caller puts a file into the session over
-// REST (file_put), then sets it into a page's <input type=file> (file_upload); the
-// downloads the session's pages make are kept too. file_list lists both, file_read
-// reads one back. The files live in the browser pod (the pod IS the session) and go
-// with it. Declared with defineDrive (drive.ts); the list below is appended to
+// Driving actions: files in the session. file_put puts a file in over REST, file_upload
+// sets it into an <input type=file>, the pages' downloads are kept too; file_list and
+// file_read read them back. The files live in the pod and go with it. Appended to
 // driveContracts, so each needs its node action (browser-pod/actions/files.ts) and its
 // journal row (api-server/operations/sessions/drive-files.ts).
 import { z } from 'zod'

@@ -48,7 +48,7 @@ export const goForward = defineDrive({
   output: NavigateResult,
   restPath: 'go-forward',
   node: { path: '/v1/go_forward' },
-  // REST and the SDK only (issue #29 made room for credential_request among the 38): an
+  // REST and the SDK only (credential_request took its place among the 38): an
   // agent goes forward by navigating to the URL it left, which navigate does in one call
   mcp: false,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
@@ -121,7 +121,7 @@ export const resize = defineDrive({
   output: ResizeResult,
   restPath: 'resize',
   node: { path: '/v1/resize' },
-  // REST and the SDK only (issue #17 made room for request_human among the 38): the
+  // REST and the SDK only (request_human took its place among the 38): the
   // viewport is chosen at session_start, and a live resize is rarely what an agent needs
   mcp: false,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },

@@ -1,13 +1,6 @@
-// Driving actions: one page action each, forwarded by the api-server to the session's
-// browser pod. A driving action is declared once, here: its tool/REST contract and
-// the node API route that runs it. The node route's input is the operation's input
-// without sessionId and its output is the operation's output, so the api-server, the
-// node API (contracts/node-api.ts) and the NodeClient are all typed from this table.
-//
-// Adding a driving action: declare it here, implement it in browser-pod/actions/
-// (the node's action table is typed by this list), and say what the journal keeps of
-// it in api-server/operations/sessions/drive.ts (typed the same way). See
-// docs/ARCHITECTURE.md.
+// Driving actions: one page action each, forwarded by the api-server to the session's pod,
+// declared once here (tool/REST contract and node route), so the api-server, the node API
+// and the NodeClient are all typed from this table. Adding one: docs/ARCHITECTURE.md#walk-through-adding-a-driving-action
 import { z } from 'zod'
 import { defineContract } from './types.ts'
 import { ActResult, BinaryMeta, ConsoleResult, DRIVE, FillResult, NavigateResult, OkResult, PdfResult, PerceiveResult, ScreenshotResult, SelectOptionResult, defineDrive } from './drive-kit.ts'

@@ -1,14 +1,8 @@
-// Watching and taking over (issue #17): the wire of the console's live view, shared by
-// the browser pod (browser-pod/screencast.ts serves NODE_LIVE_PATH), the api-server's
-// relay (api-server/console/live-socket.ts) and the console page's script (api-server/console/live.ts).
-//
-//   page ──(LiveInput JSON)──► api-server ──(LiveInput JSON, only while this person
-//        ◄──(LiveEvent JSON)──            ◄── holds control)──► pod ── CDP Input.* ──► Chromium
-//
-// The pod streams a CDP screencast (Page.startScreencast, JPEG) only while at least one
-// viewer is connected, and streams nothing while a credential fill runs (`paused` …
-// `resumed`). The api-server adds `control` (who holds the browser: the agent, or a
-// person) and `ended`. Every URL the pod sends passes its echo guard.
+// Watching and taking over: the wire of the console's live view, shared by the pod
+// (browser-pod/screencast.ts), the api-server's relay (console/live-socket.ts) and the
+// page's script. page ⇄ api-server ⇄ pod ⇄ Chromium; input passes only while its person
+// holds control, and nothing streams while a credential fill runs.
+// Design: docs/sessions.md#watching-and-taking-over
 import { z } from 'zod'
 
 /** The pod's live-view WebSocket (node token required, like every node route). Not a JSON route. */

@@ -1,4 +1,4 @@
-// Session recordings (issue #17 item 3): a recorded session's metadata and its timeline —
+// Session recordings: a recorded session's metadata and its timeline —
 // rrweb events (a DOM timeline: snapshots, mutations, scrolls, masked input), as the
 // console's replay page plays them. REST only (`mcp: false`: the MCP tool set is fixed).
 // A session of another org, an unknown one and one that was not recorded answer the same 404.

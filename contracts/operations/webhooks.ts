@@ -1,10 +1,8 @@
-// Webhooks (issue #39 item 2): an org registers endpoints and the events it wants; each
-// event is delivered as the Standard Webhooks specification says (webhook-id,
-// webhook-timestamp and webhook-signature headers; HMAC-SHA256 over
-// "<id>.<timestamp>.<body>" with the endpoint's whsec_ secret), retried with backoff for a
-// bounded time, and logged with each attempt's response status. The signing secret is
-// returned once, when the endpoint is created (or its secret rotated). Payloads carry ids,
-// names and reasons only: never a secret, never page content, never an agent's free text.
+// Webhooks: an org registers endpoints and the events it wants; each event is delivered
+// as the Standard Webhooks specification says (signed headers, HMAC-SHA256 with the
+// endpoint's whsec_ secret, shown once), retried with backoff for a bounded time, and
+// logged per attempt. Payloads carry ids, names and reasons only: never a secret, page
+// content or an agent's free text. Guide: docs/webhooks.md
 import { z } from 'zod'
 import { defineContract } from './types.ts'
 import { idParam, isoTime } from './fields.ts'

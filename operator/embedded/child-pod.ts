@@ -1,13 +1,7 @@
-// One browser pod as a child process: spawn, wait for the ready line, watch for exit,
-// kill. Knows nothing about sessions or pools (pod-runtime.ts does).
-//
-// Process hygiene, because a leaked Chromium outlives everything:
-// - stdin is a pipe we never close until kill(): the pod exits when it reads EOF, so if
-//   this process dies — even by SIGKILL — the kernel closes the pipe and the pod follows;
-// - the pod leads its own process group (detached), so signals reach the Chromium it
-//   spawned too, and a group SIGKILL after exit sweeps any straggler;
-// - stdout/stderr are always drained (a full pipe would block the pod) and the pod's
-//   token is redacted from anything we log, belt and braces.
+// One browser pod as a child process: spawn, wait for the ready line, watch for exit, kill.
+// A leaked Chromium outlives everything, so the pod exits on stdin EOF (the kernel closes
+// the pipe if we die, even by SIGKILL), leads its own process group for a sweeping kill,
+// and its pipes are always drained. Design: docs/operator.md#pods-in-the-embedded-runtime
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import type { Logger } from '../../resources/ports.ts'

@@ -1,13 +1,7 @@
-// PodRuntime (and NodeDirectory) for one machine: browser pods are child processes
-// running the browser-pod entry point, with a warm pool so a session claim does not wait
-// for Chromium to launch.
-//
-// Life of a pod: spawn (Pending) → ready line (Running, in the pool) → claimed by a
-// session and configured over its node API (Ready) → deleted when the session ends, or
-// exits on its own (Failed). Pods are single-use: a pod that served a session is never
-// returned to the pool, so nothing of one session (cookies, pages, a filled secret) can
-// leak into the next. Each pod gets a fresh random token; it is passed by environment,
-// kept in memory here, handed out only through lookup(), and never logged.
+// PodRuntime (and NodeDirectory) for one machine: browser pods are child processes, with
+// a warm pool so a claim does not wait for Chromium. Pods are single-use, so nothing of
+// one session can leak into the next; each gets a fresh token, never logged.
+// Design: docs/operator.md#pods-in-the-embedded-runtime
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import type { BrowserKind, SandboxKind } from '../../crds/types.ts'

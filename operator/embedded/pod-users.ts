@@ -1,10 +1,8 @@
 // Who a browser pod runs as on one machine. Chromium's sandbox refuses root, and a pod
-// running as the service's own user could read the service's memory; so a service run as
-// root gives each pod a uid of its own from a range no account uses, with a home folder
-// (HOME and TMPDIR: Chromium's profile, downloads) that only that uid can enter, removed
-// when the pod exits. Two pods never share a uid, so one pod's processes cannot trace or
-// read another's. A service run as another user starts pods as that user: Chromium's
-// sandbox works unprivileged, and the pod makes itself non-dumpable (browser-pod/sandbox.ts).
+// running as the service's user could read the service's memory; so a root service gives
+// each pod a uid of its own (never shared, so pods cannot trace each other) with a private
+// home removed on exit. A non-root service starts pods as itself: the sandbox works
+// unprivileged, and the pod makes itself non-dumpable (browser-pod/sandbox.ts).
 import { randomInt } from 'node:crypto'
 import { chownSync, mkdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'

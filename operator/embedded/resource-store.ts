@@ -1,15 +1,7 @@
 // The embedded ResourceClient: an in-process object store with the api-server semantics
-// the reconcilers rely on, so that code tested here behaves the same against Kubernetes:
-// - one monotonically increasing resourceVersion per write (shareable between stores, as
-//   etcd's revision is shared between resource types);
-// - generation bumped only by spec changes (and when deletion starts);
-// - the status subresource: create/patch ignore status, patchStatus touches only status;
-// - no-op writes are not writes (no new resourceVersion, no event);
-// - 409 on a stale resourceVersion precondition, 409 AlreadyExists on a taken name;
-// - finalizers: delete() sets deletionTimestamp, removal happens when they are gone;
-// - watch events delivered asynchronously, in order; a bounded history, so a watch from
-//   a compacted resourceVersion gets 410 Gone, exactly like an etcd compaction.
-// Objects handed out are deep copies: a caller mutating one cannot corrupt the store.
+// the reconcilers rely on (resourceVersion, generation, status subresource, finalizers,
+// 409s, 410 Gone after compaction), so code tested here behaves the same on Kubernetes.
+// Objects handed out are deep copies. Design: docs/operator.md#pods-in-the-embedded-runtime
 import { randomUUID } from 'node:crypto'
 import { isDeepStrictEqual } from 'node:util'
 import { rfc3339 } from '../conditions.ts'

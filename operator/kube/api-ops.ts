@@ -1,24 +1,8 @@
-// The handful of api-server calls a ResourceClient needs, for two families of resources:
-// custom resources through CustomObjectsApi (BrowserSession, Network) and Pods through
-// CoreV1Api. resource-client.ts layers the port's semantics on top, once for both.
-//
-// Patches are always JSON merge patches (RFC 7386, application/merge-patch+json). The
-// generated client would otherwise pick the first content type of its list, which is
-// application/json-patch+json — a different format that a merge-patch body would be
-// rejected as (or worse, misread). client-node 1.x takes per-call ConfigurationOptions; a
-// header middleware sets the content type explicitly (setHeaderOptions).
-//
-// Every call also carries a deadline: the generated client has none, and a request that
-// never answers (a half-open connection) would otherwise hold a reconcile worker — or the
-// leader's lease renewal — forever.
-//
-// And every call reuses connections: client-node 1.x builds a new https.Agent for each
-// request (KubeConfig.createAgent), so each call paid a TCP connect and a full TLS
-// handshake on both ends — at a burst of 1,000 sessions most of the api-server's and the
-// operator's CPU. The same middleware swaps that agent for a shared keep-alive one built
-// from the very TLS options client-node computed (CA, client certificate, servername,
-// verification), so what is trusted does not change; rotated credentials get a new
-// agent. Proxy agents are left alone.
+// The api-server calls a ResourceClient needs, for custom resources and Pods. Every call
+// sends a merge patch explicitly (the generated client would pick JSON Patch), carries a
+// deadline (a half-open connection would hold a worker or the lease renewal forever), and
+// reuses a keep-alive agent built from client-node's own TLS options (a handshake per call
+// cost most of the CPU at a burst). Design: docs/operator.md#talking-to-the-api-server
 import { createHash } from 'node:crypto'
 import { Agent as HttpAgent } from 'node:http'
 import { Agent as HttpsAgent, type AgentOptions } from 'node:https'

@@ -1,23 +1,8 @@
-// Warm resume on Kubernetes: the opened auth-state travels from the api-server to the
-// operator in a per-session Secret, the way a node token travels from the operator to the
-// api-server. The operator is another process with neither the database nor the KMS key;
-// the api-server has both, so it opens the session's version (its own AuthStateSource, the
-// one the embedded operator uses in process) and writes the result here
-// (AuthStateHandOver); the operator reads it just in time for the pod launch
-// (SecretAuthStateSource) and drops it as soon as the pod runtime holds it.
-//
-// Order and cleanup: the Secret is written right after its BrowserSession and is owned by
-// it from birth (an ownerReference with the resource's uid), so the garbage collector takes
-// it with the session whatever else happens. Writing it first and adopting it later (as the
-// pool does with token Secrets) would leave an ownerless decrypted state behind a crash in
-// between, and the operator may not list Secrets to sweep for those. The price is a short
-// race: the operator can see the session before its Secret. It takes a missing Secret as
-// "on its way" (NotReadyError: retried with backoff, logged as routine) until the start
-// timeout after the resource was created, then as absent (AuthStateNotFound): by then the
-// api-server died mid-start, and its caller got an error long ago.
-//
-// The state is credential-equivalent: it is never logged, never in an error message, an
-// event or a resource. Errors here carry the Secret's name and the API server's status only.
+// Warm resume on Kubernetes: the opened auth-state travels from the api-server (which has
+// the database and KMS key) to the operator in a per-session Secret, owned by its
+// BrowserSession from birth so the garbage collector always takes it. A missing Secret is
+// "on its way" until the start timeout. The state is credential-equivalent: never logged,
+// never in an error or event. Design: docs/operator.md#warm-resumes-auth-state-hand-over
 import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node'
 import { API_VERSION, BROWSER_SESSION, LABELS, type BrowserSession } from '../../crds/types.ts'
 import { isNotFound, NotReadyError } from '../../resources/errors.ts'

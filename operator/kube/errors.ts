@@ -1,11 +1,8 @@
-// Maps what @kubernetes/client-node throws onto the port's typed errors (resources/errors.ts),
-// so reconcilers and the informer branch on NotFound/Conflict/Gone the same way in both
-// runtimes. Two shapes arrive here:
-// - ApiException from the generated APIs: `code` is the HTTP status, `body` the raw
-//   response text (a metav1.Status JSON document);
-// - the Watch helper's Error with `statusCode` when the watch request itself is refused.
-// Messages are rebuilt from the Status' reason/message only: ApiException's own message
-// embeds response headers and body, which have no business in logs.
+// Maps what @kubernetes/client-node throws (ApiException with a Status body, or the Watch
+// helper's Error with statusCode) onto the port's typed errors, so reconcilers and the
+// informer branch on NotFound/Conflict/Gone the same way in both runtimes. Messages are
+// rebuilt from the Status' reason and message only: ApiException's own message embeds
+// response headers and body, which have no business in logs.
 import { AlreadyExistsError, ConflictError, GoneError, InvalidError, NotFoundError, ResourceError } from '../../resources/errors.ts'
 
 export interface KubeStatus {

@@ -1,14 +1,7 @@
 // Kubernetes Events (core/v1), so `kubectl describe browsersession …` says why a session
-// failed, timed out or lost its pod, and why the warm pool cannot fill.
-//
-// Like client-go's recorder, and for the same reasons:
-// - fire-and-forget: a reconcile never waits for, or fails on, an event write;
-// - a repeat of the same event (object, type, reason, message) within ten minutes bumps
-//   `count` and `lastTimestamp` on the existing Event instead of creating another;
-// - bounded: at most a few writes in flight and a bounded backlog; past it, events are
-//   dropped (and counted in the log), never queued without limit during an outage.
-// core/v1 rather than events.k8s.io/v1: every server we support serves it, and it is what
-// `kubectl describe` lists.
+// failed or the pool cannot fill. Like client-go's recorder: fire-and-forget, repeats
+// bump count, and bounded, so an outage drops events rather than queueing them without
+// limit. Design: docs/operator.md#events
 import { CoreV1Api, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node'
 import { rfc3339 } from '../conditions.ts'
 import type { EventRecorder, EventSubject, EventType, Logger } from '../../resources/ports.ts'

@@ -1,11 +1,8 @@
 // The Kubernetes adapters of the operator's ports (DESIGN.md "Two runtimes, one code
-// path"): the same reconcilers as the embedded runtime, on a real api-server.
-//   ResourceClient<BrowserSession|Network>  → custom objects (resource-client.ts)
-//   PodRuntime                              → Pods + token Secrets (pod-runtime.ts)
-//   NodeDirectory (for the api-server)      → pod IP + token Secret (node-directory.ts)
-//   AuthStateSource                         → the api-server's auth-state Secret (auth-state-secrets.ts)
-// plus what a cluster operator needs around them: Lease leader election, Prometheus
-// metrics with controller-runtime names, and a CRD discovery check.
+// path"): the same reconcilers as the embedded runtime on a real api-server — custom
+// objects, Pods and token Secrets, the api-server's NodeDirectory and auth-state Secret —
+// plus Lease leader election, controller-runtime metrics and a CRD discovery check.
+// Design: docs/operator.md
 import type { KubeConfig } from '@kubernetes/client-node'
 import { BROWSER_SESSION, GROUP, NETWORK, VERSION, type BrowserSession, type Network } from '../../crds/types.ts'
 import type { AuthStateSource } from '../../resources/ports.ts'

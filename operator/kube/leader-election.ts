@@ -1,18 +1,7 @@
-// Leader election on a coordination.k8s.io/v1 Lease, with client-go's algorithm
-// (tools/leaderelection): only the holder of an unexpired lease leads, every write is a
-// full replace carrying the read's resourceVersion, so two candidates can never both
-// take the lease — the api-server accepts one PUT and answers 409 to the other.
-//
-// Expiry is judged on the candidate's own clock: a follower notes *when it observed* the
-// current record (not the renewTime written by another machine, whose clock may be
-// skewed) and takes over only when that record has not changed for leaseDuration.
-// The leader renews every retryPeriod; if it cannot renew for renewDeadline it stops
-// leading (onStoppedLeading) — the caller then stops reconciling, and the process exits
-// so that it restarts as a clean follower, as controller-runtime does.
-//
-// Timestamps are metav1.MicroTime (RFC 3339 with exactly six fractional digits): the
-// api-server rejects a Lease whose renewTime has JavaScript's three. client-node's
-// V1MicroTime serialises correctly.
+// Leader election on a coordination.k8s.io/v1 Lease with client-go's algorithm: full
+// replaces carrying the read's resourceVersion, so two candidates never both lead; expiry
+// judged on the candidate's own clock (another machine's may be skewed); a leader that
+// cannot renew exits to restart as a clean follower. Design: docs/operator.md#leader-election
 import { CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node'
 import { isConflict, isNotFound } from '../../resources/errors.ts'
 import type { Logger } from '../../resources/ports.ts'

@@ -1,12 +1,7 @@
-// The controller runtime's metric hooks (operator/runtime/metrics.ts) as Prometheus series
-// with controller-runtime's names, so existing dashboards and alerts for kubebuilder
-// operators work unchanged:
-//   controller_runtime_reconcile_total{controller,result}
-//   controller_runtime_reconcile_errors_total{controller}
-//   controller_runtime_reconcile_time_seconds{controller}   (histogram)
-//   workqueue_depth{name}
-//   workqueue_retries_total{name}
-//   leader_election_master_status{name}                     (client-go's leader gauge)
+// The controller runtime's metric hooks as Prometheus series under controller-runtime's
+// names (controller_runtime_reconcile_total/_errors_total/_time_seconds, workqueue_depth,
+// workqueue_retries_total, leader_election_master_status), so existing dashboards and
+// alerts for kubebuilder operators work unchanged.
 import client from 'prom-client'
 import type { OperatorMetrics, ReconcileResult } from '../runtime/metrics.ts'
 

@@ -1,16 +1,7 @@
-// Object names on Kubernetes. Nightjar ids are base62 with a prefix (nsess_AbC…, nnet_…),
-// and the resources are named after them, but a Kubernetes object name must be a DNS-1123
-// subdomain: lower case, digits, '-' and '.'. The api-server refuses `nsess_AbC…` (422).
-//
-// So the Kubernetes ResourceClient maps names at its boundary, invisibly to reconcilers
-// and to the api-server (both keep using ids as names, in both runtimes):
-//   id → object name: the id lower-cased with other characters as '-', plus 8 hex
-//        digits of its SHA-256 (two ids differing only in case stay distinct), e.g.
-//        nsess_AbC1 → nsess-abc1-5d41402a; ids that are already valid names stay as is;
-//   object name → id: the annotation nightjar.dev/id, written at create.
-// The mapped name is readable in `kubectl get bs`; the id is in the annotation.
-// ownerReferences must carry the *object* name: the garbage collector looks the owner up
-// by name and treats an owner it cannot find as gone — deleting the dependents.
+// Object names on Kubernetes: ids such as nsess_AbC… are not DNS-1123 names, so the
+// ResourceClient maps them at its boundary (lower-cased plus 8 hex digits of a hash; back
+// through the nightjar.dev/id annotation). ownerReferences must carry the object name, or
+// the garbage collector takes the owner as gone. Design: docs/operator.md#object-names
 import { createHash } from 'node:crypto'
 
 export const ID_ANNOTATION = 'nightjar.dev/id'

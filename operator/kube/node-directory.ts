@@ -1,11 +1,7 @@
-// NodeDirectory for the api-server on Kubernetes: where a session's browser pod listens
-// (its pod IP and node API port) and the bearer token it accepts (its token Secret).
-// Only a Ready pod (configured for this session, running) is handed out.
-//
-// A positive answer is cached briefly: a pod's IP and token never change during its
-// life, and driving a session issues many node calls in a row. A stale entry after the
-// pod is gone costs one failed node call, which the api-server reports like any dead
-// browser. Negative answers are not cached (a pod becoming Ready must be seen at once).
+// NodeDirectory for the api-server on Kubernetes: a Ready session pod's IP, node API port
+// and token. A positive answer is cached briefly (a pod's IP and token never change, and
+// driving makes many calls in a row; a stale entry costs one failed call, reported like any
+// dead browser); a negative one is not, so a pod becoming Ready is seen at once.
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node'
 import { LABELS } from '../../crds/types.ts'
 import { DEFAULT_CALL } from './api-ops.ts'

@@ -1,23 +1,8 @@
-// PodRuntime over real Pods: one browser pod per session, a warm pool of started,
-// unclaimed pods, and the configure handshake with each pod's node API.
-//
-// Life of a pod:
-//   pool pod: Secret + Pod labelled nightjar.dev/pool=warm (no owner)
-//     → claimed: one merge patch, with the pool pod's resourceVersion as precondition,
-//       swaps the pool label for the session's labels and makes the BrowserSession its
-//       controller owner. Two claimers racing for one pod: the api-server accepts exactly
-//       one patch, the other gets 409 and moves on to the next pod (or starts one).
-//   cold pod: when the pool has none, Secret + Pod owned by the session from the start,
-//       under a name derived from the session id (a retried ensure finds it again).
-//   → Running (readiness probe passes) → POST /v1/configure with the pod's token
-//   → annotated nightjar.dev/configured=true → Ready
-//   → deleted with its token Secret when the session ends (and garbage-collected with the
-//     BrowserSession in any case, through ownerReferences).
-// Pods are single-use: a pod that served a session never returns to the pool.
-//
-// Reads come from a pod informer (one watch for all browser pods), with a fresh list as
-// fallback where a stale cache could mislead the reconciler (a just-created pod not yet
-// seen must never look "Gone": the reconciler would fail the session as "disappeared").
+// PodRuntime over real Pods: one single-use pod per session, a warm pool claimed by one
+// merge patch with a resourceVersion precondition (of two racing claimers exactly one
+// wins), and the configure handshake with each pod's node API. Reads come from an
+// informer, with a fresh read where a stale cache could make a new pod look gone.
+// Design: docs/operator.md#pods-on-kubernetes
 import { createHash, randomBytes } from 'node:crypto'
 import type { KubeConfig } from '@kubernetes/client-node'
 import { EGRESS_MODES, LABELS, type EgressMode, type Viewport } from '../../crds/types.ts'
@@ -238,16 +223,10 @@ export class KubePodRuntime implements PodRuntime {
   }
 
   /**
-   * The session's pod: from the cache, else from the api-server (never a false "Gone": a
-   * pod created or claimed a moment ago may not have reached the informer yet).
-   *
-   * The api-server reads are by name where a name is known — a pod this runtime created
-   * or claimed (bySession), and the cold pod's name, which is a function of the session
-   * id — because a label-selected list is served from etcd and reads every pod of the
-   * namespace: one per new session made a burst of N sessions cost O(N²) pod reads (at
-   * 1,000 sessions it starved the api-server). Only a claimed pool pod has an unknowable
-   * name, so the list remains where a claim may exist that the cache has not shown yet:
-   * while pool pods are around, or when a claim of ours ended without a known outcome.
+   * The session's pod: from the cache, else from the api-server (never a false "Gone": a pod
+   * created or claimed a moment ago may not have reached the informer yet). Reads are by name
+   * where a name is known, because a label-selected list reads every pod of the namespace
+   * (O(N²) for a burst); the list remains only where an unseen claim of ours may exist.
    * Within one reconcile, observe() and ensure() share a fresh look that found nothing.
    */
   private async findPod(sessionId: string): Promise<PodResource | undefined> {

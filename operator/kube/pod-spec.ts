@@ -1,20 +1,8 @@
-// The browser pod and its token Secret as pure functions of their inputs, so the manifest
-// can be unit-tested and schema-validated without a cluster.
-//
-// Hardening (Pod Security "restricted", plus what a browser needs to run under it):
-// - non-root uid/gid, seccomp RuntimeDefault (plus, with Chromium's sandbox on,
-//   the user, PID and network namespaces it creates: a Localhost profile), every capability dropped, no privilege
-//   escalation, read-only root filesystem;
-// - writable emptyDirs only where Chromium writes: /tmp (Playwright's temporary profile),
-//   the home directory (~/.config, ~/.cache, ~/.pki) and /dev/shm as a memory emptyDir
-//   (the runtime's default 64 MiB /dev/shm makes Chromium renderers crash);
-// - no service-account token (the browser never talks to the api-server), no service
-//   links (no environment describing other services);
-// - restartPolicy Never: a session's browser state dies with its container, so a
-//   restarted container would be a different browser pretending to be the same session.
-// The node token reaches the container through env.valueFrom.secretKeyRef only — it is
-// never in the Pod object, so `kubectl get pod -o yaml` and the operator's logs never
-// see it.
+// The browser pod and its token Secret as pure functions, so the manifest is unit-tested
+// and schema-validated without a cluster: Pod Security "restricted" plus what Chromium
+// needs under it, restartPolicy Never (a restarted browser would not be the same session),
+// and the node token only through secretKeyRef, so it is never in the Pod object.
+// Design: docs/operator.md#the-pod-manifest
 import { createHash } from 'node:crypto'
 import type { BrowserKind } from '../../crds/types.ts'
 import type { OwnerReference, Resource } from '../../resources/ports.ts'

@@ -1,13 +1,6 @@
-// What a Pod object says about a session's browser, as the port's PodObservation. Pure,
-// shared by the PodRuntime (for the reconciler) and the NodeDirectory (for the
-// api-server), so both agree on when a browser is Ready.
-//
-//   Failed  : the runtime marked it failed (annotation), it is being deleted (evicted,
-//             preempted, a user's kubectl delete), its container ended, it can never start
-//             (bad image name), or it did not become Ready before the start deadline
-//   Ready   : configured for its session (annotation) and running with an IP
-//   Running : the node API answers its readiness probe; not configured yet
-//   Pending : anything before that
+// What a Pod object says about a session's browser (Failed, Ready, Running, Pending), pure
+// and shared by the PodRuntime and the NodeDirectory so both agree on when a browser is
+// Ready. Design: docs/operator.md#pods-on-kubernetes
 import { LABELS, SANDBOX_KINDS, type SandboxKind } from '../../crds/types.ts'
 import type { PodObservation } from '../../resources/ports.ts'
 

@@ -1,18 +1,7 @@
-// ResourceClient<T> against a real api-server. The semantics the port promises are the
-// api-server's own (resourceVersion, generation, status subresource, finalizers, no-op
-// patches), so this adapter mostly translates:
-// - a resourceVersion precondition on patch/patchStatus is sent inside the merge patch
-//   as metadata.resourceVersion: the api-server then rejects the write with 409 Conflict
-//   unless the object is still at that version (optimistic concurrency);
-// - on delete it is sent as DeleteOptions.preconditions.resourceVersion;
-// - status writes go to the /status subresource only; patch() never carries status;
-// - list pages through `limit`/`continue` so a big namespace is not one giant response;
-// - errors become NotFoundError / ConflictError / AlreadyExistsError / GoneError /
-//   InvalidError (errors.ts).
-// - names: with mapNames (the custom resources), ids such as nsess_AbC… are mapped to
-//   valid object names and back (names.ts), so callers keep using ids.
-// Objects are handed out as plain JSON (typed client models would turn timestamps into
-// Date objects; watch events carry strings — the cache must see one representation).
+// ResourceClient<T> against a real api-server. The port's semantics are the api-server's
+// own, so this mostly translates: preconditions, the status subresource, paging, typed
+// errors, id↔name mapping. Objects are plain JSON, because watch events carry strings and
+// the cache must see one representation. Design: docs/operator.md#talking-to-the-api-server
 import type { KubeConfig } from '@kubernetes/client-node'
 import type {
   AnyResource,

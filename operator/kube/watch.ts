@@ -1,16 +1,7 @@
-// One watch stream over client-node's Watch (chunked JSON lines), adapted to the port's
-// WatchHandler contract (resources/ports.ts):
-// - ADDED/MODIFIED/DELETED/BOOKMARK are delivered in stream order, synchronously from the
-//   line reader, so never concurrently; nothing is delivered after stop();
-// - onClose fires exactly once unless stop() came first:
-//     stream ended (the api-server's timeoutSeconds)        → onClose()            re-watch
-//     ERROR event or HTTP status 410 (history compacted)      → onClose(GoneError)   relist
-//     any other ERROR event, HTTP error, or transport error   → onClose(err)         backoff
-// - an idle watchdog: a stream that carries nothing (no event, no bookmark) for longer
-//   than the server's own timeout plus a grace period is a dead TCP connection that no
-//   FIN will ever end; it is aborted and reported as an error so the informer reconnects.
-// Client-node swallows exceptions thrown by the callback, so handler errors are caught
-// here and end the watch with that error instead (the informer then re-watches).
+// One watch stream over client-node's Watch, adapted to the port's WatchHandler: events in
+// order, never concurrently, onClose exactly once (re-watch, relist on 410, or back off).
+// An idle watchdog aborts a silent stream, a dead connection no FIN will end; handler
+// errors end the watch, since client-node swallows them. Design: docs/operator.md#talking-to-the-api-server
 import { Watch, type KubeConfig } from '@kubernetes/client-node'
 import { errorForStatus, parseStatusBody, statusOf } from './errors.ts'
 import type { WatchEvent, WatchHandle, WatchHandler } from '../../resources/ports.ts'

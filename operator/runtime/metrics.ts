@@ -1,11 +1,6 @@
-// Metrics hooks of the controller runtime. A small interface instead of prom-client
-// itself, so the runtime stays dependency-free and tests can record; the lead maps these
-// onto controller-runtime's familiar series:
-//   reconcileTotal    → controller_runtime_reconcile_total{controller,result}
-//   reconcileError    → controller_runtime_reconcile_errors_total{controller}
-//   reconcileDuration → controller_runtime_reconcile_time_seconds{controller} (histogram)
-//   queueDepth        → workqueue_depth{name}
-//   retry             → workqueue_retries_total{name}
+// Metrics hooks of the controller runtime: a small interface rather than prom-client, so
+// the runtime stays dependency-free and tests can record. operator/kube/metrics.ts maps
+// them onto controller-runtime's familiar series.
 
 export type ReconcileResult = 'success' | 'error' | 'requeue' | 'requeue_after'
 

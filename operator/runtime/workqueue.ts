@@ -1,11 +1,7 @@
-// A work queue of keys with client-go's guarantees, which is what makes reconcilers
-// level-triggered rather than event-driven:
-// - dedupe: a key added many times while queued is processed once;
-// - a key is never processed by two workers at once; if it is added while being
-//   processed it is queued again exactly once, after done();
-// - per-key exponential backoff for failed keys (addRateLimited / forget), with a cap;
-// - an optional overall token bucket (off by default);
-// - delayed adds (requeueAfter), keeping the earliest when a key is delayed twice.
+// A work queue of keys with client-go's guarantees, which make reconcilers level-triggered:
+// a key added while queued is processed once; never by two workers at once (added while
+// processing, it is queued again once, after done()); per-key capped exponential backoff;
+// an optional token bucket; delayed adds keep the earliest.
 import { backoffDelay, type BackoffOptions } from '../../resources/backoff.ts'
 
 export interface WorkQueueOptions {

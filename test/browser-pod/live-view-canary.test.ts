@@ -1,22 +1,9 @@
-// The live-view canary (issue #17: "frames captured during a fill act are never streamed or
-// recorded … fill a secret into a password field and into a text field, then search every
-// live-view frame for it — zero hits"), in real Chromium, by decoding the frames.
-//
-// The frames are JPEG (lossy), so no string search over pixels can find a secret. The proof
-// is differential instead: a viewer on the pod's live WebSocket (what the api-server relays
-// to the console verbatim) collects every frame; each is decoded (jpeg-js) and the pixels of
-// the field's box are compared with the same field after a fill of ANOTHER secret of the
-// same length, through the same real fill path. If the secret rendered, the pixels would
-// depend on it; they do not (mean absolute difference per channel below TOLERANCE). A
-// positive control shows the detector can fail: the two strings typed in plain text (no
-// fill, so no mask) give field pixels that differ by far more. The pod runs in-process like
-// field-mask.test.ts (the page is served by a route on its context; no network). Secrets
-// are only ever compared with includes(), never printed.
-//
-// Determinism: the fields have no caret (caret-color: transparent) and no focus ring, so
-// focus does not change their pixels; a small animated square far from them (own JPEG
-// blocks) keeps Chromium painting, so the screencast streams frames all the time and the
-// check covers many frames, not one. Every wait is on a condition (waitFor).
+// The live-view canary: frames captured during and after a fill never show the secret.
+// JPEG is lossy, so the proof is differential: every frame a live viewer receives is
+// decoded and the field's pixels compared with a fill of another secret of the same length
+// (equal within TOLERANCE); a positive control, the two strings in plain text, differs by
+// far more. Determinism: no caret or focus ring on the fields, and an animated square far
+// from them keeps frames coming. Secrets are compared with includes(), never printed.
 import t, { type Test } from 'tap'
 import { randomBytes } from 'node:crypto'
 import jpeg from 'jpeg-js'

@@ -1,4 +1,4 @@
-// The live view at the pod (issue #17), in real Chromium: the node's /v1/live WebSocket
+// The live view at the pod, in real Chromium: the node's /v1/live WebSocket
 // streams a screencast only while a viewer is connected, and nothing while a credential
 // fill runs. The pod runs in-process, so the test reads the live view's own counters.
 import t from 'tap'

@@ -1,4 +1,4 @@
-// A session's upstream proxy at the pod (issue #39 item 1): real Chromium, the egress
+// A session's upstream proxy at the pod: real Chromium, the egress
 // gateway, and real proxies in a network namespace (test/helpers/proxies.ts: npm's
 // `proxy` for HTTP CONNECT, `@pondwader/socks5-server` for SOCKS5). Proves the page's
 // requests reach the site through the proxy, with credentials where the proxy needs them,

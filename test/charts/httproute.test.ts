@@ -1,10 +1,7 @@
-// [ISSUE-38] The chart's Gateway API HTTPRoute (gateway.networking.k8s.io/v1, standard
-// channel): rendered only when asked, valid against the Gateway API's v1 schema, covering
-// every path the Ingresses cover and every public path the api-server serves — REST, MCP's
-// streamed answers, OAuth and discovery, OpenAPI, the console and the WebSockets (daemon
-// control, CDP, live view) — with each kind of traffic on the rule that carries its timeout,
-// and nothing internal (/ws/egress, /internal/, /metrics, probes) routed. Requests are routed
-// the way the HTTPRoute spec says a Gateway picks a match (gateway-api.ts).
+// The chart's Gateway API HTTPRoute: rendered only when asked, valid against the v1 schema,
+// covering every path the Ingresses cover and every public path the api-server serves,
+// each kind of traffic on the rule with its timeout, and nothing internal routed. Requests
+// are routed the way the HTTPRoute spec says a Gateway picks a match (gateway-api.ts).
 import t, { type Test } from 'tap'
 import { HTTPRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute'
 import { CONTROL_PATH } from '../../api-server/control/broker.ts'

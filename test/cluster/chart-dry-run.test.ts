@@ -1,10 +1,8 @@
-// [ISSUE-38] Every manifest the chart renders goes through a real kube-apiserver's server-side
-// dry-run (`kubectl apply --dry-run=server`: decoding, defaulting, validation and admission,
-// nothing stored) — for the default values, for the values file that sets every option, and
-// for the toggles in between — rendered for the server's own version, as `helm install`
-// renders it. The HTTPRoute is the one object left out, by name: this control plane has no
-// Gateway API CRDs (neither npm nor Debian ships them, and nothing else is reachable), so
-// test/charts/httproute.test.ts checks it against the Gateway API's v1 model instead.
+// Every manifest the chart renders goes through a real kube-apiserver's server-side dry-run
+// (decoding, defaulting, validation, admission) for the default values, the values file
+// that sets every option, and the toggles between. The HTTPRoute alone is left out: this
+// control plane has no Gateway API CRDs to install, so test/charts/httproute.test.ts
+// checks it against the Gateway API's v1 model instead.
 import t, { type Test } from 'tap'
 import { parseAllDocuments, stringify } from 'yaml'
 import { CHART, helm, kubectl, kubectlJson, testNamespace } from './helpers.ts'

@@ -127,7 +127,7 @@ t.test('helm install on a real control plane: a session from MCP to the garbage 
     const nav = (await call('navigate', { sessionId: id, url: 'http://login.example.com/fill-check.html' })).structuredContent as any
     t.equal(nav.title, 'Fill check', 'the browser pod reached the page through its egress gateway')
     const fill = (await call('credential_fill', { sessionId: id, credentialName: 'login', selector: '#pw' })).structuredContent as any
-    // a fill answers with what it changed (issue 27); the rest is the spec's result
+    // a fill answers with what it changed; the rest is the spec's result
     const { changes: _fillChanges, ...fillResult } = fill
     t.same(fillResult, { ok: true, credentialName: 'login', fieldKind: 'password', host: 'login.example.com' })
     await call('act', { sessionId: id, verb: 'click', selector: '#submit' })

@@ -1,17 +1,8 @@
 // One Pod on the test node (not a test file): its sandbox (a network namespace on the
 // cluster bridge), volumes, containers as process groups, probes, restarts, status and
-// graceful deletion — the kubelet's pod worker, for processes instead of containers.
-//
-// A container runs as
-//   ip netns exec <netns> unshare --uts -- bash -c <CONTAINER_INIT> … setpriv … -- argv
-// `ip netns exec` enters the pod's network namespace and a fresh mount namespace (with
-// /etc/netns/<netns>/hosts bound over /etc/hosts); CONTAINER_INIT sets the hostname,
-// bind-mounts the volumes onto their mountPaths, makes / read-only when the container asks
-// for readOnlyRootFilesystem, and drops to the container's uid/gid/groups with setpriv.
-// Every container therefore has its own mount namespace, like a real one, and the host's
-// mount table is untouched — except that missing mountPath directories are created on the
-// host's filesystem (e.g. /var/lib/nightjar, /run/secrets/kubernetes.io/serviceaccount):
-// a bind mount needs a directory to cover. They are left behind, empty.
+// graceful deletion — the kubelet's pod worker, for processes. Each container gets its own
+// mount namespace, so the host's mount table is untouched (missing mountPath directories
+// are created on the host and left, empty). Details: docs/testing.md#the-cluster-tests-test-node
 import { spawn, type ChildProcess } from 'node:child_process'
 import { closeSync, existsSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'

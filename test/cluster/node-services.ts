@@ -1,16 +1,7 @@
-// The test node's stand-in for kube-proxy and cluster DNS (not a test file).
-// - kube-proxy: every Service with a ClusterIP gets that address as a /32 on the cluster
-//   bridge and a TCP proxy (node:net) on clusterIP:port for each TCP port, forwarding each
-//   connection to one ready address of the Service's Endpoints, round-robin. With no ready
-//   endpoint the connection is reset, which a client sees much like kube-proxy's REJECT.
-// - DNS: no server. Each pod's /etc/hosts (bind-mounted by `ip netns exec` from
-//   /etc/netns/<netns>/hosts) lists every Service as <svc>.<ns>.svc.cluster.local,
-//   <svc>.<ns>.svc, <svc>.<ns> and, in the pod's own namespace, <svc>; headless Services
-//   map to their ready endpoint addresses. Files are rewritten in place (same inode, so the
-//   bind mounts keep seeing them) whenever Services or Endpoints change.
-// Not done: UDP and SCTP ports, NodePort/LoadBalancer/ExternalName behaviour, session
-// affinity, search domains (there is no resolver to search with: only the exact names above
-// resolve), SRV records.
+// The test node's stand-in for kube-proxy and cluster DNS (not a test file): each ClusterIP
+// as a /32 on the bridge with a round-robin TCP proxy per port, and Service names in every
+// pod's /etc/hosts, rewritten in place (same inode) so the bind mounts keep seeing them.
+// TCP only, no resolver. Details: docs/testing.md#the-cluster-tests-test-node
 import { execFile } from 'node:child_process'
 import { closeSync, ftruncateSync, openSync, writeSync } from 'node:fs'
 import { connect, createServer, type Server, type Socket } from 'node:net'

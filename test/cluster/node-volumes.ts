@@ -1,13 +1,8 @@
-// A pod's volumes on the test node (not a test file): each volume is a directory under the
-// pod's state directory, later bind-mounted onto the container's mountPaths inside the
-// container's own mount namespace (node-pods.ts). Supported: emptyDir (medium Memory is a
-// plain directory too), hostPath, secret, configMap, downwardAPI and projected (secret,
-// configMap, downwardAPI, serviceAccountToken through the TokenRequest API, refreshed at
-// 80% of its lifetime). Secret, ConfigMap and downward-API contents are written when the
-// pod starts and not re-synced afterwards. Ownership follows the kubelet: emptyDirs are
-// 0777, and with fsGroup every volume is chgrp'd to it (group-readable, setgid dirs).
-// Not done: persistentVolumeClaim and every other volume type (the pod stays
-// ContainerCreating with a message), sizeLimit, mount propagation.
+// A pod's volumes on the test node (not a test file): each a directory under the pod's state
+// directory, bind-mounted in the container's own mount namespace (node-pods.ts), owned as
+// the kubelet would set it. emptyDir, hostPath, secret, configMap, downwardAPI, projected;
+// contents are not re-synced after start (projected tokens are refreshed).
+// Details: docs/testing.md#the-cluster-tests-test-node
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join, normalize } from 'node:path'
 import type { KubeClient, Obj } from './kube-client.ts'

@@ -1,57 +1,8 @@
 // A small kubelet for the cluster tests (not a test file): one Node that runs the Pods bound
-// to it as local processes, next to the real control plane of devcluster/control-plane.ts.
-//
-// What it does, like a kubelet (and a scheduler, a kube-proxy and a DNS stand-in):
-// - registers a Node (Ready, InternalIP = the bridge's host address, 64 CPUs, 256Gi, 2000
-//   pods) and, there being no scheduler, binds every unscheduled Pod of the default
-//   scheduler whose nodeSelector it matches to itself (pods/binding);
-// - runs each Pod in a network namespace of its own (njp-<node pid>-<n>, on the cluster
-//   bridge by a veth pair, its own address from the pod subnet) — node-pods.ts;
-// - maps images to the repository's Dockerfiles (docker/<name>.Dockerfile; ENV, USER,
-//   WORKDIR /app = the repository, ENTRYPOINT minus tini, CMD; `command`/`args` as
-//   Kubernetes applies them); an unknown image waits in ErrImagePull/ImagePullBackOff —
-//   dockerfile.ts;
-// - env, envFrom, valueFrom (Secrets, ConfigMaps, fieldRef, resourceFieldRef), `$(VAR)`
-//   expansion and Service variables; a missing Secret or key waits in
-//   CreateContainerConfigError and is retried — node-env.ts;
-// - volumes (emptyDir, hostPath, secret, configMap, downwardAPI, projected with bound
-//   service-account tokens), bind-mounted in each container's own mount namespace; fsGroup,
-//   runAsUser/runAsGroup (setpriv), runAsNonRoot, allowPrivilegeEscalation=false (no_new_privs),
-//   capabilities drop ALL, readOnlyRootFilesystem (a read-only / in the container's mount
-//   namespace) — node-volumes.ts, node-pods.ts;
-// - startup, liveness and readiness probes (httpGet, tcpSocket, exec), restarts with a
-//   back-off, init containers, kubelet-shaped status, graceful deletion, logs in
-//   <logDir>/<ns>_<pod>_<container>.log;
-// - Services: ClusterIPs on the bridge with a TCP proxy each, names in every pod's
-//   /etc/hosts — node-services.ts;
-// - fakeBrowsers: browser pods answered by an in-process node API stub — node-fake-browsers.ts.
-//
-// What it does NOT do (things only a real kubelet, container runtime and CNI show):
-// - no images: the working tree is every image's filesystem, so an image's COPY list, its
-//   base image and its installed packages are not tested (docker/ has its own tests);
-// - no cgroups: resource requests and limits are not enforced, OOMKilled never happens,
-//   and a container's "processes" are a process group (a child that calls setsid escapes
-//   the kill, and there is no PID namespace: containers see the host's processes);
-// - no seccomp, no AppArmor, capabilities beyond "drop ALL", no user namespaces; root in a
-//   container is root on the machine;
-// - containers of a pod do not share a mount of anything but their volumes; the root
-//   filesystem is the host's (read-only when asked), and mountPath directories missing on
-//   the host are created there (left behind, empty);
-// - no NetworkPolicy, no real DNS server (only /etc/hosts names), TCP Services only, no
-//   NodePort/LoadBalancer, no hostPort;
-// - Secret/ConfigMap volumes are not re-synced after the pod starts (projected tokens are
-//   refreshed); no preStop/postStart hooks; no ephemeral containers, exec, attach,
-//   port-forward or logs through the API (read the log files);
-// - one log file per container for all its restarts, without the CRI timestamp format;
-// - the restart back-off starts at 1 s and caps at 30 s (a kubelet: 10 s and 5 min) so
-//   tests can watch a crash loop; TestNodeOptions.restartBackoff changes it;
-// - one test node per cluster network (it hands out the pod subnet's addresses alone);
-// - no node lease or heartbeat-driven eviction (there is no node-lifecycle controller),
-//   no taints, tolerations or affinity (only nodeSelector), no pod admission checks but
-//   runAsNonRoot.
-// Runs as root (it needs `ip netns`, veths and mounts). Containers run as their
-// securityContext or image USER says: the repository must be readable by that uid (it is
-// world-readable here).
+// to it as local processes, each in a network namespace of its own, beside the real control
+// plane of devcluster/control-plane.ts. It stands in for a scheduler, kube-proxy and DNS too;
+// it has no images, cgroups, seccomp or NetworkPolicy (the node phase covers those). Runs as
+// root. What it does and does not do: docs/testing.md#the-cluster-tests-test-node
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'

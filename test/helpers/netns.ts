@@ -1,13 +1,8 @@
-// The "public web" for tests: a network namespace holding an HTTP server at an address
-// in 198.18.0.0/15 (the benchmarking range — neither loopback, link-local nor RFC 1918,
-// so platform egress treats it as public). Tests give it real-looking names
-// (example.com, login.example.com, evil-example.com) through the egress gateway's
-// hostAliases. Only traffic to namespaces the test created, or loopback, ever leaves.
-//
-// Each namespace gets a unique name and its own /30 (root side .1, namespace side .2;
-// 198.18.0.0/30 when free), so parallel test files do not collide. Torn down with
-// t.teardown. Needs root and iproute2: without them this throws, so tests fail loudly
-// rather than skip.
+// The "public web" for tests: a network namespace holding an HTTP server in 198.18.0.0/15
+// (neither loopback, link-local nor RFC 1918, so platform egress treats it as public), named
+// example.com and friends through the gateway's hostAliases. Each namespace gets a unique
+// name and its own /30, so parallel files do not collide. Needs root and iproute2, and
+// throws without them, so tests fail loudly rather than skip.
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { promisify } from 'node:util'

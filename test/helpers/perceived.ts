@@ -1,5 +1,5 @@
 // What a perceive answer shows of the page. Its `text` holds only the visible lines the
-// snapshot does not already say (issue 27: the words are never sent twice), so "the page
+// snapshot does not already say (the words are never sent twice), so "the page
 // shows X" reads the snapshot and the text together; a canary ("X never appears") must
 // search both as well.
 

@@ -1,4 +1,4 @@
-// Real upstream proxies for the session-proxy tests (issue #39 item 1): one process in a
+// Real upstream proxies for the session-proxy tests: one process in a
 // network namespace the test creates, holding a web site and the proxies in front of it —
 // an HTTP CONNECT proxy from npm's `proxy` (open on :3128, Basic auth on :3129) and a
 // SOCKS5 proxy from npm's `@pondwader/socks5-server` (username/password on :1080). The

@@ -62,7 +62,7 @@ t.test('the node is Ready and holds the three images, with their sizes as the ku
   const ready = node.status.conditions.find((c: { type: string }) => c.type === 'Ready')
   t.equal(ready?.status, 'True', 'node Ready')
   const images = node.status.images as { names: string[] | null; sizeBytes: number }[]
-  // issue 30's bounds: each image holds what its program imports and nothing more
+  // the images' size bounds: each image holds what its program imports and nothing more
   const bound: Record<string, number> = { 'api-server': 350, operator: 250, 'browser-pod': 1200 }
   for (const name of ['api-server', 'operator', 'browser-pod']) {
     const img = images.find((i) => (i.names ?? []).some((n) => n.includes(`/nightjar-${name}:`)))
@@ -409,7 +409,7 @@ async function pgDump(url: string): Promise<string> {
 }
 
 /**
- * [ISSUE-35] Chromium's sandbox in a browser pod on the real node (runc), read from this host's
+ * Chromium's sandbox in a browser pod on the real node (runc), read from this host's
  * /proc — the container's processes run on this kernel: renderers under seccomp-bpf in user and
  * network namespaces of their own holding only lo, no --no-sandbox, no root, and the pod
  * process unreadable from Chromium's uid. The pod runs under the chart's seccomp profile.
@@ -452,7 +452,7 @@ async function sandboxProven(t: TapTest, session: { id: string; sandbox?: string
 }
 
 /**
- * [ISSUE-35] A browser pod under gVisor on the real node. From this host: the pod's processes
+ * A browser pod under gVisor on the real node. From this host: the pod's processes
  * are gVisor's (runsc's sandbox, gofer and the stubs it runs tasks in), no Chromium and no
  * Node — a page's code meets gVisor's kernel, not this one. From inside, through gVisor's
  * /proc: Chromium's sandbox is on there too (renderers under seccomp-bpf, in user namespaces

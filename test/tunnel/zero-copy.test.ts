@@ -114,8 +114,8 @@ t.test('an async-iterating reader gets every frame as sent, never two glued toge
 
 t.test('frames arriving faster than the reader reads are handed over one by one, not concatenated', async (t) => {
   // A hand-driven WebSocket, so that several DATA frames arrive within one tick, as they do
-  // when the reader has fallen behind: read() used to take the frame it was about to return
-  // together with the next one, copying both into one buffer.
+  // when the reader has fallen behind: read() must return one frame, not copy it together
+  // with the next one into a new buffer.
   const { EventEmitter } = await import('node:events')
   const { FrameType, encodeFrame } = await import('../../tunnel/frames.ts')
   class HandWs extends EventEmitter {

@@ -1,4 +1,4 @@
-// credential_request (issue #29 item 2): the agent asks for a credential, a person enters
+// credential_request: the agent asks for a credential, a person enters
 // it on the console page (api-server/console/credential-requests.ts). Over MCP, a client
 // that declared URL elicitation is sent that page and the call returns once the
 // credential is saved; every other caller gets the URL and watches credential_list.

@@ -1,8 +1,8 @@
-// request_human (issue #17): the agent asks for a person. The answer is the console's
+// request_human: the agent asks for a person. The answer is the console's
 // live view of the session (absolute: config.baseUrl + the console path), where someone
 // of the org watches, takes control and hands back; session_get's `control` says when
 // the browser is the agent's again. Over MCP, a client that declared URL elicitation
-// (issue #29 item 3) is sent the live view with elicitation/create (mode url), and the
+// is sent the live view with elicitation/create (mode url), and the
 // call returns after notifications/elicitation/complete, once control is handed back.
 import { randomUUID } from 'node:crypto'
 import { implement } from '../types.ts'

@@ -1,4 +1,4 @@
-// Webhooks (issue #39 item 2): the webhook_* operations, over the app's Webhooks service.
+// Webhooks: the webhook_* operations, over the app's Webhooks service.
 import { implement, type OpContext } from '../types.ts'
 import * as c from '../../../contracts/operations/webhooks.ts'
 

@@ -1,19 +1,8 @@
-// The BrowserSession reconciler (kubebuilder style): read → handle deletion/end →
-// desired pod → apply via PodRuntime → derive status → write status only if changed.
-//
-// No finalizer: the only cleanup is the pod, which Kubernetes garbage-collects through
-// its ownerReference, and which the embedded runtime loses with the process anyway.
-// A deleted resource is still reconciled (the key stays queued) and its pod deleted.
-//
-// Phases: Pending → Live → Ended, or → Failed. Ended and Failed are terminal: a session's
-// pod is never restarted (its browser state — pages, cookies, a typed secret's page —
-// died with it), so a terminal session only ever has its pod deleted.
-//
-// Retention: with retentionMs set (the Kubernetes runtime), a terminal resource is deleted
-// that long after it ended; the garbage collector then removes whatever it still owns (the
-// token Secret; a warm resume's auth-state Secret, if it was not dropped already). Postgres
-// keeps the session row: the resource is only the operator's work item, and a cluster must
-// not collect one object per session ever started.
+// The BrowserSession reconciler (kubebuilder style): read → handle deletion/end → desired
+// pod → apply via PodRuntime → derive status → write status only if changed. No finalizer
+// (the pod goes with its ownerReference); Ended and Failed are terminal, because a
+// session's browser state died with its pod, so a terminal session only has its pod deleted.
+// Design: docs/operator.md#the-browsersession-reconciler
 import type { BrowserSession } from '../../../crds/types.ts'
 import type { AuthStateSource, EventRecorder, EventSubject, EventType, Logger, ObjectReader, PodLaunchConfig, PodObservation, PodRuntime, ResourceClient } from '../../../resources/ports.ts'
 import { silentEvents, silentLogger } from '../../../resources/ports.ts'

@@ -1,4 +1,4 @@
-// Watching and taking over (issue #17), end to end: a person signed in to the console in
+// Watching and taking over, end to end: a person signed in to the console in
 // real Chromium watches a session an agent drives over MCP (the real MCP SDK client),
 // takes control (the agent's driving tools answer 409 human_in_control, read-only ones
 // keep working), clicks and types through the live picture into the session's real

@@ -1,12 +1,8 @@
-// Setting up without curl (issue #17 item 5), end to end in real Chromium: a person signs
-// in to the console and creates an identity, a credential (a canary secret), a grant to
-// the org's agent and a network (its join token shown once, beside the daemon command) —
-// no REST call on the person's side. A real daemon joins with the token copied from the
-// page and the network's page shows it reachable. Then the agent, with its API key,
-// starts a session bound to that identity and fills the credential into a real login
-// page (a "public web" host in a network namespace): the page received exactly the
-// secret, which appears in no page the person saw after typing it, no response and no
-// server log line.
+// Setting up without curl, end to end in real Chromium: a person creates an identity, a
+// credential (a canary), a grant and a network in the console, with no REST call; a real
+// daemon joins with the token copied from the page. Then the agent starts a session bound
+// to that identity and fills the credential into a real login page, which receives exactly
+// the secret; it appears in no page the person saw after typing it, no response, no log.
 import t from 'tap'
 import type { Page, Response } from 'playwright-core'
 import { startTestServer, type Reply } from '../../helpers/server.ts'
@@ -109,7 +105,7 @@ t.test('setting up without curl', async (t) => {
     await agent('POST', `/v1/sessions/${id}/navigate`, { url: 'http://login.example.com/fill-check.html' })
     const fill = await agent('POST', `/v1/sessions/${id}/fill-credential`, { credentialName: 'login', selector: '#pw' })
     t.equal(fill.status, 200)
-    // a fill answers with what it changed (issue 27): the field, masked
+    // a fill answers with what it changed: the field, masked
     const { changes: _fillChanges, ...fillResult } = fill.body
     t.same(fillResult, { ok: true, credentialName: 'login', fieldKind: 'password', host: 'login.example.com' })
     t.match(fill.body.changes, /textbox "Password" \[ref=\w+\]: ••••/, 'the change shows the field masked')

@@ -1,4 +1,4 @@
-// The console's setup pages (issue #17 item 5) in real Chromium: identities, credentials,
+// The console's setup pages in real Chromium: identities, credentials,
 // grants, networks and governance, each honouring the REST door's scopes and role rules,
 // every form carrying the CSRF token, every refusal shown in the API's own words, and
 // another org's ids answered with the unknown id's page byte for byte.

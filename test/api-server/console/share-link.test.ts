@@ -1,4 +1,4 @@
-// Share links for a session's live view (issue #17), in real Chromium: a person makes a
+// Share links for a session's live view, in real Chromium: a person makes a
 // view-only link on the session page; a stranger's browser (no console session) opening it
 // sees the session's frames and cannot take control; the link stops working once revoked,
 // or once it has expired (an injected clock, no waiting); the token never appears in a

@@ -1,4 +1,4 @@
-// Console sign-in under attack (issue #14): throttling and lockout per account and
+// Console sign-in under attack: throttling and lockout per account and
 // per client address with Retry-After, equal work for unknown and known accounts,
 // login CSRF (Origin and form token), and the post-login destination. Time runs on
 // the injected service clock: no test sleeps.

@@ -1,22 +1,9 @@
-// Issue #40: what a person reads is what happens. Two pages ask a person to trust what
-// another party wrote — the credential-request page (an agent names the hosts where a
-// password may be typed, and why) and the OAuth consent page (a self-registered client
-// names itself) — and neither may be dressed up:
-//
-//  row 1  a long host cannot hide its real domain: at 1,000 px in real Chromium the
-//         registrable domain is shown first, its box inside the viewport (measured from
-//         the DOM), the full host wrapped, the page no wider than the viewport; an
-//         unreasonable host is refused at request time, naming the limit;
-//  row 2  a client name with a right-to-left override is refused at registration, and one
-//         stored before the rule cannot reorder the consent sentence (the warning's
-//         characters are laid out in reading order, measured per character);
-//  row 3  an agent's reason with one is refused over REST and MCP (and a grant's reason in
-//         the console, with the same words); one stored before the rule shows the
-//         character instead of its effect;
-//  row 4  the credential-request form refuses a NUL (and every other rule of the secret)
-//         exactly as REST does — 400, the same message, no 500, the request left open.
-//
-// Each page is also saved as a PNG (its path is printed) for a person to look at.
+// What a person reads is what happens: the credential-request page and the OAuth consent
+// page show what another party wrote, and neither may be dressed up. A long host cannot
+// hide its registrable domain (measured in real Chromium at 1,000 px); a right-to-left
+// override is refused in a client name or an agent's reason, and one stored before the
+// rule cannot reorder the page; the credential-request form refuses a NUL as REST does.
+// Each page is also saved as a PNG (its path printed) for a person to look at.
 import t from 'tap'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'

@@ -1,4 +1,4 @@
-// Input hygiene at both doors (issue #14): a string holding a NUL or an unpaired UTF-16
+// Input hygiene at both doors: a string holding a NUL or an unpaired UTF-16
 // surrogate — in a path id, the query, the body (values or field names) or MCP tool
 // arguments — is refused before any work: 400 over REST, -32602 over MCP, naming the
 // field and never echoing the value. Postgres can store neither (22021 / 22P05): before,

@@ -1,14 +1,8 @@
-// The official MCP conformance suite (@modelcontextprotocol/conformance, pinned in
-// devDependencies) against a real Nightjar server, per scenario.
-//
-// The suite's server scenarios connect without credentials, and /mcp requires a Bearer
-// credential; so the suite talks to a loopback relay started here that adds the test
-// key's Authorization header and forwards everything else untouched — the Host and
-// Origin headers included, so the DNS-rebinding scenario is judged by the server's own
-// Host/Origin check (with a valid key, its refusal cannot be a mere 401).
-//
-// Scenarios run (they apply to a server with its own fixed tools and no resources or
-// prompts): SCENARIOS below. Not run, and why: NOT_APPLICABLE below.
+// The official MCP conformance suite (@modelcontextprotocol/conformance, pinned) against a
+// real Nightjar server, per scenario. The suite connects without credentials, so it talks
+// to a loopback relay that adds the test key and forwards everything else untouched (Host
+// and Origin too, so the DNS-rebinding scenario meets the server's own check, not a 401).
+// Scenarios run: SCENARIOS; not run, and why: NOT_APPLICABLE.
 import t from 'tap'
 import { spawn } from 'node:child_process'
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http'

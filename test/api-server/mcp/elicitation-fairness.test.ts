@@ -1,13 +1,8 @@
-// Issue #40 row 5: one org could switch off another's URL elicitation by flooding
-// `initialize` (all orgs shared one list of 10,000 memos in one process, oldest dropped
-// first). Here, over real HTTP on two api-server replicas sharing one Postgres, org B
-// floods initialize with URL elicitation declared, alternating replicas as a load
-// balancer would: the flood is answered 429 past NIGHTJAR_MCP_INITIALIZE_LIMIT (the
-// default, 60 a minute per credential), ends in bounded time, and leaves org B at most its
-// per-credential cap of memos. Org A, which initialized on replica A before the flood,
-// then calls credential_request on replica B: it is asked by elicitation/create on an SSE
-// stream (not answered "pending"), declines on replica A, and the call on replica B ends
-// "declined" — the memo and the answer routing live in the shared store.
+// One org cannot switch off another's URL elicitation by flooding `initialize`: on two
+// replicas sharing one Postgres, org B's flood is answered 429 past the per-credential
+// limit and leaves it at most its cap of memos; org A, initialized before the flood, is
+// still asked by elicitation/create on replica B and its decline, sent to replica A, ends
+// the call — the memos and the answer routing live in the shared store.
 import t from 'tap'
 import { startTestServer, type TestServer } from '../../helpers/server.ts'
 import { MEMO_PER_CREDENTIAL } from '../../../api-server/mcp/elicitation.ts'

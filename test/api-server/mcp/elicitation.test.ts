@@ -1,19 +1,9 @@
-// URL elicitation (issue #29 items 2 and 3), through the real MCP SDK client, real
-// Chromium and real Postgres. Two clients: one whose initialize declares
-// `elicitation: { url: {} }` (MCP 2025-11-25), one that declares nothing.
-//
-//  - credential_request: the first client is sent the console page by elicitation/create
-//    (mode url); a person signs in with Chromium and types the secret; the completion
-//    notification arrives and the call answers completed; credential_fill then types the
-//    new secret into a login page whose own server checks it. The second client gets the
-//    URL in the result, and credential_list shows the credential once a person saved it
-//    (a TOTP seed, pasted as an otpauth:// URI). Requests are single use and of one org.
-//  - request_human: the first client is sent the live view; the person takes control and
-//    hands back; the completion notification arrives and the call answers. The second
-//    client gets the URL at once.
-//  - the canary: the typed password and the TOTP seed are searched for over every MCP
-//    message both ways, every table and every log line: no hits. Secrets are only ever
-//    checked with booleans and counts, never printed.
+// URL elicitation through the real MCP SDK client, Chromium and Postgres, with a client
+// that declares `elicitation: { url: {} }` and one that does not: credential_request sends
+// the first the console page (a person types the secret, the call completes, and the new
+// secret fills a real login), the second gets the URL; request_human likewise with the
+// live view. The canary searches every MCP message, table and log line for the typed
+// password and TOTP seed: no hits (checked with booleans, never printed).
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'

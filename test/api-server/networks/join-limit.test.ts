@@ -1,4 +1,4 @@
-// Issue #14: wrong join tokens at /ws/control are limited per client address (429 +
+// Wrong join tokens at /ws/control are limited per client address (429 +
 // Retry-After before any token lookup), while a correct join from elsewhere still
 // works. Real WebSockets (ws) and the real daemon join loop (cli/daemon.ts); the
 // attacker speaks from another loopback address (127.0.0.2). No sleeps: the window

@@ -1,4 +1,4 @@
-// Issue #14 on the OAuth surface: the device endpoint and the verification page's
+// Abuse limits on the OAuth surface: the device endpoint and the verification page's
 // user-code entry are limited (429 + Retry-After), and every refresh token that does
 // not work gets one byte-identical invalid_grant. Time runs on the injected clock.
 import t from 'tap'

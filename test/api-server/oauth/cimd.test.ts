@@ -1,4 +1,4 @@
-// Client ID Metadata Documents (issue #29 item 4): the real MCP SDK client with
+// Client ID Metadata Documents: the real MCP SDK client with
 // clientMetadataUrl logs in end to end against a local HTTPS server (a self-signed
 // certificate made with the openssl CLI, trusted through NIGHTJAR_CIMD_CA_FILE; the
 // server's host is allowed through NIGHTJAR_CIMD_ALLOWED_HOSTS), the consent page naming

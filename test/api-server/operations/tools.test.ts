@@ -5,9 +5,9 @@ import { contracts } from '../../../contracts/operations/index.ts'
 import { OAUTH_DEFAULT_SCOPES } from '../../../api-server/auth/scopes.ts'
 import { readFileSync } from 'node:fs'
 
-// The 38 (issue #16): the spec's ten, the session lifecycle, driving, and the toolbox
-// agents ask for; request_human (issue #17) took resize's place (resize stays in REST), and
-// credential_request (issue #29) took go_forward's (go_forward stays in REST). Authoring (identities, credentials, grants, auth-states, networks)
+// The 38: the spec's ten, the session lifecycle, driving, and the toolbox
+// agents ask for; request_human took resize's place (resize stays in REST), and
+// credential_request took go_forward's (go_forward stays in REST). Authoring (identities, credentials, grants, auth-states, networks)
 // is REST, the SDK, the CLI and the console: it never passes an agent's context.
 const EXPECTED = [
   'identity_list_assumable', 'credential_list', 'credential_request',
@@ -64,7 +64,7 @@ t.test('the tool protocol', async (t) => {
       const schema = tools.find((x) => x.name === name)!.inputSchema as { properties: Record<string, any>; required?: string[] }
       return { names: Object.keys(schema.properties).sort(), required: [...(schema.required ?? [])].sort(), schema }
     }
-    // extended by issue 29: waitSeconds, how long session_start waits before answering pending
+    // extended: waitSeconds, how long session_start waits before answering pending
     t.same(props('session_start').names, ['browserKind', 'egress', 'fromVersion', 'identity', 'network', 'url', 'viewport', 'waitSeconds', 'warmResume'])
     t.same(props('session_start').required, [])
     t.same(props('session_start').schema.properties.egress.enum.sort(), ['local', 'platform', 'split'])
@@ -72,7 +72,7 @@ t.test('the tool protocol', async (t) => {
     t.same(props('spawn_and_start_session').required, ['childName'])
     t.same(props('identity_list_assumable').names, [])
     t.same(props('navigate').required, ['sessionId', 'url'])
-    // extended by issue 27: refs, budgets and changes (every input the spec names is still there, none required newly)
+    // extended: refs, budgets and changes (every input the spec names is still there, none required newly)
     t.same(props('perceive').names, ['cursor', 'full', 'maxChars', 'query', 'ref', 'sessionId'])
     t.same(props('perceive').required, ['sessionId'])
     t.same(props('act').names, ['changes', 'direction', 'key', 'ref', 'selector', 'sessionId', 'text', 'url', 'verb'])

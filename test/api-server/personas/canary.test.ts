@@ -87,7 +87,7 @@ t.test('[INV-03] [FLD-07] [FLD-08] secret canary: no credential value anywhere o
     responses.push(String(refused?.message ?? refused))
   }
 
-  // [#39-proxy] an identity's default proxy: its password is sealed like a credential's value
+  // an identity's default proxy: its password is sealed like a credential's value
   t.equal((await rest('PUT', '/v1/governance', { proxyHosts: ['proxy.example:3128'] })).status, 200)
   const proxySet = await rest('PUT', `/v1/identities/${ident.id}/proxy`, { url: 'http://proxy.example:3128', username: 'svc', password: canary() })
   t.same(proxySet.body, { url: 'http://proxy.example:3128', authenticated: true }, 'the answer says it authenticates, nothing more')

@@ -1,4 +1,4 @@
-// Credential requests (issue #29 item 2) without a browser: the REST door's answers, and
+// Credential requests without a browser: the REST door's answers, and
 // the rules of a request — single use, bound to its org and identity, expiring — checked
 // on the domain functions the console page calls, with a clock the test moves. The browser
 // and MCP side is test/api-server/mcp/elicitation.test.ts.

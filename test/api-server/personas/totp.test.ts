@@ -1,4 +1,4 @@
-// TOTP credentials (issue #29 item 1), control side: created over REST with kind
+// TOTP credentials, control side: created over REST with kind
 // "totp" from an otpauth:// URI or a base32 seed, the code a fill would type is the one
 // RFC 6238's test vectors give (SHA-1/256/512, 8 digits, period 30) — through the
 // service's own fill preparation, with its clock set to each vector's time — and an

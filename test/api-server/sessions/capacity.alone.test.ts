@@ -1,4 +1,4 @@
-// Capacity and lifetimes (issue #14): a burst of session starts is admitted up to the
+// Capacity and lifetimes: a burst of session starts is admitted up to the
 // limits and every other start is refused at once with 429 and Retry-After — never a 504
 // after a minute; queued starts show their place in line; sessions end on their own after
 // their idle timeout or their maximum duration, and their leases follow.

@@ -1,4 +1,4 @@
-// JavaScript dialogs (issue #16), through the real API server, the real MCP SDK client
+// JavaScript dialogs, through the real API server, the real MCP SDK client
 // and REST, against real Chromium and the "public web" namespace. The policy under
 // test: a dialog never blocks the page or a tool call — each one is answered the moment
 // it opens, with the answer dialog_handle armed (used once) or by default (alert closed,

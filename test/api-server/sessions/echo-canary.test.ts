@@ -1,13 +1,9 @@
-// The echo canary (issue #14, finding 1): after credential_fill, pages move the secret
-// where Nightjar reads back — a GET form into the URL, a script into document.title,
-// console.log and an uncaught error, history.pushState into the path, location.hash
-// into the fragment, dialogs, and text showing it URL-encoded, form-encoded,
-// HTML-escaped, JSON-escaped and base64. Through the real API server (REST and the real
-// MCP SDK client), real Chromium and the "public web" namespace, every read path is
-// called and searched for the canary and its encodings: navigate/act/go_back/reload/
-// wait_for results, perceive (url, title, snapshot, text), console_messages, the
-// journal, the audit trail, the server log and every table. Screenshots are pixels and
-// are not searched. Canary values are only ever checked with includes(), never printed.
+// The echo canary: after credential_fill, pages move the secret where Nightjar reads back
+// (URL, title, console, errors, path, fragment, dialogs, text in many encodings). Through
+// REST and the real MCP SDK client, real Chromium and the "public web" namespace, every read
+// path — results, perceive, console, journal, audit, server log, every table — is searched
+// for the canary and its encodings. Screenshots are pixels and are not searched. Canary
+// values are only checked with includes(), never printed.
 import t, { type Test } from 'tap'
 import { randomBytes } from 'node:crypto'
 import { startTestServer, type TestServer } from '../../helpers/server.ts'

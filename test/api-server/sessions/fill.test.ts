@@ -141,7 +141,7 @@ t.test('secure fill', async (t) => {
     const mcp = await mcpClient(t, s.url, acme.apiKey)
     const { tools } = await mcp.listTools()
     const tool = tools.find((x) => x.name === 'credential_fill')!
-    // selector or ref (issue 27): exactly one, refused 400 otherwise; still no text, value or timeout
+    // selector or ref: exactly one, refused 400 otherwise; still no text, value or timeout
     t.same(Object.keys((tool.inputSchema as any).properties).sort(), ['changes', 'credentialName', 'ref', 'selector', 'sessionId'])
     t.same((tool.inputSchema as any).required.sort(), ['credentialName', 'sessionId'])
     t.equal((tool.inputSchema as any).additionalProperties, false)

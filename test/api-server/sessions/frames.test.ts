@@ -1,13 +1,9 @@
-// The agent's eyes and hands through the real MCP SDK client (issue 27): refs from
-// perceive drive the element tools, a stale ref is a typed 409, a cursor walk reads a
-// page once, query and ref read parts, page-changing tools answer with what changed —
-// and the sealed fill by ref inside iframes: the origin judged is the frame's own, never
-// the top page's, for the credential's allowlist and the grant's allowedOrigins alike.
-// The canary: a cross-origin sign-in frame that echoes the secret into its text, title,
-// URL and its server is read through every perceive mode and every action result; no
-// form of the secret is in any reply, journal, audit row, log line or recording.
-// Real Chromium, the real API server, the "public web" namespace (example.com,
-// login.example.com, evil-example.com). Canary values are only checked with includes().
+// The agent's eyes and hands through the real MCP SDK client: refs from perceive drive the
+// element tools, a stale ref is a typed 409, page-changing tools answer with what changed,
+// and the sealed fill by ref inside iframes judges the frame's own origin. The canary: a
+// cross-origin sign-in frame echoes the secret everywhere, and no form of it is in any
+// reply, journal, audit row, log line or recording. Real Chromium, the real API server, the
+// "public web" namespace; canary values are only checked with includes().
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { startTestServer } from '../../helpers/server.ts'

@@ -1,4 +1,4 @@
-// The network request log and evaluate (issue #16), through REST and the real MCP SDK
+// The network request log and evaluate, through REST and the real MCP SDK
 // client, against real Chromium and the "public web" namespace. The log keeps method,
 // URL without query, status, type and timing — a marker planted in a page query, a
 // fetch query, a fragment, a cookie, a POST body, an Authorization header and a response

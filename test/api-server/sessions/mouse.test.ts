@@ -1,4 +1,4 @@
-// Mouse and forms (issue #16): drag, mouse_click / mouse_move / mouse_wheel at viewport
+// Mouse and forms: drag, mouse_click / mouse_move / mouse_wheel at viewport
 // coordinates and fill_form, through the real MCP SDK client and REST, against real
 // Chromium and the "public web" namespace. What the page observed is read back with
 // perceive: the fixture pages (test/fixtures/pages/mouse-*.html) write every event they
@@ -112,7 +112,7 @@ t.test('mouse and forms', async (t) => {
       ],
     })
     t.equal(filled.status, 200)
-    // what changed on the page comes with the answer (issue 27): each field, with its ref
+    // what changed on the page comes with the answer: each field, with its ref
     t.match(filled.body.changes, /~ checkbox "Gift wrap" \[checked\] \[ref=\w+\]/, 'the answer says what the fill changed')
     const { changes: _changes, ...answer } = filled.body
     t.same(answer, {

@@ -1,19 +1,9 @@
-// The PDF canary (issue #26, item 1): after credential_fill, a page copies the secret
-// into its title (a PDF's /Title), its body text (the text layer), a link (a URI
-// annotation), a text field, and logs it as hex. A PDF is text, not pixels, so the
-// pod makes no PDF of a session once a secret was filled in it (403 pdf_after_fill,
-// browser-pod/actions/capture.ts). Through the real API server (REST and the real MCP
-// SDK client), real Chromium and the "public web" namespace:
-//  - the positive control: on a session without a fill, the same page echoing a plain
-//    marker gives a PDF in which this test's extraction finds the marker — in the raw
-//    bytes, the /Title metadata (pdfjs-dist), the extracted text layer (pdfjs-dist), the
-//    link annotation — and its hex in the text; every FlateDecode stream is inflated;
-//  - on the filled session: pdf is refused over REST and MCP, and every reply (the
-//    refusals included) is searched with the same extraction for the canary and its
-//    encodings (raw, hex in both cases, base64, URL-encoded, UTF-16BE as PDF strings
-//    write text) — raw bytes, inflated streams, metadata, text — and found nowhere, nor
-//    in the console messages (the hex echoes come back masked).
-// Canary values are only ever checked with includes(), never printed.
+// The PDF canary: after credential_fill a page copies the secret into its title, text, a
+// link, a field and hex console output, and a PDF carries text, not pixels, so pdf is
+// refused (403 pdf_after_fill) over REST and MCP; every reply is searched with the same
+// extraction (raw bytes, inflated streams, pdfjs metadata, text, annotations) for the
+// canary's encodings. A positive control finds a plain marker in a PDF of the same page
+// without a fill. Canary values are only checked with includes(), never printed.
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { inflateSync } from 'node:zlib'
@@ -154,7 +144,7 @@ t.test('[INV-03] PDF canary: no PDF carries a filled secret; the extraction that
     const before = await rest('POST', `/v1/sessions/${id}/pdf`, {})
     t.equal(before.status, 200, 'a persona session makes PDFs until a secret is filled')
     const filled = await must('POST', `/v1/sessions/${id}/fill-credential`, { credentialName: 'login', selector: '#pw' })
-    // a fill answers with what it changed (issue 27); the rest is the spec's result
+    // a fill answers with what it changed; the rest is the spec's result
     const { changes: _fillChanges, ...fillResult } = filled
     t.same(fillResult, { ok: true, credentialName: 'login', fieldKind: 'password', host: 'login.example.com' })
     await must('POST', `/v1/sessions/${id}/act`, { verb: 'click', selector: '#go' })

@@ -1,4 +1,4 @@
-// A session's upstream proxy end to end (issue #39 item 1): the org allowlist, session
+// A session's upstream proxy end to end: the org allowlist, session
 // start with a proxy, an identity's default proxy, real Chromium behind the egress
 // gateway, and real proxies in a network namespace (test/helpers/proxies.ts: npm's
 // `proxy` for HTTP CONNECT, `@pondwader/socks5-server` for SOCKS5). The proxy password is

@@ -1,5 +1,5 @@
-// The org's recording default (issue #17 item 3: "record at session_start, or an org default
-// set by an admin"). Off for a new org; an admin turns it on with PUT /v1/governance; then a
+// The org's recording default ("record at session_start, or an org default set by an
+// admin"). Off for a new org; an admin turns it on with PUT /v1/governance; then a
 // start that leaves `record` out is recorded — over MCP too, whose session_start has no
 // `record` input — and a REST start may still say record: false. Real Chromium, the real
 // MCP SDK client, the real API server.

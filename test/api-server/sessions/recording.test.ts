@@ -1,4 +1,4 @@
-// Session recordings (issue #17 item 3), end to end: real Chromium, the "public web"
+// Session recordings, end to end: real Chromium, the "public web"
 // namespace, the real API server. A session started with record: true navigates, clicks,
 // has a credential filled into a password field and a text field, and has a page copy the
 // secret into its title; its recording lists and downloads over REST, the console lists it

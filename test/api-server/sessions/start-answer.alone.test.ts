@@ -1,4 +1,4 @@
-// Starts never hang (issue #29 item 5): POST /v1/sessions answers within 5 s — 201 live,
+// Starts never hang: POST /v1/sessions answers within 5 s — 201 live,
 // 202 pending (with the id, Location and Retry-After), or 429 — and a pending start goes
 // live later: nothing is lost. Prefer: wait=N (RFC 7240) waits longer; over MCP,
 // session_start waits up to waitSeconds and session_get can wait for live. Latency-bound:

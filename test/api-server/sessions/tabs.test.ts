@@ -1,4 +1,4 @@
-// Tabs and popups (issue #16), through the real API server, the real MCP SDK client and
+// Tabs and popups, through the real API server, the real MCP SDK client and
 // REST, against real Chromium and the "public web" namespace: tab_list, tab_open,
 // tab_select, tab_close, popups a page opens (target=_blank, window.open), go_forward
 // and resize. The active tab is what every other tool drives, so each step is checked
@@ -10,8 +10,8 @@ import { mcpClient } from '../../helpers/mcp.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { shown } from '../../helpers/perceived.ts'
 
-// resize is REST and SDK only since issue #17 (request_human took its place among the 38),
-// go_forward since issue #29 (credential_request took its place)
+// resize and go_forward are REST and SDK only (request_human and credential_request took
+// their places among the 38)
 const PAGE_TOOLS = ['tab_list', 'tab_open', 'tab_select', 'tab_close', 'dialog_handle']
 
 /** A PNG's size, from its IHDR chunk. */

@@ -1,4 +1,4 @@
-// No read path around the sealed fill (issue #16, part 4): a secret filled into a
+// No read path around the sealed fill: a secret filled into a
 // password field, then a page that moves it everywhere the toolbox reads — a fetch
 // (query, header, body) for the network log, a saved file for file_list/file_read, a
 // popup for tab_list, an alert for dialog_handle, console.log for console_messages —

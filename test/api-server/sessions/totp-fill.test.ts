@@ -1,4 +1,4 @@
-// A TOTP credential end to end (issue #29 item 1): a person pastes an otpauth:// URI into
+// A TOTP credential end to end: a person pastes an otpauth:// URI into
 // the console (real Chromium); an agent on the real MCP SDK client fills the credential
 // into a login page's one-time-code field; the page's own server — in a network
 // namespace, with its own HMAC implementation written from RFC 4226/6238 — accepts the
@@ -127,7 +127,7 @@ t.test('a TOTP credential: pasted in the console, its code typed by credential_f
     sessionId = start.body.id
     await call('navigate', { sessionId, url: 'http://otp.example.com/otp.html' })
     const fill = await call('credential_fill', { sessionId, credentialName: 'otp', selector: '#otp' })
-    // a fill answers with what it changed (issue 27), the field drawn masked; the canary below searches it too
+    // a fill answers with what it changed, the field drawn masked; the canary below searches it too
     const { changes: _fillChanges, ...fillResult } = fill
     t.same(fillResult, { ok: true, credentialName: 'otp', fieldKind: 'text', host: 'otp.example.com' }, 'the fill result names the field, never the code')
     await call('act', { sessionId, verb: 'click', selector: '#submit' })

@@ -1,4 +1,4 @@
-// Webhooks of real sessions (issue #39 item 2): session.live, human.requested,
+// Webhooks of real sessions: session.live, human.requested,
 // session.ended and session.failed (a killed browser pod, with the reason) reach a receiver
 // that checks every signature with its own HMAC; a page's text and the agent's words never
 // reach a payload (canary). Then the console: a person adds an endpoint, sees its secret

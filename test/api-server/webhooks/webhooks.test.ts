@@ -1,4 +1,4 @@
-// Webhooks (issue #39 item 2) without browser sessions: registration and the deny floor,
+// Webhooks without browser sessions: registration and the deny floor,
 // the secret shown once and never stored in clear, deliveries signed per Standard Webhooks
 // and checked by a receiver with its own HMAC (test/helpers/webhook-receiver.ts), retries
 // after a failing receiver, redirects not followed, the address judged again at send time,

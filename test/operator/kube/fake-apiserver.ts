@@ -1,25 +1,8 @@
-// A small Kubernetes API server for tests, over real HTTP (node:http): no cluster can run
-// on these machines, so the Kubernetes adapters are tested against this at the wire.
-// It implements what the adapters and @kubernetes/client-node rely on, with the
-// api-server's semantics:
-// - discovery: /api, /api/v1, /apis, /apis/<group>, /apis/<group>/<version>;
-// - list (labelSelector, limit/continue) and watch (chunked JSON lines; synthetic ADDED
-//   for resourceVersion ""/"0"; BOOKMARK events when asked; an ERROR event with a 410
-//   Status when the asked version is older than the retained history; timeoutSeconds);
-// - get, create (generateName, AlreadyExists), PUT (replace), PATCH with
-//   application/merge-patch+json only — any other patch type gets 415, as
-//   strategic-merge-patch does for custom resources on a real server;
-// - the status subresource (main-resource writes ignore status, /status writes ignore
-//   everything else), generation bumped on spec changes, no-op writes are not writes;
-// - resourceVersion preconditions (merge patch metadata.resourceVersion, PUT,
-//   DeleteOptions.preconditions) → 409 Conflict;
-// - deletion with finalizers (deletionTimestamp, removal when the last one goes) and
-//   ownerReference garbage collection (synchronous here, asynchronous in Kubernetes);
-// - custom resources validated against, and pruned to, their CRD's schema (422);
-//   Lease MicroTime fields must carry six fractional digits (400), like the real decoder.
-// Resource types: browsersessions, networks (from crds/*.yaml), pods, secrets, leases.
-// Test hooks: direct writes (the "kubelet" setting pod status), dropping or expiring open
-// watches, compaction, bookmarks, injected failures, and a request log.
+// A small Kubernetes API server for tests, over real HTTP: no cluster runs in the unit phase,
+// so the Kubernetes adapters are tested against this at the wire, with the api-server's
+// semantics as the adapters and client-node rely on them (watch and 410s, merge patch only,
+// the status subresource, preconditions, finalizers, CRD validation and pruning), plus test
+// hooks. What it implements: docs/testing.md#the-fake-kubernetes-api-server
 import { randomUUID } from 'node:crypto'
 import { EventEmitter } from 'node:events'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'

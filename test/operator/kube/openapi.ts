@@ -1,14 +1,8 @@
-// Schema tools for the Kubernetes tests (not a test file):
-// - validateAndPrune: what the api-server does to a custom resource on write — validate
-//   against the CRD's structural schema, and drop fields the schema does not know;
-// - structuralErrors: the apiextensions "structural schema" rules a CRD must satisfy to
-//   be accepted by apiextensions.k8s.io/v1;
-// - unknownFields: fields of a built-in object (Pod, Deployment, ...) that its Kubernetes
-//   type does not have. kubernetes-models' validate() accepts unknown fields (the
-//   Kubernetes OpenAPI does not forbid them; the api-server silently drops them), so a
-//   typo like `readOnlyRootFileSystem` would pass it. The type map generated into
-//   @kubernetes/client-node (every model's attributeTypeMap) knows each field's name and
-//   type, which is exactly what a strict check needs.
+// Schema tools for the Kubernetes tests (not a test file): validateAndPrune (what the
+// api-server does to a custom resource on write), structuralErrors (the rules a CRD must
+// meet to be accepted), and unknownFields, a strict check built on client-node's
+// attributeTypeMap, because kubernetes-models' validate() accepts unknown fields and a typo
+// like `readOnlyRootFileSystem` would pass it.
 import * as k8s from '@kubernetes/client-node'
 
 // eslint-free repo: `any` keeps the schema walking short

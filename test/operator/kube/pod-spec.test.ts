@@ -53,7 +53,7 @@ t.test('a session pod: owner, labels, hardening, token by reference, probes, eve
   t.equal(s.enableServiceLinks, false)
   t.equal(s.restartPolicy, 'Never')
   t.match(s, { serviceAccountName: 'nightjar-browser', runtimeClassName: 'gvisor', priorityClassName: 'nightjar-browsers', nodeSelector: FULL.nodeSelector, tolerations: FULL.tolerations, imagePullSecrets: [{ name: 'regcred' }] })
-  // [ISSUE-35] Chromium's sandbox on by default: the chart's profile, RuntimeDefault plus the namespaces it creates
+  // Chromium's sandbox on by default: the chart's profile, RuntimeDefault plus the namespaces it creates
   t.match(s.securityContext, { runAsNonRoot: true, runAsUser: 10001, fsGroup: 10001, seccompProfile: { type: 'Localhost', localhostProfile: 'nightjar/chromium-sandbox.json' } })
   const c = s.containers[0]
   t.same(c.securityContext.seccompProfile, { type: 'Localhost', localhostProfile: 'nightjar/chromium-sandbox.json' })
