@@ -1,25 +1,13 @@
-// Storage-version migration of the custom resources (docs/upgrades.md). After an upgrade
-// that makes a new version the storage version, objects written before it are still
-// stored (in etcd) as the old one until something writes them again, and the CRD's
-// status.storedVersions keeps naming the old version — which then can never be dropped
-// from spec.versions. There is no kube-storage-version-migrator here, so this does what it
-// does, for our two CRDs:
-//   1. read the CRD: its storage version, and the versions objects may be stored as;
-//   2. list every object in every namespace and write each back unchanged — an empty
-//      merge patch to its status subresource: the api-server re-encodes the whole object
-//      at the storage version (spec, status and generation unchanged; the write is
-//      what moves it: a new resourceVersion, a MODIFIED event for watchers);
-//   3. only when every object listed was rewritten (or is gone), and the storage version
-//      is still the one the rewrite used, trim status.storedVersions to it.
-// Safe to run any number of times, concurrently with reconciles (a merge patch without a
-// resourceVersion never conflicts) and with other writers: an object created or written
-// after the CRD named the new storage version is already stored as it.
+// Storage-version migration of the two CRDs: every stored object written back unchanged (an
+// empty merge patch to its status re-encodes it at the storage version), then
+// status.storedVersions trimmed to that version once all are done. Safe to repeat and to run
+// beside reconciles. Design: docs/upgrades.md#storage-migration
 import { ApiextensionsV1Api, CustomObjectsApi, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node'
 import { BROWSER_SESSION, GROUP, NETWORK } from '../../crds/types.ts'
 import { DEFAULT_CALL, MERGE_PATCH } from './api-ops.ts'
 import { statusOf } from './errors.ts'
 
-export const NIGHTJAR_CRDS = [BROWSER_SESSION, NETWORK].map((r) => `${r.plural}.${GROUP}`)
+export const MIGRATED_CRDS = [BROWSER_SESSION, NETWORK].map((r) => `${r.plural}.${GROUP}`)
 
 export interface CrdMigration {
   crd: string
@@ -44,7 +32,7 @@ export interface StorageMigrationOptions {
 /** Migrates every object of each CRD to its storage version, then trims storedVersions. */
 export async function migrateStoredVersions(kc: KubeConfig, opts: StorageMigrationOptions = {}): Promise<CrdMigration[]> {
   const results: CrdMigration[] = []
-  for (const name of opts.crds ?? NIGHTJAR_CRDS) results.push(await migrateCrd(kc, name, opts))
+  for (const name of opts.crds ?? MIGRATED_CRDS) results.push(await migrateCrd(kc, name, opts))
   return results
 }
 

@@ -126,7 +126,7 @@ t.test('RBAC is namespaced and least-privilege', async (t) => {
     const clusterWide = docs.filter((d) => d.kind.startsWith('Cluster'))
     if (extra.length) t.equal(clusterWide.length, 0, 'no cluster-wide roles without crds.install')
     else {
-      // [ISSUE-38] the release that installs the CRDs migrates what they store after an upgrade
+      // the release that installs the CRDs migrates what they store after an upgrade
       t.same(clusterWide.map((d) => `${d.kind} ${d.metadata.name}`), ['ClusterRole nj-nightjar-nightjar-storage-migration', 'ClusterRoleBinding nj-nightjar-nightjar-storage-migration'], 'one cluster-wide grant: the storage migration')
       const crdNames = ['browsersessions.nightjar.dev', 'networks.nightjar.dev']
       t.same(clusterWide[0].rules.map((r: Obj) => [r.apiGroups, r.resources, r.resourceNames, r.verbs]), [

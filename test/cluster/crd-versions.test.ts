@@ -1,13 +1,7 @@
-// [ISSUE-38] The CRD version upgrade on a real control plane: a cluster that ran the previous
-// release (CRDs at nightjar.dev/v1alpha1 only, objects written by its api-server) gets the
-// new CRDs as `helm upgrade` applies them (templates/crds.yaml, rendered for 1.20); both
-// versions then read the same objects; the operator, with the chart's own RBAC, migrates
-// every stored object to v1 (proved from etcd's bytes), trims storedVersions, and
-// reconciles a session written as v1alpha1 and one written as v1.
-//
-// The test runs its own kube-apiserver and etcd (the CRDs are cluster-wide, and the phase's
-// shared control plane must keep the current ones for the other tests); no node is needed:
-// the operator's work shows in the pods it creates and the status it writes.
+// The CRD version upgrade on a real control plane: the previous release's v1alpha1-only CRDs
+// and objects, then the chart's CRDs as `helm upgrade` applies them; both versions read the
+// same objects, the operator migrates them to v1 and reconciles either. Its own apiserver
+// and etcd: the CRDs are cluster-wide, and the phase's shared control plane keeps the current.
 import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { KubeConfig } from '@kubernetes/client-node'

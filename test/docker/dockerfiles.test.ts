@@ -96,7 +96,7 @@ for (const [image, { entries, dispatcherOnly }] of Object.entries(IMAGES)) {
     if (image === 'browser-pod') {
       // the pod process itself is PID 1: an init before it would keep the node token
       // in its own environment, readable by Chromium's uid (the pod process is non-dumpable)
-      t.match(text, /^ENTRYPOINT \["node"\]$/m, 'the pod process as PID 1, no init holding the token')
+      t.match(text, /^ENTRYPOINT \["node"\]$/m, '[ISSUE-35] the pod process as PID 1, no init holding the token')
       t.notMatch(text, /tini/, 'no tini')
     } else t.match(text, /^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m, 'tini as PID 1')
     t.match(text, /npm ci --omit=dev/, 'production dependencies from the lock file')
