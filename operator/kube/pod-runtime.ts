@@ -88,6 +88,8 @@ export class KubePodRuntime implements PodRuntime {
   private readonly configureTimeoutMs: number
   /** session id → pod name, from the informer */
   private readonly bySession = new Map<string, string>()
+  /** warm-pool claims since start (metrics) */
+  private readonly poolClaims = { hits: 0, misses: 0 }
   /** unclaimed pool pods, from the informer */
   private readonly poolNames = new Set<string>()
   /** pool pods created but not yet seen by the informer */
@@ -172,7 +174,10 @@ export class KubePodRuntime implements PodRuntime {
       ...(config.viewport ? { viewport: { ...config.viewport } } : {}),
       ...(config.storageState ? { storageState: true } : {}),
     }
-    let pod = (config.browserKind === 'chromium' ? await this.claimFromPool(config, owner, launch) : undefined) ?? (await this.createSessionPod(config, owner, launch))
+    const pooled = config.browserKind === 'chromium' ? await this.claimFromPool(config, owner, launch) : undefined
+    // the pool serves chromium: only its claims are hits or misses
+    if (config.browserKind === 'chromium') this.poolClaims[pooled ? 'hits' : 'misses']++
+    let pod = pooled ?? (await this.createSessionPod(config, owner, launch))
     this.bySession.set(sid, pod.metadata.name)
     this.refillPool()
     // a warm pod is configured right away, so the first reconcile can already say Live;
@@ -183,6 +188,16 @@ export class KubePodRuntime implements PodRuntime {
     }
     this.log.info({ session: sid, pod: pod.metadata.name, warm: pod.metadata.annotations?.[CLAIMED_AT] !== undefined }, 'browser pod assigned')
     return this.observation(sid, pod)
+  }
+
+  /** the warm pool for metrics: unclaimed current pool pods (up or starting), and claims since this runtime started */
+  poolStats(): { size: number; hits: number; misses: number } {
+    let size = 0
+    for (const n of this.poolNames) {
+      const p = this.informer.get(n)
+      if (p && p.metadata.labels?.[POD_LABELS.pool] === 'warm' && !podFailure(p) && this.isCurrent(p)) size++
+    }
+    return { size, ...this.poolClaims }
   }
 
   async observe(sessionId: string): Promise<PodObservation> {

@@ -6,6 +6,8 @@
 //   reconcileDuration → controller_runtime_reconcile_time_seconds{controller} (histogram)
 //   queueDepth        → workqueue_depth{name}
 //   retry             → workqueue_retries_total{name}
+// and one product series of the session controller:
+//   podFailed         → nightjar_browser_pod_failures_total{reason}
 
 export type ReconcileResult = 'success' | 'error' | 'requeue' | 'requeue_after'
 
@@ -15,6 +17,8 @@ export interface OperatorMetrics {
   reconcileDuration(controller: string, seconds: number): void
   queueDepth(controller: string, depth: number): void
   retry(controller: string): void
+  /** a session failed because of its browser pod; `reason` is the specific cause (OOMKilled, PodLost, StartTimeout, a Kubernetes reason …) */
+  podFailed(reason: string): void
 }
 
 export const noopMetrics: OperatorMetrics = {
@@ -23,6 +27,7 @@ export const noopMetrics: OperatorMetrics = {
   reconcileDuration() {},
   queueDepth() {},
   retry() {},
+  podFailed() {},
 }
 
 /** In-memory metrics, for tests and for `nightjar operator status`-style introspection. */
@@ -32,6 +37,7 @@ export class RecordingMetrics implements OperatorMetrics {
   readonly retries = new Map<string, number>()
   readonly depth = new Map<string, number>()
   readonly durations: { controller: string; seconds: number }[] = []
+  readonly podFailures = new Map<string, number>()
 
   reconcileTotal(controller: string, result: ReconcileResult): void {
     const k = `${controller}/${result}`
@@ -49,6 +55,9 @@ export class RecordingMetrics implements OperatorMetrics {
   }
   retry(controller: string): void {
     this.retries.set(controller, (this.retries.get(controller) ?? 0) + 1)
+  }
+  podFailed(reason: string): void {
+    this.podFailures.set(reason, (this.podFailures.get(reason) ?? 0) + 1)
   }
   /** reconciles of a controller, all results */
   count(controller: string): number {
