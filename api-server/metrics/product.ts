@@ -32,7 +32,7 @@ export const sessionFailures = new client.Counter({
 })
 export const credentialFills = new client.Counter({
   name: 'nightjar_credential_fills_total',
-  help: 'Sealed credential fills by outcome: ok, or the refusal\'s error code (credential_origin_denied, credential_field_denied …)',
+  help: 'Sealed credential fills by outcome: ok, or the refusal\'s error reason or code (credential.origin_denied, credential.field_denied, grant_intersection, not_found …)',
   labelNames: ['outcome'] as const,
   registers: [],
 })
@@ -55,7 +55,7 @@ const instruments: client.Metric[] = [sessionStarts, sessionStartSeconds, sessio
 
 /** A reason or outcome as a label: a fixed word (a code's constant), or `other` for anything else. */
 export function boundedLabel(value: string | undefined): string {
-  return value && /^[A-Za-z][A-Za-z0-9_]{0,47}$/.test(value) ? value : 'other'
+  return value && /^[A-Za-z][A-Za-z0-9_.]{0,47}$/.test(value) ? value : 'other'
 }
 
 /** what is read on scrape: the database's waiting requests and the tunnel broker's counters */

@@ -112,7 +112,7 @@ export class PromOperatorMetrics implements OperatorMetrics {
   }
   podFailed(reason: string): void {
     // a cause is a fixed word of the operator or of Kubernetes; anything else is `other`
-    this.podFailures.inc({ reason: /^[A-Za-z][A-Za-z0-9_]{0,47}$/.test(reason) ? reason : 'other' })
+    this.podFailures.inc({ reason: /^[A-Za-z][A-Za-z0-9_.]{0,47}$/.test(reason) ? reason : 'other' })
   }
   /** where the warm-pool series read from (the leader's pod runtime; none: not reported) */
   watchPool(source: () => WarmPoolStats | undefined): void {

@@ -67,6 +67,8 @@ const schema = z.object({
   NIGHTJAR_DENY_CIDRS: z.string().optional(),
   NIGHTJAR_HOST_ALIASES: json(stringMap).optional(),
   NIGHTJAR_TUNNEL_URL: z.string().regex(/^wss?:\/\//, 'must be a ws:// or wss:// URL').optional(),
+  /** false: browser pods do not export spans even when the operator does */
+  NIGHTJAR_BROWSER_TRACING: z.enum(['true', 'false']).default('true'),
 })
 
 export interface OperatorConfig {
@@ -146,7 +148,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv, ownNamespace: string 
       hostAliases: e.NIGHTJAR_HOST_ALIASES,
       tunnelUrl: e.NIGHTJAR_TUNNEL_URL,
       // browser pods trace as the operator does (the standard OTEL_* variables), never with its headers
-      ...(tracingRequested(env) ? { tracingEnv: podTracingEnv(env) } : {}),
+      ...(tracingRequested(env) && e.NIGHTJAR_BROWSER_TRACING === 'true' ? { tracingEnv: podTracingEnv(env) } : {}),
       startupTimeoutSeconds: e.NIGHTJAR_BROWSER_START_TIMEOUT_SECONDS,
     },
   }

@@ -16,7 +16,7 @@ const SECRET_NAME = 'ceo-bank-' + Math.random().toString(36).slice(2, 8)
 
 t.test('[ISSUE-38] product metrics', async (t) => {
   const web = await startPublicWeb(t)
-  const s = await startTestServer(t, { sessions: true, env: { NIGHTJAR_HOST_ALIASES: JSON.stringify({ 'login.example.com': web.ip }) } })
+  const s = await startTestServer(t, { sessions: true, env: { NIGHTJAR_HOST_ALIASES: JSON.stringify({ 'login.example.com': web.ip, 'example.com': web.ip }) } })
   const acme = await s.bootstrap()
   const api = (method: string, path: string, body?: unknown) => s.request(method, path, { token: acme.apiKey, body })
   const persona = await createPersona(s, acme.apiKey, { name: 'shopper', credentialName: SECRET_NAME, value: CANARY, originAllowlist: ['login.example.com'], agentId: acme.agentId })
@@ -55,7 +55,12 @@ t.test('[ISSUE-38] product metrics', async (t) => {
     t.equal((await api('POST', `/v1/sessions/${sessionId}/fill-credential`, { credentialName: SECRET_NAME, selector: '#pw' })).status, 200)
     const refused = await api('POST', `/v1/sessions/${sessionId}/fill-credential`, { credentialName: 'no-such-credential', selector: '#pw' })
     t.equal(refused.status, 404)
+    // a host off the credential's allowlist: refused at the node, with a dotted reason
+    t.equal((await api('POST', `/v1/sessions/${sessionId}/navigate`, { url: 'http://example.com/fill-check.html' })).status, 200)
+    const offOrigin = await api('POST', `/v1/sessions/${sessionId}/fill-credential`, { credentialName: SECRET_NAME, selector: '#pw' })
+    t.equal(offOrigin.status, 403)
     const after = await scrape(s.url)
+    t.equal(after.value('nightjar_credential_fills_total', { outcome: 'credential.origin_denied' }) - before.value('nightjar_credential_fills_total', { outcome: 'credential.origin_denied' }), 1, 'one fill refused off its origins')
     t.equal(after.value('nightjar_credential_fills_total', { outcome: 'ok' }) - before.value('nightjar_credential_fills_total', { outcome: 'ok' }), 1, 'one fill ok')
     const code = refused.body.error.reason ?? refused.body.error.code
     t.equal(after.value('nightjar_credential_fills_total', { outcome: code }) - before.value('nightjar_credential_fills_total', { outcome: code }), 1, `one fill refused as ${code}`)
