@@ -119,6 +119,17 @@ export function withSpan<T>(span: Span, fn: () => T): T {
   return context.with(trace.setSpan(context.active(), span), fn)
 }
 
+/** The active context when it holds a span (to carry it to work that starts later, elsewhere); undefined otherwise. */
+export function tracedContext(): Context | undefined {
+  const ctx = context.active()
+  return trace.getSpan(ctx) ? ctx : undefined
+}
+
+/** Runs `fn` in a context captured earlier (tracedContext). */
+export function inContext<T>(ctx: Context, fn: () => T): T {
+  return context.with(ctx, fn)
+}
+
 /** The active context's `traceparent` (W3C), or undefined when no sampled span is active. */
 export function currentTraceparent(ctx: Context = context.active()): string | undefined {
   const carrier: Record<string, string> = {}

@@ -26,6 +26,7 @@ import type { EventRecorder, EventSubject, Logger, OwnerReference, PodLaunchConf
 import { silentLogger } from '../../resources/ports.ts'
 import { backoffDelay, type BackoffOptions } from '../../resources/backoff.ts'
 import { configureNode, type ConfigureInput } from '../node-client.ts'
+import { inContext, tracedContext, type Context } from '../../telemetry/tracing.ts'
 import { Informer } from '../../resources/informer.ts'
 import { podOps } from './api-ops.ts'
 import { kubeName } from './names.ts'
@@ -98,6 +99,8 @@ export class KubePodRuntime implements PodRuntime {
   private readonly tokens = new Map<string, string>()
   /** session id → auth-state awaiting configure; in memory only */
   private readonly storageStates = new Map<string, StorageState>()
+  /** the start's trace, per session, for a cold pod configured later from a watch event (only while tracing) */
+  private readonly startTraces = new Map<string, Context>()
   private readonly configuring = new Map<string, Promise<void>>()
   private readonly lastPhase = new Map<string, PodPhase>()
   private readonly deadlines = new Map<string, NodeJS.Timeout>()
@@ -168,6 +171,8 @@ export class KubePodRuntime implements PodRuntime {
     if (existing) return this.observation(sid, existing)
 
     if (config.storageState) this.storageStates.set(sid, config.storageState)
+    const traced = tracedContext()
+    if (traced) this.startTraces.set(sid, traced)
     const launch: LaunchAnnotation = {
       sessionId: sid,
       egress: { mode: config.egress.mode, declaredHosts: [...config.egress.declaredHosts] },
@@ -209,6 +214,7 @@ export class KubePodRuntime implements PodRuntime {
     const pods = new Map(fromApi.items.map((p) => [p.metadata.name, p]))
     const cached = this.bySession.get(sessionId)
     this.storageStates.delete(sessionId)
+    this.startTraces.delete(sessionId)
     this.clearDeadline(sessionId)
     this.uncertainClaims.delete(sessionId)
     this.freshMisses.delete(sessionId)
@@ -566,7 +572,9 @@ export class KubePodRuntime implements PodRuntime {
     const name = pod.metadata.name
     const running = this.configuring.get(name)
     if (running) return running
-    const p = this.doConfigure(pod)
+    // a cold pod comes up in a watch event: its configure joins the session start's trace
+    const traced = this.startTraces.get(sessionOf(pod) ?? '')
+    const p = (traced ? inContext(traced, () => this.doConfigure(pod)) : this.doConfigure(pod))
       .catch((err) => {
         // api-server trouble (reading the token, writing the annotation): try again later
         this.log.warn({ pod: name, err: errText(err) }, 'configure step failed; retrying')
@@ -604,6 +612,7 @@ export class KubePodRuntime implements PodRuntime {
     if (!outcome.ok) return this.markFailed(pod, 'ConfigureFailed', `browser pod could not be configured: ${outcome.message}`)
     // the auth-state was only needed for this call
     this.storageStates.delete(sid)
+    this.startTraces.delete(sid)
     try {
       const annotations: Record<string, string> = { [POD_ANNOTATIONS.configured]: 'true' }
       if (outcome.sandbox) annotations[POD_ANNOTATIONS.sandbox] = outcome.sandbox
