@@ -4,7 +4,6 @@
 // the pod's configure; a driving call is one trace from the request to the pod. A canary
 // credential value and a canary page text never appear in any byte exported.
 import t from 'tap'
-import { createServer } from 'node:http'
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -14,49 +13,11 @@ import { PAGES_DIR, startPublicWeb } from '../helpers/netns.ts'
 import { createPersona } from '../helpers/personas.ts'
 import { waitFor } from '../helpers/wait.ts'
 import { mcpClient } from '../helpers/mcp.ts'
+import { otlpReceiver } from '../helpers/otlp-receiver.ts'
 import { startTracing, tracingRequested } from '../../telemetry/tracing.ts'
 
 const CANARY = 'Cnry-' + randomBytes(6).toString('hex') + '-pw'
 const PAGE_CANARY = 'PageCnry' + randomBytes(6).toString('hex')
-
-interface ExportedSpan {
-  service: string
-  traceId: string
-  spanId: string
-  parentSpanId?: string
-  name: string
-  attributes: Record<string, unknown>
-}
-
-/** An OTLP/HTTP receiver (JSON encoding): every body as received, and the spans in them. */
-async function otlpReceiver(t: Tap) {
-  const bodies: Buffer[] = []
-  const spans: ExportedSpan[] = []
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      const body = Buffer.concat(chunks)
-      bodies.push(body)
-      if (req.url === '/v1/traces') {
-        const request = JSON.parse(body.toString('utf8')) as { resourceSpans: any[] }
-        for (const rs of request.resourceSpans) {
-          const service = rs.resource.attributes.find((a: any) => a.key === 'service.name')?.value.stringValue
-          for (const ss of rs.scopeSpans) for (const s of ss.spans) {
-            const attributes: Record<string, unknown> = {}
-            for (const a of s.attributes ?? []) attributes[a.key] = Object.values(a.value)[0]
-            spans.push({ service, traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId || undefined, name: s.name, attributes })
-          }
-        }
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}')
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())))
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, bodies, spans }
-}
-type Tap = { teardown(fn: () => unknown): void }
 
 t.test('[ISSUE-38] tracing is off unless an OTLP endpoint is configured', async (t) => {
   t.notOk(tracingRequested({}), 'no endpoint: off')
