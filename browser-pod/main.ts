@@ -100,7 +100,7 @@ async function main(): Promise<void> {
     if (!outOfReach) failSandbox('could not make the pod process non-dumpable (prctl through koffi)')
   }
   // spans of traced node API calls, exported when an OTLP endpoint is configured (docs/observability.md)
-  const tracing = await startTracing('nightjar-browser-pod')
+  const tracing = await startTracing('nightjar-browser-pod').catch((e: Error) => fail(e.message))
   let starting: Promise<Pod | undefined> = Promise.resolve(undefined)
   let exiting = false
   const shutdown = async (code: number, why: string) => {

@@ -19,6 +19,7 @@ import { errors, type ApiError } from '../contracts/errors.ts'
 import { loadOperatorConfig, type OperatorConfig } from '../operator/kube/operator-config.ts'
 import { annotationDaemonCounts } from '../operator/kube/annotation-counts.ts'
 import { startTracing } from '../telemetry/tracing.ts'
+import { ConfigError } from '../contracts/config-error.ts'
 import { checkCrdsServed, KubeEventRecorder, kubeResources, KubePodRuntime, LeaderElector, loadKubeConfig, podNamespace, PromOperatorMetrics, SecretAuthStateSource } from '../operator/kube/index.ts'
 
 
@@ -60,7 +61,7 @@ export async function runOperator(opts: OperatorProcessOptions = {}): Promise<Op
       redact: { paths: ['token', '*.token', 'authorization', '*.authorization', 'storageState', '*.storageState'], censor: '[redacted]' },
     })
   // spans of the reconciles of starting sessions, exported when an OTLP endpoint is configured
-  const tracing = await startTracing('nightjar-operator', env)
+  const tracing = await startTracing('nightjar-operator', env).catch((e: Error) => { throw new ConfigError(`invalid configuration: ${e.message}`) })
   const kc = opts.kc ?? loadKubeConfig()
   const metrics = new PromOperatorMetrics()
   client.collectDefaultMetrics({ register: metrics.registry })

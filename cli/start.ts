@@ -10,13 +10,14 @@ import { startEmbeddedPlane } from './embedded-plane.ts'
 import type { PlaneFactory } from '../api-server/sessions/runtime.ts'
 import { authStateSource } from '../api-server/authstate/index.ts'
 import { startTracing } from '../telemetry/tracing.ts'
+import { ConfigError } from '../contracts/config-error.ts'
 
 export async function start(): Promise<void> {
   const config = loadConfig()
   const say = (line: string) => process.stderr.write(`nightjar: ${line}\n`)
   // spans of requests, starts and driving calls, exported when an OTLP endpoint is configured
   // (docs/observability.md); embedded browser pods are given the same settings
-  const tracing = await startTracing('nightjar-api-server')
+  const tracing = await startTracing('nightjar-api-server').catch((e: Error) => { throw new ConfigError(`invalid configuration: ${e.message}`) })
   if (tracing.enabled) say('tracing: exporting spans over OTLP')
   const database = await openDatabase(config, say, { supervise: true })
   let plane: PlaneFactory
