@@ -14,6 +14,7 @@ import { resolveApiKey } from './auth/keys.ts'
 import { operations as defaultOperations } from './operations/registry.ts'
 import type { AnyOperation } from './operations/types.ts'
 import { registerErrorHandling } from './http/errors.ts'
+import { registerRequestTracing } from './doors/tracing.ts'
 import { errors } from '../contracts/errors.ts'
 import { registerHealth } from './http/health.ts'
 import { registerOperationRoutes } from './http/operations.ts'
@@ -38,6 +39,7 @@ import { clientAddress, trustFunction } from './doors/client-address.ts'
 import { joinGate, Limits, limitSettings, PgLimitStore } from './limits/index.ts'
 import { Admission } from './sessions/admission.ts'
 import { registerSessionMetrics } from './sessions/metrics.ts'
+import { registerProductMetrics } from './metrics/product.ts'
 import { SessionActivity } from './sessions/expiry.ts'
 import { corsOptions, registerOAuth, resolveAccessToken } from './oauth/index.ts'
 import { createKmsProvider, PgDataKeyStore, Sealer } from './kms/index.ts'
@@ -190,7 +192,12 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
     // CORS for discovery, the OAuth endpoints and /mcp only (oauth/cors.ts)
     await app.register(cors, corsOptions())
     registerErrorHandling(app)
-    registerSessionMetrics(registerHealth(app, services), services)
+    registerRequestTracing(app)
+    const metrics = registerHealth(app, services)
+    registerSessionMetrics(metrics, services)
+    registerProductMetrics(metrics, { db, tunnel: broker })
+    // the embedded plane's operator series (warm pool, pod failures) are this process's too
+    plane?.registerMetrics?.(metrics)
     registerOperationRoutes(app, services, ops, opts)
     registerMcp(app, services, ops, opts)
     registerOpenApi(app, ops, config.baseUrl)

@@ -9,6 +9,7 @@ import { BROWSER_KINDS, type BrowserKind } from '../crds/types.ts'
 import { parseCidr } from './egress-policy.ts'
 import { writeTerminationMessage } from './memory.ts'
 import type { Pod } from './pod.ts'
+import { startTracing } from '../telemetry/tracing.ts'
 import { keepOutOfReach, reexecWithoutToken, sandboxSetting, SandboxUnavailableError, takeNodeToken, type SandboxSetting } from './sandbox.ts'
 
 const log = (line: string) => process.stderr.write(`browser-pod: ${line}\n`)
@@ -98,6 +99,8 @@ async function main(): Promise<void> {
     if (!reexecuted) failSandbox('could not take the node token out of the process environment (execve through koffi\'s pipe)')
     if (!outOfReach) failSandbox('could not make the pod process non-dumpable (prctl through koffi)')
   }
+  // spans of traced node API calls, exported when an OTLP endpoint is configured (docs/observability.md)
+  const tracing = await startTracing('nightjar-browser-pod').catch((e: Error) => fail(e.message))
   let starting: Promise<Pod | undefined> = Promise.resolve(undefined)
   let exiting = false
   const shutdown = async (code: number, why: string) => {
@@ -108,6 +111,7 @@ async function main(): Promise<void> {
     setTimeout(() => process.exit(code), 10_000).unref()
     const pod = await starting.catch(() => undefined) // a pod still starting is closed too
     await pod?.close().catch(() => {})
+    await tracing.shutdown().catch(() => {}) // the last spans go out; a collector that is down costs nothing more
     process.exit(code)
   }
   process.on('SIGTERM', () => void shutdown(0, 'SIGTERM'))

@@ -17,6 +17,7 @@ import { driveContracts } from '../contracts/operations/drive.ts'
 import { liveView } from './screencast.ts'
 import { recorder } from './recorder.ts'
 import type { PodSession } from './session.ts'
+import { contextFrom, SpanKind, startSpan, withSpan } from '../telemetry/tracing.ts'
 
 const MAX_BODY = 16 * 1024 * 1024 // a storageState can be large
 
@@ -112,8 +113,22 @@ export function createNodeApi(opts: NodeApiOptions): http.Server {
       else res.destroy()
     }
   }
+  // A call that carries a trace (the api-server's driving call, the operator's configure)
+  // is one span here, named by its route; probes and untraced calls make none. Attributes:
+  // the route and the status — never a body, a selector, typed text or a page's contents.
+  const traced = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const path = (req.url ?? '').split('?')[0]
+    const route = ROUTES.has(path) ? path : 'unmatched'
+    const span = startSpan(`node ${req.method} ${route}`, { kind: SpanKind.SERVER, parent: contextFrom(req.headers.traceparent), attributes: { 'http.request.method': req.method ?? '', 'http.route': route } })
+    res.once('close', () => {
+      span.setAttribute('http.response.status_code', res.statusCode)
+      span.setAttribute('nightjar.outcome', res.statusCode < 400 ? 'ok' : 'error')
+      span.end()
+    })
+    return withSpan(span, () => serve(req, res))
+  }
   // serve answers every error itself (a typed error, or a 500): nothing waits for it
-  const server = http.createServer((req, res) => { void serve(req, res) })
+  const server = http.createServer((req, res) => { void (req.headers.traceparent ? traced(req, res) : serve(req, res)) })
   // CDP connect: the one WebSocket route. The token first, as for every route; any other
   // upgrade is dropped.
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {

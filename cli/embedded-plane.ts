@@ -4,6 +4,7 @@ import type { Config } from '../api-server/config.ts'
 import type { AuthStateSource, DaemonCounts, Logger } from '../resources/ports.ts'
 import { createEmbeddedResources, EmbeddedPodRuntime, startEmbeddedOperator } from '../operator/embedded/index.ts'
 import type { SessionPlane } from '../api-server/sessions/plane.ts'
+import { PromOperatorMetrics } from '../operator/kube/metrics.ts'
 
 export interface EmbeddedPlane extends SessionPlane {
   pods: EmbeddedPodRuntime
@@ -38,6 +39,10 @@ export async function startEmbeddedPlane(opts: {
     log: opts.log,
   })
   pods.start()
+  // the operator's series (controller runtime, warm pool, pod failures) join the api-server's /metrics
+  const metrics = new PromOperatorMetrics()
+  metrics.watchPool(() => pods.poolStats())
+  for (const c of ['browsersession', 'network']) metrics.register(c)
   let operator: Awaited<ReturnType<typeof startEmbeddedOperator>>
   try {
     operator = await startEmbeddedOperator({
@@ -47,6 +52,7 @@ export async function startEmbeddedPlane(opts: {
       daemonCounts,
       authState: opts.authState,
       log: opts.log,
+      metrics,
       // a reconcile that claims a warm pod waits on the pod's configure call: with a worker
       // per launch slot, every admitted start is reconciled at once (four made a burst of
       // sixteen warm starts queue behind each other's pod round trips)
@@ -62,6 +68,12 @@ export async function startEmbeddedPlane(opts: {
     networks: resources.networks,
     nodes: pods,
     pods,
+    registerMetrics: (registry) => {
+      for (const { name } of metrics.registry.getMetricsAsArray()) {
+        const m = metrics.registry.getSingleMetric(name)
+        if (m) registry.registerMetric(m)
+      }
+    },
     stop: async () => {
       await operator.stop()
       await pods.shutdown()

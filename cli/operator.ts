@@ -15,6 +15,8 @@ import { loadOperatorConfig, type OperatorConfig } from '../operator/kube/operat
 import { annotationDaemonCounts } from '../operator/kube/annotation-counts.ts'
 import { migrateStoredVersions } from '../operator/kube/storage-migration.ts'
 import { statusOf } from '../operator/kube/errors.ts'
+import { startTracing } from '../telemetry/tracing.ts'
+import { ConfigError } from '../contracts/config-error.ts'
 import { checkCrdsServed, KubeEventRecorder, kubeResources, KubePodRuntime, LeaderElector, loadKubeConfig, podNamespace, PromOperatorMetrics, SecretAuthStateSource } from '../operator/kube/index.ts'
 
 
@@ -57,11 +59,15 @@ export async function runOperator(opts: OperatorProcessOptions = {}): Promise<Op
       // belt and braces: nothing here logs a token, and nothing ever should
       redact: { paths: ['token', '*.token', 'authorization', '*.authorization', 'storageState', '*.storageState'], censor: '[redacted]' },
     })
+  // spans of the reconciles of starting sessions, exported when an OTLP endpoint is configured
+  const tracing = await startTracing('nightjar-operator', env).catch((e: Error) => { throw new ConfigError(`invalid configuration: ${e.message}`) })
   const kc = opts.kc ?? loadKubeConfig()
   const metrics = new PromOperatorMetrics()
   client.collectDefaultMetrics({ register: metrics.registry })
   for (const c of ['browsersession', 'network']) metrics.register(c)
   metrics.setLeader(config.leaseName, false)
+  // the warm pool is the leader's: a follower reports none
+  metrics.watchPool(() => pods?.poolStats())
 
   const { sessions, networks } = kubeResources(kc, config.watchNamespace, { watchTimeoutSeconds: config.watchTimeoutSeconds })
   // warm resume: the api-server opens the version and hands it over in a Secret; one that is
@@ -235,6 +241,7 @@ export async function runOperator(opts: OperatorProcessOptions = {}): Promise<Op
         await elector.stop({ release: true })
         server.closeAllConnections()
         await new Promise<void>((r) => server.close(() => r()))
+        await tracing.flush().catch(() => {}) // the last spans go out; a collector that is down costs nothing more
         log.info({}, 'operator stopped')
       })()
       return stopped

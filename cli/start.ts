@@ -9,10 +9,16 @@ import type { Db } from '../api-server/store/db.ts'
 import { startEmbeddedPlane } from './embedded-plane.ts'
 import type { PlaneFactory } from '../api-server/sessions/runtime.ts'
 import { authStateSource } from '../api-server/authstate/index.ts'
+import { startTracing } from '../telemetry/tracing.ts'
+import { ConfigError } from '../contracts/config-error.ts'
 
 export async function start(): Promise<void> {
   const config = loadConfig()
   const say = (line: string) => process.stderr.write(`nightjar: ${line}\n`)
+  // spans of requests, starts and driving calls, exported when an OTLP endpoint is configured
+  // (docs/observability.md); embedded browser pods are given the same settings
+  const tracing = await startTracing('nightjar-api-server').catch((e: Error) => { throw new ConfigError(`invalid configuration: ${e.message}`) })
+  if (tracing.enabled) say('tracing: exporting spans over OTLP')
   const database = await openDatabase(config, say, { supervise: true })
   let plane: PlaneFactory
   if (config.runtime === 'kubernetes') {
@@ -44,6 +50,7 @@ export async function start(): Promise<void> {
     // requests in flight finish (up to the drain deadline); daemons are told to reconnect
     await closeGracefully(app, config.shutdownDrainSecs * 1000).catch((err: Error) => say(`closing the server: ${err.message}`))
     await database.close().catch((err: Error) => say(`closing the database: ${err.message}`))
+    await tracing.shutdown().catch((err: Error) => say(`exporting the last spans: ${err.message}`))
     process.exit(0)
   }
   process.on('SIGINT', () => void stop('SIGINT'))

@@ -33,6 +33,8 @@ export const LABELS = {
 export const ANNOTATIONS = {
   daemonCounts: 'nightjar.dev/daemon-counts',
   requestedAt: 'nightjar.dev/requested-at',
+  /** the W3C traceparent of the start that created the resource (only while tracing is on) */
+  traceparent: 'nightjar.dev/traceparent',
 } as const
 
 export interface DaemonCountsValue {

@@ -39,6 +39,7 @@ COPY operator ./operator
 COPY tunnel ./tunnel
 COPY crds ./crds
 COPY resources ./resources
+COPY telemetry ./telemetry
 ENV NODE_ENV=production \
     NIGHTJAR_HOST=0.0.0.0 \
     NIGHTJAR_PORT=8080 \

@@ -42,6 +42,7 @@ COPY browser-pod ./browser-pod
 COPY contracts ./contracts
 COPY crds ./crds
 COPY tunnel ./tunnel
+COPY telemetry ./telemetry
 ENV NODE_ENV=production \
     NIGHTJAR_CHROMIUM_PATH=/usr/bin/chromium \
     HOME=/home/nightjar \

@@ -36,6 +36,7 @@ COPY operator ./operator
 COPY contracts ./contracts
 COPY crds ./crds
 COPY resources ./resources
+COPY telemetry ./telemetry
 # (nothing of the api-server: a warm resume's auth-state arrives opened, in a Secret the
 # api-server writes — the operator has neither the database nor the KMS key)
 ENV NODE_ENV=production

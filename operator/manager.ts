@@ -61,6 +61,7 @@ export async function startOperator(deps: OperatorDeps): Promise<RunningOperator
       log,
       events: deps.events,
       retentionMs: deps.sessionRetentionMs,
+      metrics,
     }),
   })
   const networks = new Controller({

@@ -5,6 +5,7 @@
 import http from 'node:http'
 import { ConfigureResult, HealthResult, nodeRoutes, type ConfigureInput } from '../contracts/node-api.ts'
 import type { SandboxKind } from '../crds/types.ts'
+import { failSpan, SpanKind, startSpan, traceHeaders, withSpan } from '../telemetry/tracing.ts'
 
 export type { ConfigureInput }
 
@@ -14,12 +15,26 @@ export type ConfigureOutcome = { ok: true; sandbox?: SandboxKind } | { ok: false
 /** the most of a reply read (an error body or the health probe's) */
 const MAX_REPLY = 64 * 1024
 
-export async function configureNode(endpoint: string, token: string, body: ConfigureInput, timeoutMs: number): Promise<ConfigureOutcome> {
+/**
+ * Configures a pod for its session, as one span (the session's start trace, when the
+ * reconcile runs in it) whose context the pod receives in `traceparent`.
+ */
+export function configureNode(endpoint: string, token: string, body: ConfigureInput, timeoutMs: number): Promise<ConfigureOutcome> {
+  const span = startSpan('pod.configure', { kind: SpanKind.CLIENT, attributes: { 'nightjar.session.id': body.sessionId } })
+  return withSpan(span, () => configure(endpoint, token, body, timeoutMs)).then((outcome) => {
+    if (outcome.ok) span.setAttribute('nightjar.outcome', 'ok')
+    else failSpan(span, { code: outcome.retryable ? 'configure_retryable' : 'configure_rejected' })
+    span.end()
+    return outcome
+  })
+}
+
+async function configure(endpoint: string, token: string, body: ConfigureInput, timeoutMs: number): Promise<ConfigureOutcome> {
   const route = nodeRoutes.configure
   const payload = Buffer.from(JSON.stringify(body))
   let reply: Reply
   try {
-    reply = await request(new URL(route.path, endpoint), route.method, timeoutMs, { authorization: `Bearer ${token}` }, payload)
+    reply = await request(new URL(route.path, endpoint), route.method, timeoutMs, { ...traceHeaders(), authorization: `Bearer ${token}` }, payload)
   } catch (err) {
     return { ok: false, retryable: true, message: `configure request failed (${failureName(err)})` }
   } finally {

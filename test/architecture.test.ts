@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process'
 import { dirname, join, normalize } from 'node:path'
 
 const ROOT = new URL('../', import.meta.url).pathname
-const SOURCE_DIRS = ['api-server', 'browser-pod', 'operator', 'resources', 'contracts', 'crds', 'tunnel', 'sdk', 'cli', 'devcluster']
+const SOURCE_DIRS = ['api-server', 'browser-pod', 'operator', 'resources', 'contracts', 'crds', 'tunnel', 'sdk', 'cli', 'devcluster', 'telemetry']
 const files = execFileSync('git', ['ls-files', '*.ts'], { cwd: ROOT, encoding: 'utf8' })
   .split('\n').filter((f) => SOURCE_DIRS.includes(f.split('/')[0]))
 
@@ -22,20 +22,22 @@ const top = (f: string) => f.split('/')[0]
 /** What each top-level folder may import (besides itself). */
 const ALLOWED: Record<string, string[]> = {
   crds: [],
+  // tracing set-up and trace-context helpers for every process: OpenTelemetry only
+  telemetry: [],
   // the client side of custom resources: ports, typed errors, the Informer, backoff
   resources: ['crds'],
   contracts: ['crds'],
   tunnel: ['contracts'],
   sdk: ['contracts'],
-  'browser-pod': ['contracts', 'crds', 'tunnel'],
-  operator: ['contracts', 'crds', 'resources'],
+  'browser-pod': ['contracts', 'crds', 'tunnel', 'telemetry'],
+  operator: ['contracts', 'crds', 'resources', 'telemetry'],
   // the api-server writes and watches resources through the ResourceClient port of the
   // resources/ leaf (its types, its typed errors and the Informer); nothing of the operator
-  'api-server': ['contracts', 'crds', 'tunnel', 'resources'],
-  cli: ['api-server', 'operator', 'resources', 'contracts', 'crds', 'tunnel'],
+  'api-server': ['contracts', 'crds', 'tunnel', 'resources', 'telemetry'],
+  cli: ['api-server', 'operator', 'resources', 'contracts', 'crds', 'tunnel', 'telemetry'],
   // the development cluster (`npm run cluster`, the cluster and node tests) is tooling above
   // everything: it may use any layer, and no layer may use it
-  devcluster: ['cli', 'api-server', 'operator', 'browser-pod', 'resources', 'contracts', 'crds', 'tunnel', 'sdk'],
+  devcluster: ['cli', 'api-server', 'operator', 'browser-pod', 'resources', 'contracts', 'crds', 'tunnel', 'sdk', 'telemetry'],
 }
 
 t.test('imports point down only: each folder imports only the layers below it', async (t) => {
@@ -121,6 +123,8 @@ const API_LAYERS: Record<string, number> = {
   // the secret path (the sealed fill's pipeline): above personas and sessions, which it joins
   secrets: 5,
   store: 6, kms: 6, auth: 6, audit: 6, config: 6, events: 6,
+  // the product's Prometheus instruments, which the domain counts into
+  metrics: 6,
 }
 /** layers whose rooms may use each other (one way: the cycle check below still holds) */
 const SIDEWAYS = new Set([5, 6])

@@ -89,6 +89,9 @@ export class TunnelSession extends EventEmitter<SessionEvents> implements Stream
   private heartbeat: NodeJS.Timeout | null = null
   /** ms timestamp of the last frame received (liveness) */
   lastSeen = Date.now()
+  /** bytes received and sent on the WebSocket, frames included (metrics) */
+  bytesIn = 0
+  bytesOut = 0
 
   constructor(ws: WebSocket, opts: SessionOptions) {
     super()
@@ -129,6 +132,7 @@ export class TunnelSession extends EventEmitter<SessionEvents> implements Stream
   sendFrame(buf: Buffer, recycle = false): void {
     if (!this.isOpen) return
     this.inflight += buf.length
+    this.bytesOut += buf.length
     // The callback fires once ws has flushed the bytes to the socket: our own, exact
     // view of the WebSocket's bufferedAmount, which paces DATA (see congested).
     this.ws.send(buf, { binary: true }, (err) => {
@@ -229,6 +233,7 @@ export class TunnelSession extends EventEmitter<SessionEvents> implements Stream
   private onMessage(data: Buffer, isBinary: boolean): void {
     if (this.done) return
     this.lastSeen = Date.now()
+    this.bytesIn += data.length
     try {
       if (!isBinary) throw new ProtocolError('text message')
       this.dispatch(decodeFrame(data))

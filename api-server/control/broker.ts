@@ -11,6 +11,7 @@ import { TunnelSession } from '../../tunnel/session.ts'
 import { TunnelError } from '../../tunnel/errors.ts'
 import { upgradeErrors, upgradeRefusal, type ErrorReply } from '../../contracts/errors.ts'
 import type { TunnelStream } from '../../tunnel/stream.ts'
+import { boundedLabel, tunnelStreams } from '../metrics/product.ts'
 
 export const CONTROL_PATH = '/ws/control'
 
@@ -100,6 +101,9 @@ export class TunnelBroker {
   private readonly heartbeatMs: number
   private readonly heartbeatTimeoutMs: number
   private closed = false
+  /** every tunnel connection (hello or not), and the bytes of those that closed (metrics) */
+  private readonly connections = new Set<TunnelSession>()
+  private readonly closedBytes = { in: 0, out: 0 }
   private closing: Promise<void> | undefined
   private readonly joinGate?: JoinGate
 
@@ -177,6 +181,7 @@ export class TunnelBroker {
 
   private attach(ws: WebSocket, auth: NetworkAuth): void {
     const session = new TunnelSession(ws, { role: 'broker', window: this.opts.window, openTimeoutMs: this.opts.dialTimeoutMs })
+    this.connections.add(session)
     const helloTimer = setTimeout(() => session.close(1008, 'no HELLO'), this.opts.helloTimeoutMs ?? 5000)
     const slot: { daemon: Daemon | null } = { daemon: null }
     session.once('hello', (hello) => {
@@ -185,6 +190,9 @@ export class TunnelBroker {
     })
     session.on('close', (err) => {
       clearTimeout(helloTimer)
+      this.connections.delete(session)
+      this.closedBytes.in += session.bytesIn
+      this.closedBytes.out += session.bytesOut
       if (err && err.name === 'ProtocolError') this.log('warn', 'daemon dropped: ' + err.message, { networkId: auth.networkId })
       const d = slot.daemon
       if (d) this.unlist(d, err?.message ?? 'closed')
@@ -279,6 +287,17 @@ export class TunnelBroker {
     return [...new Set([...this.daemons.values()].map((d) => d.reg.networkId))]
   }
 
+  /** This replica's tunnel counters (metrics): bytes both ways since start, open streams, daemons. */
+  totals(): { bytesIn: number; bytesOut: number; streamsOpen: number; daemons: number } {
+    let bytesIn = this.closedBytes.in, bytesOut = this.closedBytes.out, streamsOpen = 0
+    for (const c of this.connections) {
+      bytesIn += c.bytesIn
+      bytesOut += c.bytesOut
+      streamsOpen += c.stats().streams
+    }
+    return { bytesIn, bytesOut, streamsOpen, daemons: this.daemons.size }
+  }
+
   /** Per-daemon tunnel counters (metrics, tests): open streams and bytes queued on the socket. */
   sessionStats(networkId: string): Array<{ daemonId: string; streams: number; pendingOpens: number; bufferedOut: number }> {
     return this.online(networkId).map((d) => ({ daemonId: d.reg.daemonId, ...d.session.stats() }))
@@ -302,8 +321,19 @@ export class TunnelBroker {
     if (!Number.isInteger(port) || port < 1 || port > 65535) throw new TunnelError('error', 'bad port')
     if (!/^[\x21-\x7e]{1,255}$/.test(h)) throw new TunnelError('error', 'bad host')
     const d = this.online(networkId)[0]
-    if (!d) throw new TunnelError('no_daemon')
-    return d.session.open(h, port, opts)
+    if (!d) {
+      tunnelStreams.inc({ outcome: 'no_daemon' })
+      throw new TunnelError('no_daemon')
+    }
+    try {
+      const stream = await d.session.open(h, port, opts)
+      tunnelStreams.inc({ outcome: 'opened' })
+      return stream
+    } catch (e) {
+      // the TunnelError's code (refused, timeout, not_declared, unreachable …): a fixed word
+      tunnelStreams.inc({ outcome: boundedLabel(e instanceof TunnelError ? e.code : 'error') })
+      throw e
+    }
   }
 
   /** Close every daemon of a network (token rotated): they must rejoin, meeting `authenticate` again. */

@@ -13,6 +13,7 @@ import { requireAuth } from '../doors/auth-hook.ts'
 import { assertWellFormed, parseInput } from '../doors/validate.ts'
 import { outputIssues, outputMismatch, type DoorOptions } from '../doors/output-check.ts'
 import { requireJsonBody } from '../doors/json-only.ts'
+import { tracedOperation } from '../doors/tracing.ts'
 
 export function pathParams(path: string): string[] {
   return [...path.matchAll(/:([A-Za-z]+)/g)].map((m) => m[1])
@@ -40,7 +41,7 @@ export function registerOperationRoutes(app: FastifyInstance, services: Services
         const input = parseInput(op.input, { ...(source as object), ...(req.params as object) })
         const prefer = req.headers.prefer
         const exchange: RestExchange = { prefer: Array.isArray(prefer) ? prefer.join(',') : prefer, headers: {}, elapsedMs: () => reply.elapsedTime }
-        const result = await op.handler({ auth, services, log: req.log, via: 'rest', ip: req.ip, rest: exchange }, input)
+        const result = await tracedOperation(op.name, 'rest', () => op.handler({ auth, services, log: req.log, via: 'rest', ip: req.ip, rest: exchange }, input))
         if (opts.checkOutput) {
           const issues = outputIssues(op.output, result)
           if (issues) throw outputMismatch(req.log, op.name, issues)

@@ -27,6 +27,7 @@ import { ELICITING_TOOLS, ElicitationMemo, isInitialize } from './elicitation.ts
 import type { UrlElicitation } from '../operations/types.ts'
 import { Readable } from 'node:stream'
 import type { ReadableStream } from 'node:stream/web'
+import { tracedOperation } from '../doors/tracing.ts'
 
 /** The most JSON-RPC messages one POST may carry; a longer batch is refused whole. */
 export const MAX_BATCH = 20
@@ -213,7 +214,7 @@ function buildServer(services: Services, door: Door, auth: AuthContext, req: Fas
       const elicitation = elicit && ELICITING_TOOLS.has(op.name)
         ? elicit(extra.requestId, request.params._meta?.progressToken, AbortSignal.any([extra.signal, callOver.signal]))
         : undefined
-      const result = await op.handler({ auth, services, log: req.log, via: 'mcp', ip: req.ip, ...(elicitation ? { elicitation } : {}) }, input)
+      const result = await tracedOperation(op.name, 'mcp', () => op.handler({ auth, services, log: req.log, via: 'mcp', ip: req.ip, ...(elicitation ? { elicitation } : {}) }, input))
         .finally(() => callOver.abort())
       const content = toolResult(tool, result)
       if (door.checkOutput) {

@@ -12,11 +12,31 @@ import { checkResource } from './resource.ts'
 import { redeemCode } from './codes.ts'
 import { rotateRefreshToken, type TokenResponse } from './tokens.ts'
 import { pollDevice } from './device-store.ts'
+import { oauthTokens } from '../metrics/product.ts'
+
+const GRANT_LABELS: Record<string, string> = {
+  [GRANT_AUTHORIZATION_CODE]: 'authorization_code',
+  [GRANT_REFRESH_TOKEN]: 'refresh_token',
+  [GRANT_DEVICE_CODE]: 'device_code',
+}
 
 export function registerToken(app: FastifyInstance, services: Services) {
   // eslint-disable-next-line @typescript-eslint/no-misused-promises -- fastify awaits the reply an errorHandler returns (lib/error-handler.js); the route option's type says void
   app.post('/oauth/token', { errorHandler: oauthErrorHandler() }, async (req, reply) => {
-    const body = req.body ?? {}
+    // counted by grant type (one of three, or other) and outcome; a device poll that is told
+    // authorization_pending counts as refused, as the client is
+    const grant = GRANT_LABELS[param(req.body ?? {}, 'grant_type') ?? ''] ?? 'other'
+    try {
+      const tokens = await issue(req.body ?? {})
+      oauthTokens.inc({ grant_type: grant, outcome: 'issued' })
+      return noStore(reply).send(tokens)
+    } catch (e) {
+      oauthTokens.inc({ grant_type: grant, outcome: 'refused' })
+      throw e
+    }
+  })
+
+  async function issue(body: unknown): Promise<TokenResponse> {
     const grantType = param(body, 'grant_type')
     if (!grantType) throw oauthErrors.oauthParamMissing('grant_type')
     if (grantType !== GRANT_AUTHORIZATION_CODE && grantType !== GRANT_REFRESH_TOKEN && grantType !== GRANT_DEVICE_CODE) {
@@ -44,6 +64,6 @@ export function registerToken(app: FastifyInstance, services: Services) {
     } else {
       tokens = await pollDevice(services.db, { deviceCode: requiredParam(body, 'device_code'), clientId: client.id, now })
     }
-    return noStore(reply).send(tokens)
-  })
+    return tokens
+  }
 }

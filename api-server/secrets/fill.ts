@@ -5,7 +5,9 @@
 // another way. Design: docs/ARCHITECTURE.md#the-secret-path-two-homes
 import type { Queryable } from '../store/db.ts'
 import type { Sealer } from '../kms/index.ts'
-import { errors, isError, type ApiError } from '../../contracts/errors.ts'
+import { errors, isApiError, isError, type ApiError } from '../../contracts/errors.ts'
+import { boundedLabel, credentialFills } from '../metrics/product.ts'
+import { inSpan } from '../../telemetry/tracing.ts'
 import { intersectAllowlists } from '../../contracts/hosts.ts'
 import { findSealedCredential, type SealedCredential } from '../personas/credentials.ts'
 import { grantsFor } from '../personas/grants.ts'
@@ -147,17 +149,36 @@ async function typeAndAudit(deps: Pick<FillDeps, 'db'>, node: NodeClient, sessio
 
 // ── the pipeline ─────────────────────────────────────────────────────────────
 
+/**
+ * A fill, counted by outcome (ok, or the refusal's code) and traced as one span whose
+ * attributes are the outcome alone: never the credential's name, value, field or host.
+ */
+function countedFill<T>(fill: () => Promise<T>): Promise<T> {
+  return inSpan('credential.fill', {}, async () => {
+    try {
+      const out = await fill()
+      credentialFills.inc({ outcome: 'ok' })
+      return out
+    } catch (e) {
+      credentialFills.inc({ outcome: boundedLabel(isApiError(e) ? e.reason ?? e.code : 'internal') })
+      throw e
+    }
+  })
+}
+
 /** credential_fill on a live session whose node is at hand: find → narrow → open → type → audit. */
 export async function fillCredential(
   deps: FillDeps,
   req: { session: SessionRow; node: NodeClient; credentialName: string; field: FillTarget },
 ): Promise<FillOutcome> {
   const { session } = req
-  if (!session.identityId) throw noBoundIdentity()
-  const prepared = await prepareFill(deps, {
-    orgId: session.orgId, agentId: session.agentId, identityId: session.identityId, credentialName: req.credentialName, sessionId: session.id,
+  return countedFill(async () => {
+    if (!session.identityId) throw noBoundIdentity()
+    const prepared = await prepareFill(deps, {
+      orgId: session.orgId, agentId: session.agentId, identityId: session.identityId, credentialName: req.credentialName, sessionId: session.id,
+    })
+    return typeAndAudit(deps, req.node, session, prepared, req.field)
   })
-  return typeAndAudit(deps, req.node, session, prepared, req.field)
 }
 
 // ── DEPRECATED STEP: the free-text path (RULE-16) ───────────────────────────
@@ -248,9 +269,12 @@ export async function freetextAct(
   assertAgentDrives(session, 'act')
   const entry = { op: 'act', detail: { ...req.detail, textLength: undefined, freetext: true } }
   try {
-    const out = await freetextFill(deps, session, req.text, req.field)
-    // the text opens a marker but holds no whole one: nothing is typed (the marker never reaches a page)
-    if (!out) throw errors.invalidRequest('text: a credential marker reads {{credential:<name>}}')
+    const out = await countedFill(async () => {
+      const filled = await freetextFill(deps, session, req.text, req.field)
+      // the text opens a marker but holds no whole one: nothing is typed (the marker never reaches a page)
+      if (!filled) throw errors.invalidRequest('text: a credential marker reads {{credential:<name>}}')
+      return filled
+    })
     await journal(deps.db, session, { ...entry, outcome: 'ok' })
     return out
   } catch (e) {

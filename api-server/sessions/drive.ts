@@ -8,6 +8,7 @@ import type { NodeClient } from './node-client.ts'
 import { errors, isApiError, type ApiError } from '../../contracts/errors.ts'
 import { getSession, journalLater, type SessionRow } from './store.ts'
 import { assertAgentDrives } from './control.ts'
+import { inSpan, SpanKind } from '../../telemetry/tracing.ts'
 
 /**
  * What driving a session takes: the services driving uses and where to log. Domain
@@ -66,7 +67,8 @@ export async function drive<T>(
   const node = await nodeFor(deps, row)
   const started = performance.now()
   try {
-    const out = await action(node, row)
+    // one span per driving call, named by the action; the node client carries it to the pod
+    const out = await inSpan(`drive ${op}`, { kind: SpanKind.CLIENT, attributes: { 'nightjar.operation': op, 'nightjar.session.id': row.id } }, () => action(node, row))
     journalLater(deps.db, row, { op, detail, outcome: 'ok', durationMs: Math.round(performance.now() - started) }, logJournalError(deps))
     return out
   } catch (e) {

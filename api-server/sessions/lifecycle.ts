@@ -19,6 +19,8 @@ import type { Admission } from './admission.ts'
 import { bindSessionIdentity, deleteSession, getSession, journal, sessionProxySealedAuth, setLive, setSessionProxy, setStatus, type SessionRow } from './store.ts'
 import { sessionView, type SessionView } from './view.ts'
 import { isNotFound } from '../../resources/errors.ts'
+import { boundedLabel, sessionFailures, sessionStarts, sessionStartSeconds } from '../metrics/product.ts'
+import { currentTraceparent, failSpan, startSpan, withSpan } from '../../telemetry/tracing.ts'
 
 export interface StartInput {
   identity?: string
@@ -137,7 +139,38 @@ export function startInFlight(id: string): Promise<SessionView> | undefined {
   return starting.get(id)
 }
 
-export async function beginStart(services: SessionDeps, { auth, input, admission, actingAgentId = auth.agentId }: StartRequest): Promise<StartedSession> {
+/**
+ * Opens a start (see StartedSession), counted and traced: one span from the request to
+ * live (or its refusal or failure), whose trace the BrowserSession carries to the operator.
+ */
+export async function beginStart(services: SessionDeps, req: StartRequest): Promise<StartedSession> {
+  const span = startSpan('session.start', { attributes: { 'nightjar.admission': req.admission } })
+  const began = performance.now()
+  let started: StartedSession
+  try {
+    started = await withSpan(span, () => openStart(services, req))
+  } catch (e) {
+    sessionStarts.inc({ outcome: 'refused' })
+    failSpan(span, e)
+    span.end()
+    throw e
+  }
+  span.setAttribute('nightjar.session.id', started.id)
+  started.live.then(() => {
+    sessionStarts.inc({ outcome: 'live' })
+    sessionStartSeconds.observe((performance.now() - began) / 1000)
+    span.setAttribute('nightjar.outcome', 'ok')
+    span.end()
+  }, (e: unknown) => {
+    // a queued start whose deadline passed is a 429 like any refusal; the rest failed after admission
+    sessionStarts.inc({ outcome: isApiError(e) && e.status === 429 ? 'refused' : 'failed' })
+    failSpan(span, e)
+    span.end()
+  })
+  return started
+}
+
+async function openStart(services: SessionDeps, { auth, input, admission, actingAgentId = auth.agentId }: StartRequest): Promise<StartedSession> {
   // a process without a session plane refuses here, before any work (NO_SESSIONS: the one 503)
   const { resources, watcher, handOverAuthState } = services.sessions
   const life = lifetimes(services, input)
@@ -236,8 +269,10 @@ export async function beginStart(services: SessionDeps, { auth, input, admission
       }
       const labels: Record<string, string> = { [LABELS.org]: auth.orgId, [LABELS.agent]: actingAgentId }
       if (bound) labels[LABELS.identity] = bound.identityId
+      // the start's trace crosses to the operator on the resource (W3C traceparent; none when not tracing)
+      const traceparent = currentTraceparent()
       const created = await resources.create({
-        metadata: { name: id, labels, annotations: { [ANNOTATIONS.requestedAt]: createdAt } },
+        metadata: { name: id, labels, annotations: { [ANNOTATIONS.requestedAt]: createdAt, ...(traceparent ? { [ANNOTATIONS.traceparent]: traceparent } : {}) } },
         spec: {
           orgId: auth.orgId, agentId: actingAgentId, openedBy, browserKind, egress, declaredHosts, desiredState: 'Live',
           ...(bound ? { identityId: bound.identityId, leaseExpiresAt: bound.leaseExpiresAt } : {}),
@@ -340,6 +375,7 @@ async function abandon(services: SessionDeps, session: { id: string; orgId: stri
   // open rows without a running resource; the lease reaper frees leases of closed rows).
   const report = (what: string) => (err: unknown) => services.log.error({ err, session: id }, `abandoning a failed start: ${what}`)
   const failed = await setStatus(services.db, id, 'failed', reason).catch((err) => { report('could not mark the session failed')(err); return false })
+  if (failed) sessionFailures.inc({ reason: boundedLabel(reason) })
   if (failed) await services.events.emit({ orgId: session.orgId, type: 'session.failed', data: { sessionId: id, agentId: session.agentId, reason } })
   await release(services.db, id).catch(report('could not release the lease'))
   await services.sessions.resources.patch(id, { spec: { desiredState: 'Ended' } }).catch((err) => {

@@ -5,6 +5,7 @@
 import http from 'node:http'
 import { ApiError, errors, fromBody } from '../../contracts/errors.ts'
 import { nodeRoutes, type DriveName, type NodeInput, type NodeOutput, type NodeRouteName } from '../../contracts/node-api.ts'
+import { traceHeaders } from '../../telemetry/tracing.ts'
 
 export interface NodeClientOptions {
   /** Per-call ceiling; the node's own action timeouts are shorter. */
@@ -92,6 +93,8 @@ export class NodeClient {
           method,
           agent: this.#agent,
           headers: {
+            // the active trace (a driving call's span), so the pod's span joins it
+            ...traceHeaders(),
             authorization: `Bearer ${this.#token}`,
             ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}),
           },

@@ -3,6 +3,7 @@
 // Embedded and Kubernetes runtimes each provide one; the session code is the same.
 import type { NodeDirectory, ResourceClient } from '../../resources/ports.ts'
 import type { BrowserSession, Network } from '../../crds/types.ts'
+import type { Registry } from 'prom-client'
 
 export interface SessionPlane {
   sessions: ResourceClient<BrowserSession>
@@ -16,6 +17,11 @@ export interface SessionPlane {
    * in-process operator opens the version itself.
    */
   handOverAuthState?(session: BrowserSession): Promise<boolean>
+  /**
+   * Embedded only: the in-process operator's series (warm pool, pod failures) join the
+   * api-server's /metrics. In a cluster the operator serves its own.
+   */
+  registerMetrics?(registry: Registry): void
   stop(): Promise<void>
 }
 

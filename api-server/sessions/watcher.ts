@@ -12,6 +12,7 @@ import { release, reapDeadLeases } from '../personas/index.ts'
 import type { SessionPlane } from './plane.ts'
 import { findSessionAnyOrg, journal, openSessionIds, setStatus } from './store.ts'
 import type { NodeClients } from './nodes.ts'
+import { boundedLabel, sessionFailures } from '../metrics/product.ts'
 
 export interface SessionWatcher {
   /** starts the shared watch and the start-up sweeps (the app's onReady); resolves once the cache is current */
@@ -37,6 +38,7 @@ export function sessionWatcher(deps: { db: Db; plane: SessionPlane; nodeClients:
     // the lease goes first: once a session reads as failed, its identity is already free
     await release(db, id)
     if (await setStatus(db, id, 'failed', reason)) {
+      sessionFailures.inc({ reason: boundedLabel(reason) })
       const row = await findSessionAnyOrg(db, id)
       if (row) {
         await journal(db, row, { op: 'session_failed', outcome: 'error', errorCode: reason })

@@ -11,6 +11,7 @@ import { configureNode } from '../node-client.ts'
 import { backoffDelay } from '../../resources/backoff.ts'
 import { ChildPod, type ExitInfo, type PodCommand } from './child-pod.ts'
 import { podUsersFromEnv, type PodUsers } from './pod-users.ts'
+import { podTracingEnv } from '../../telemetry/tracing.ts'
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
@@ -120,6 +121,7 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
   private readonly listeners = new Set<(sessionId: string) => void>()
   private seq = 0
   private poolFailures = 0
+  private readonly poolClaims = { hits: 0, misses: 0 }
   private refillTimer?: NodeJS.Timeout
   private deferredRefill?: NodeJS.Timeout
   /** warm claims whose configure call is in flight */
@@ -145,6 +147,8 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
       const v = source[key]
       if (v !== undefined) this.baseEnv[key] = v
     }
+    // tracing (off unless an OTLP endpoint is set): where pods send spans, never a collector's headers
+    Object.assign(this.baseEnv, podTracingEnv(source))
     Object.assign(this.baseEnv, opts.extraEnv)
     this.users = opts.users ?? podUsersFromEnv(source)
   }
@@ -159,7 +163,10 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
     const existing = this.bySession.get(config.sessionId)
     if (existing) return this.observation(config.sessionId, existing)
 
-    const rec = this.claimFromPool(config.browserKind) ?? this.spawn(config.browserKind)
+    const pooled = this.claimFromPool(config.browserKind)
+    // the pool serves chromium: only its claims are hits or misses
+    if (config.browserKind === 'chromium') this.poolClaims[pooled ? 'hits' : 'misses']++
+    const rec = pooled ?? this.spawn(config.browserKind)
     const warm = rec.state === 'running'
     rec.sessionId = config.sessionId
     rec.launch = config
@@ -182,6 +189,13 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
       })
     }
     return this.observation(config.sessionId, rec)
+  }
+
+  /** the warm pool for metrics: unclaimed pool pods (up or starting), and claims since start */
+  poolStats(): { size: number; hits: number; misses: number } {
+    let size = 0
+    for (const r of this.pods.values()) if (!r.sessionId && (r.state === 'running' || r.state === 'starting')) size++
+    return { size, ...this.poolClaims }
   }
 
   async observe(sessionId: string): Promise<PodObservation> {

@@ -7,6 +7,7 @@ import { isIP } from 'node:net'
 import { z } from 'zod'
 import { ConfigError } from '../../contracts/config-error.ts'
 import type { BrowserPodOptions, SeccompProfile } from './pod-spec.ts'
+import { podTracingEnv, tracingRequested } from '../../telemetry/tracing.ts'
 
 const port = z.coerce.number().int().min(1).max(65535)
 const seconds = z.coerce.number().int().min(1).max(86_400)
@@ -66,6 +67,8 @@ const schema = z.object({
   NIGHTJAR_DENY_CIDRS: z.string().optional(),
   NIGHTJAR_HOST_ALIASES: json(stringMap).optional(),
   NIGHTJAR_TUNNEL_URL: z.string().regex(/^wss?:\/\//, 'must be a ws:// or wss:// URL').optional(),
+  /** false: browser pods do not export spans even when the operator does */
+  NIGHTJAR_BROWSER_TRACING: z.enum(['true', 'false']).default('true'),
 })
 
 export interface OperatorConfig {
@@ -144,6 +147,8 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv, ownNamespace: string 
       denyCidrs,
       hostAliases: e.NIGHTJAR_HOST_ALIASES,
       tunnelUrl: e.NIGHTJAR_TUNNEL_URL,
+      // browser pods trace as the operator does (the standard OTEL_* variables), never with its headers
+      ...(tracingRequested(env) && e.NIGHTJAR_BROWSER_TRACING === 'true' ? { tracingEnv: podTracingEnv(env) } : {}),
       startupTimeoutSeconds: e.NIGHTJAR_BROWSER_START_TIMEOUT_SECONDS,
     },
   }

@@ -11,6 +11,7 @@ import type { EventRecorder, EventSubject, Logger, OwnerReference, PodLaunchConf
 import { silentLogger } from '../../resources/ports.ts'
 import { backoffDelay, type BackoffOptions } from '../../resources/backoff.ts'
 import { configureNode, type ConfigureInput } from '../node-client.ts'
+import { inContext, tracedContext, type Context } from '../../telemetry/tracing.ts'
 import { Informer } from '../../resources/informer.ts'
 import { podOps } from './api-ops.ts'
 import { kubeName } from './names.ts'
@@ -73,6 +74,8 @@ export class KubePodRuntime implements PodRuntime {
   private readonly configureTimeoutMs: number
   /** session id → pod name, from the informer */
   private readonly bySession = new Map<string, string>()
+  /** warm-pool claims since start (metrics) */
+  private readonly poolClaims = { hits: 0, misses: 0 }
   /** unclaimed pool pods, from the informer */
   private readonly poolNames = new Set<string>()
   /** pool pods created but not yet seen by the informer */
@@ -81,6 +84,8 @@ export class KubePodRuntime implements PodRuntime {
   private readonly tokens = new Map<string, string>()
   /** session id → auth-state awaiting configure; in memory only */
   private readonly storageStates = new Map<string, StorageState>()
+  /** the start's trace, per session, for a cold pod configured later from a watch event (only while tracing) */
+  private readonly startTraces = new Map<string, Context>()
   private readonly configuring = new Map<string, Promise<void>>()
   private readonly lastPhase = new Map<string, PodPhase>()
   private readonly deadlines = new Map<string, NodeJS.Timeout>()
@@ -151,13 +156,18 @@ export class KubePodRuntime implements PodRuntime {
     if (existing) return this.observation(sid, existing)
 
     if (config.storageState) this.storageStates.set(sid, config.storageState)
+    const traced = tracedContext()
+    if (traced) this.startTraces.set(sid, traced)
     const launch: LaunchAnnotation = {
       sessionId: sid,
       egress: { mode: config.egress.mode, declaredHosts: [...config.egress.declaredHosts] },
       ...(config.viewport ? { viewport: { ...config.viewport } } : {}),
       ...(config.storageState ? { storageState: true } : {}),
     }
-    let pod = (config.browserKind === 'chromium' ? await this.claimFromPool(config, owner, launch) : undefined) ?? (await this.createSessionPod(config, owner, launch))
+    const pooled = config.browserKind === 'chromium' ? await this.claimFromPool(config, owner, launch) : undefined
+    // the pool serves chromium: only its claims are hits or misses
+    if (config.browserKind === 'chromium') this.poolClaims[pooled ? 'hits' : 'misses']++
+    let pod = pooled ?? (await this.createSessionPod(config, owner, launch))
     this.bySession.set(sid, pod.metadata.name)
     this.refillPool()
     // a warm pod is configured right away, so the first reconcile can already say Live;
@@ -170,6 +180,16 @@ export class KubePodRuntime implements PodRuntime {
     return this.observation(sid, pod)
   }
 
+  /** the warm pool for metrics: unclaimed current pool pods (up or starting), and claims since this runtime started */
+  poolStats(): { size: number; hits: number; misses: number } {
+    let size = 0
+    for (const n of this.poolNames) {
+      const p = this.informer.get(n)
+      if (p && p.metadata.labels?.[POD_LABELS.pool] === 'warm' && !podFailure(p) && this.isCurrent(p)) size++
+    }
+    return { size, ...this.poolClaims }
+  }
+
   async observe(sessionId: string): Promise<PodObservation> {
     return this.observation(sessionId, await this.findPod(sessionId))
   }
@@ -179,6 +199,7 @@ export class KubePodRuntime implements PodRuntime {
     const pods = new Map(fromApi.items.map((p) => [p.metadata.name, p]))
     const cached = this.bySession.get(sessionId)
     this.storageStates.delete(sessionId)
+    this.startTraces.delete(sessionId)
     this.clearDeadline(sessionId)
     this.uncertainClaims.delete(sessionId)
     this.freshMisses.delete(sessionId)
@@ -530,7 +551,9 @@ export class KubePodRuntime implements PodRuntime {
     const name = pod.metadata.name
     const running = this.configuring.get(name)
     if (running) return running
-    const p = this.doConfigure(pod)
+    // a cold pod comes up in a watch event: its configure joins the session start's trace
+    const traced = this.startTraces.get(sessionOf(pod) ?? '')
+    const p = (traced ? inContext(traced, () => this.doConfigure(pod)) : this.doConfigure(pod))
       .catch((err) => {
         // api-server trouble (reading the token, writing the annotation): try again later
         this.log.warn({ pod: name, err: errText(err) }, 'configure step failed; retrying')
@@ -568,6 +591,7 @@ export class KubePodRuntime implements PodRuntime {
     if (!outcome.ok) return this.markFailed(pod, 'ConfigureFailed', `browser pod could not be configured: ${outcome.message}`)
     // the auth-state was only needed for this call
     this.storageStates.delete(sid)
+    this.startTraces.delete(sid)
     try {
       const annotations: Record<string, string> = { [POD_ANNOTATIONS.configured]: 'true' }
       if (outcome.sandbox) annotations[POD_ANNOTATIONS.sandbox] = outcome.sandbox

@@ -104,6 +104,8 @@ export interface BrowserPodOptions {
   chromiumPath?: string
   /** the api-server's egress relay (/ws/egress) for local/split egress */
   tunnelUrl?: string
+  /** tracing settings the pod is started with (telemetry/tracing.ts POD_TRACING_ENV: the operator's own, never headers) */
+  tracingEnv?: Record<string, string>
   /** default 10 s: the browser pod closes Chromium on SIGTERM within a few seconds */
   terminationGracePeriodSeconds?: number
   /** how long Chromium may take to come up before the startup probe gives up (default 120 s) */
@@ -177,6 +179,7 @@ export function browserPodManifest(input: BrowserPodInput, opts: BrowserPodOptio
   if (opts.hostAliases && Object.keys(opts.hostAliases).length) env.push({ name: 'NIGHTJAR_HOST_ALIASES', value: JSON.stringify(opts.hostAliases) })
   if (opts.chromiumPath) env.push({ name: 'NIGHTJAR_CHROMIUM_PATH', value: opts.chromiumPath })
   if (opts.tunnelUrl) env.push({ name: 'NIGHTJAR_TUNNEL_URL', value: opts.tunnelUrl })
+  for (const [name, value] of Object.entries(opts.tracingEnv ?? {}).sort(([a], [b]) => a.localeCompare(b))) env.push({ name, value })
 
   const labels: Record<string, string> = {
     ...opts.podLabels,

@@ -1,6 +1,7 @@
 // Metrics hooks of the controller runtime: a small interface rather than prom-client, so
 // the runtime stays dependency-free and tests can record. operator/kube/metrics.ts maps
-// them onto controller-runtime's familiar series.
+// them onto controller-runtime's familiar series, and podFailed onto
+// nightjar_browser_pod_failures_total (docs/observability.md).
 
 export type ReconcileResult = 'success' | 'error' | 'requeue' | 'requeue_after'
 
@@ -10,6 +11,8 @@ export interface OperatorMetrics {
   reconcileDuration(controller: string, seconds: number): void
   queueDepth(controller: string, depth: number): void
   retry(controller: string): void
+  /** a session failed because of its browser pod; `reason` is the specific cause (OOMKilled, PodLost, StartTimeout, a Kubernetes reason …) */
+  podFailed(reason: string): void
 }
 
 export const noopMetrics: OperatorMetrics = {
@@ -18,6 +21,7 @@ export const noopMetrics: OperatorMetrics = {
   reconcileDuration() {},
   queueDepth() {},
   retry() {},
+  podFailed() {},
 }
 
 /** In-memory metrics, for tests and for `nightjar operator status`-style introspection. */
@@ -27,6 +31,7 @@ export class RecordingMetrics implements OperatorMetrics {
   readonly retries = new Map<string, number>()
   readonly depth = new Map<string, number>()
   readonly durations: { controller: string; seconds: number }[] = []
+  readonly podFailures = new Map<string, number>()
 
   reconcileTotal(controller: string, result: ReconcileResult): void {
     const k = `${controller}/${result}`
@@ -44,6 +49,9 @@ export class RecordingMetrics implements OperatorMetrics {
   }
   retry(controller: string): void {
     this.retries.set(controller, (this.retries.get(controller) ?? 0) + 1)
+  }
+  podFailed(reason: string): void {
+    this.podFailures.set(reason, (this.podFailures.get(reason) ?? 0) + 1)
   }
   /** reconciles of a controller, all results */
   count(controller: string): number {

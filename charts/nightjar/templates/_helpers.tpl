@@ -155,3 +155,29 @@ the version it assumes does.
 {{- define "nightjar.pdbApiVersion" -}}
 {{- if or (.Capabilities.APIVersions.Has "policy/v1/PodDisruptionBudget") (semverCompare ">=1.21.0-0" .Capabilities.KubeVersion.Version) }}policy/v1{{ else }}policy/v1beta1{{ end }}
 {{- end }}
+
+{{/* the standard OTEL_* variables of a process that traces; pass (dict "ctx" $ "service" "nightjar-api-server") */}}
+{{- define "nightjar.tracingEnv" -}}
+{{- $tr := .ctx.Values.tracing }}
+{{- if $tr.endpoint }}
+- name: OTEL_SERVICE_NAME
+  value: {{ .service | quote }}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ $tr.endpoint | quote }}
+- name: OTEL_EXPORTER_OTLP_PROTOCOL
+  value: {{ $tr.protocol | quote }}
+- name: OTEL_TRACES_SAMPLER
+  value: {{ $tr.sampler | quote }}
+{{- if not (kindIs "invalid" $tr.samplerArg) }}
+- name: OTEL_TRACES_SAMPLER_ARG
+  value: {{ $tr.samplerArg | quote }}
+{{- end }}
+{{- if $tr.headers.existingSecret }}
+- name: OTEL_EXPORTER_OTLP_HEADERS
+  valueFrom:
+    secretKeyRef:
+      name: {{ $tr.headers.existingSecret }}
+      key: {{ $tr.headers.key }}
+{{- end }}
+{{- end }}
+{{- end }}

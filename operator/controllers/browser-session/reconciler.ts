@@ -3,11 +3,13 @@
 // (the pod goes with its ownerReference); Ended and Failed are terminal, because a
 // session's browser state died with its pod, so a terminal session only has its pod deleted.
 // Design: docs/operator.md#the-browsersession-reconciler
-import type { BrowserSession } from '../../../crds/types.ts'
+import { ANNOTATIONS, type BrowserSession } from '../../../crds/types.ts'
+import { contextFrom, inSpan } from '../../../telemetry/tracing.ts'
 import type { AuthStateSource, EventRecorder, EventSubject, EventType, Logger, ObjectReader, PodLaunchConfig, PodObservation, PodRuntime, ResourceClient } from '../../../resources/ports.ts'
 import { silentEvents, silentLogger } from '../../../resources/ports.ts'
 import { isNotFound } from '../../../resources/errors.ts'
 import type { ReconcileOutcome, Reconciler } from '../../runtime/controller.ts'
+import type { OperatorMetrics } from '../../runtime/metrics.ts'
 import { writeStatusIfChanged } from '../status-writer.ts'
 import { desiredPod, ownerReference } from './desired-pod.ts'
 import { endedStatus, failedStatus, REASONS, refreshedFailedStatus, statusForPod } from './status.ts'
@@ -24,6 +26,8 @@ export interface BrowserSessionReconcilerDeps {
   events?: EventRecorder
   /** delete Ended/Failed resources this long after they ended (default: keep them) */
   retentionMs?: number
+  /** counts pod failures by cause (default: not counted) */
+  metrics?: Pick<OperatorMetrics, 'podFailed'>
 }
 
 export class BrowserSessionReconciler implements Reconciler {
@@ -51,7 +55,12 @@ export class BrowserSessionReconciler implements Reconciler {
       session = await this.deps.sessions.get(name)
       fresh = true
     }
-    return this.reconcileSession(name, session, fresh)
+    // a starting session's reconciles join the trace of the request that started it (the
+    // annotation the api-server wrote); settled sessions' resyncs are not traced
+    const traceparent = session?.metadata.annotations?.[ANNOTATIONS.traceparent]
+    const starting = session && !session.metadata.deletionTimestamp && (!session.status?.phase || session.status.phase === 'Pending') && session.spec.desiredState !== 'Ended'
+    if (!traceparent || !starting) return this.reconcileSession(name, session, fresh)
+    return inSpan('BrowserSession reconcile', { parent: contextFrom(traceparent), attributes: { 'nightjar.session.id': name } }, () => this.reconcileSession(name, session, fresh))
   }
 
   private async reconcileSession(name: string, session: BrowserSession | undefined, fresh: boolean): Promise<ReconcileOutcome | void> {
@@ -147,6 +156,7 @@ export class BrowserSessionReconciler implements Reconciler {
     if (await writeStatusIfChanged(this.deps.sessions, session, failedStatus(session, reason, message, this.now()))) {
       this.log.warn({ session: session.metadata.name, reason, message }, 'session failed')
       this.event(session, 'Warning', cause ?? reason, message)
+      this.deps.metrics?.podFailed(cause ?? reason)
       await this.releaseAuthState(session)
     }
     await this.deps.pods.delete(session.metadata.name)

@@ -14,6 +14,8 @@ type Obj = Record<string, any>
 export class FakeNode {
   configured?: Obj
   configureCalls = 0
+  /** the W3C traceparent the last configure call carried (tracing tests) */
+  configureTraceparent?: string
   /** answer /v1/configure with this status instead (failure tests) */
   configureStatus?: number
   readonly ip: string
@@ -95,6 +97,7 @@ export class FakeKubelet {
       if (req.headers.authorization !== `Bearer ${node.token}`) return send(401, { error: { code: 'unauthorized', message: 'bad token' } })
       if (req.method === 'POST' && req.url === '/v1/configure') {
         node.configureCalls++
+        node.configureTraceparent = typeof req.headers.traceparent === 'string' ? req.headers.traceparent : undefined
         if (node.configureStatus) return send(node.configureStatus, { error: { code: 'bad_request', message: 'refused' } })
         if (node.configured) return send(409, { error: { code: 'conflict', message: 'session already configured', reason: 'already_configured' } })
         node.configured = JSON.parse(Buffer.concat(chunks).toString('utf8'))
