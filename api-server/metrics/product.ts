@@ -1,12 +1,7 @@
-// The product's own Prometheus series: what a team alerts on (docs/observability.md lists
-// each one). Events (a start, a fill, a token) are counted where they happen, through the
-// instruments below; one set per process, as prom-client's default registry is, so every
-// app built in the process reports into it (tests build one at a time and read deltas).
-// States (requests waiting, tunnel bytes) are read on scrape by registerProductMetrics.
-//
-// Labels are bounded by code, never by input: outcomes and reasons are fixed words of the
-// error catalogue or the operator's condition reasons — never an id, an org, a host, a URL
-// or a credential's name (a name is the customer's words, and unbounded).
+// The product's own Prometheus series, what a team alerts on (docs/observability.md lists
+// each): events counted where they happen, states read on scrape, one set per process.
+// Labels are fixed words (outcomes, catalogue reasons), never an id, an org, a host, a URL
+// or a credential's name (the customer's words, unbounded).
 import client from 'prom-client'
 
 /** how long a start took, request to live: a warm start is under a second, a cold one several */

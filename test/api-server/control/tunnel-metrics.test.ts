@@ -1,4 +1,4 @@
-// The tunnel's series move with the tunnel (issue #38 item 4): a real broker, an in-process
+// The tunnel's series move with the tunnel: a real broker, an in-process
 // daemon over a real WebSocket and a local echo server; the series read from a Prometheus
 // registry as /metrics renders them.
 import t from 'tap'
