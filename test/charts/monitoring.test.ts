@@ -1,4 +1,4 @@
-// The chart's observability values (issue #38): ServiceMonitors and PodMonitors that select
+// The chart's observability values: ServiceMonitors and PodMonitors that select
 // exactly the api-server's and the operator's metrics endpoints, a PrometheusRule whose
 // alerts read series the code exports, a Grafana dashboard ConfigMap for the sidecar, and the
 // tracing settings reaching the api-server, the operator and — without the collector's

@@ -1,4 +1,4 @@
-// Traces (issue #38 item 5), end to end: a real OTLP/HTTP receiver on loopback, this process
+// Traces, end to end: a real OTLP/HTTP receiver on loopback, this process
 // tracing as the api-server (with the embedded operator in it) and real browser pods tracing
 // as themselves. A session start is one trace from the REST request through the reconcile to
 // the pod's configure; a driving call is one trace from the request to the pod. A canary

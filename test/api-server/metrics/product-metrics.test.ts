@@ -1,4 +1,4 @@
-// The product's series move when the product does (issue #38 item 4): a real server with
+// The product's series move when the product does: a real server with
 // the embedded operator and real browser pods, scraped before and after a start, a sealed
 // fill, a refused fill, a refused start, a pod that dies, an OAuth login and the requests
 // that wait for a person. docs/observability.md lists every series this reads.

@@ -1,4 +1,4 @@
-// The Kubernetes runtime's half of a traced start (issue #38 item 5): the BrowserSession's
+// The Kubernetes runtime's half of a traced start: the BrowserSession's
 // nightjar.dev/traceparent annotation parents the operator's reconcile, and a cold pod's
 // configure — started later, from a watch event — still joins that trace and carries it to
 // the pod's node API in `traceparent`. Real HTTP to the Kubernetes-API test server, a real
