@@ -63,7 +63,8 @@ t.test('the node is Ready and holds the three images, with their sizes as the ku
   t.equal(ready?.status, 'True', 'node Ready')
   const images = node.status.images as { names: string[] | null; sizeBytes: number }[]
   // the images' size bounds: each image holds what its program imports and nothing more
-  const bound: Record<string, number> = { 'api-server': 350, operator: 250, 'browser-pod': 1200 }
+  // (the operator's grew by OpenTelemetry's trace SDK and exporters, about 25 MB)
+  const bound: Record<string, number> = { 'api-server': 350, operator: 280, 'browser-pod': 1200 }
   for (const name of ['api-server', 'operator', 'browser-pod']) {
     const img = images.find((i) => (i.names ?? []).some((n) => n.includes(`/nightjar-${name}:`)))
     t.ok(img, `nightjar-${name} is in containerd's store`)
