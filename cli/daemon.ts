@@ -12,6 +12,7 @@ import { TunnelSession, type OpenRequest } from '../tunnel/session.ts'
 import type { TunnelStream } from '../tunnel/stream.ts'
 import { isEntryPoint } from '../contracts/entry-point.ts'
 import { UPGRADE_ERRORS, upgradeErrors } from '../contracts/errors.ts'
+import { PRODUCT_VERSION } from '../contracts/version.ts'
 
 export interface DaemonOptions {
   network: string
@@ -151,13 +152,6 @@ function displayUrl(u: URL): string {
   return `${u.protocol}//${u.host}${u.pathname}`
 }
 
-function packageVersion(): string {
-  try {
-    return JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version ?? '0.0.0'
-  } catch {
-    return '0.0.0'
-  }
-}
 
 function hostPort(host: string, port: number): string {
   return net.isIPv6(host) ? `[${host}]:${port}` : `${host}:${port}`
@@ -318,7 +312,7 @@ function connectOnce(
       })
       s.on('open', (req) => dialLocal(req, state.declared, opts.dialTimeoutMs ?? 5000, log))
       s.on('close', (err) => settle({ unauthorized: false, reason: err?.message ?? 'closed' }))
-      s.sendHello({ daemonId: opts.daemonId, host: opts.host, version: opts.version ?? packageVersion() })
+      s.sendHello({ daemonId: opts.daemonId, host: opts.host, version: opts.version ?? PRODUCT_VERSION })
     })
   })
 }

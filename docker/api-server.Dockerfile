@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1.7
 # The api-server: REST /v1, MCP, OAuth, console, /ws/control (the chart's api-server Deployment).
-#   docker build -f docker/api-server.Dockerfile -t nightjar-api-server:0.1.0 .
+#   docker build -f docker/api-server.Dockerfile -t nightjar-api-server:0.2.0 .
 #
 # Base image pinned by full version tag. A digest pin (node:…@sha256:…) is stronger — it
 # survives a re-pushed tag — but digests could not be fetched where this file was written;

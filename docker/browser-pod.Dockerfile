@@ -2,7 +2,7 @@
 # One browser pod: Chromium (Debian's package) behind the node API and the egress gateway.
 # The operator creates these pods; see operator/kube/pod-spec.ts for how they run
 # (non-root, read-only root filesystem, /tmp, $HOME and /dev/shm as emptyDirs).
-#   docker build -f docker/browser-pod.Dockerfile -t nightjar-browser-pod:0.1.0 .
+#   docker build -f docker/browser-pod.Dockerfile -t nightjar-browser-pod:0.2.0 .
 #
 # Base image pinned by full version tag; see api-server.Dockerfile for why not a digest.
 # Debian's chromium is not version-pinned: bookworm-security replaces old builds, so an

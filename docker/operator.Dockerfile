@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1.7
 # The operator: `nightjar operator` (the chart's operator Deployment). It needs no browser.
-#   docker build -f docker/operator.Dockerfile -t nightjar-operator:0.1.0 .
+#   docker build -f docker/operator.Dockerfile -t nightjar-operator:0.2.0 .
 #
 # Base image pinned by full version tag; see api-server.Dockerfile for why not a digest.
 ARG NODE_IMAGE=node:24.9.0-bookworm-slim

@@ -8,6 +8,7 @@ import { z } from 'zod'
 import type { AnyOperation } from '../operations/types.ts'
 import { isNoContent } from '../../contracts/operations/types.ts'
 import { pathParams } from './operations.ts'
+import { PRODUCT_VERSION } from '../../contracts/version.ts'
 
 type JsonSchema = Record<string, unknown>
 
@@ -69,7 +70,7 @@ export function openApiDocument(ops: readonly AnyOperation[], baseUrl: string) {
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'Nightjar API', version: '0.1.0' },
+    info: { title: 'Nightjar API', version: PRODUCT_VERSION },
     servers: [{ url: baseUrl }],
     paths,
     components: {

@@ -28,6 +28,7 @@ import type { UrlElicitation } from '../operations/types.ts'
 import { Readable } from 'node:stream'
 import type { ReadableStream } from 'node:stream/web'
 import { tracedOperation } from '../doors/tracing.ts'
+import { PRODUCT_VERSION } from '../../contracts/version.ts'
 
 /** The most JSON-RPC messages one POST may carry; a longer batch is refused whole. */
 export const MAX_BATCH = 20
@@ -196,7 +197,7 @@ type Elicit = (requestId: string | number, progressToken: string | number | unde
 
 function buildServer(services: Services, door: Door, auth: AuthContext, req: FastifyRequest, elicit?: Elicit) {
   const { byName, descriptors } = door
-  const server = new Server({ name: 'nightjar', version: '0.1.0' }, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: door.validator })
+  const server = new Server({ name: 'nightjar', version: PRODUCT_VERSION }, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: door.validator })
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: descriptors }))
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = byName.get(request.params.name)
