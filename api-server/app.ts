@@ -17,6 +17,7 @@ import { registerErrorHandling } from './http/errors.ts'
 import { registerRequestTracing } from './doors/tracing.ts'
 import { errors } from '../contracts/errors.ts'
 import { registerHealth } from './http/health.ts'
+import { registerDrainNotice } from './http/drain.ts'
 import { registerOperationRoutes } from './http/operations.ts'
 import { registerOpenApi } from './http/openapi.ts'
 import { registerMcp } from './mcp/server.ts'
@@ -193,6 +194,7 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
     await app.register(cors, corsOptions())
     registerErrorHandling(app)
     registerRequestTracing(app)
+    registerDrainNotice(app)
     const metrics = registerHealth(app, services)
     registerSessionMetrics(metrics, services)
     registerProductMetrics(metrics, { db, tunnel: broker })

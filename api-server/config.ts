@@ -147,6 +147,7 @@ const schema = z.object({
   NIGHTJAR_SESSION_IDLE_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(7 * 86400).default(900),
   // graceful shutdown: how long requests in flight may take to finish before they are cut
   NIGHTJAR_SHUTDOWN_DRAIN_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
+  NIGHTJAR_SHUTDOWN_DELAY_SECONDS: z.coerce.number().int().min(0).max(300).default(0),
   NIGHTJAR_SESSION_MAX_DURATION_SECONDS: z.coerce.number().int().min(1).max(7 * 86400).default(14_400),
   // a stalled database answers 503 quickly instead of holding requests (store/db.ts)
   NIGHTJAR_DB_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(2000),
@@ -204,6 +205,8 @@ export type Config = {
   limits: LimitSettings
   /** how long requests in flight may take to finish on shutdown before they are cut */
   shutdownDrainSecs: number
+  /** on SIGTERM, how long it serves on (readiness failing) before it stops accepting */
+  shutdownDelaySecs: number
   /** addresses and CIDR ranges of reverse proxies whose X-Forwarded-For names the client; empty: none */
   trustedProxies: string[]
   /** /metrics: the Bearer token it requires (none: open), and a separate listener (then not on the main port) */
@@ -328,6 +331,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: { token: e.NIGHTJAR_METRICS_TOKEN, port: e.NIGHTJAR_METRICS_PORT, host: e.NIGHTJAR_METRICS_HOST ?? e.NIGHTJAR_HOST },
     capacity: capacityDefaults(e),
     shutdownDrainSecs: e.NIGHTJAR_SHUTDOWN_DRAIN_SECONDS,
+    shutdownDelaySecs: e.NIGHTJAR_SHUTDOWN_DELAY_SECONDS,
     lifetimes: { idleTimeoutSecs: e.NIGHTJAR_SESSION_IDLE_TIMEOUT_SECONDS, maxDurationSecs: e.NIGHTJAR_SESSION_MAX_DURATION_SECONDS },
     db: { queryTimeoutMs: e.NIGHTJAR_DB_QUERY_TIMEOUT_MS, connectTimeoutMs: e.NIGHTJAR_DB_CONNECT_TIMEOUT_MS },
     recordings: {

@@ -47,8 +47,9 @@ export async function start(): Promise<void> {
     stopping = true
     say(`${signal}: shutting down`)
     // shutting down: a step that fails is reported and the next one still runs (the process exits either way)
-    // requests in flight finish (up to the drain deadline); daemons are told to reconnect
-    await closeGracefully(app, config.shutdownDrainSecs * 1000).catch((err: Error) => say(`closing the server: ${err.message}`))
+    // served on for the shutdown delay while traffic moves away, then requests in flight
+    // finish (up to the drain deadline); daemons are told to reconnect
+    await closeGracefully(app, config.shutdownDrainSecs * 1000, config.shutdownDelaySecs * 1000).catch((err: Error) => say(`closing the server: ${err.message}`))
     await database.close().catch((err: Error) => say(`closing the database: ${err.message}`))
     await tracing.shutdown().catch((err: Error) => say(`exporting the last spans: ${err.message}`))
     process.exit(0)

@@ -1,9 +1,31 @@
-// Graceful shutdown of the HTTP server: stop accepting, let the requests in flight finish
-// (Fastify answers new requests on open connections with 503 meanwhile), drop idle
-// keep-alive connections at once, and only past the drain deadline cut what is left.
+// Graceful shutdown of the HTTP server. First, for the shutdown delay, it goes on serving
+// while load balancers and kube-proxy stop sending it traffic: /readyz answers 503, every
+// answer says `connection: close` and idle keep-alive connections close, so clients open
+// new ones (which go elsewhere). Then it stops accepting, lets the requests in flight
+// finish (Fastify answers new requests on open connections with 503 meanwhile) and only
+// past the drain deadline cuts what is left. Why the delay: docs/upgrades.md#no-error-during-a-rollout
 import type { FastifyInstance } from 'fastify'
 
-export async function closeGracefully(app: FastifyInstance, drainMs: number): Promise<void> {
+const draining = new WeakSet<FastifyInstance>()
+
+/** true once a shutdown began: /readyz answers 503 */
+export function isDraining(app: FastifyInstance): boolean {
+  return draining.has(app)
+}
+
+/** answers during the shutdown delay close their connection, so the client's next request is routed anew */
+export function registerDrainNotice(app: FastifyInstance): void {
+  app.addHook('onRequest', async (_req, reply) => {
+    if (draining.has(app)) reply.header('connection', 'close')
+  })
+}
+
+export async function closeGracefully(app: FastifyInstance, drainMs: number, delayMs = 0): Promise<void> {
+  draining.add(app)
+  if (delayMs > 0) {
+    app.server.closeIdleConnections()
+    await new Promise((resolve) => setTimeout(resolve, delayMs))
+  }
   const deadline = setTimeout(() => app.server.closeAllConnections(), drainMs)
   deadline.unref()
   try {

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify'
 import client from 'prom-client'
 import type { Services } from '../services.ts'
 import { errors, type ApiError } from '../../contracts/errors.ts'
+import { isDraining } from './drain.ts'
 
 const METRICS_CHALLENGE = { 'www-authenticate': 'Bearer realm="metrics"' }
 const json = (e: ApiError) => JSON.stringify(e.toBody())
@@ -42,6 +43,10 @@ export function registerHealth(app: FastifyInstance, services: Services) {
   // readiness answers within a second whatever the database does: a load balancer must
   // learn of a stalled database before its own probe times out
   app.get('/readyz', async (_req, reply) => {
+    if (isDraining(app)) {
+      const e = errors.shuttingDown()
+      return reply.code(e.status).headers(e.headers).send(e.toBody())
+    }
     let timer: NodeJS.Timeout | undefined
     try {
       await Promise.race([

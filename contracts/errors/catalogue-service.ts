@@ -97,7 +97,7 @@ export const SESSION_ERRORS = {
   },
   sessionResourceGone: { status: 503, code: 'unavailable', reason: 'resource_gone', message: 'browser session resource disappeared', spec: null, when: 'the BrowserSession resource was deleted while the start waited' },
   sessionStartTimeout: { status: 504, code: 'E_UPSTREAM', reason: 'start_timeout', message: 'browser session did not become live in time', spec: null, when: 'the pod was not live within the start deadline' },
-  shuttingDown: { status: 503, code: 'unavailable', reason: 'shutting_down', message: 'shutting down', spec: null, when: 'a start still waiting when the server stops' },
+  shuttingDown: { status: 503, code: 'unavailable', reason: 'shutting_down', message: 'shutting down', spec: null, when: 'a start still waiting when the server stops, and /readyz once a shutdown began' },
   orgSessionQuota: {
     status: 429, code: 'rate_limited', reason: 'org_session_quota', retryAfter: 'arg', spec: null,
     message: (retryAfterSecs: number, quota: number) => `this org has ${quota} open sessions, its quota; end one first`, args: ['retryAfterSecs', 'quota'],

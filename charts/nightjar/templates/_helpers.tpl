@@ -65,13 +65,13 @@ app.kubernetes.io/component: {{ .component }}
 8080
 {{- end }}
 
-{{/* apiServer.terminationGracePeriodSeconds, default shutdownDrainSeconds + 15; never at or below the drain */}}
+{{/* apiServer.terminationGracePeriodSeconds, default shutdownDelaySeconds + shutdownDrainSeconds + 15; never at or below their sum */}}
 {{- define "nightjar.apiServer.terminationGracePeriodSeconds" -}}
-{{- $drain := int .Values.apiServer.shutdownDrainSeconds }}
+{{- $drain := add (int .Values.apiServer.shutdownDelaySeconds) (int .Values.apiServer.shutdownDrainSeconds) }}
 {{- $grace := .Values.apiServer.terminationGracePeriodSeconds }}
 {{- if kindIs "invalid" $grace }}{{- $grace = add $drain 15 }}{{- end }}
 {{- if le (int $grace) $drain }}
-{{- fail (printf "apiServer.terminationGracePeriodSeconds (%d) must be above apiServer.shutdownDrainSeconds (%d): the kubelet would kill the api-server before requests in flight drain" (int $grace) $drain) }}
+{{- fail (printf "apiServer.terminationGracePeriodSeconds (%d) must be above apiServer.shutdownDelaySeconds + apiServer.shutdownDrainSeconds (%d): the kubelet would kill the api-server before requests in flight drain" (int $grace) $drain) }}
 {{- end }}
 {{- int $grace }}
 {{- end }}

@@ -1,6 +1,6 @@
-// Graceful shutdown: a request in flight when the server is told to stop still gets its
-// answer; a new one is not taken; one that never finishes is cut at the drain deadline,
-// so a stop always ends.
+// Graceful shutdown: during the shutdown delay the server serves on, readiness failing and
+// every answer closing its connection; then a request in flight still gets its answer, a
+// new one is not taken, and one that never finishes is cut at the drain deadline.
 import t from 'tap'
 import { z } from 'zod'
 import { defineOperation } from '../../../api-server/operations/types.ts'
@@ -53,4 +53,26 @@ t.test('a request that never finishes is cut at the drain deadline', async (t) =
   await g.inside
   await closeGracefully(s.app, 200)
   t.equal(await stuck, 'cut', 'the stuck request was cut, and the stop ended')
+})
+
+t.test('[ISSUE-38] during the shutdown delay requests are still served, each closing its connection, while /readyz answers 503', async (t) => {
+  const g = gatedOperation()
+  const s = await startTestServer(t, { operations: [g.op] })
+  const org = await s.bootstrap()
+  t.equal((await fetch(`${s.url}/readyz`)).status, 200, 'ready before the stop')
+  let closed = false
+  const closing = closeGracefully(s.app, 5000, 400).then(() => (closed = true))
+  const ready = await fetch(`${s.url}/readyz`)
+  t.equal(ready.status, 503, '/readyz fails at once, so load balancers stop sending traffic')
+  t.equal((await ready.json()).error.reason, 'shutting_down')
+  const slow = fetch(`${s.url}/v1/slow`, { headers: { authorization: `Bearer ${org.apiKey}` } })
+  await g.inside
+  t.notOk(closed, 'the server was still serving during the delay')
+  g.open()
+  const answered = await slow
+  t.equal(answered.status, 200, 'a request arriving during the delay is served, not refused')
+  t.equal(answered.headers.get('connection'), 'close', 'and its answer closes the connection, so the client\'s next request is routed anew')
+  await closing
+  const late = await fetch(`${s.url}/v1/slow`, { headers: { authorization: `Bearer ${org.apiKey}` } }).then((r) => r.status, () => 'refused')
+  t.equal(late, 'refused', 'after the delay and the drain nothing is taken')
 })
