@@ -23,8 +23,9 @@ import { PodUsers } from '../operator/embedded/pod-users.ts'
 
 const podUsers = new PodUsers()
 import { percentile, progress } from './harness.ts'
+import { PRODUCT_VERSION } from '../contracts/version.ts'
 
-const IMAGE = 'localhost/nightjar-browser-pod:0.1.0'
+const IMAGE = `localhost/nightjar-browser-pod:${PRODUCT_VERSION}`
 const ROUNDS = 10
 const OLD_REQUESTS = { cpu: '500m', memory: '1Gi' }
 const NEW_REQUESTS = { cpu: '100m', memory: '384Mi' }

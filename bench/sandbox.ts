@@ -17,12 +17,13 @@ import { clusterUp, kubectlOn, ROOT } from '../test/node/real-cluster.ts'
 import { waitFor } from '../test/helpers/wait.ts'
 import { descendants } from '../test/helpers/process.ts'
 import { percentile, progress, startBench, type Bench } from './harness.ts'
+import { PRODUCT_VERSION } from '../contracts/version.ts'
 
 type Row = Record<string, string | number>
 const EMBEDDED_ROUNDS = 8
 const NODE_ROUNDS = 5
 const DRIVES_PER_SESSION = 3
-const IMAGE = 'localhost/nightjar-browser-pod:0.1.0'
+const IMAGE = `localhost/nightjar-browser-pod:${PRODUCT_VERSION}`
 /** a page with some text, links and a form: what perceive reads */
 const PAGE = 'data:text/html,' + encodeURIComponent(
   '<title>Sandbox bench</title><h1>Orders</h1><nav>' + Array.from({ length: 20 }, (_, i) => `<a href="#o${i}">Order ${i}</a>`).join(' ') +

@@ -20,22 +20,34 @@ export async function importImages(socket: string, binDir: string, log: (m: stri
     execFileSync('buildah', ['config', '--entrypoint', '["/pause"]', '--user', '65535:65535', ctr], { stdio: 'ignore' })
     execFileSync('buildah', ['commit', '--rm', ctr, PAUSE_REF], { stdio: 'ignore' })
   }
-  const stampFile = join(CONTAINERD_ROOT, 'nightjar-imported.json')
-  const stamps: Record<string, string> = existsSync(stampFile) ? JSON.parse(readFileSync(stampFile, 'utf8')) : {}
-  const listed = execFileSync('ctr', ['--address', socket, '-n', 'k8s.io', 'images', 'ls', '-q'], { encoding: 'utf8' }).split('\n')
   const refs: Record<string, string> = {}
   for (const [name, ref] of [['pause', PAUSE_REF], ...IMAGE_NAMES.map((n: string) => [n, imageRef(n)])] as [string, string][]) {
-    const id = inspectImage(ref)?.FromImageID as string
     if (name !== 'pause') refs[name] = ref
-    if (stamps[ref] === id && listed.includes(ref)) continue
-    const started = Date.now()
-    const archive = join(RUN_DIR, `${name}.tar`)
-    await runAsync('buildah', ['push', '--quiet', ref, `docker-archive:${archive}:${ref}`], { maxBuffer: 16 << 20 })
-    await runAsync('ctr', ['--address', socket, '-n', 'k8s.io', 'images', 'import', archive], { maxBuffer: 16 << 20 })
-    rmSync(archive, { force: true })
-    stamps[ref] = id
-    writeFileSync(stampFile, JSON.stringify(stamps, null, 2))
-    log(`imported ${ref} into containerd in ${Math.round((Date.now() - started) / 1000)} s`)
+    await importImage(socket, ref, log)
   }
   return refs
+}
+
+/**
+ * Imports one image buildah holds into containerd's k8s.io namespace, unless containerd
+ * already has it with the same buildah image id. Also how a test brings a previous
+ * release's images (another tag) onto the node.
+ */
+export async function importImage(socket: string, ref: string, log: (m: string) => void): Promise<void> {
+  const { inspectImage } = await import('../scripts/images.mjs' as string)
+  const stampFile = join(CONTAINERD_ROOT, 'nightjar-imported.json')
+  const stamps: Record<string, string> = existsSync(stampFile) ? JSON.parse(readFileSync(stampFile, 'utf8')) : {}
+  const id = inspectImage(ref)?.FromImageID as string | undefined
+  if (!id) throw new Error(`buildah holds no image ${ref}`)
+  const listed = execFileSync('ctr', ['--address', socket, '-n', 'k8s.io', 'images', 'ls', '-q'], { encoding: 'utf8' }).split('\n')
+  if (stamps[ref] === id && listed.includes(ref)) return
+  const started = Date.now()
+  const archive = join(RUN_DIR, `${ref.replace(/[^\w.-]+/g, '_')}.tar`)
+  await runAsync('buildah', ['push', '--quiet', ref, `docker-archive:${archive}:${ref}`], { maxBuffer: 16 << 20 })
+  await runAsync('ctr', ['--address', socket, '-n', 'k8s.io', 'images', 'import', archive], { maxBuffer: 16 << 20 })
+  rmSync(archive, { force: true })
+  // re-read: another import may have written its stamp meanwhile
+  const now: Record<string, string> = existsSync(stampFile) ? JSON.parse(readFileSync(stampFile, 'utf8')) : {}
+  writeFileSync(stampFile, JSON.stringify({ ...now, [ref]: id }, null, 2))
+  log(`imported ${ref} into containerd in ${Math.round((Date.now() - started) / 1000)} s`)
 }

@@ -1,7 +1,6 @@
 // The product's images on a real node (`npm run cluster -- up`: a real kubelet on
-// containerd + runc, kube-proxy, the DNS stand-in, a Postgres on the bridge). Not part of
-// `npm test` yet: run it on demand, as root, with
-//   node scripts/test.mjs test/node/real-node.test.ts
+// containerd + runc, kube-proxy, the DNS stand-in, a Postgres on the bridge): the node
+// phase of `npm test`; alone, as root: node scripts/test.mjs test/node/real-node.test.ts
 // It brings the cluster up itself (a no-op when it is up) and leaves it up; `npm run
 // cluster -- down` removes it. Pods run in a namespace of their own, deleted at the end.
 import { execFileSync, spawnSync } from 'node:child_process'
@@ -22,13 +21,14 @@ import { freePort } from '../helpers/server.ts'
 import { waitFor } from '../helpers/wait.ts'
 import { clusterUp, KUBECTL, kubectlOn, NODE_NAME, ROOT } from './real-cluster.ts'
 import { dumpAllTables } from '../helpers/db.ts'
+import { PRODUCT_VERSION as TAG } from '../../contracts/version.ts'
+import { freshDatabase, helmEnv, readmeInstall, rolledOut } from './install.ts'
 import { INSIDE_PROBE, podProcesses, processFacts, readAs, seccompFiltersOf, type ChromiumProcess, type InsideProcess } from '../helpers/sandbox-probe.ts'
 
 // the first `up` on a machine builds kubelet, kube-proxy, kube-scheduler and the images
 t.setTimeout(60 * 60_000)
 const { kubeconfig, databaseUrl, bridge } = clusterUp()
 const ns = `node-test-${randomBytes(3).toString('hex')}`
-const helmEnv = { ...process.env, HELM_CACHE_HOME: '/tmp/nightjar-helm/cache', HELM_CONFIG_HOME: '/tmp/nightjar-helm/config', HELM_DATA_HOME: '/tmp/nightjar-helm/data' }
 
 const kubectl = kubectlOn(kubeconfig)
 
@@ -75,7 +75,7 @@ t.test('the node is Ready and holds the three images, with their sizes as the ku
 
 t.test('a restricted container runs as uid 10001 with seccomp, no capabilities and a read-only root, read from inside it', async (t) => {
   // the api-server's image: it holds pg, which the Postgres check below uses
-  const pod = restrictedPod('restricted', 'localhost/nightjar-api-server:0.1.0', ['sleep', '3600'])
+  const pod = restrictedPod('restricted', `localhost/nightjar-api-server:${TAG}`, ['sleep', '3600'])
   kubectl(['apply', '-f', '-'], JSON.stringify(pod))
   await waitFor(podReady('restricted'), { timeoutMs: 120_000, intervalMs: 500, what: 'the restricted pod Ready' })
   const status = kubectl(['-n', ns, 'exec', 'restricted', '--', 'cat', '/proc/self/status'])
@@ -90,7 +90,7 @@ t.test('a restricted container runs as uid 10001 with seccomp, no capabilities a
 })
 
 t.test('a Service name resolves through the DNS stand-in and its ClusterIP reaches the Pod through kube-proxy', async (t) => {
-  const server = restrictedPod('echo', 'localhost/nightjar-operator:0.1.0', ['node', '-e', "require('http').createServer((q,s)=>s.end('echo from '+require('os').hostname())).listen(8080)"], { app: 'echo' })
+  const server = restrictedPod('echo', `localhost/nightjar-operator:${TAG}`, ['node', '-e', "require('http').createServer((q,s)=>s.end('echo from '+require('os').hostname())).listen(8080)"], { app: 'echo' })
   kubectl(['apply', '-f', '-'], JSON.stringify(server))
   kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'echo', namespace: ns }, spec: { selector: { app: 'echo' }, ports: [{ port: 80, targetPort: 8080 }] } }))
   await waitFor(podReady('echo'), { timeoutMs: 120_000, intervalMs: 500, what: 'the echo pod Ready' })
@@ -114,41 +114,6 @@ t.test('a Pod reaches the cluster\'s Postgres with the DATABASE_URL `up` printed
 // ---------------------------------------------------------------------------------------
 // The README's "Install on Kubernetes", run as written, then sessions in real containers
 
-/** a database of its own on the cluster's Postgres, so runs never meet each other's rows */
-async function freshDatabase(t: { teardown(fn: () => unknown): void }): Promise<string> {
-  const name = `nj_node_${randomBytes(4).toString('hex')}`
-  const admin = new pg.Client({ connectionString: databaseUrl })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${name}`)
-  await admin.end()
-  t.teardown(async () => {
-    const c = new pg.Client({ connectionString: databaseUrl })
-    await c.connect()
-    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-    await c.end()
-  })
-  const u = new URL(databaseUrl)
-  u.pathname = `/${name}`
-  return u.toString()
-}
-
-/**
- * The README's install block: its lines, with only what a reader substitutes changed (the
- * registry, the database URL, the public URL) and the test's values file added to the
- * helm line (its web's host names and a deny floor that lets browsers reach it).
- */
-function readmeInstall(databaseUrl: string, valuesFile: string): string[] {
-  const readme = readFileSync(`${ROOT}README.md`, 'utf8')
-  const section = readme.slice(readme.indexOf('## Install on Kubernetes'))
-  const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1]
-  if (!block) throw new Error('the README has no sh block under "Install on Kubernetes"')
-  const commands = block.replace(/\\\n\s*/g, '').split('\n').filter((l) => l.trim())
-  return commands.map((c) => c
-    .replace(/DATABASE_URL='[^']*'/, `DATABASE_URL='${databaseUrl}'`)
-    .replace('images.registry=registry.example.com/nightjar', 'images.registry=localhost')
-    .replace(/^helm install .*$/, (line) => `${line} -f ${valuesFile}`))
-}
-
 const DEV_APP = String.raw`
 require('node:http').createServer((req, res) => {
   res.writeHead(200, { 'content-type': 'text/html' })
@@ -163,7 +128,7 @@ t.test('the README install on the real node: Deployments Ready through the kubel
   const run = (cmd: string) => spawnSync('bash', ['-c', cmd], { encoding: 'utf8', env: { ...helmEnv, KUBECONFIG: kubeconfig, PATH: `${ROOT}.tools:${process.env.PATH}` }, timeout: 300_000, cwd: ROOT })
   // a namespace left by a run that died is removed first (what a second install would meet)
   spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, 'delete', 'namespace', chartNs, '--ignore-not-found', '--timeout=180s'], { stdio: 'ignore' })
-  const dbUrl = await freshDatabase(t)
+  const dbUrl = await freshDatabase(databaseUrl, t)
   const web = await bridgeWeb(t, { network: { bridge } } as unknown as ClusterInfo)
   const dir = mkdtempSync(join(tmpdir(), 'nightjar-node-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
@@ -185,13 +150,13 @@ t.test('the README install on the real node: Deployments Ready through the kubel
     spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, 'delete', 'namespace', chartNs, '--timeout=180s'], { stdio: 'ignore' })
   })
 
-  const commands = readmeInstall(dbUrl, valuesFile)
+  const commands = readmeInstall(`${ROOT}README.md`, dbUrl, valuesFile)
   let bootstrapOut = ''
   for (const [i, cmd] of commands.entries()) {
     const last = i === commands.length - 1
     if (last) {
       // the bootstrap execs into the api-server: it needs a Ready pod first
-      await rolledOut(chartNs, [`${release}-api-server`, `${release}-operator`])
+      await rolledOut(kubeconfig, chartNs, [`${release}-api-server`, `${release}-operator`])
     }
     const r = run(cmd)
     // a command line may hold the database password: name the command by its first words only
@@ -358,7 +323,7 @@ t.test('the README install on the real node: Deployments Ready through the kubel
     const upgrade = run(`helm upgrade ${release} charts/nightjar -n ${chartNs} --reuse-values --set browserPods.runtimeClassName=gvisor --set browserPods.runtimeClass.create=true`)
     t.equal(upgrade.status, 0, `helm upgrade ${upgrade.status === 0 ? '' : upgrade.stderr.replaceAll(dbUrl, '<DATABASE_URL>').slice(0, 500)}`)
     t.equal(kubectl(['get', 'runtimeclass', 'gvisor', '-o', 'jsonpath={.handler}']), 'runsc', 'the chart made the RuntimeClass, handler runsc')
-    await rolledOut(chartNs, [`${release}-operator`])
+    await rolledOut(kubeconfig, chartNs, [`${release}-operator`])
     await waitFor(() => {
       const warm = JSON.parse(kubectl(['-n', chartNs, 'get', 'pods', '-l', 'nightjar.dev/pool=warm', '-o', 'json'])).items
       return warm.length > 0 && warm.every((p: any) => p.spec.runtimeClassName === 'gvisor' && p.status.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True'))
@@ -372,19 +337,6 @@ t.test('the README install on the real node: Deployments Ready through the kubel
     await api('DELETE', `/v1/sessions/${s.id}`)
   })
 })
-
-/** every Deployment has all its replicas updated, ready and available */
-async function rolledOut(namespace: string, deployments: string[]) {
-  for (const d of deployments) {
-    await waitFor(() => {
-      const r = spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, '-n', namespace, 'get', 'deployment', d, '-o', 'json'], { encoding: 'utf8' })
-      if (r.status !== 0) return false
-      const st = JSON.parse(r.stdout)
-      const want = st.spec.replicas ?? 1
-      return (st.status.readyReplicas ?? 0) >= want && (st.status.availableReplicas ?? 0) >= want && (st.status.updatedReplicas ?? 0) >= want
-    }, { timeoutMs: 300_000, intervalMs: 1000, what: `${d} Ready` })
-  }
-}
 
 function readdirSafe(dir: string): string[] {
   try {

@@ -1,0 +1,222 @@
+// helm upgrade from the previous release to this one, then helm rollback, on the real node,
+// with sessions live and an agent driving them the whole time (REST, MCP, and sessions
+// started and ended). Every answer is timed; the errors and the longest answer of each
+// window are printed beside the steady state before it. Design: docs/upgrades.md
+import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import t from 'tap'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { PRODUCT_VERSION } from '../../contracts/version.ts'
+import { bridgeWeb } from '../cluster/helpers.ts'
+import type { ClusterInfo } from '../cluster/main.ts'
+import { mcpClient } from '../helpers/mcp.ts'
+import { waitFor } from '../helpers/wait.ts'
+import { freshDatabase, helmEnv, readmeInstall, rolledOut } from './install.ts'
+import { previousRelease } from './previous-release.ts'
+import { clusterUp, KUBECTL, ROOT } from './real-cluster.ts'
+
+t.setTimeout(60 * 60_000)
+const { kubeconfig, databaseUrl, bridge } = clusterUp()
+const exec = promisify(execFile)
+// the README's names, verbatim
+const release = 'nightjar'
+const chartNs = 'nightjar'
+const env = { ...helmEnv, KUBECONFIG: kubeconfig, PATH: `${ROOT}.tools:${process.env.PATH}` }
+
+/** asynchronous: the agent's calls are timed meanwhile, and a blocked event loop would lengthen them */
+async function sh(cmd: string, cwd = ROOT): Promise<{ status: number; stdout: string; stderr: string }> {
+  try {
+    const r = await exec('bash', ['-c', cmd], { env, cwd, maxBuffer: 64 << 20, timeout: 600_000 })
+    return { status: 0, stdout: r.stdout, stderr: r.stderr }
+  } catch (e) {
+    const err = e as { code?: number; stdout?: string; stderr?: string }
+    return { status: typeof err.code === 'number' ? err.code : 1, stdout: err.stdout ?? '', stderr: err.stderr ?? String(e) }
+  }
+}
+async function kubectlJson(args: string[]): Promise<any> {
+  const r = await exec(KUBECTL, ['--kubeconfig', kubeconfig, '-n', chartNs, ...args, '-o', 'json'], { maxBuffer: 64 << 20 })
+  return JSON.parse(r.stdout)
+}
+
+interface Answer { window: string; what: string; ms: number; ok: boolean; status: number | 'network'; detail: string }
+
+t.test('[ISSUE-38] helm upgrade from the previous release and helm rollback to it, with sessions live and an agent driving them: no session lost, no error, leadership handed over', async (t) => {
+  const previous = await previousRelease((m) => t.comment(m))
+  t.not(previous.version, PRODUCT_VERSION, `the previous release (${previous.version}) is another version than this one (${PRODUCT_VERSION})`)
+  await sh(`${KUBECTL} delete namespace ${chartNs} --ignore-not-found --timeout=180s`)
+  const dbUrl = await freshDatabase(databaseUrl, t)
+  const web = await bridgeWeb(t, { network: { bridge } } as unknown as ClusterInfo)
+  const dir = mkdtempSync(join(tmpdir(), 'nightjar-upgrade-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const valuesFile = join(dir, 'values.json')
+  // values both releases' schemas accept: what a platform team keeps in git and passes to each upgrade
+  writeFileSync(valuesFile, JSON.stringify({
+    browserPods: {
+      warmPoolSize: 1,
+      hostAliases: { 'example.com': web.ip },
+      networkPolicy: { denyCidrs: ['127.0.0.0/8', '169.254.0.0/16', '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '198.19.0.0/16'] },
+    },
+  }))
+  t.teardown(async () => {
+    await sh(`helm uninstall ${release} -n ${chartNs} --wait=false`)
+    await sh(`${KUBECTL} delete namespace ${chartNs} --timeout=180s`)
+  })
+  const scrub = (text: string) => text.replaceAll(dbUrl, '<DATABASE_URL>').slice(0, 600)
+
+  // --- the previous release, installed as its own README says, from its own tree
+  const commands = readmeInstall(previous.readme, dbUrl, valuesFile)
+  let bootstrapOut = ''
+  for (const [i, cmd] of commands.entries()) {
+    const last = i === commands.length - 1
+    if (last) await rolledOut(kubeconfig, chartNs, [`${release}-api-server`, `${release}-operator`])
+    const r = await sh(cmd, previous.dir)
+    t.equal(r.status, 0, `${previous.version}'s README: ${cmd.split(' ').slice(0, 4).join(' ')} … ${r.status === 0 ? '' : scrub(r.stderr)}`)
+    if (last) bootstrapOut = r.stdout
+  }
+  const helmLine = commands.find((c) => c.startsWith('helm install'))!
+  const { apiKey } = JSON.parse(bootstrapOut) as { apiKey: string }
+  const svc = await kubectlJson(['get', 'service', `${release}-api-server`])
+  const apiUrl = `http://${svc.spec.clusterIP}:${svc.spec.ports[0].port}`
+
+  const imagesOf = async (component: string) => (await kubectlJson(['get', 'pods', '-l', `app.kubernetes.io/component=${component}`])).items
+    .filter((p: any) => !p.metadata.deletionTimestamp)
+    .map((p: any) => ({ name: p.metadata.name as string, uid: p.metadata.uid as string, tag: String(p.spec.containers[0].image).split(':').pop(), ready: p.status.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True') }))
+  const leader = async () => {
+    const leases = (await kubectlJson(['get', 'leases'])).items.filter((l: any) => l.metadata.name.includes('operator'))
+    return { holder: leases[0]?.spec?.holderIdentity as string | undefined, transitions: (leases[0]?.spec?.leaseTransitions ?? 0) as number }
+  }
+  /** every api-server, operator and warm pod runs `tag`, Ready, and an operator of it leads */
+  const settledOn = (tag: string) => waitFor(async () => {
+    for (const c of ['api-server', 'operator']) {
+      const pods = await imagesOf(c)
+      if (pods.length !== 2 || !pods.every((p: any) => p.tag === tag && p.ready)) return false
+    }
+    const warm = (await kubectlJson(['get', 'pods', '-l', 'nightjar.dev/pool=warm'])).items.filter((p: any) => !p.metadata.deletionTimestamp)
+    if (!warm.length || !warm.every((p: any) => String(p.spec.containers[0].image).endsWith(`:${tag}`) && p.status.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True'))) return false
+    const { holder } = await leader()
+    return (await imagesOf('operator')).some((p: any) => p.name === holder)
+  }, { timeoutMs: 600_000, intervalMs: 1000, what: `every pod of ${release} on ${tag} and an operator of it leading` })
+  await settledOn(previous.version)
+  t.pass(`${previous.version} installed: api-server, operator and warm pool on its images, an operator of it leading`)
+
+  // --- the agent: two live sessions driven over REST and MCP, and sessions started and ended
+  const answers: Answer[] = []
+  let window = 'steady'
+  let stop = false
+  const timed = async (what: string, call: () => Promise<{ ok: boolean; status: number; detail: string }>) => {
+    const started = performance.now()
+    let r: { ok: boolean; status: number | 'network'; detail: string }
+    try {
+      r = await call()
+    } catch (e) {
+      r = { ok: false, status: 'network', detail: String((e as Error).cause ?? (e as Error).message).slice(0, 200) }
+    }
+    answers.push({ window, what, ms: performance.now() - started, ...r })
+  }
+  const rest = async (method: string, path: string, body?: unknown) => {
+    const r = await fetch(apiUrl + path, { method, headers: { authorization: `Bearer ${apiKey}`, prefer: 'wait=90', ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined })
+    const text = await r.text()
+    let json: any
+    try {
+      json = text ? JSON.parse(text) : undefined
+    } catch {
+      json = undefined
+    }
+    return { status: r.status, body: json, text }
+  }
+  const navigate = (id: string) => timed('navigate (REST)', async () => {
+    const r = await rest('POST', `/v1/sessions/${id}/navigate`, { url: 'http://example.com/fill-check.html' })
+    return { ok: r.status === 200 && r.body?.title === 'Fill check', status: r.status, detail: r.body?.error?.code ?? r.text.slice(0, 120) }
+  })
+  const perceive = (mcp: Client, id: string) => timed('perceive (MCP)', async () => {
+    const r = await mcp.callTool({ name: 'perceive', arguments: { sessionId: id } })
+    // the page is unchanged between calls: a perceive may answer with a diff, not refs
+    return { ok: !r.isError, status: 200, detail: r.isError ? JSON.stringify(r.content).slice(0, 160) : '' }
+  })
+  const live: { id: string; pod: string; podUid: string }[] = []
+  for (let i = 0; i < 2; i++) {
+    const s = await rest('POST', '/v1/sessions', {})
+    t.equal(s.status, 201, `live session ${i + 1} started on ${previous.version}`)
+    const bs = (await kubectlJson(['get', 'browsersessions'])).items.find((b: any) => b.metadata.annotations?.['nightjar.dev/id'] === s.body.id)
+    const pod = await kubectlJson(['get', 'pod', bs.status.podName])
+    live.push({ id: s.body.id, pod: pod.metadata.name, podUid: pod.metadata.uid })
+  }
+  const drivers = live.map(async ({ id }) => {
+    const mcp = await mcpClient(t, apiUrl, apiKey)
+    while (!stop) {
+      await navigate(id)
+      await perceive(mcp, id)
+    }
+  })
+  const starter = (async () => {
+    while (!stop) {
+      let id: string | undefined
+      await timed('session start (REST)', async () => {
+        const r = await rest('POST', '/v1/sessions', {})
+        id = r.body?.id
+        return { ok: r.status === 201 && r.body?.status === 'live', status: r.status, detail: r.body?.error?.code ?? r.body?.status ?? '' }
+      })
+      if (!id) continue
+      await navigate(id)
+      await timed('session end (REST)', async () => {
+        const r = await rest('DELETE', `/v1/sessions/${id}`)
+        return { ok: r.status === 200, status: r.status, detail: r.body?.error?.code ?? '' }
+      })
+    }
+  })()
+  const roundsIn = (w: string, what: string) => answers.filter((a) => a.window === w && a.what === what).length
+  const drivenAWhile = (w: string) => waitFor(() => roundsIn(w, 'perceive (MCP)') >= 10 && roundsIn(w, 'session end (REST)') >= 2, { timeoutMs: 600_000, intervalMs: 200, what: `the agent driving a while in ${w}` })
+  await drivenAWhile('steady')
+
+  /** one release change with the agent driving: the command, then until every pod is the new one */
+  const change = async (name: string, cmd: string, tag: string) => {
+    const before = await leader()
+    window = name
+    const r = await sh(cmd)
+    t.equal(r.status, 0, `${cmd.split(' ').slice(0, 3).join(' ')} … ${r.status === 0 ? '' : scrub(r.stderr)}`)
+    await rolledOut(kubeconfig, chartNs, [`${release}-api-server`, `${release}-operator`], 600_000)
+    await settledOn(tag)
+    const after = await leader()
+    t.not(after.holder, before.holder, `${name}: leadership handed over (${before.holder} → ${after.holder})`)
+    t.ok(after.transitions > before.transitions, `${name}: the lease counts the transition`)
+    // the driving goes on a while on the new pods before the window closes
+    await drivenAWhile(name)
+    window = `after ${name}`
+    for (const s of live) {
+      const got = await rest('GET', `/v1/sessions/${s.id}`)
+      t.equal(got.body?.status, 'live', `${name}: session ${s.id} is still live`)
+      const pod = await kubectlJson(['get', 'pod', s.pod])
+      t.equal(pod.metadata.uid, s.podUid, `${name}: its browser pod is the same one (${previous.version}'s image, untouched)`)
+    }
+    const errors = answers.filter((a) => a.window === name && !a.ok)
+    t.same(errors.map((a) => `${a.what}: ${a.status} ${a.detail}`), [], `${name}: the agent saw no error`)
+    t.notOk(answers.some((a) => a.window === name && typeof a.status === 'number' && a.status >= 500), `${name}: no 5xx`)
+  }
+  const helmArgs = helmLine.replace(/^helm install \S+ \S+/, '')
+  await change('upgrade', `helm upgrade ${release} charts/nightjar${helmArgs}`, PRODUCT_VERSION)
+  const s = await rest('POST', '/v1/sessions', {})
+  const fresh = (await kubectlJson(['get', 'browsersessions'])).items.find((b: any) => b.metadata.annotations?.['nightjar.dev/id'] === s.body.id)
+  const freshPod = await kubectlJson(['get', 'pod', fresh.status.podName])
+  t.match(freshPod.spec.containers[0].image, `:${PRODUCT_VERSION}`, `a session started after the upgrade runs ${PRODUCT_VERSION}'s browser image`)
+  await rest('DELETE', `/v1/sessions/${s.body.id}`)
+  await change('rollback', `helm rollback ${release} 1 -n ${chartNs}`, previous.version)
+
+  stop = true
+  await Promise.all([...drivers, starter])
+  for (const s of live) t.equal((await rest('DELETE', `/v1/sessions/${s.id}`)).status, 200, `session ${s.id} ends normally`)
+
+  // the figures: each window beside the steady state before it, measured in this run
+  const rows = ['steady', 'upgrade', 'after upgrade', 'rollback', 'after rollback'].map((w) => {
+    const ms = answers.filter((a) => a.window === w).map((a) => a.ms).sort((a, b) => a - b)
+    const errors = answers.filter((a) => a.window === w && !a.ok).length
+    const q = (p: number) => (ms.length ? Math.round(ms[Math.min(ms.length - 1, Math.floor(p * ms.length))]!) : 0)
+    return `| ${w} | ${ms.length} | ${errors} | ${q(0.5)} | ${q(0.95)} | ${Math.round(ms.at(-1) ?? 0)} |`
+  })
+  t.comment(['', '| window | answers | errors | p50 ms | p95 ms | longest ms |', '|---|---|---|---|---|---|', ...rows].join('\n'))
+  for (const what of ['session start (REST)', 'navigate (REST)', 'perceive (MCP)']) {
+    t.ok(answers.some((a) => a.window === 'upgrade' && a.what === what), `the agent's ${what} calls ran during the upgrade`)
+  }
+})
