@@ -1,7 +1,6 @@
 // Graceful shutdown of the HTTP server. First, for the shutdown delay, it goes on serving
 // while load balancers and kube-proxy stop sending it traffic: /readyz answers 503, every
-// answer says `connection: close` and idle keep-alive connections close, so clients open
-// new ones (which go elsewhere). Then it stops accepting, lets the requests in flight
+// answer says `connection: close`, so clients open new connections (which go elsewhere). Then it stops accepting, lets the requests in flight
 // finish (Fastify answers new requests on open connections with 503 meanwhile) and only
 // past the drain deadline cuts what is left. Why the delay: docs/upgrades.md#no-error-during-a-rollout
 import type { FastifyInstance } from 'fastify'
@@ -13,19 +12,22 @@ export function isDraining(app: FastifyInstance): boolean {
   return draining.has(app)
 }
 
-/** answers during the shutdown delay close their connection, so the client's next request is routed anew */
+/**
+ * Answers sent once a shutdown began close their connection, so the client's next request
+ * is routed anew — those of requests that arrived before it too (hence onSend, not onRequest).
+ */
 export function registerDrainNotice(app: FastifyInstance): void {
-  app.addHook('onRequest', async (_req, reply) => {
+  app.addHook('onSend', async (_req, reply, payload) => {
     if (draining.has(app)) reply.header('connection', 'close')
+    return payload
   })
 }
 
 export async function closeGracefully(app: FastifyInstance, drainMs: number, delayMs = 0): Promise<void> {
   draining.add(app)
-  if (delayMs > 0) {
-    app.server.closeIdleConnections()
-    await new Promise((resolve) => setTimeout(resolve, delayMs))
-  }
+  // idle keep-alive connections are not closed here: a client may be sending on one at that
+  // instant and would see it cut; its next request gets an answer that closes it instead
+  if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs))
   const deadline = setTimeout(() => app.server.closeAllConnections(), drainMs)
   deadline.unref()
   try {

@@ -61,14 +61,18 @@ t.test('[ISSUE-38] during the shutdown delay requests are still served, each clo
   const org = await s.bootstrap()
   t.equal((await fetch(`${s.url}/readyz`)).status, 200, 'ready before the stop')
   let closed = false
-  const closing = closeGracefully(s.app, 5000, 400).then(() => (closed = true))
+  const early = fetch(`${s.url}/v1/slow`, { headers: { authorization: `Bearer ${org.apiKey}` } })
+  await g.inside
+  const closing = closeGracefully(s.app, 5000, 1000).then(() => (closed = true))
   const ready = await fetch(`${s.url}/readyz`)
   t.equal(ready.status, 503, '/readyz fails at once, so load balancers stop sending traffic')
   t.equal((await ready.json()).error.reason, 'shutting_down')
   const slow = fetch(`${s.url}/v1/slow`, { headers: { authorization: `Bearer ${org.apiKey}` } })
-  await g.inside
   t.notOk(closed, 'the server was still serving during the delay')
   g.open()
+  const before = await early
+  t.equal(before.status, 200, 'a request in flight when the shutdown began is answered')
+  t.equal(before.headers.get('connection'), 'close', 'closing its connection too: a client reusing it would meet the close')
   const answered = await slow
   t.equal(answered.status, 200, 'a request arriving during the delay is served, not refused')
   t.equal(answered.headers.get('connection'), 'close', 'and its answer closes the connection, so the client\'s next request is routed anew')
