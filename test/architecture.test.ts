@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process'
 import { dirname, join, normalize } from 'node:path'
 
 const ROOT = new URL('../', import.meta.url).pathname
-const SOURCE_DIRS = ['api-server', 'browser-pod', 'operator', 'resources', 'contracts', 'crds', 'tunnel', 'sdk', 'cli', 'devcluster', 'telemetry']
+const SOURCE_DIRS = ['api-server', 'browser-pod', 'operator', 'ports', 'watch', 'contracts', 'crds', 'tunnel', 'sdk', 'cli', 'devcluster', 'telemetry']
 const files = execFileSync('git', ['ls-files', '*.ts'], { cwd: ROOT, encoding: 'utf8' })
   .split('\n').filter((f) => SOURCE_DIRS.includes(f.split('/')[0]))
 
@@ -24,20 +24,22 @@ const ALLOWED: Record<string, string[]> = {
   crds: [],
   // tracing set-up and trace-context helpers for every process: OpenTelemetry only
   telemetry: [],
-  // the client side of custom resources: ports, typed errors, the Informer, backoff
-  resources: ['crds'],
+  // the ports the api-server and the operator stand on (ResourceClient, PodRuntime, …) and their typed errors
+  ports: ['crds'],
+  // the Informer (a watched cache over the ResourceClient port) and the backoff it shares with the workqueue
+  watch: ['ports', 'crds'],
   contracts: ['crds'],
   tunnel: ['contracts'],
   sdk: ['contracts'],
   'browser-pod': ['contracts', 'crds', 'tunnel', 'telemetry'],
-  operator: ['contracts', 'crds', 'resources', 'telemetry'],
+  operator: ['contracts', 'crds', 'ports', 'watch', 'telemetry'],
   // the api-server writes and watches resources through the ResourceClient port of the
-  // resources/ leaf (its types, its typed errors and the Informer); nothing of the operator
-  'api-server': ['contracts', 'crds', 'tunnel', 'resources', 'telemetry'],
-  cli: ['api-server', 'operator', 'resources', 'contracts', 'crds', 'tunnel', 'telemetry'],
+  // ports/ leaf (its types, its typed errors) and watch/'s Informer; nothing of the operator
+  'api-server': ['contracts', 'crds', 'tunnel', 'ports', 'watch', 'telemetry'],
+  cli: ['api-server', 'operator', 'ports', 'watch', 'contracts', 'crds', 'tunnel', 'telemetry'],
   // the development cluster (`npm run cluster`, the cluster and node tests) is tooling above
   // everything: it may use any layer, and no layer may use it
-  devcluster: ['cli', 'api-server', 'operator', 'browser-pod', 'resources', 'contracts', 'crds', 'tunnel', 'sdk', 'telemetry'],
+  devcluster: ['cli', 'api-server', 'operator', 'browser-pod', 'ports', 'watch', 'contracts', 'crds', 'tunnel', 'sdk', 'telemetry'],
 }
 
 t.test('imports point down only: each folder imports only the layers below it', async (t) => {

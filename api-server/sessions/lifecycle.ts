@@ -18,7 +18,7 @@ import type { Sealer } from '../kms/index.ts'
 import type { Admission } from './admission.ts'
 import { bindSessionIdentity, deleteSession, getSession, journal, sessionProxySealedAuth, setLive, setSessionProxy, setStatus, type SessionRow } from './store.ts'
 import { sessionView, type SessionView } from './view.ts'
-import { isNotFound } from '../../resources/errors.ts'
+import { isNotFound } from '../../ports/errors.ts'
 import { boundedLabel, sessionFailures, sessionStarts, sessionStartSeconds } from '../metrics/product.ts'
 import { currentTraceparent, failSpan, startSpan, withSpan } from '../../telemetry/tracing.ts'
 

@@ -1,7 +1,7 @@
 // Reaching a live session's browser pod: the node directory gives endpoint and
 // token; one keep-alive NodeClient per session is kept until the session ends.
 import { NodeClient } from './node-client.ts'
-import type { NodeDirectory } from '../../resources/ports.ts'
+import type { NodeDirectory } from '../../ports/ports.ts'
 import { errors } from '../../contracts/errors.ts'
 
 export class NodeClients {

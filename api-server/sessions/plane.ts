@@ -1,7 +1,7 @@
 // The session plane: what the api-server needs from the operator side — the
 // BrowserSession and Network resources, and a way to reach a Live session's node.
 // Embedded and Kubernetes runtimes each provide one; the session code is the same.
-import type { NodeDirectory, ResourceClient } from '../../resources/ports.ts'
+import type { NodeDirectory, ResourceClient } from '../../ports/ports.ts'
 import type { BrowserSession, Network } from '../../crds/types.ts'
 import type { Registry } from 'prom-client'
 

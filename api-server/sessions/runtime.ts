@@ -4,7 +4,7 @@
 // shape, and every use answers the one 503.
 import type { FastifyBaseLogger } from 'fastify'
 import type { BrowserSession } from '../../crds/types.ts'
-import type { DaemonCounts, Logger, ResourceClient } from '../../resources/ports.ts'
+import type { DaemonCounts, Logger, ResourceClient } from '../../ports/ports.ts'
 import { errors } from '../../contracts/errors.ts'
 import type { Db } from '../store/db.ts'
 import type { OrgEvents } from '../events/port.ts'

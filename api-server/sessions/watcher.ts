@@ -5,7 +5,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { BrowserSession, SessionPhase } from '../../crds/types.ts'
 import { errors } from '../../contracts/errors.ts'
-import { Informer } from '../../resources/informer.ts'
+import { Informer } from '../../watch/informer.ts'
 import type { Db } from '../store/db.ts'
 import type { OrgEvents } from '../events/port.ts'
 import { release, reapDeadLeases } from '../personas/index.ts'

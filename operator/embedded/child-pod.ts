@@ -4,7 +4,7 @@
 // and its pipes are always drained. Design: docs/operator.md#pods-in-the-embedded-runtime
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createInterface } from 'node:readline'
-import type { Logger } from '../../resources/ports.ts'
+import type { Logger } from '../../ports/ports.ts'
 
 export interface PodCommand {
   command: string

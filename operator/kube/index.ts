@@ -5,7 +5,7 @@
 // Design: docs/operator.md
 import type { KubeConfig } from '@kubernetes/client-node'
 import { BROWSER_SESSION, GROUP, NETWORK, VERSION, type BrowserSession, type Network } from '../../crds/types.ts'
-import type { AuthStateSource } from '../../resources/ports.ts'
+import type { AuthStateSource } from '../../ports/ports.ts'
 import { customObjectOps } from './api-ops.ts'
 import { AuthStateHandOver } from './auth-state-secrets.ts'
 import { KubeNodeDirectory } from './node-directory.ts'

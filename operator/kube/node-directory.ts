@@ -5,7 +5,7 @@
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node'
 import { LABELS } from '../../crds/types.ts'
 import { DEFAULT_CALL } from './api-ops.ts'
-import type { NodeAccess, NodeDirectory } from '../../resources/ports.ts'
+import type { NodeAccess, NodeDirectory } from '../../ports/ports.ts'
 import { BROWSER_POD_SELECTOR, POD_ANNOTATIONS, type PodResource } from './pod-spec.ts'
 import { podObservation } from './pod-state.ts'
 import { TokenSecrets, tokenSecretName } from './token-secrets.ts'

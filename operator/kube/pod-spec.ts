@@ -5,7 +5,7 @@
 // Design: docs/operator.md#the-pod-manifest
 import { createHash } from 'node:crypto'
 import type { BrowserKind } from '../../crds/types.ts'
-import type { OwnerReference, Resource } from '../../resources/ports.ts'
+import type { OwnerReference, Resource } from '../../ports/ports.ts'
 
 export type PodResource = Resource<Record<string, unknown>, PodStatusLike>
 

@@ -2,7 +2,7 @@
 // and shared by the PodRuntime and the NodeDirectory so both agree on when a browser is
 // Ready. Design: docs/operator.md#pods-on-kubernetes
 import { LABELS, SANDBOX_KINDS, type SandboxKind } from '../../crds/types.ts'
-import type { PodObservation } from '../../resources/ports.ts'
+import type { PodObservation } from '../../ports/ports.ts'
 
 /** the reason a pod gives when Chromium's sandbox would not start (browser-pod/sandbox.ts) */
 const SANDBOX_UNAVAILABLE = 'SandboxUnavailable'

@@ -4,8 +4,8 @@
 // the api-server's NodeDirectory. Never logged, never in an error message.
 import { randomBytes } from 'node:crypto'
 import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node'
-import { isNotFound } from '../../resources/errors.ts'
-import type { OwnerReference } from '../../resources/ports.ts'
+import { isNotFound } from '../../ports/errors.ts'
+import type { OwnerReference } from '../../ports/ports.ts'
 import { DEFAULT_CALL, MERGE_PATCH } from './api-ops.ts'
 import { toResourceError } from './errors.ts'
 import { TOKEN_KEY, tokenSecretManifest } from './pod-spec.ts'

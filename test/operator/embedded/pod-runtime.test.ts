@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import { EmbeddedPodRuntime, type EmbeddedPodRuntimeOptions } from '../../../operator/embedded/pod-runtime.ts'
-import type { PodLaunchConfig } from '../../../resources/ports.ts'
+import type { PodLaunchConfig } from '../../../ports/ports.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { alive, capturingLogger, fakePodCommand, POD_TIMEOUT } from '../helpers.ts'
 

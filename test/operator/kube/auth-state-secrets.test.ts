@@ -11,7 +11,7 @@ import { LABELS, type BrowserSession, type BrowserSessionSpec } from '../../../c
 import { startOperator } from '../../../operator/manager.ts'
 import { AuthStateHandOver, authStateSecretName, kubeName, kubeResources, KubePodRuntime, SecretAuthStateSource } from '../../../operator/kube/index.ts'
 import { authStateSecretManifest } from '../../../operator/kube/auth-state-secrets.ts'
-import type { AuthStateSource, StorageState } from '../../../resources/ports.ts'
+import type { AuthStateSource, StorageState } from '../../../ports/ports.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { capturingLogger, ManualDaemonCounts, newSession } from '../helpers.ts'
 import { kubeConfig, NS, startApi } from './helpers.ts'
