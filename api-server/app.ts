@@ -30,7 +30,7 @@ import { ClusterNetworkResources, NO_NETWORK_RESOURCES } from './networks/resour
 import { EgressRelay } from './networks/egress-relay.ts'
 import { CdpRelay } from './cdp/relay.ts'
 import { LiveViewRelay } from './console/live-socket.ts'
-import { TunnelBroker } from './control/broker.ts'
+import { TunnelBroker } from './tunnel-broker/broker.ts'
 import { ReplicaRegistry } from './replicas/registry.ts'
 import { ReplicaDialServer } from './replicas/channel.ts'
 import { TunnelFanout } from './replicas/fanout.ts'
@@ -204,7 +204,7 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
     registerConsole(app, services)
     registerOAuth(app, services)
 
-    // the daemons' control channel, and (with sessions) the pods' egress relay
+    // the tunnel broker daemons join, and (with sessions) the pods' egress relay
     const forwarding = config.replica.secret ? { secret: config.replica.secret, ownerOf: (networkId: string) => replica.ownerOf(networkId) } : undefined
     const relay = plane ? new EgressRelay({ plane, broker, forwarding }) : undefined
     // dials other replicas forward to this one (refused without the replica secret)

@@ -32,7 +32,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import type { Duplex } from 'node:stream'
 import { fileURLToPath } from 'node:url'
-import { TunnelBroker } from '../api-server/control/broker.ts'
+import { TunnelBroker } from '../api-server/tunnel-broker/broker.ts'
 import { EgressRelay } from '../api-server/networks/egress-relay.ts'
 import { ReplicaDialServer } from '../api-server/replicas/channel.ts'
 import { TunnelError } from '../tunnel/errors.ts'
@@ -157,7 +157,7 @@ async function daemonMain(): Promise<void> {
   process.on('disconnect', () => ac.abort())
   reportCpu()
   await runDaemon(
-    { network: NETWORK, token: process.env.BENCH_TOKEN!, controlUrl: process.env.BENCH_URL!, host: 'bench', log: () => {} },
+    { network: NETWORK, token: process.env.BENCH_TOKEN!, tunnelUrl: process.env.BENCH_URL!, host: 'bench', log: () => {} },
     { signal: ac.signal },
   )
 }
@@ -569,7 +569,7 @@ export async function benchTunnel(): Promise<Row[]> {
       const reg = new Promise<void>((r) => (welcomed = r))
       const log = (line: string) => line.startsWith('registered as ') && welcomed()
       const start = performance.now()
-      const done = runDaemon({ network: NETWORK, token, controlUrl: wsUrl(owner, ''), host: 'bench-reg', log }, { signal: ac.signal })
+      const done = runDaemon({ network: NETWORK, token, tunnelUrl: wsUrl(owner, ''), host: 'bench-reg', log }, { signal: ac.signal })
       await reg
       regs.push(performance.now() - start)
       ac.abort()

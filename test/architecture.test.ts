@@ -119,7 +119,7 @@ const API_LAYERS: Record<string, number> = {
   operations: 3,
   // the type of the app's service bag, which handlers receive: below them, above the domain it names
   services: 4,
-  sessions: 5, personas: 5, networks: 5, recordings: 5, authstate: 5, replicas: 5, limits: 5, control: 5,
+  sessions: 5, personas: 5, networks: 5, recordings: 5, authstate: 5, replicas: 5, limits: 5, 'tunnel-broker': 5,
   // webhooks listen on the events port (platform) that sessions and personas emit through
   webhooks: 5,
   // the secret path (the sealed fill's pipeline): above personas and sessions, which it joins

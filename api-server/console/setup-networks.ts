@@ -21,12 +21,12 @@ const NOTICES: Record<string, string> = {
 /** The file the page suggests for the token (outside shell history, mode 0600). */
 export const TOKEN_FILE = '~/.nightjar-token'
 
-/** The control URL a daemon dials: the server's base URL with ws(s) for http(s). */
-export const controlUrl = (baseUrl: string) => baseUrl.replace(/^http(s?):/, 'ws$1:').replace(/\/+$/, '')
+/** The tunnel URL a daemon dials (its --control-url): the server's base URL with ws(s) for http(s). */
+export const tunnelUrl = (baseUrl: string) => baseUrl.replace(/^http(s?):/, 'ws$1:').replace(/\/+$/, '')
 
 /** The command the page gives to copy, as the README documents it. */
 export const daemonCommand = (network: string, baseUrl: string) =>
-  `npx nightjar daemon --network ${shellWord(network)} --control-url ${controlUrl(baseUrl)} --network-token-file ${TOKEN_FILE}`
+  `npx nightjar daemon --network ${shellWord(network)} --control-url ${tunnelUrl(baseUrl)} --network-token-file ${TOKEN_FILE}`
 
 export function registerNetworkPages(app: FastifyInstance, kit: SetupKit) {
   const list = `${kit.base}/networks`

@@ -6,7 +6,7 @@
 // starts, so the operator is handed the whole thing at start (nothing is plugged in later).
 import type { DaemonCounts } from '../../ports/ports.ts'
 import type { Queryable } from '../store/db.ts'
-import type { TunnelBroker } from '../control/broker.ts'
+import type { TunnelBroker } from '../tunnel-broker/broker.ts'
 import type { ReplicaRegistry } from '../replicas/registry.ts'
 import { daemonRows } from './store.ts'
 
