@@ -14,7 +14,7 @@ import { resolveApiKey } from './auth/keys.ts'
 import { operations as defaultOperations } from './operations/registry.ts'
 import type { AnyOperation } from './operations/types.ts'
 import { registerErrorHandling } from './http/errors.ts'
-import { registerRequestTracing } from './doors/tracing.ts'
+import { registerRequestTracing } from './door-kit/tracing.ts'
 import { errors } from '../contracts/errors.ts'
 import { registerHealth } from './http/health.ts'
 import { registerOperationRoutes } from './http/operations.ts'
@@ -35,7 +35,7 @@ import { ReplicaRegistry } from './replicas/registry.ts'
 import { ReplicaDialServer } from './replicas/channel.ts'
 import { TunnelFanout } from './replicas/fanout.ts'
 import { declaredHostsOf } from './networks/store.ts'
-import { clientAddress, trustFunction } from './doors/client-address.ts'
+import { clientAddress, trustFunction } from './door-kit/client-address.ts'
 import { joinGate, Limits, limitSettings, PgLimitStore } from './limits/index.ts'
 import { Admission } from './sessions/admission.ts'
 import { registerSessionMetrics } from './sessions/metrics.ts'
@@ -92,7 +92,7 @@ export async function build<P extends SessionPlane>(opts: BuildOptions<P> & { pl
 export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOptions<P>): Promise<Built<P | undefined>>
 export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOptions<P>): Promise<Built<P | undefined>> {
   const logger = pino({ level: opts.config.logLevel, redact: { paths: REDACT, censor: '[redacted]' } }, opts.logStream ?? process.stdout)
-  // the one trust rule for client addresses, HTTP requests and WebSocket upgrades alike (doors/client-address.ts)
+  // the one trust rule for client addresses, HTTP requests and WebSocket upgrades alike (door-kit/client-address.ts)
   const trust = trustFunction(opts.config.trustedProxies)
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,

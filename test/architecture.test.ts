@@ -115,7 +115,8 @@ t.test('nothing outside test/ imports test/ (bench/ alone may)', async (t) => {
 const API_LAYERS: Record<string, number> = {
   app: 0,
   http: 1, mcp: 1, console: 1, oauth: 1, cdp: 1,
-  doors: 2,
+  // what two or more doors share (a helper one door alone uses lives in its room)
+  'door-kit': 2,
   operations: 3,
   // the type of the app's service bag, which handlers receive: below them, above the domain it names
   services: 4,
@@ -147,7 +148,7 @@ function layerBreak(from: string, to: string): boolean {
   return b < a || (a === b && !SIDEWAYS.has(a))
 }
 
-t.test('api-server rooms import downward only: doors → shared door helpers → operations → domain → platform', async (t) => {
+t.test('api-server rooms import downward only: doors → door kit → operations → domain → platform', async (t) => {
   const unknown = [...new Set([...graph.keys()].filter((f) => top(f) === 'api-server').map(room))].filter((r) => !(r in API_LAYERS))
   t.same(unknown, [], 'every api-server room has a layer (add a new folder to API_LAYERS and docs/ARCHITECTURE.md)')
   const broken: string[] = []
@@ -158,6 +159,18 @@ t.test('api-server rooms import downward only: doors → shared door helpers →
     }
   }
   t.same(broken, [], 'no import points up a layer or across doors')
+})
+
+// The door kit holds only what doors share: a helper that one door alone uses lives in that
+// door's room (docs/ARCHITECTURE.md, "the doors' kit"). What app.ts wires in is every door's.
+const DOORS = Object.keys(API_LAYERS).filter((r) => API_LAYERS[r] === 1)
+t.test('every door-kit file is used by two doors or more', async (t) => {
+  const users = (kit: string) => new Set([...graph].filter(([f, deps]) => top(f) === 'api-server' && DOORS.includes(room(f)) && deps.includes(kit)).map(([f]) => room(f)))
+  const kit = [...graph.keys()].filter((f) => f.startsWith('api-server/door-kit/'))
+  t.ok(kit.length >= 5, `the door kit was read (${kit.length} files)`)
+  const shared = (k: string) => users(k).size >= 2 || graph.get('api-server/app.ts')!.includes(k)
+  const lonely = kit.filter((k) => !shared(k) && !kit.some((other) => graph.get(other)!.includes(k) && shared(other))).map((k) => `${k}: ${[...users(k)].join(', ') || 'no door'}`)
+  t.same(lonely, [], 'kit files one door alone uses (move them into that door)')
 })
 
 t.test('no two api-server rooms import each other', async (t) => {

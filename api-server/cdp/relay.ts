@@ -14,22 +14,22 @@ import type { NodeDirectory } from '../../ports/ports.ts'
 import type { Services } from '../services.ts'
 import type { AuthContext } from '../auth/context.ts'
 import { hasScopes } from '../auth/scopes.ts'
-import { unauthorizedFor } from '../doors/auth-hook.ts'
-import { clientAddress, trustFunction, type TrustFunction } from '../doors/client-address.ts'
-import { assertWellFormed, parseInput } from '../doors/validate.ts'
+import { unauthorizedFor } from '../door-kit/auth-hook.ts'
+import { clientAddress, trustFunction, type TrustFunction } from '../door-kit/client-address.ts'
+import { assertWellFormed, parseInput } from '../door-kit/validate.ts'
 import { addressKey } from '../limits/index.ts'
 import { sessionsUnavailable } from '../sessions/runtime.ts'
 import { journalLater, type SessionRow } from '../sessions/store.ts'
 import { cdpSession } from '../sessions/cdp-access.ts'
 import { trackCdpConnection } from '../sessions/cdp-connections.ts'
-import { admitUpgrade } from '../doors/upgrade-refusal.ts'
-import { RelayDoor } from '../doors/relay-door.ts'
+import { admitUpgrade } from '../door-kit/upgrade-refusal.ts'
+import { RelayServer } from '../door-kit/relay-server.ts'
 import { controlState } from '../sessions/control.ts'
 
 const PATH = /^\/v1\/sessions\/([^/?#]+)\/cdp(?:\?.*)?$/
 
 export class CdpRelay {
-  readonly #door = new RelayDoor(CDP_MAX_CLIENT_MESSAGE)
+  readonly #relayServer = new RelayServer(CDP_MAX_CLIENT_MESSAGE)
   readonly #trust: TrustFunction
 
   /** `nodes` is the session plane's node directory; a process without one answers the one 503 */
@@ -50,7 +50,7 @@ export class CdpRelay {
   }
 
   async #admit(req: IncomingMessage, socket: Duplex, head: Buffer, rawId: string): Promise<void> {
-    if (this.#door.closed) throw errors.shuttingDown()
+    if (this.#relayServer.closed) throw errors.shuttingDown()
     const auth = await this.#authenticate(req)
     const missing = sessionCdp.scopes.filter((s) => !auth.scopes.has(s))
     if (!hasScopes(auth.scopes, sessionCdp.scopes)) throw errors.missingScope(missing.join(' '))
@@ -91,8 +91,8 @@ export class CdpRelay {
     upstream.once('open', () => {
       if (settled) return upstream.terminate()
       settled = true
-      if (this.#door.closed) return fail(upgradeErrors.cdpUnavailable())
-      this.#door.wss.handleUpgrade(req, socket, head, (client) => this.#relay(client, upstream, row))
+      if (this.#relayServer.closed) return fail(upgradeErrors.cdpUnavailable())
+      this.#relayServer.wss.handleUpgrade(req, socket, head, (client) => this.#relay(client, upstream, row))
     })
   }
 
@@ -114,7 +114,7 @@ export class CdpRelay {
       if (done) return
       done = true
       clearInterval(watch)
-      this.#door.drop(close)
+      this.#relayServer.drop(close)
       untrack()
       closeQuietly(client, code, reason)
       closeQuietly(upstream, 1000, '')
@@ -131,7 +131,7 @@ export class CdpRelay {
         if (c?.control === 'human') end(1008, 'a person took control of the session')
       }, (err: unknown) => log.warn({ err }, 'cdp: reading control failed')).finally(() => { checking = false })
     }, 1000)
-    this.#door.hold(close)
+    this.#relayServer.hold(close)
     const untrack = trackCdpConnection(row.id, close)
     journalLater(db, row, { op: 'cdp_connect', outcome: 'ok', detail: {} }, (err) => log.error({ err }, 'journal write failed'))
 
@@ -152,6 +152,6 @@ export class CdpRelay {
 
   /** Closes every CDP connection and refuses new ones (the app is closing). */
   close(): void {
-    this.#door.close()
+    this.#relayServer.close()
   }
 }

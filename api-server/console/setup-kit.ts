@@ -9,9 +9,9 @@ import type { AnyContract } from '../../contracts/operations/types.ts'
 import type { Operation } from '../operations/types.ts'
 import { errors, isApiError, type ApiError } from '../../contracts/errors.ts'
 import { hasScopes } from '../auth/scopes.ts'
-import { assertWellFormed, parseInput } from '../doors/validate.ts'
-import { Html, html, page } from '../doors/html.ts'
-import { checkCsrf, consoleAuthContext, csrfToken, type ConsoleUser } from '../doors/console-session.ts'
+import { assertWellFormed, parseInput } from '../door-kit/validate.ts'
+import { Html, html, page } from '../door-kit/html.ts'
+import { checkCsrf, consoleAuthContext, csrfToken, type ConsoleUser } from '../door-kit/console-session.ts'
 import type { ConsolePageKit } from './reach.ts'
 
 export interface SetupKit extends ConsolePageKit {

@@ -6,9 +6,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors, isApiError, type ApiError } from '../../contracts/errors.ts'
 import { networkCreate, networkDaemons, networkDelete, networkList, networkRotateToken, networkUpdate } from '../operations/networks/index.ts'
-import { html, page, theirs, type Html } from '../doors/html.ts'
-import { hostsView } from '../doors/host-view.ts'
-import type { ConsoleUser } from '../doors/console-session.ts'
+import { html, page, theirs, type Html } from '../door-kit/html.ts'
+import { hostsView } from '../door-kit/host-view.ts'
+import type { ConsoleUser } from '../door-kit/console-session.ts'
 import {
   csrfInput, disabledUnless, errorLine, field, formRoute, listField, notice, okNotice, pageRoute, param, refusalPage, roleNote, runOp, setupNav, shellWord, TEXTAREA_STYLE, type FormCall, type SetupKit,
 } from './setup-kit.ts'

@@ -8,8 +8,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors, type ApiError } from '../../contracts/errors.ts'
 import { WEBHOOK_EVENT_TYPES } from '../../contracts/operations/webhooks.ts'
 import { webhookCreate, webhookDeliveries, webhookDelete, webhookList, webhookRotateSecret } from '../operations/webhooks/index.ts'
-import { Html, html, page } from '../doors/html.ts'
-import type { ConsoleUser } from '../doors/console-session.ts'
+import { Html, html, page } from '../door-kit/html.ts'
+import type { ConsoleUser } from '../door-kit/console-session.ts'
 import {
   csrfInput, disabledUnless, errorLine, field, formRoute, notice, okNotice, pageRoute, param, refusalPage, roleNote, runOp, setupNav, type FormCall, type SetupKit,
 } from './setup-kit.ts'
