@@ -161,7 +161,7 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
     const webhooks = new Webhooks({ db, sealer, log, now, settings: { denyCidrs: config.denyCidrs, ...config.webhooks } })
     const live = plane ? new LiveSessions({ db, plane, activity, log, reaperIntervalMs, events: webhooks }) : undefined
     const sessions = live ?? NO_SESSIONS
-    const recordings = new Recordings({ db, log, now, node: (id) => sessions.nodes.get(id), settings: recordingSettings(config) })
+    const recordings = new Recordings({ db, log, now, pod: (id) => sessions.pods.get(id), settings: recordingSettings(config) })
     const services: Services = {
       config, db, log, bearer, cookieKey: opts.cookieKey, now, sealer,
       sessions,
@@ -210,9 +210,9 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
     // dials other replicas forward to this one (refused without the replica secret)
     const replicaDials = new ReplicaDialServer({ secret: config.replica.secret, broker })
     // CDP connect: GET /v1/sessions/:sessionId/cdp with Upgrade (cdp/relay.ts)
-    const cdp = new CdpRelay(services, plane?.nodes)
+    const cdp = new CdpRelay(services, plane?.pods)
     // the console's live view: a person watching (and taking control of) a session
-    const liveView = new LiveViewRelay(services, plane?.nodes)
+    const liveView = new LiveViewRelay(services, plane?.pods)
     app.server.on('upgrade', (req, socket, head) => {
       if (broker.handleUpgrade(req, socket, head)) return
       if (relay?.handleUpgrade(req, socket, head)) return

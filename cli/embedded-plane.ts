@@ -66,7 +66,6 @@ export async function startEmbeddedPlane(opts: {
   return {
     sessions: resources.sessions,
     networks: resources.networks,
-    nodes: pods,
     pods,
     registerMetrics: (registry) => {
       for (const { name } of metrics.registry.getMetricsAsArray()) {

@@ -188,14 +188,14 @@ t.test('the api-server layer rule is not vacuous', async (t) => {
 })
 
 // The secret path has one home on each side (docs/ARCHITECTURE.md, "The secret path: two
-// homes"): in the api-server only api-server/secrets/ hands a secret to a node, and in the
-// pod the secure fill is reached only through the node API's route.
+// homes"): in the api-server only api-server/secrets/ hands a secret to a pod, and in the
+// pod the secure fill is reached only through the pod API's route.
 t.test('the secret path has one home on each side', async (t) => {
   const sendsSecrets = [...graph.keys()]
-    .filter((f) => top(f) === 'api-server' && f !== 'api-server/sessions/node-client.ts' && !f.startsWith('api-server/secrets/'))
+    .filter((f) => top(f) === 'api-server' && f !== 'api-server/sessions/pod-client.ts' && !f.startsWith('api-server/secrets/'))
     .filter((f) => /\.secureType\(/.test(readFileSync(join(ROOT, f), 'utf8')))
-  t.same(sendsSecrets, [], 'api-server files outside secrets/ that call NodeClient.secureType')
+  t.same(sendsSecrets, [], 'api-server files outside secrets/ that call PodClient.secureType')
   const fillers = [...graph].filter(([f, deps]) => !f.startsWith('browser-pod/secrets/') && deps.includes('browser-pod/secrets/secure-fill.ts')).map(([f]) => f)
-  t.same(fillers, ['browser-pod/node-api.ts'], 'only the node API route reaches the secure fill')
+  t.same(fillers, ['browser-pod/pod-api.ts'], 'only the pod API route reaches the secure fill')
   t.ok(graph.has('api-server/secrets/fill.ts') && graph.has('browser-pod/secrets/fill-lock.ts'), 'both homes were read')
 })

@@ -1,16 +1,16 @@
 // CDP connect, the caller's door: GET /v1/sessions/:id/cdp upgraded with the caller's own
 // Bearer (what connectOverCDP and Puppeteer send). Every refusal before the upgrade is the
-// REST door's own JSON error, byte for byte; once the node's CDP socket is open, messages
-// are relayed as they are: the filter and the fill lock are at the node, which holds
+// REST door's own JSON error, byte for byte; once the pod's CDP socket is open, messages
+// are relayed as they are: the filter and the fill lock are at the pod, which holds
 // whichever replica relays. Design: docs/sessions.md#how-the-cdp-filter-judges
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { WebSocket } from 'ws'
 import { closeQuietly, sender } from '../../tunnel/ws-relay.ts'
 import { errors, upgradeErrors, upgradeRefusal, type ErrorReply } from '../../contracts/errors.ts'
-import { CDP_MAX_BROWSER_MESSAGE, CDP_MAX_CLIENT_MESSAGE, NODE_CDP_PATH } from '../../contracts/node-api.ts'
+import { CDP_MAX_BROWSER_MESSAGE, CDP_MAX_CLIENT_MESSAGE, POD_CDP_PATH } from '../../contracts/pod-api.ts'
 import { sessionCdp } from '../../contracts/operations/sessions.ts'
-import type { NodeDirectory } from '../../ports/ports.ts'
+import type { PodDirectory } from '../../ports/ports.ts'
 import type { Services } from '../services.ts'
 import type { AuthContext } from '../auth/context.ts'
 import { hasScopes } from '../auth/scopes.ts'
@@ -32,12 +32,12 @@ export class CdpRelay {
   readonly #relayServer = new RelayServer(CDP_MAX_CLIENT_MESSAGE)
   readonly #trust: TrustFunction
 
-  /** `nodes` is the session plane's node directory; a process without one answers the one 503 */
+  /** `pods` is the session plane's pod directory; a process without one answers the one 503 */
   private readonly deps: Services
-  private readonly nodes: NodeDirectory | undefined
-  constructor(deps: Services, nodes: NodeDirectory | undefined) {
+  private readonly pods: PodDirectory | undefined
+  constructor(deps: Services, pods: PodDirectory | undefined) {
     this.deps = deps
-    this.nodes = nodes
+    this.pods = pods
     this.#trust = trustFunction(deps.config.trustedProxies)
   }
 
@@ -63,12 +63,12 @@ export class CdpRelay {
     assertWellFormed({ sessionId: decoded }, 'path')
     const { sessionId } = parseInput(sessionCdp.input, { sessionId: decoded })
     const row = await cdpSession(this.deps, { auth, sessionId })
-    if (!this.nodes) throw sessionsUnavailable()
-    const access = await this.nodes.lookup(row.id)
+    if (!this.pods) throw sessionsUnavailable()
+    const access = await this.pods.lookup(row.id)
     if (!access) throw errors.sessionNotLive('not live')
     if (socket.destroyed) return
 
-    const upstream = new WebSocket(access.endpoint.replace(/^http/, 'ws').replace(/\/+$/, '') + NODE_CDP_PATH, {
+    const upstream = new WebSocket(access.endpoint.replace(/^http/, 'ws').replace(/\/+$/, '') + POD_CDP_PATH, {
       headers: { authorization: `Bearer ${access.token}` },
       maxPayload: CDP_MAX_BROWSER_MESSAGE,
       perMessageDeflate: false,
@@ -81,7 +81,7 @@ export class CdpRelay {
       upstream.terminate()
       if (!socket.destroyed) socket.end(upgradeRefusal(reply))
     }
-    // the node's own refusal (a fill ran in this session) is passed on; anything else is "unavailable"
+    // the pod's own refusal (a fill ran in this session) is passed on; anything else is "unavailable"
     upstream.once('unexpected-response', (_r, res) => {
       res.resume()
       fail(res.statusCode === upgradeErrors.cdpAfterFill().status ? upgradeErrors.cdpAfterFill() : upgradeErrors.cdpUnavailable())
@@ -135,13 +135,13 @@ export class CdpRelay {
     const untrack = trackCdpConnection(row.id, close)
     journalLater(db, row, { op: 'cdp_connect', outcome: 'ok', detail: {} }, (err) => log.error({ err }, 'journal write failed'))
 
-    const toNode = sender(upstream, client)
+    const toPod = sender(upstream, client)
     const toClient = sender(client, upstream)
     client.on('message', (data, isBinary) => {
       if (isBinary) return end(1003, 'CDP messages are text')
       messages++
       activity.touch(row.id)
-      toNode(data)
+      toPod(data)
     })
     upstream.on('message', (data) => toClient(data))
     client.on('close', () => end(1000, ''))

@@ -9,9 +9,9 @@ import type { FastifyRequest } from 'fastify'
 import { WebSocket } from 'ws'
 import { closeQuietly } from '../../tunnel/ws-relay.ts'
 import { errors, isApiError, upgradeErrors, upgradeRefusal, type ErrorReply } from '../../contracts/errors.ts'
-import { LiveInput, NODE_LIVE_PATH, type LiveEvent } from '../../contracts/operations/live-view.ts'
+import { LiveInput, POD_LIVE_PATH, type LiveEvent } from '../../contracts/operations/live-view.ts'
 import { sessionId as sessionIdField } from '../../contracts/operations/fields.ts'
-import type { NodeDirectory } from '../../ports/ports.ts'
+import type { PodDirectory } from '../../ports/ports.ts'
 import type { Services } from '../services.ts'
 import { consoleUserOfHeader, type ConsoleUser } from '../door-kit/console-session.ts'
 import { sameOriginRequest } from '../door-kit/console-guard.ts'
@@ -45,10 +45,10 @@ export class LiveViewRelay {
   readonly #sharePath: string
 
   private readonly deps: Services
-  private readonly nodes: NodeDirectory | undefined
-  constructor(deps: Services, nodes: NodeDirectory | undefined) {
+  private readonly pods: PodDirectory | undefined
+  constructor(deps: Services, pods: PodDirectory | undefined) {
     this.deps = deps
-    this.nodes = nodes
+    this.pods = pods
     const base = deps.config.consolePath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
     this.#path = new RegExp(`^${base}/sessions/([^/?#]+)/live(?:\\?.*)?$`)
     this.#sharePath = `${deps.config.consolePath}/share/live`
@@ -84,8 +84,8 @@ export class LiveViewRelay {
     if (!sessionIdField.safeParse(id).success) throw errors.notFound('session')
     const row = await getSession(this.deps.db, u.orgId, id)
     if (row.status !== 'live') throw notLive(row)
-    if (!this.nodes) throw sessionsUnavailable()
-    const access = await this.nodes.lookup(row.id)
+    if (!this.pods) throw sessionsUnavailable()
+    const access = await this.pods.lookup(row.id)
     if (!access) return refusePlain(socket, upgradeErrors.liveViewUnavailable())
     const first = await controlState(this.deps.db, u.orgId, row.id)
     if (socket.destroyed || !first) return
@@ -104,7 +104,7 @@ export class LiveViewRelay {
 
   /** the pod's live stream, or undefined when it cannot be opened */
   #upstream(access: { endpoint: string; token: string }, then: (ws: WebSocket | undefined) => void): void {
-    const upstream = new WebSocket(access.endpoint.replace(/^http/, 'ws').replace(/\/+$/, '') + NODE_LIVE_PATH, {
+    const upstream = new WebSocket(access.endpoint.replace(/^http/, 'ws').replace(/\/+$/, '') + POD_LIVE_PATH, {
       headers: { authorization: `Bearer ${access.token}` },
       perMessageDeflate: false,
       handshakeTimeout: 10_000,
@@ -164,7 +164,7 @@ export class LiveViewRelay {
     if (!share) return invalid()
     const row = await getSession(db, share.orgId, share.sessionId)
     const first = await controlState(db, share.orgId, row.id)
-    const access = row.status === 'live' && this.nodes ? await this.nodes.lookup(row.id) : undefined
+    const access = row.status === 'live' && this.pods ? await this.pods.lookup(row.id) : undefined
     if (!access || !first) return invalid()
     this.#upstream(access, (upstream) => {
       if (!upstream || client.readyState !== WebSocket.OPEN || this.#relayServer.closed) {

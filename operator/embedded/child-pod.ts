@@ -38,7 +38,7 @@ export interface ChildPodOptions {
 
 export class ChildPod {
   readonly name: string
-  /** resolves with the node API port once the pod printed {"event":"ready","port":N} */
+  /** resolves with the pod API port once the pod printed {"event":"ready","port":N} */
   readonly ready: Promise<number>
   port?: number
   private readonly child: ChildProcess

@@ -57,7 +57,7 @@ async function server(t: Tap, testDb: TestDb, networks: ResourceClient<Network>)
   let stopped = false
   const plane = async (p: PlanePorts): Promise<SessionPlane> => {
     ports = p
-    return { sessions, networks, nodes: { lookup: async () => undefined }, stop: async () => { stopped = true } }
+    return { sessions, networks, pods: { lookup: async () => undefined }, stop: async () => { stopped = true } }
   }
   const { app } = await build({ config, db: testDb.db, cookieKey: randomBytes(32), logStream, plane })
   t.teardown(() => app.close())

@@ -90,7 +90,7 @@ t.test('session created → pod claimed from the warm pool → Live with endpoin
     t.equal(c?.status, status, `${type} ${status}`)
     t.equal(c?.observedGeneration, 1)
   }
-  // the api-server's way in: endpoint from status, token from the NodeDirectory
+  // the api-server's way in: endpoint from status, token from the PodDirectory
   const access = (await pods.lookup('nsess_live'))!
   t.equal(access.endpoint, live.status!.endpoint)
   t.notOk(JSON.stringify(live).includes(access.token), 'the token is not in the resource')
