@@ -113,4 +113,4 @@ export async function waitFor(session: PodSession, input: PodInput<'wait_for'>):
 }
 
 /** This file's rows of the pod's action table (actions/index.ts). */
-export const pageActions = { act, hover, select_option: selectOption, wait_for: waitFor } satisfies Partial<ActionTable>
+export const elementActions = { act, hover, select_option: selectOption, wait_for: waitFor } satisfies Partial<ActionTable>

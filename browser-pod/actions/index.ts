@@ -7,10 +7,10 @@ import { changesAfter, perceive } from '../perception/perceive.ts'
 import type { DriveName, PodInput, PodOutput } from '../../contracts/pod-api.ts'
 import { pageChangingDrives } from '../../contracts/operations/drive.ts'
 import type { Action, ActionTable } from './types.ts'
-import { pageActions } from './act.ts'
+import { elementActions } from './act.ts'
 import { captureActions } from './capture.ts'
 import { navigationActions } from './navigation.ts'
-import { tabActions } from './pages.ts'
+import { tabActions } from './tabs.ts'
 import { mouseActions } from './mouse.ts'
 import { fileActions } from './files.ts'
 import { inspectActions } from './inspect.ts'
@@ -29,7 +29,7 @@ function withChanges<N extends DriveName>(action: Action<N>): Action<N> {
 const plain: ActionTable = {
   ...navigationActions,
   perceive,
-  ...pageActions,
+  ...elementActions,
   ...captureActions,
   ...tabActions,
   ...mouseActions,

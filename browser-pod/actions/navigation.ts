@@ -37,7 +37,7 @@ export async function goBack(session: PodSession): Promise<NavigateResult> {
   return runNavigation(page, session.gateway, page.url(), () => page.goBack({ waitUntil: 'load' }))
 }
 
-/** go_forward (its row is in pages.ts, with the other actions of contracts/operations/drive-pages.ts). */
+/** go_forward (its row is in tabs.ts, with the other actions of contracts/operations/drive-tabs.ts). */
 export async function goForward(session: PodSession): Promise<NavigateResult> {
   const page = session.page
   return runNavigation(page, session.gateway, page.url(), () => page.goForward({ waitUntil: 'load' }))

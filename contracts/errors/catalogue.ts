@@ -7,7 +7,7 @@ import type { AnyEntry, ApiEntry, OAuthEntry, PageEntry, RpcEntry, UpgradeEntry 
 import { AUTH_ERRORS, CONSOLE_ERRORS, NETWORK_ERRORS, PERSONA_ERRORS, REQUEST_ERRORS, SESSION_ERRORS } from './catalogue-service.ts'
 import { POD_ERRORS } from './catalogue-pod.ts'
 import { OAUTH_ERRORS } from './catalogue-oauth.ts'
-import { PAGE_ERRORS, RPC_ERRORS, UPGRADE_ERRORS as BASE_UPGRADE_ERRORS } from './catalogue-pages.ts'
+import { PAGE_ERRORS, RPC_ERRORS, UPGRADE_ERRORS as BASE_UPGRADE_ERRORS } from './catalogue-non-json.ts'
 import { TAB_ERRORS } from './catalogue-tabs.ts'
 import { MOUSE_ERRORS } from './catalogue-mouse.ts'
 import { FILE_ERRORS } from './catalogue-files.ts'

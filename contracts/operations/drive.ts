@@ -5,7 +5,7 @@ import { z } from 'zod'
 import { defineContract } from './types.ts'
 import { ActResult, BinaryMeta, ConsoleResult, DRIVE, FillResult, NavigateResult, OkResult, PdfResult, PerceiveResult, ScreenshotResult, SelectOptionResult, defineDrive } from './drive-kit.ts'
 import { ONE_TARGET, TARGET_HELP, changesArg, elementRef, navigableUrl, oneTarget, selector, sessionId, timeoutMs } from './fields.ts'
-import { pageContracts } from './drive-pages.ts'
+import { tabContracts } from './drive-tabs.ts'
 import { mouseContracts } from './drive-mouse.ts'
 import { fileContracts } from './drive-files.ts'
 import { inspectContracts } from './drive-inspect.ts'
@@ -157,7 +157,7 @@ export const consoleMessages = defineDrive({
 export const coreDriveContracts = [navigate, perceive, act, screenshot, goBack, reload, waitFor, selectOption, hover, pdf, consoleMessages] as const
 
 /** The domain files' lists, in the order their tools are listed. */
-const domainDriveContracts = [...pageContracts, ...mouseContracts, ...fileContracts, ...inspectContracts] as const
+const domainDriveContracts = [...tabContracts, ...mouseContracts, ...fileContracts, ...inspectContracts] as const
 
 /** Every forwarded driving action, in the order tools are listed: the core above, then one list per domain file. */
 export const driveContracts = [...coreDriveContracts, ...domainDriveContracts] as const

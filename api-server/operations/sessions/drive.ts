@@ -8,7 +8,7 @@ import { implement, type Implementation, type McpContent, type Operation } from 
 import type { AnyContract } from '../../../contracts/operations/types.ts'
 import { type coreDriveContracts, credentialFill, type driveContracts, sessionDriveContracts, takesChanges, type DriveName } from '../../../contracts/operations/drive.ts'
 import { driveDeps, journalUrl, nothing, type DriveSpec, type DriveSpecs, type PodInputOf } from './drive-spec.ts'
-import { pageDrives } from './drive-pages.ts'
+import { tabDrives } from './drive-tabs.ts'
 import { mouseDrives } from './drive-mouse.ts'
 import { fileDrives } from './drive-files.ts'
 import { inspectDrives } from './drive-inspect.ts'
@@ -57,7 +57,7 @@ const coreDrives: DriveSpecs<(typeof coreDriveContracts)[number]['name']> = {
   console_messages: { journal: nothing },
 }
 
-const drives: DriveSpecs<DriveName> = { ...coreDrives, ...pageDrives, ...mouseDrives, ...fileDrives, ...inspectDrives }
+const drives: DriveSpecs<DriveName> = { ...coreDrives, ...tabDrives, ...mouseDrives, ...fileDrives, ...inspectDrives }
 
 /**
  * A page-changing tool's answer as the model reads it: its fields as `name: value` lines,

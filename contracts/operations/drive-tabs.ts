@@ -1,6 +1,6 @@
 // Driving actions: tabs, popups, go_forward, dialogs and the viewport. Declared with defineDrive (drive.ts); the
 // list below is appended to driveContracts, so each needs its pod action
-// (browser-pod/actions/pages.ts) and its journal row (api-server/operations/sessions/drive-pages.ts).
+// (browser-pod/actions/tabs.ts) and its journal row (api-server/operations/sessions/drive-tabs.ts).
 import { z } from 'zod'
 import { NavigateResult, defineDrive } from './drive-kit.ts'
 import { navigableUrl, sessionId, viewport, changesArg } from './fields.ts'
@@ -127,4 +127,4 @@ export const resize = defineDrive({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 })
 
-export const pageContracts = [goForward, tabList, tabOpen, tabSelect, tabClose, dialogHandle, resize] as const
+export const tabContracts = [goForward, tabList, tabOpen, tabSelect, tabClose, dialogHandle, resize] as const

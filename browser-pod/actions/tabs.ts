@@ -1,8 +1,8 @@
-// The pod's actions for contracts/operations/drive-pages.ts: tabs (the session keeps
+// The pod's actions for contracts/operations/drive-tabs.ts: tabs (the session keeps
 // them, session.ts), dialogs (answered as they open, dialogs.ts), the viewport, and
 // go_forward (navigation.ts, with go_back).
 import type { Page } from 'playwright-core'
-import type { pageContracts } from '../../contracts/operations/drive-pages.ts'
+import type { tabContracts } from '../../contracts/operations/drive-tabs.ts'
 import type { PodInput, PodOutput } from '../../contracts/pod-api.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
@@ -87,7 +87,7 @@ export async function resize(session: PodSession, input: PodInput<'resize'>): Pr
   return { ok: true, url: page.url(), viewport }
 }
 
-export const tabActions: Pick<ActionTable, (typeof pageContracts)[number]['name']> = {
+export const tabActions: Pick<ActionTable, (typeof tabContracts)[number]['name']> = {
   go_forward: goForward,
   tab_list: tabList,
   tab_open: tabOpen,
