@@ -199,3 +199,38 @@ t.test('the secret path has one home on each side', async (t) => {
   t.same(fillers, ['browser-pod/pod-api.ts'], 'only the pod API route reaches the secure fill')
   t.ok(graph.has('api-server/secrets/fill.ts') && graph.has('browser-pod/secrets/fill-lock.ts'), 'both homes were read')
 })
+
+// One word, one meaning (docs/ARCHITECTURE.md, "Glossary"): the old names of renamed rooms,
+// files and identifiers stay gone, so a word does not drift back into a second meaning.
+// Each row: what is refused, and the word to use instead.
+const RETIRED_PATHS: [RegExp, string][] = [
+  [/^resources\//, 'ports/ (the ports and their typed errors) or watch/ (the Informer, backoff)'],
+  [/^api-server\/control\//, 'api-server/tunnel-broker/ ("control" is who drives a session)'],
+  [/^api-server\/doors\//, 'api-server/door-kit/ (or the one door that uses it)'],
+  [/(^|\/)node-(api|client|directory)(\.test)?\.ts$|^api-server\/sessions\/nodes\.ts$|catalogue-node\.ts$/, 'pod-… (the browser pod\'s API; "node" is a Kubernetes node)'],
+  [/drive-pages\.ts$|actions\/pages\.ts$/, 'drive-tabs.ts, actions/tabs.ts (a tab is a tab; "page" is a web page)'],
+  [/catalogue-pages\.ts$/, 'catalogue-non-json.ts'],
+]
+const RETIRED_NAMES: [string, string][] = [
+  ['NodeClient', 'PodClient'], ['NodeClients', 'PodClients'], ['NodeDirectory', 'PodDirectory'], ['KubeNodeDirectory', 'KubePodDirectory'],
+  ['NodeAccess', 'PodAccess'], ['nodeRoutes', 'podRoutes'], ['NodeRoute', 'PodRoute'], ['NodeRouteName', 'PodRouteName'], ['NodeInput', 'PodInput'], ['NodeOutput', 'PodOutput'],
+  ['configureNode', 'configurePod'], ['createNodeApi', 'createPodApi'], ['NODE_ERRORS', 'POD_ERRORS'], ['NODE_CDP_PATH', 'POD_CDP_PATH'], ['NODE_LIVE_PATH', 'POD_LIVE_PATH'],
+  ['pageContracts', 'tabContracts'], ['pageDrives', 'tabDrives'], ['pageActions', 'elementActions'],
+  ['CONTROL_PATH', 'TUNNEL_PATH'], ['controlUnavailable', 'tunnelUnavailable'], ['controlEndpoint', 'tunnelEndpoint'],
+  ['RelayDoor', 'RelayServer'],
+]
+const retiredNameIn = (text: string) => RETIRED_NAMES.filter(([old]) => new RegExp(`\\b${old}\\b`).test(text))
+
+t.test('one word, one meaning: retired names of rooms, files and identifiers stay gone', async (t) => {
+  const tracked = execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter(Boolean)
+  const paths = tracked.flatMap((f) => RETIRED_PATHS.filter(([re]) => re.test(f)).map(([, use]) => `${f}: use ${use}`))
+  t.same(paths, [], 'files under a retired name')
+  const code = tracked.filter((f) => /\.(ts|mts|mjs)$/.test(f) && f !== 'test/architecture.test.ts')
+  const names = code.flatMap((f) => retiredNameIn(readFileSync(join(ROOT, f), 'utf8')).map(([old, use]) => `${f}: ${old} → ${use}`))
+  t.same(names, [], 'retired identifiers')
+  t.ok(code.length > 300, `the sources were read (${code.length} files)`)
+  t.ok(RETIRED_PATHS.some(([re]) => re.test('api-server/control/broker.ts')) && RETIRED_PATHS.some(([re]) => re.test('browser-pod/node-api.ts')), 'a retired path is caught')
+  t.notOk(RETIRED_PATHS.some(([re]) => re.test('test/node/real-node.test.ts') || re.test('test/cluster/node-pods.ts')), 'a Kubernetes node\'s files are not')
+  t.same(retiredNameIn('const c = new NodeClient(url)').map(([old]) => old), ['NodeClient'], 'a retired identifier is caught')
+  t.same(retiredNameIn('const c = new PodClient(url); NodeClientsX'), [], 'and only as a whole word')
+})
