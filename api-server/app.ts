@@ -14,7 +14,7 @@ import { resolveApiKey } from './auth/keys.ts'
 import { operations as defaultOperations } from './operations/registry.ts'
 import type { AnyOperation } from './operations/types.ts'
 import { registerErrorHandling } from './http/errors.ts'
-import { registerRequestTracing } from './doors/tracing.ts'
+import { registerRequestTracing } from './door-kit/tracing.ts'
 import { errors } from '../contracts/errors.ts'
 import { registerHealth } from './http/health.ts'
 import { registerDrainNotice } from './http/drain.ts'
@@ -31,12 +31,12 @@ import { ClusterNetworkResources, NO_NETWORK_RESOURCES } from './networks/resour
 import { EgressRelay } from './networks/egress-relay.ts'
 import { CdpRelay } from './cdp/relay.ts'
 import { LiveViewRelay } from './console/live-socket.ts'
-import { TunnelBroker } from './control/broker.ts'
+import { TunnelBroker } from './tunnel-broker/broker.ts'
 import { ReplicaRegistry } from './replicas/registry.ts'
 import { ReplicaDialServer } from './replicas/channel.ts'
 import { TunnelFanout } from './replicas/fanout.ts'
 import { declaredHostsOf } from './networks/store.ts'
-import { clientAddress, trustFunction } from './doors/client-address.ts'
+import { clientAddress, trustFunction } from './door-kit/client-address.ts'
 import { joinGate, Limits, limitSettings, PgLimitStore } from './limits/index.ts'
 import { Admission } from './sessions/admission.ts'
 import { registerSessionMetrics } from './sessions/metrics.ts'
@@ -93,7 +93,7 @@ export async function build<P extends SessionPlane>(opts: BuildOptions<P> & { pl
 export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOptions<P>): Promise<Built<P | undefined>>
 export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOptions<P>): Promise<Built<P | undefined>> {
   const logger = pino({ level: opts.config.logLevel, redact: { paths: REDACT, censor: '[redacted]' } }, opts.logStream ?? process.stdout)
-  // the one trust rule for client addresses, HTTP requests and WebSocket upgrades alike (doors/client-address.ts)
+  // the one trust rule for client addresses, HTTP requests and WebSocket upgrades alike (door-kit/client-address.ts)
   const trust = trustFunction(opts.config.trustedProxies)
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
@@ -162,7 +162,7 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
     const webhooks = new Webhooks({ db, sealer, log, now, settings: { denyCidrs: config.denyCidrs, ...config.webhooks } })
     const live = plane ? new LiveSessions({ db, plane, activity, log, reaperIntervalMs, events: webhooks }) : undefined
     const sessions = live ?? NO_SESSIONS
-    const recordings = new Recordings({ db, log, now, node: (id) => sessions.nodes.get(id), settings: recordingSettings(config) })
+    const recordings = new Recordings({ db, log, now, pod: (id) => sessions.pods.get(id), settings: recordingSettings(config) })
     const services: Services = {
       config, db, log, bearer, cookieKey: opts.cookieKey, now, sealer,
       sessions,
@@ -206,15 +206,15 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
     registerConsole(app, services)
     registerOAuth(app, services)
 
-    // the daemons' control channel, and (with sessions) the pods' egress relay
+    // the tunnel broker daemons join, and (with sessions) the pods' egress relay
     const forwarding = config.replica.secret ? { secret: config.replica.secret, ownerOf: (networkId: string) => replica.ownerOf(networkId) } : undefined
     const relay = plane ? new EgressRelay({ plane, broker, forwarding }) : undefined
     // dials other replicas forward to this one (refused without the replica secret)
     const replicaDials = new ReplicaDialServer({ secret: config.replica.secret, broker })
     // CDP connect: GET /v1/sessions/:sessionId/cdp with Upgrade (cdp/relay.ts)
-    const cdp = new CdpRelay(services, plane?.nodes)
+    const cdp = new CdpRelay(services, plane?.pods)
     // the console's live view: a person watching (and taking control of) a session
-    const liveView = new LiveViewRelay(services, plane?.nodes)
+    const liveView = new LiveViewRelay(services, plane?.pods)
     app.server.on('upgrade', (req, socket, head) => {
       if (broker.handleUpgrade(req, socket, head)) return
       if (relay?.handleUpgrade(req, socket, head)) return

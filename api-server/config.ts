@@ -104,7 +104,7 @@ const schema = z.object({
       return list
     })
     .optional(),
-  // abuse limits of the console, OAuth and daemon control surfaces (limits/, docs/abuse-limits.md)
+  // abuse limits of the console, OAuth and daemon join surfaces (limits/, docs/abuse-limits.md)
   NIGHTJAR_LOGIN_LOCKOUT_THRESHOLD: z.coerce.number().int().min(1).max(1000).default(LIMIT_DEFAULTS.loginLockoutThreshold),
   NIGHTJAR_LOGIN_LOCKOUT_BASE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(LIMIT_DEFAULTS.loginLockoutBaseSecs),
   NIGHTJAR_LOGIN_LOCKOUT_MAX_SECONDS: z.coerce.number().int().min(1).max(86_400).default(LIMIT_DEFAULTS.loginLockoutMaxSecs),

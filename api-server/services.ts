@@ -30,7 +30,7 @@ export interface Services {
   now: () => number
   /** seals and opens persona secrets; fails closed (500) when no KMS provider is configured */
   sealer: Sealer
-  /** browser sessions: resources, node clients, the shared watch (NO_SESSIONS: every use answers 503) */
+  /** browser sessions: resources, pod clients, the shared watch (NO_SESSIONS: every use answers 503) */
   sessions: SessionRuntime
   /** networks, join tokens and daemons */
   localReach: LocalReach

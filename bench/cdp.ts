@@ -1,6 +1,6 @@
 // CDP connect benchmark, beside a raw playwright-core baseline measured in the same run:
 // the whole life of a session driven over CDP — session_start (warm pool) → session_cdp →
-// connectOverCDP through the api-server's relay and the node's filter → goto a local page
+// connectOverCDP through the api-server's relay and the pod's filter → goto a local page
 // → close + session_end — against what a client pays for its own browser: chromium.launch
 // → newPage → goto → close. Runs alternate one by one, so a load change on this shared
 // machine hits both sides alike; the pool is given time to refill between runs (not timed),
@@ -95,7 +95,7 @@ export async function benchCdp(): Promise<Array<Record<string, string | number>>
     return [
       row('nightjar over CDP: session_start → session_cdp → connectOverCDP → goto → close + session_end', total, 'p50 < 300 ms'),
       row('  of which session_start (warm pool) + session_cdp', start, 'report'),
-      row('  of which connectOverCDP (api-server relay → node filter → Chromium)', connect, 'report'),
+      row('  of which connectOverCDP (api-server relay → pod filter → Chromium)', connect, 'report'),
       row('  of which goto (local data: page)', drive, 'report'),
       row('  of which close + session_end', release, 'report'),
       row('raw playwright-core chromium.launch → newPage → goto → close', raw, 'baseline'),

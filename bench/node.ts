@@ -125,19 +125,19 @@ async function memoryPerSession(kubectl: ReturnType<typeof kubectlOn>, ns: strin
   const name = 'memory'
   const token = createBrowserPod(kubectl, ns, name)
   const { ip } = await waitFor(() => { const v = podView(kubectl, ns, name); return v.ready ? v : undefined }, { timeoutMs: 180_000, intervalMs: 100, what: 'memory pod Ready' })
-  const node = async (path: string, body: unknown) => {
+  const podApi = async (path: string, body: unknown) => {
     const r = await fetch(`http://${ip}:8090${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
     if (!r.ok) throw new Error(`${path}: ${r.status} ${await r.text()}`)
     return r.json()
   }
-  await node('/v1/configure', { sessionId: 'bench-memory', egress: { mode: 'platform', declaredHosts: [] } })
-  await node('/v1/navigate', { url: 'about:blank' })
+  await podApi('/v1/configure', { sessionId: 'bench-memory', egress: { mode: 'platform', declaredHosts: [] } })
+  await podApi('/v1/navigate', { url: 'about:blank' })
   const settle = () => new Promise((r) => setTimeout(r, 3000)) // a measurement window, not synchronisation
   await settle()
   const blank = cgroupOf(kubectl, ns, name)
   await new Promise((r) => setTimeout(r, 10_000))
   const idleCpu = (cgroupOf(kubectl, ns, name).cpuNs - blank.cpuNs) / 10e9 // cores over the 10 s
-  await node('/v1/navigate', { url: heavyUrl })
+  await podApi('/v1/navigate', { url: heavyUrl })
   await settle()
   const heavy = cgroupOf(kubectl, ns, name)
   kubectl(['-n', ns, 'delete', 'pod', name, '--wait=false'])

@@ -5,7 +5,7 @@
 //
 // The cluster is the one the cluster tests use (scripts/cluster-process.mjs: etcd,
 // kube-apiserver 1.20, kube-controller-manager, one test node) with fakeBrowsers: browser
-// pods get no Chromium; the test node answers their node API (/healthz, /v1/configure)
+// pods get no Chromium; the test node answers their pod API (/healthz, /v1/configure)
 // in-process. The operator is the real `nightjar operator` as a child process with the
 // admin kubeconfig. Sessions are created the way the api-server creates them
 // (kubeResources().sessions.create: the id → object name mapping and the id annotation),

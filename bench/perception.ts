@@ -136,7 +136,7 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
     const created = await api('POST', '/v1/networks', { name: 'bench' })
     await api('PATCH', `/v1/networks/${created.network.id}`, { declaredHosts: [`localhost:${port}`] })
     // the daemon ends when the bench aborts it (ac.abort at the end); that rejection is its normal exit
-    void runDaemon({ network: 'bench', token: created.token.secret, controlUrl: b.url.replace(/^http/, 'ws'), host: 'bench', log: () => {} }, { signal: ac.signal }).catch(() => {})
+    void runDaemon({ network: 'bench', token: created.token.secret, tunnelUrl: b.url.replace(/^http/, 'ws'), host: 'bench', log: () => {} }, { signal: ac.signal }).catch(() => {})
     for (let i = 0; !(await api('GET', `/v1/networks/${created.network.id}/daemons`)).some((d: any) => d.reachable); i++) {
       if (i > 300) throw new Error('the daemon did not attach')
       await new Promise((r) => setTimeout(r, 100))

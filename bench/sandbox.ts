@@ -8,7 +8,7 @@
 //   real node (`npm run cluster -- up`): browser pods as the operator makes them with the
 //   sandbox off (RuntimeDefault), on (the chart's seccomp profile) and on under gVisor (the
 //   runsc RuntimeClass), alternating: Pod created → Ready, configured → navigate + perceive
-//   over the node API, and the pod cgroup's working set with a live page.
+//   over the pod API, and the pod cgroup's working set with a live page.
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { dirname, join } from 'node:path'
@@ -155,20 +155,20 @@ async function nodeRound(kubectl: ReturnType<typeof kubectlOn>, ns: string, name
       return p.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True') ? p : undefined
     }, { timeoutMs: 180_000, intervalMs: 100, what: `${name} Ready` })
     f.ready!.push(performance.now() - t0)
-    const node = async (path: string, body: unknown) => {
+    const podApi = async (path: string, body: unknown) => {
       const r = await fetch(`http://${pod.status.podIP}:8090${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
       const json = (await r.json()) as any
       if (!r.ok) throw new Error(`${path}: ${r.status} ${JSON.stringify(json).slice(0, 200)}`)
       return json
     }
-    const configured = await node('/v1/configure', { sessionId: `nsess_bench${name}`, egress: { mode: 'platform', declaredHosts: [] } })
+    const configured = await podApi('/v1/configure', { sessionId: `nsess_bench${name}`, egress: { mode: 'platform', declaredHosts: [] } })
     f.start.push(performance.now() - t0)
     const want = mode.opts.runtimeClassName ? 'chromium+gvisor' : mode.opts.sandbox
     if (configured.sandbox !== want) throw new Error(`the pod reports ${configured.sandbox}, not ${want}`)
     for (let d = 0; d < DRIVES_PER_SESSION; d++) {
       const t1 = performance.now()
-      await node('/v1/navigate', { url: PAGE })
-      await node('/v1/perceive', {})
+      await podApi('/v1/navigate', { url: PAGE })
+      await podApi('/v1/perceive', {})
       f.drive.push(performance.now() - t1)
     }
     f.memory.push(podWorkingSet(pod.metadata.uid))

@@ -32,7 +32,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import type { Duplex } from 'node:stream'
 import { fileURLToPath } from 'node:url'
-import { TunnelBroker } from '../api-server/control/broker.ts'
+import { TunnelBroker } from '../api-server/tunnel-broker/broker.ts'
 import { EgressRelay } from '../api-server/networks/egress-relay.ts'
 import { ReplicaDialServer } from '../api-server/replicas/channel.ts'
 import { TunnelError } from '../tunnel/errors.ts'
@@ -157,7 +157,7 @@ async function daemonMain(): Promise<void> {
   process.on('disconnect', () => ac.abort())
   reportCpu()
   await runDaemon(
-    { network: NETWORK, token: process.env.BENCH_TOKEN!, controlUrl: process.env.BENCH_URL!, host: 'bench', log: () => {} },
+    { network: NETWORK, token: process.env.BENCH_TOKEN!, tunnelUrl: process.env.BENCH_URL!, host: 'bench', log: () => {} },
     { signal: ac.signal },
   )
 }
@@ -220,12 +220,12 @@ export async function startReplica(handlers: UpgradeHandler[]): Promise<BenchRep
 
 /**
  * The two plane lookups the egress relay makes, answered for the bench's one session:
- * its pod's node token, and its network and launch-time declared hosts.
+ * its pod's token, and its network and launch-time declared hosts.
  */
-export function benchPlane(nodeToken: string): SessionPlane {
+export function benchPlane(podToken: string): SessionPlane {
   const session = { metadata: { name: SESSION_ID }, spec: { networkRef: { name: NETWORK_ID }, declaredHosts: DECLARED } }
   return {
-    nodes: { lookup: async (id: string) => (id === SESSION_ID ? { token: nodeToken } : undefined) },
+    pods: { lookup: async (id: string) => (id === SESSION_ID ? { token: podToken } : undefined) },
     sessions: { get: async (id: string) => (id === SESSION_ID ? session : undefined) },
   } as unknown as SessionPlane
 }
@@ -326,13 +326,13 @@ export async function benchTunnel(): Promise<Row[]> {
   // loaded here, not at the top: the child processes run this file too and need none of it
   const { percentile, progress } = await import('./harness.ts')
   const token = newToken('njt_')
-  const nodeToken = randomBytes(24).toString('hex') // a pod's node token (operator-minted)
+  const podToken = randomBytes(24).toString('hex') // a pod's token (operator-minted)
   let onReg: (() => void) | null = null
   const broker = new TunnelBroker({
     authenticate: async (n, t) => (n === NETWORK && t === token ? { networkId: NETWORK_ID, orgId: 'norg_bench' } : null),
     onRegister: () => onReg?.(),
   })
-  const egress = new EgressRelay({ plane: benchPlane(nodeToken), broker })
+  const egress = new EgressRelay({ plane: benchPlane(podToken), broker })
   // the owner replica: the daemon joins here, and the pod's egress lands here (upgrades go
   // to the first handler that takes them, as in api-server/app.ts)
   const ownerHandlers: UpgradeHandler[] = [(q, s, h) => broker.handleUpgrade(q, s, h), (q, s, h) => egress.handleUpgrade(q, s, h)]
@@ -344,7 +344,7 @@ export async function benchTunnel(): Promise<Row[]> {
 
   // Egress routes, in the order their rows appear. A replica that does not hold the daemon
   // plugs in here: push the owner's handler for forwarded dials onto `ownerHandlers`; start
-  // the other replica with startReplica (its own EgressRelay over benchPlane(nodeToken), a
+  // the other replica with startReplica (its own EgressRelay over benchPlane(podToken), a
   // broker that holds no daemon, forwarding that names `owner.url`); push it to `replicas`
   // and its close to `closers`; add { name: 'egress-forwarded', label: 'egress via a
   // non-owner replica', hops: '/ws/egress → replica → owner → broker → daemon', relayUrl:
@@ -360,7 +360,7 @@ export async function benchTunnel(): Promise<Row[]> {
   const forwardedDials = new ReplicaDialServer({ secret: replicaSecret, broker })
   ownerHandlers.push((q, s, h) => forwardedDials.handleUpgrade(q, s, h))
   const forwarder = new EgressRelay({
-    plane: benchPlane(nodeToken),
+    plane: benchPlane(podToken),
     broker: { dial: async () => { throw new TunnelError('no_daemon') } },
     forwarding: { secret: replicaSecret, ownerOf: async () => ({ id: 'nrep_owner', address: owner.url }) },
   })
@@ -390,7 +390,7 @@ export async function benchTunnel(): Promise<Row[]> {
     const ports = await answer<ChildPorts>(servers, 'servers')
     const relayChild = start('relay', { BENCH_RELAY_TO: String(ports.source) })
     const relayPort = (await answer<{ relay: number }>(relayChild, 'relay')).relay
-    const pod = start('pod', { BENCH_EGRESS_ROUTES: JSON.stringify(egressRoutes), BENCH_NODE_TOKEN: nodeToken })
+    const pod = start('pod', { BENCH_EGRESS_ROUTES: JSON.stringify(egressRoutes), BENCH_NODE_TOKEN: podToken })
     const gateways = (await answer<{ gateways: Record<string, number> }>(pod, 'pod')).gateways
     const firstReg = registered()
     const daemon = start('daemon')
@@ -569,7 +569,7 @@ export async function benchTunnel(): Promise<Row[]> {
       const reg = new Promise<void>((r) => (welcomed = r))
       const log = (line: string) => line.startsWith('registered as ') && welcomed()
       const start = performance.now()
-      const done = runDaemon({ network: NETWORK, token, controlUrl: wsUrl(owner, ''), host: 'bench-reg', log }, { signal: ac.signal })
+      const done = runDaemon({ network: NETWORK, token, tunnelUrl: wsUrl(owner, ''), host: 'bench-reg', log }, { signal: ac.signal })
       await reg
       regs.push(performance.now() - start)
       ac.abort()

@@ -1,4 +1,4 @@
-// CDP connect at the node: /v1/cdp relays CDP between one client (the api-server's relay)
+// CDP connect at the pod: /v1/cdp relays CDP between one client (the api-server's relay)
 // and this pod's Chromium through a filter, so CDP drives this session's browser but never
 // gets around the egress gateway, the deny floor, the pod's files or the sealed fill. The
 // filter forwards each message as it judged it (re-serialised), never the client's bytes.
@@ -8,7 +8,7 @@ import type { Duplex } from 'node:stream'
 import { WebSocket, WebSocketServer, type RawData } from 'ws'
 import { closeQuietly, sender } from '../tunnel/ws-relay.ts'
 import { upgradeErrors, upgradeRefusal, type ErrorReply } from '../contracts/errors.ts'
-import { CDP_MAX_BROWSER_MESSAGE, CDP_MAX_CLIENT_MESSAGE } from '../contracts/node-api.ts'
+import { CDP_MAX_BROWSER_MESSAGE, CDP_MAX_CLIENT_MESSAGE } from '../contracts/pod-api.ts'
 import type { PodSession } from './session.ts'
 import { beginCdpClient, cdpClients } from './secrets/fill-lock.ts'
 
@@ -391,7 +391,7 @@ export class CdpProxy {
     return cdpClients(this.#opts.session)
   }
 
-  /** An authorized /v1/cdp upgrade (node-api.ts checked the node token). */
+  /** An authorized /v1/cdp upgrade (pod-api.ts checked the pod token). */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', () => socket.destroy())
     const { session, endpoint } = this.#opts

@@ -65,7 +65,7 @@ export const CLOAK_DROPPED_DEFAULT_ARGS = ['--enable-automation', '--disable-pop
 
 /**
  * CDP connect (cdp-proxy.ts): Chromium's DevTools server on a kernel-picked loopback port,
- * beside Playwright's own pipe; only the node's CDP proxy is told where it is. In Kubernetes
+ * beside Playwright's own pipe; only the pod's CDP proxy is told where it is. In Kubernetes
  * that loopback is the pod's own; in the embedded runtime it is the host's and the server has
  * no authentication, so run it only where local users are trusted (docs/sessions.md#the-toolbox).
  * (The way out is a CDP multiplexer over Playwright's pipe, which Playwright does not allow.)
@@ -89,7 +89,7 @@ export function devtoolsEndpoint(browser: Browser): string | undefined {
     if (typeof ws !== 'string') return undefined
     return /^ws:\/\/(127\.0\.0\.1|\[::1\]):\d{1,5}\/devtools\/browser\/[0-9a-f-]{1,64}$/.test(ws) ? ws : undefined
   } catch {
-    return undefined // no such internal: CDP connect is unavailable (the node answers 503)
+    return undefined // no such internal: CDP connect is unavailable (the pod answers 503)
   }
 }
 
@@ -118,7 +118,7 @@ export async function launchChromium(opts: LaunchOptions): Promise<Browser> {
   })
 }
 
-/** Chromium inherits no NIGHTJAR_* variable: the node token must never reach the browser. */
+/** Chromium inherits no NIGHTJAR_* variable: the pod token must never reach the browser. */
 export function browserEnv(): Record<string, string> {
   const env: Record<string, string> = {}
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('NIGHTJAR_')) env[k] = v

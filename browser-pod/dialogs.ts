@@ -4,9 +4,9 @@
 // call can hang on a dialog. Each is reported (kept here and in the console log), masked
 // by the echo guard like any page text.
 import type { Dialog, Page } from 'playwright-core'
-import type { NodeOutput } from '../contracts/node-api.ts'
+import type { PodOutput } from '../contracts/pod-api.ts'
 
-export type DialogEntry = NodeOutput<'dialog_handle'>['dialogs'][number]
+export type DialogEntry = PodOutput<'dialog_handle'>['dialogs'][number]
 type DialogType = DialogEntry['type']
 export type DialogAction = 'accept' | 'dismiss'
 

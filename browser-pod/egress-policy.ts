@@ -121,7 +121,7 @@ export async function decide(policy: CompiledPolicy | null, host: string, port: 
     return { action: 'refuse', reason: 'local_address' }
   }
 
-  // Direct from the node: resolve once (literal, then hostAliases, then DNS), judge the
+  // Direct from the pod: resolve once (literal, then hostAliases, then DNS), judge the
   // resolved address, and the gateway connects to exactly that address.
   const alias = policy.alias(host)
   const r: Resolved = literal

@@ -1,4 +1,4 @@
-// Node-side errors: the catalogue's (contracts/errors/catalogue-node.ts), and the one
+// Pod-side errors: the catalogue's (contracts/errors/catalogue-pod.ts), and the one
 // place a Playwright failure of an ordinary action becomes one of them.
 import { ApiError, errors } from '../contracts/errors.ts'
 

@@ -1,5 +1,5 @@
 // The browser pod's entry point: `node --import tsx browser-pod/main.ts`.
-// Prints exactly one stdout line, {"event":"ready","port":N}, once the node API listens.
+// Prints exactly one stdout line, {"event":"ready","port":N}, once the pod API listens.
 // Exits (closing Chromium) on SIGTERM/SIGINT, when Chromium dies, and when stdin
 // closes — the embedded runtime holds a pipe on stdin, so a dead parent never leaves
 // an orphan Chromium. Under Kubernetes stdin is /dev/null and is not watched.
@@ -10,7 +10,7 @@ import { parseCidr } from './egress-policy.ts'
 import { writeTerminationMessage } from './memory.ts'
 import type { Pod } from './pod.ts'
 import { startTracing } from '../telemetry/tracing.ts'
-import { keepOutOfReach, reexecWithoutToken, sandboxSetting, SandboxUnavailableError, takeNodeToken, type SandboxSetting } from './sandbox.ts'
+import { keepOutOfReach, reexecWithoutToken, sandboxSetting, SandboxUnavailableError, takePodToken, type SandboxSetting } from './sandbox.ts'
 
 const log = (line: string) => process.stderr.write(`browser-pod: ${line}\n`)
 
@@ -32,7 +32,7 @@ function failSandbox(message: string): never {
 
 function config() {
   // The token stays in this process only: not in the environment Chromium inherits.
-  const token = takeNodeToken()
+  const token = takePodToken()
   if (!token) fail('NIGHTJAR_NODE_TOKEN is required')
 
   let hostAliases: Record<string, string> = {}
@@ -89,17 +89,17 @@ function stdinIsPipe(): boolean {
 
 async function main(): Promise<void> {
   // First: from here on no process of this uid — Chromium's included — can read this
-  // one's memory or environment (the node token, a fill's plaintext). With the sandbox on
+  // one's memory or environment (the pod token, a fill's plaintext). With the sandbox on
   // that is part of the promise, so a pod that cannot do it does not start. The re-exec
   // (which resets the dumpable flag, so it comes first) leaves no token in /proc/1/environ.
   const reexecuted = await reexecWithoutToken()
   const outOfReach = await keepOutOfReach()
   const cfg = config()
   if (process.platform === 'linux' && cfg.sandbox === 'chromium') {
-    if (!reexecuted) failSandbox('could not take the node token out of the process environment (execve through koffi\'s pipe)')
+    if (!reexecuted) failSandbox('could not take the pod token out of the process environment (execve through koffi\'s pipe)')
     if (!outOfReach) failSandbox('could not make the pod process non-dumpable (prctl through koffi)')
   }
-  // spans of traced node API calls, exported when an OTLP endpoint is configured (docs/observability.md)
+  // spans of traced pod API calls, exported when an OTLP endpoint is configured (docs/observability.md)
   const tracing = await startTracing('nightjar-browser-pod').catch((e: Error) => fail(e.message))
   let starting: Promise<Pod | undefined> = Promise.resolve(undefined)
   let exiting = false

@@ -4,7 +4,7 @@
 // never Authorization or a cookie) — so nothing else can be kept or returned.
 import type { Page, Request } from 'playwright-core'
 import { NETWORK_LOG_LIMIT } from '../contracts/operations/drive-inspect.ts'
-import type { NodeInput, NodeOutput } from '../contracts/node-api.ts'
+import type { PodInput, PodOutput } from '../contracts/pod-api.ts'
 
 /** What the log needs of the pod's session (PodSession; not imported, so session.ts and this file stay acyclic). */
 export interface PageSource {
@@ -12,7 +12,7 @@ export interface PageSource {
   onPage(hook: (page: Page) => void): void
 }
 
-type Entry = NodeOutput<'network_requests'>['requests'][number]
+type Entry = PodOutput<'network_requests'>['requests'][number]
 
 /** A request URL as the log keeps it: scheme, host and path — no userinfo, query or fragment; data: and other schemes by their scheme alone. */
 export function loggedUrl(raw: string): string {
@@ -68,7 +68,7 @@ export class NetworkLog {
   }
 
   /** The newest `limit` entries that pass the filter, oldest first (copies: the log keeps changing). */
-  list(filter: NodeInput<'network_requests'> = {}): NodeOutput<'network_requests'> {
+  list(filter: PodInput<'network_requests'> = {}): PodOutput<'network_requests'> {
     const method = filter.method?.toUpperCase()
     const type = filter.resourceType?.toLowerCase()
     const matching = this.#entries.filter((e) =>

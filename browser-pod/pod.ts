@@ -1,4 +1,4 @@
-// Assembles one pod: egress gateway, Chromium behind it, the session, the node API.
+// Assembles one pod: egress gateway, Chromium behind it, the session, the pod API.
 // main.ts runs it as a process; tests may run it in-process.
 import type { AddressInfo } from 'node:net'
 import type { Browser } from 'playwright-core'
@@ -7,7 +7,7 @@ import { devtoolsEndpoint, launchChromium } from './chromium.ts'
 import { CdpProxy } from './cdp-proxy.ts'
 import { launchCloak } from './cloak.ts'
 import { EgressGateway, type TunnelDialer } from './egress-gateway.ts'
-import { createNodeApi, rehearseRequests, warmParsers } from './node-api.ts'
+import { createPodApi, rehearseRequests, warmParsers } from './pod-api.ts'
 import { CompiledPolicy } from './egress-policy.ts'
 import { oomKills } from './memory.ts'
 import { isSandboxRefusal, SANDBOX_HELP, sandboxKind, SandboxUnavailableError, type SandboxSetting } from './sandbox.ts'
@@ -83,7 +83,7 @@ export async function startPod(opts: PodOptions): Promise<Pod> {
   if (opts.browserKind !== 'cloak') session.prewarm()
   // CDP connect relays to Chromium's DevTools endpoint (a cloak browser has none: CDP is unavailable there)
   const cdp = new CdpProxy({ session, endpoint: opts.browserKind === 'cloak' ? undefined : devtoolsEndpoint(browser), log: opts.log })
-  const server = createNodeApi({ token: opts.token, session, log: opts.log, cdp })
+  const server = createPodApi({ token: opts.token, session, log: opts.log, cdp })
   const host = opts.host ?? '127.0.0.1'
   try {
     await new Promise<void>((resolve, reject) => {

@@ -60,7 +60,7 @@ const TOKEN_VAR = 'NIGHTJAR_NODE_TOKEN'
 const TOKEN_FD_VAR = 'NIGHTJAR_NODE_TOKEN_FD'
 
 /**
- * Takes the node token out of the process's initial environment: gVisor's kernel lets any
+ * Takes the pod token out of the process's initial environment: gVisor's kernel lets any
  * process of the uid read /proc/<pid>/environ whatever the dumpable flag, and Node cannot
  * rewrite that block. The process hands the token to itself across execve on a pipe and
  * runs again with an environment without it. Returns false only when it cannot (then the
@@ -90,8 +90,8 @@ export async function reexecWithoutToken(): Promise<boolean> {
   return false
 }
 
-/** the node token: from the pipe a re-exec handed over, else the environment; removed from both */
-export function takeNodeToken(): string | undefined {
+/** the pod token: from the pipe a re-exec handed over, else the environment; removed from both */
+export function takePodToken(): string | undefined {
   const fd = process.env[TOKEN_FD_VAR]
   delete process.env[TOKEN_FD_VAR]
   if (fd !== undefined && /^\d+$/.test(fd)) {

@@ -88,7 +88,7 @@ export class LiveView {
 
   /**
    * Stops the stream while a credential fill runs: no frame is sent and no input reaches
-   * the page until the returned function is called (node-api.ts, around secure_type).
+   * the page until the returned function is called (pod-api.ts, around secure_type).
    */
   pause(): () => void {
     this.#pauses++
@@ -107,7 +107,7 @@ export class LiveView {
     }
   }
 
-  /** The agent's driving call runs at the pod (node-api.ts): viewers see "agent acting". */
+  /** The agent's driving call runs at the pod (pod-api.ts): viewers see "agent acting". */
   acting(): () => void {
     // no viewer, no work: a driving call must never pay for (or fail on) the live view
     if (this.#acting++ === 0 && this.#viewers.size) this.#broadcast(this.#pageEvent())

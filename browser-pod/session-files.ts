@@ -11,7 +11,7 @@ import type { Download, Page } from 'playwright-core'
 import { errors } from '../contracts/errors.ts'
 import { newId } from '../contracts/ids.ts'
 import { FILE_MAX_BYTES, FILE_MAX_COUNT } from '../contracts/operations/drive-files.ts'
-import type { NodeOutput } from '../contracts/node-api.ts'
+import type { PodOutput } from '../contracts/pod-api.ts'
 
 /** What the keeper needs of the pod's session (PodSession; not imported, so session.ts and this file stay acyclic). */
 export interface PageSource {
@@ -19,7 +19,7 @@ export interface PageSource {
   onPage(hook: (page: Page) => void): void
 }
 
-export type FileInfo = NodeOutput<'file_put'>
+export type FileInfo = PodOutput<'file_put'>
 type State = FileInfo['state']
 
 /** Records kept in all (refused and failed downloads are dropped oldest first past it). */

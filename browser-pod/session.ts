@@ -6,7 +6,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import type { SandboxKind } from '../crds/types.ts'
 import { errors } from '../contracts/errors.ts'
-import type { ConfigureInput, ConsoleMessage, EgressProxyInput, SessionStorageEntry } from '../contracts/node-api.ts'
+import type { ConfigureInput, ConsoleMessage, EgressProxyInput, SessionStorageEntry } from '../contracts/pod-api.ts'
 import { parseProxyUrl } from '../contracts/proxy.ts'
 import type { EgressGateway, TunnelDialer } from './egress-gateway.ts'
 import { EchoGuard } from './secrets/echo-guard.ts'
@@ -42,7 +42,7 @@ export class PodSession {
   context?: BrowserContext
   private configuring = false
   readonly consoleMessages: ConsoleMessage[] = []
-  /** Fingerprints of the secrets filled in this session; the node API masks them in
+  /** Fingerprints of the secrets filled in this session; the pod API masks them in
    * every string it sends (secrets/echo-guard.ts). Its key is random per pod, i.e. per session. */
   readonly echoGuard = new EchoGuard()
   /** what runs on every page of the context, the first one, tabs and popups alike */

@@ -1,5 +1,5 @@
 // The pod's way to the developer's machine: one WebSocket per connection to the
-// api-server's egress relay (/ws/egress), authenticated with this pod's node token.
+// api-server's egress relay (/ws/egress), authenticated with this pod's token.
 // The relay answers "open" and then carries raw bytes, or closes with a code that
 // says why (tunnel/ws-dial.ts); the code becomes the DialError `.code` the gateway maps.
 import type { Duplex } from 'node:stream'

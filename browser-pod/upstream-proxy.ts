@@ -91,7 +91,7 @@ function authority(address: string, port: number): string {
   return `${net.isIPv6(address) ? `[${address}]` : address}:${port}`
 }
 
-/** HTTP CONNECT over the open socket (node's client parses the reply). */
+/** HTTP CONNECT over the open socket (Node's client parses the reply). */
 function httpConnect(d: ProxyDial, socket: net.Socket, timeoutMs: number): Promise<net.Socket> {
   const target = authority(d.address, d.port)
   const headers: Record<string, string> = { host: target }

@@ -1,4 +1,4 @@
-// `nightjar daemon`: joins a network over the control WebSocket and dials declared hosts on
+// `nightjar daemon`: joins a network over the tunnel WebSocket and dials declared hosts on
 // this machine for the network's sessions. The join token goes only into the upgrade's
 // Authorization header, never printed, logged or in a URL; prefer --network-token-file or
 // NIGHTJAR_NETWORK_TOKEN to --network-token, which sits in shell history and `ps`.
@@ -18,7 +18,7 @@ export interface DaemonOptions {
   network: string
   token: string
   /** control endpoint base (ws/wss/http/https); /ws/control is appended unless present */
-  controlUrl: string
+  tunnelUrl: string
   /** label in the daemon list */
   host: string
   /** stable id: every reconnect reuses it; absent → the server mints one per connect */
@@ -46,7 +46,7 @@ export const UNAUTHORIZED_MESSAGE = `join rejected: ${UPGRADE_ERRORS.joinUnautho
 
 /** What a refused join means, in the catalogue's words: "join refused with HTTP 429 (too many failed joins; retry later)". */
 export function joinRefusal(status: number | undefined): string {
-  const joinRefusals = [upgradeErrors.joinUnauthorized(), upgradeErrors.joinThrottled(0), upgradeErrors.joinNetworkMissing(), upgradeErrors.controlUnavailable()]
+  const joinRefusals = [upgradeErrors.joinUnauthorized(), upgradeErrors.joinThrottled(0), upgradeErrors.joinNetworkMissing(), upgradeErrors.tunnelUnavailable()]
   const known = joinRefusals.find((e) => e.status === status)
   return `join refused with HTTP ${status ?? '?'}${known ? ` (${known.message})` : ''}`
 }
@@ -104,9 +104,9 @@ export function parseDaemonArgs(argv: readonly string[], env: NodeJS.ProcessEnv 
   if (!token) throw new DaemonUsageError('a join token is required: --network-token-file, NIGHTJAR_NETWORK_TOKEN or --network-token')
   if (!/^njt_[0-9A-Za-z]+$/.test(token)) throw new DaemonUsageError('the join token is malformed (expected njt_…)')
 
-  const controlUrl = pick('control-url', 'NIGHTJAR_CONTROL_URL')
-  if (!controlUrl) throw new DaemonUsageError('--control-url (or NIGHTJAR_CONTROL_URL) is required')
-  controlEndpoint(controlUrl, network) // validate now, fail before connecting
+  const tunnelUrl = pick('control-url', 'NIGHTJAR_CONTROL_URL')
+  if (!tunnelUrl) throw new DaemonUsageError('--control-url (or NIGHTJAR_CONTROL_URL) is required')
+  tunnelEndpoint(tunnelUrl, network) // validate now, fail before connecting
 
   const daemonId = pick('daemon-id', 'NIGHTJAR_DAEMON_ID')
   if (daemonId !== undefined && !DAEMON_ID.test(daemonId)) throw new DaemonUsageError('--daemon-id: 1-64 characters of A-Z a-z 0-9 _ . : - (starting with a letter or digit)')
@@ -117,7 +117,7 @@ export function parseDaemonArgs(argv: readonly string[], env: NodeJS.ProcessEnv 
   return {
     network,
     token,
-    controlUrl,
+    tunnelUrl,
     host,
     daemonId,
     readyFile: flags['ready-file'],
@@ -125,10 +125,10 @@ export function parseDaemonArgs(argv: readonly string[], env: NodeJS.ProcessEnv 
 }
 
 /** {control_url}/ws/control?network=<name>; accepts http(s) too. */
-export function controlEndpoint(controlUrl: string, network: string): URL {
+export function tunnelEndpoint(tunnelUrl: string, network: string): URL {
   let u: URL
   try {
-    u = new URL(controlUrl)
+    u = new URL(tunnelUrl)
   } catch {
     throw new DaemonUsageError('--control-url is not a URL')
   }
@@ -218,7 +218,7 @@ export function retryAfterMs(header: string | string[] | undefined, now = Date.n
  */
 export async function runDaemon(opts: DaemonOptions, { signal }: { signal: AbortSignal }): Promise<void> {
   const log = opts.log ?? ((line: string) => process.stderr.write(`nightjar daemon: ${line}\n`))
-  const endpoint = controlEndpoint(opts.controlUrl, opts.network)
+  const endpoint = tunnelEndpoint(opts.tunnelUrl, opts.network)
   const { initialMs, maxMs } = opts.backoff ?? { initialMs: 500, maxMs: 30_000 }
   const state = { declared: [] as string[], readyWritten: false }
   if (endpoint.protocol === 'ws:' && !LOOPBACK.has(endpoint.hostname)) {

@@ -1,7 +1,7 @@
 // The embedded session plane: the operator on the in-process resource store, and
 // browser pods as child processes with a warm pool — `npm start` on one machine.
 import type { Config } from '../api-server/config.ts'
-import type { AuthStateSource, DaemonCounts, Logger } from '../resources/ports.ts'
+import type { AuthStateSource, DaemonCounts, Logger } from '../ports/ports.ts'
 import { createEmbeddedResources, EmbeddedPodRuntime, startEmbeddedOperator } from '../operator/embedded/index.ts'
 import type { SessionPlane } from '../api-server/sessions/plane.ts'
 import { PromOperatorMetrics } from '../operator/kube/metrics.ts'
@@ -66,7 +66,6 @@ export async function startEmbeddedPlane(opts: {
   return {
     sessions: resources.sessions,
     networks: resources.networks,
-    nodes: pods,
     pods,
     registerMetrics: (registry) => {
       for (const { name } of metrics.registry.getMetricsAsArray()) {

@@ -1,4 +1,4 @@
-// One error catalogue for every door (REST, MCP, the node API, OAuth, the console, the
+// One error catalogue for every door (REST, MCP, the pod API, OAuth, the console, the
 // CLI): contracts/errors/catalogue*.ts declares each error once and errors/make.ts derives
 // the constructors (`throw errors.sessionNotLive(row.status)`). The rule for codes and
 // reasons is errors/rule.ts; bodies never carry a secret value. Table: docs/errors.md

@@ -2,7 +2,7 @@
 // pod read it (docs/proxy.md): `http://`, `https://` or `socks5://` host[:port], nothing
 // else in the URL — credentials travel as their own fields, so a URL can be shown and
 // logged as it is. Shared by the operation schemas, the api-server's allowlist check and
-// the pod's node API.
+// the pod's API.
 import { isIP } from 'node:net'
 import { parseHostPattern } from './hosts.ts'
 

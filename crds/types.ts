@@ -102,7 +102,7 @@ export interface BrowserSessionStatus {
   podName?: string
   /** what isolates its pages, as the pod reported it at configure */
   sandbox?: SandboxKind
-  /** node API base URL while Live; the bearer token is never here (NodeDirectory) */
+  /** pod API base URL while Live; the bearer token is never here (PodDirectory) */
   endpoint?: string
   startedAt?: string
   endedAt?: string

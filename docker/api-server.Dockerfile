@@ -38,7 +38,8 @@ COPY contracts ./contracts
 COPY operator ./operator
 COPY tunnel ./tunnel
 COPY crds ./crds
-COPY resources ./resources
+COPY ports ./ports
+COPY watch ./watch
 COPY telemetry ./telemetry
 ENV NODE_ENV=production \
     NIGHTJAR_HOST=0.0.0.0 \

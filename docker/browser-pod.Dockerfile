@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1.7
-# One browser pod: Chromium (Debian's package) behind the node API and the egress gateway.
+# One browser pod: Chromium (Debian's package) behind the pod API and the egress gateway.
 # The operator creates these pods; see operator/kube/pod-spec.ts for how they run
 # (non-root, read-only root filesystem, /tmp, $HOME and /dev/shm as emptyDirs).
 #   docker build -f docker/browser-pod.Dockerfile -t nightjar-browser-pod:0.2.0 .
@@ -34,7 +34,7 @@ RUN apt-get update \
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
-# what browser-pod/main.ts imports: the pod, the contracts it serves (node API, errors,
+# what browser-pod/main.ts imports: the pod, the contracts it serves (pod API, errors,
 # hosts), the CRD enums and tunnel/ (the WebSocket relay its CDP proxy shares with the
 # api-server); nothing of the api-server or the operator
 # (test/docker/dockerfiles.test.ts checks this list against the imports)
@@ -49,7 +49,7 @@ ENV NODE_ENV=production \
     TMPDIR=/tmp
 USER 10001:10001
 EXPOSE 8090
-# The pod process is PID 1, with no init before it: an init's environment would hold the node
+# The pod process is PID 1, with no init before it: an init's environment would hold the pod
 # token where Chromium's uid can read it, while this process makes itself non-dumpable
 # (browser-pod/sandbox.ts). Chromium's zygote reaps its renderers (it is PID 1 of their PID
 # namespace); an orphan appears only when Chromium's browser process dies, and the pod then

@@ -35,7 +35,8 @@ COPY cli/operator.ts ./cli/operator.ts
 COPY operator ./operator
 COPY contracts ./contracts
 COPY crds ./crds
-COPY resources ./resources
+COPY ports ./ports
+COPY watch ./watch
 COPY telemetry ./telemetry
 # (nothing of the api-server: a warm resume's auth-state arrives opened, in a Secret the
 # api-server writes — the operator has neither the database nor the KMS key)

@@ -1,7 +1,7 @@
 // Status conditions with metav1 semantics (apimachinery meta.SetStatusCondition):
 // lastTransitionTime moves only when `status` flips, so recomputing the same state gives
 // a byte-identical list — which is what lets a reconciler skip writing a settled object.
-import type { Condition } from '../resources/ports.ts'
+import type { Condition } from '../ports/ports.ts'
 
 /** RFC 3339 with second precision, the form metav1.Time serialises to. */
 export function rfc3339(d: Date): string {

@@ -5,10 +5,10 @@
 import type { BrowserSession, Network } from '../crds/types.ts'
 import { BrowserSessionReconciler } from './controllers/browser-session/reconciler.ts'
 import { NetworkReconciler } from './controllers/network/reconciler.ts'
-import type { AnyResource, AuthStateSource, DaemonCounts, EventRecorder, Logger, PodRuntime, ResourceClient } from '../resources/ports.ts'
-import { silentLogger } from '../resources/ports.ts'
+import type { AnyResource, AuthStateSource, DaemonCounts, EventRecorder, Logger, PodRuntime, ResourceClient } from '../ports/ports.ts'
+import { silentLogger } from '../ports/ports.ts'
 import { Controller } from './runtime/controller.ts'
-import { Informer, type InformerOptions } from '../resources/informer.ts'
+import { Informer, type InformerOptions } from '../watch/informer.ts'
 import { noopMetrics, type OperatorMetrics } from './runtime/metrics.ts'
 
 export interface OperatorDeps {

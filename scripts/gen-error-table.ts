@@ -61,7 +61,7 @@ export function renderErrorTable(): string {
     '**The rule.** A service error\'s `code` names its HTTP status in snake_case (`bad_request`, `unauthorized`,',
     '`forbidden`, `not_found`, `method_not_allowed`, `conflict`, `payload_too_large`, `unsupported_media_type`,',
     '`rate_limited`, `internal`, `unavailable`), except the spec\'s `E_REACHABILITY_DENIED` (403) and `E_UPSTREAM`',
-    '(something upstream of the service — the browser node, the page, the pod start — failed, 502, or timed out,',
+    '(something upstream of the service — the browser pod, the page, the pod start — failed, 502, or timed out,',
     '504: a 502 or 504 is always `E_UPSTREAM`). `reason` is snake_case, except the spellings the spec fixes:',
     `${SPEC_FIXED_REASONS.map(code).join(', ')}. Kubernetes condition reasons (\`PodFailed\`, \`StartTimeout\`, …)`,
     'are never an error\'s reason: a failed session shows them in its `failureReason` field. OAuth endpoints keep',

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process'
 import { dirname, join, normalize } from 'node:path'
 
 const ROOT = new URL('../', import.meta.url).pathname
-const SOURCE_DIRS = ['api-server', 'browser-pod', 'operator', 'resources', 'contracts', 'crds', 'tunnel', 'sdk', 'cli', 'devcluster', 'telemetry']
+const SOURCE_DIRS = ['api-server', 'browser-pod', 'operator', 'ports', 'watch', 'contracts', 'crds', 'tunnel', 'sdk', 'cli', 'devcluster', 'telemetry']
 const files = execFileSync('git', ['ls-files', '*.ts'], { cwd: ROOT, encoding: 'utf8' })
   .split('\n').filter((f) => SOURCE_DIRS.includes(f.split('/')[0]))
 
@@ -24,20 +24,22 @@ const ALLOWED: Record<string, string[]> = {
   crds: [],
   // tracing set-up and trace-context helpers for every process: OpenTelemetry only
   telemetry: [],
-  // the client side of custom resources: ports, typed errors, the Informer, backoff
-  resources: ['crds'],
+  // the ports the api-server and the operator stand on (ResourceClient, PodRuntime, …) and their typed errors
+  ports: ['crds'],
+  // the Informer (a watched cache over the ResourceClient port) and the backoff it shares with the workqueue
+  watch: ['ports', 'crds'],
   contracts: ['crds'],
   tunnel: ['contracts'],
   sdk: ['contracts'],
   'browser-pod': ['contracts', 'crds', 'tunnel', 'telemetry'],
-  operator: ['contracts', 'crds', 'resources', 'telemetry'],
+  operator: ['contracts', 'crds', 'ports', 'watch', 'telemetry'],
   // the api-server writes and watches resources through the ResourceClient port of the
-  // resources/ leaf (its types, its typed errors and the Informer); nothing of the operator
-  'api-server': ['contracts', 'crds', 'tunnel', 'resources', 'telemetry'],
-  cli: ['api-server', 'operator', 'resources', 'contracts', 'crds', 'tunnel', 'telemetry'],
+  // ports/ leaf (its types, its typed errors) and watch/'s Informer; nothing of the operator
+  'api-server': ['contracts', 'crds', 'tunnel', 'ports', 'watch', 'telemetry'],
+  cli: ['api-server', 'operator', 'ports', 'watch', 'contracts', 'crds', 'tunnel', 'telemetry'],
   // the development cluster (`npm run cluster`, the cluster and node tests) is tooling above
   // everything: it may use any layer, and no layer may use it
-  devcluster: ['cli', 'api-server', 'operator', 'browser-pod', 'resources', 'contracts', 'crds', 'tunnel', 'sdk', 'telemetry'],
+  devcluster: ['cli', 'api-server', 'operator', 'browser-pod', 'ports', 'watch', 'contracts', 'crds', 'tunnel', 'sdk', 'telemetry'],
 }
 
 t.test('imports point down only: each folder imports only the layers below it', async (t) => {
@@ -113,11 +115,12 @@ t.test('nothing outside test/ imports test/ (bench/ alone may)', async (t) => {
 const API_LAYERS: Record<string, number> = {
   app: 0,
   http: 1, mcp: 1, console: 1, oauth: 1, cdp: 1,
-  doors: 2,
+  // what two or more doors share (a helper one door alone uses lives in its room)
+  'door-kit': 2,
   operations: 3,
   // the type of the app's service bag, which handlers receive: below them, above the domain it names
   services: 4,
-  sessions: 5, personas: 5, networks: 5, recordings: 5, authstate: 5, replicas: 5, limits: 5, control: 5,
+  sessions: 5, personas: 5, networks: 5, recordings: 5, authstate: 5, replicas: 5, limits: 5, 'tunnel-broker': 5,
   // webhooks listen on the events port (platform) that sessions and personas emit through
   webhooks: 5,
   // the secret path (the sealed fill's pipeline): above personas and sessions, which it joins
@@ -145,7 +148,7 @@ function layerBreak(from: string, to: string): boolean {
   return b < a || (a === b && !SIDEWAYS.has(a))
 }
 
-t.test('api-server rooms import downward only: doors → shared door helpers → operations → domain → platform', async (t) => {
+t.test('api-server rooms import downward only: doors → door kit → operations → domain → platform', async (t) => {
   const unknown = [...new Set([...graph.keys()].filter((f) => top(f) === 'api-server').map(room))].filter((r) => !(r in API_LAYERS))
   t.same(unknown, [], 'every api-server room has a layer (add a new folder to API_LAYERS and docs/ARCHITECTURE.md)')
   const broken: string[] = []
@@ -156,6 +159,18 @@ t.test('api-server rooms import downward only: doors → shared door helpers →
     }
   }
   t.same(broken, [], 'no import points up a layer or across doors')
+})
+
+// The door kit holds only what doors share: a helper that one door alone uses lives in that
+// door's room (docs/ARCHITECTURE.md, "the doors' kit"). What app.ts wires in is every door's.
+const DOORS = Object.keys(API_LAYERS).filter((r) => API_LAYERS[r] === 1)
+t.test('every door-kit file is used by two doors or more', async (t) => {
+  const users = (kit: string) => new Set([...graph].filter(([f, deps]) => top(f) === 'api-server' && DOORS.includes(room(f)) && deps.includes(kit)).map(([f]) => room(f)))
+  const kit = [...graph.keys()].filter((f) => f.startsWith('api-server/door-kit/'))
+  t.ok(kit.length >= 5, `the door kit was read (${kit.length} files)`)
+  const shared = (k: string) => users(k).size >= 2 || graph.get('api-server/app.ts')!.includes(k)
+  const lonely = kit.filter((k) => !shared(k) && !kit.some((other) => graph.get(other)!.includes(k) && shared(other))).map((k) => `${k}: ${[...users(k)].join(', ') || 'no door'}`)
+  t.same(lonely, [], 'kit files one door alone uses (move them into that door)')
 })
 
 t.test('no two api-server rooms import each other', async (t) => {
@@ -173,14 +188,49 @@ t.test('the api-server layer rule is not vacuous', async (t) => {
 })
 
 // The secret path has one home on each side (docs/ARCHITECTURE.md, "The secret path: two
-// homes"): in the api-server only api-server/secrets/ hands a secret to a node, and in the
-// pod the secure fill is reached only through the node API's route.
+// homes"): in the api-server only api-server/secrets/ hands a secret to a pod, and in the
+// pod the secure fill is reached only through the pod API's route.
 t.test('the secret path has one home on each side', async (t) => {
   const sendsSecrets = [...graph.keys()]
-    .filter((f) => top(f) === 'api-server' && f !== 'api-server/sessions/node-client.ts' && !f.startsWith('api-server/secrets/'))
+    .filter((f) => top(f) === 'api-server' && f !== 'api-server/sessions/pod-client.ts' && !f.startsWith('api-server/secrets/'))
     .filter((f) => /\.secureType\(/.test(readFileSync(join(ROOT, f), 'utf8')))
-  t.same(sendsSecrets, [], 'api-server files outside secrets/ that call NodeClient.secureType')
+  t.same(sendsSecrets, [], 'api-server files outside secrets/ that call PodClient.secureType')
   const fillers = [...graph].filter(([f, deps]) => !f.startsWith('browser-pod/secrets/') && deps.includes('browser-pod/secrets/secure-fill.ts')).map(([f]) => f)
-  t.same(fillers, ['browser-pod/node-api.ts'], 'only the node API route reaches the secure fill')
+  t.same(fillers, ['browser-pod/pod-api.ts'], 'only the pod API route reaches the secure fill')
   t.ok(graph.has('api-server/secrets/fill.ts') && graph.has('browser-pod/secrets/fill-lock.ts'), 'both homes were read')
+})
+
+// One word, one meaning (docs/ARCHITECTURE.md, "Glossary"): the old names of renamed rooms,
+// files and identifiers stay gone, so a word does not drift back into a second meaning.
+// Each row: what is refused, and the word to use instead.
+const RETIRED_PATHS: [RegExp, string][] = [
+  [/^resources\//, 'ports/ (the ports and their typed errors) or watch/ (the Informer, backoff)'],
+  [/^api-server\/control\//, 'api-server/tunnel-broker/ ("control" is who drives a session)'],
+  [/^api-server\/doors\//, 'api-server/door-kit/ (or the one door that uses it)'],
+  [/(^|\/)node-(api|client|directory)(\.test)?\.ts$|^api-server\/sessions\/nodes\.ts$|catalogue-node\.ts$/, 'pod-… (the browser pod\'s API; "node" is a Kubernetes node)'],
+  [/drive-pages\.ts$|actions\/pages\.ts$/, 'drive-tabs.ts, actions/tabs.ts (a tab is a tab; "page" is a web page)'],
+  [/catalogue-pages\.ts$/, 'catalogue-non-json.ts'],
+]
+const RETIRED_NAMES: [string, string][] = [
+  ['NodeClient', 'PodClient'], ['NodeClients', 'PodClients'], ['NodeDirectory', 'PodDirectory'], ['KubeNodeDirectory', 'KubePodDirectory'],
+  ['NodeAccess', 'PodAccess'], ['nodeRoutes', 'podRoutes'], ['NodeRoute', 'PodRoute'], ['NodeRouteName', 'PodRouteName'], ['NodeInput', 'PodInput'], ['NodeOutput', 'PodOutput'],
+  ['configureNode', 'configurePod'], ['createNodeApi', 'createPodApi'], ['NODE_ERRORS', 'POD_ERRORS'], ['NODE_CDP_PATH', 'POD_CDP_PATH'], ['NODE_LIVE_PATH', 'POD_LIVE_PATH'],
+  ['pageContracts', 'tabContracts'], ['pageDrives', 'tabDrives'], ['pageActions', 'elementActions'],
+  ['CONTROL_PATH', 'TUNNEL_PATH'], ['controlUnavailable', 'tunnelUnavailable'], ['controlEndpoint', 'tunnelEndpoint'],
+  ['RelayDoor', 'RelayServer'],
+]
+const retiredNameIn = (text: string) => RETIRED_NAMES.filter(([old]) => new RegExp(`\\b${old}\\b`).test(text))
+
+t.test('one word, one meaning: retired names of rooms, files and identifiers stay gone', async (t) => {
+  const tracked = execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter(Boolean)
+  const paths = tracked.flatMap((f) => RETIRED_PATHS.filter(([re]) => re.test(f)).map(([, use]) => `${f}: use ${use}`))
+  t.same(paths, [], 'files under a retired name')
+  const code = tracked.filter((f) => /\.(ts|mts|mjs)$/.test(f) && f !== 'test/architecture.test.ts')
+  const names = code.flatMap((f) => retiredNameIn(readFileSync(join(ROOT, f), 'utf8')).map(([old, use]) => `${f}: ${old} → ${use}`))
+  t.same(names, [], 'retired identifiers')
+  t.ok(code.length > 300, `the sources were read (${code.length} files)`)
+  t.ok(RETIRED_PATHS.some(([re]) => re.test('api-server/control/broker.ts')) && RETIRED_PATHS.some(([re]) => re.test('browser-pod/node-api.ts')), 'a retired path is caught')
+  t.notOk(RETIRED_PATHS.some(([re]) => re.test('test/node/real-node.test.ts') || re.test('test/cluster/node-pods.ts')), 'a Kubernetes node\'s files are not')
+  t.same(retiredNameIn('const c = new NodeClient(url)').map(([old]) => old), ['NodeClient'], 'a retired identifier is caught')
+  t.same(retiredNameIn('const c = new PodClient(url); NodeClientsX'), [], 'and only as a whole word')
 })

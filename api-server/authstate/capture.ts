@@ -23,11 +23,11 @@ export async function captureAuthState(deps: CaptureDeps, req: SessionRequest & 
   const { db, sealer } = deps
   const { orgId, actor } = req
   // unknown and foreign sessions: the one 404 (drive → getSession); not live: 409
-  return drive(deps, { ...req, op: 'authstate_capture', detail: {} }, async (node, row) => {
+  return drive(deps, { ...req, op: 'authstate_capture', detail: {} }, async (pod, row) => {
     if (!row.identityId) throw errors.noIdentityToCapture()
     // fail closed before the state is even read
     if (!sealer.enabled) throw noKmsError()
-    const doc = await node.storageState()
+    const doc = await pod.storageState()
     const versionId = newId('niver_')
     const ref = { orgId, identityId: row.identityId, versionId }
     const sealedState = await sealAuthState(sealer, ref, doc)

@@ -1,10 +1,10 @@
-// The operator side of warm resume (resources/ports.ts AuthStateSource): opens the
+// The operator side of warm resume (ports/ports.ts AuthStateSource): opens the
 // session's version just in time for the pod launch. The document goes from here to the
 // pod's configure call and nowhere else — not into the BrowserSession resource, not into
 // a log line (nothing here logs), not into an error message.
 import type { Config } from '../config.ts'
 import type { Db } from '../store/db.ts'
-import type { AuthStateSource, StorageState } from '../../resources/ports.ts'
+import type { AuthStateSource, StorageState } from '../../ports/ports.ts'
 import { createKmsProvider, isSealError, PgDataKeyStore, Sealer } from '../kms/index.ts'
 import { openAuthState } from './seal.ts'
 import { sealedVersion } from './store.ts'

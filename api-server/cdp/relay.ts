@@ -1,43 +1,43 @@
 // CDP connect, the caller's door: GET /v1/sessions/:id/cdp upgraded with the caller's own
 // Bearer (what connectOverCDP and Puppeteer send). Every refusal before the upgrade is the
-// REST door's own JSON error, byte for byte; once the node's CDP socket is open, messages
-// are relayed as they are: the filter and the fill lock are at the node, which holds
+// REST door's own JSON error, byte for byte; once the pod's CDP socket is open, messages
+// are relayed as they are: the filter and the fill lock are at the pod, which holds
 // whichever replica relays. Design: docs/sessions.md#how-the-cdp-filter-judges
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { WebSocket } from 'ws'
 import { closeQuietly, sender } from '../../tunnel/ws-relay.ts'
 import { errors, upgradeErrors, upgradeRefusal, type ErrorReply } from '../../contracts/errors.ts'
-import { CDP_MAX_BROWSER_MESSAGE, CDP_MAX_CLIENT_MESSAGE, NODE_CDP_PATH } from '../../contracts/node-api.ts'
+import { CDP_MAX_BROWSER_MESSAGE, CDP_MAX_CLIENT_MESSAGE, POD_CDP_PATH } from '../../contracts/pod-api.ts'
 import { sessionCdp } from '../../contracts/operations/sessions.ts'
-import type { NodeDirectory } from '../../resources/ports.ts'
+import type { PodDirectory } from '../../ports/ports.ts'
 import type { Services } from '../services.ts'
 import type { AuthContext } from '../auth/context.ts'
 import { hasScopes } from '../auth/scopes.ts'
-import { unauthorizedFor } from '../doors/auth-hook.ts'
-import { clientAddress, trustFunction, type TrustFunction } from '../doors/client-address.ts'
-import { assertWellFormed, parseInput } from '../doors/validate.ts'
+import { unauthorizedFor } from '../door-kit/auth-hook.ts'
+import { clientAddress, trustFunction, type TrustFunction } from '../door-kit/client-address.ts'
+import { assertWellFormed, parseInput } from '../door-kit/validate.ts'
 import { addressKey } from '../limits/index.ts'
 import { sessionsUnavailable } from '../sessions/runtime.ts'
 import { journalLater, type SessionRow } from '../sessions/store.ts'
 import { cdpSession } from '../sessions/cdp-access.ts'
 import { trackCdpConnection } from '../sessions/cdp-connections.ts'
-import { admitUpgrade } from '../doors/upgrade-refusal.ts'
-import { RelayDoor } from '../doors/relay-door.ts'
+import { admitUpgrade } from '../door-kit/upgrade-refusal.ts'
+import { RelayServer } from '../door-kit/relay-server.ts'
 import { controlState } from '../sessions/control.ts'
 
 const PATH = /^\/v1\/sessions\/([^/?#]+)\/cdp(?:\?.*)?$/
 
 export class CdpRelay {
-  readonly #door = new RelayDoor(CDP_MAX_CLIENT_MESSAGE)
+  readonly #relayServer = new RelayServer(CDP_MAX_CLIENT_MESSAGE)
   readonly #trust: TrustFunction
 
-  /** `nodes` is the session plane's node directory; a process without one answers the one 503 */
+  /** `pods` is the session plane's pod directory; a process without one answers the one 503 */
   private readonly deps: Services
-  private readonly nodes: NodeDirectory | undefined
-  constructor(deps: Services, nodes: NodeDirectory | undefined) {
+  private readonly pods: PodDirectory | undefined
+  constructor(deps: Services, pods: PodDirectory | undefined) {
     this.deps = deps
-    this.nodes = nodes
+    this.pods = pods
     this.#trust = trustFunction(deps.config.trustedProxies)
   }
 
@@ -50,7 +50,7 @@ export class CdpRelay {
   }
 
   async #admit(req: IncomingMessage, socket: Duplex, head: Buffer, rawId: string): Promise<void> {
-    if (this.#door.closed) throw errors.shuttingDown()
+    if (this.#relayServer.closed) throw errors.shuttingDown()
     const auth = await this.#authenticate(req)
     const missing = sessionCdp.scopes.filter((s) => !auth.scopes.has(s))
     if (!hasScopes(auth.scopes, sessionCdp.scopes)) throw errors.missingScope(missing.join(' '))
@@ -63,12 +63,12 @@ export class CdpRelay {
     assertWellFormed({ sessionId: decoded }, 'path')
     const { sessionId } = parseInput(sessionCdp.input, { sessionId: decoded })
     const row = await cdpSession(this.deps, { auth, sessionId })
-    if (!this.nodes) throw sessionsUnavailable()
-    const access = await this.nodes.lookup(row.id)
+    if (!this.pods) throw sessionsUnavailable()
+    const access = await this.pods.lookup(row.id)
     if (!access) throw errors.sessionNotLive('not live')
     if (socket.destroyed) return
 
-    const upstream = new WebSocket(access.endpoint.replace(/^http/, 'ws').replace(/\/+$/, '') + NODE_CDP_PATH, {
+    const upstream = new WebSocket(access.endpoint.replace(/^http/, 'ws').replace(/\/+$/, '') + POD_CDP_PATH, {
       headers: { authorization: `Bearer ${access.token}` },
       maxPayload: CDP_MAX_BROWSER_MESSAGE,
       perMessageDeflate: false,
@@ -81,7 +81,7 @@ export class CdpRelay {
       upstream.terminate()
       if (!socket.destroyed) socket.end(upgradeRefusal(reply))
     }
-    // the node's own refusal (a fill ran in this session) is passed on; anything else is "unavailable"
+    // the pod's own refusal (a fill ran in this session) is passed on; anything else is "unavailable"
     upstream.once('unexpected-response', (_r, res) => {
       res.resume()
       fail(res.statusCode === upgradeErrors.cdpAfterFill().status ? upgradeErrors.cdpAfterFill() : upgradeErrors.cdpUnavailable())
@@ -91,8 +91,8 @@ export class CdpRelay {
     upstream.once('open', () => {
       if (settled) return upstream.terminate()
       settled = true
-      if (this.#door.closed) return fail(upgradeErrors.cdpUnavailable())
-      this.#door.wss.handleUpgrade(req, socket, head, (client) => this.#relay(client, upstream, row))
+      if (this.#relayServer.closed) return fail(upgradeErrors.cdpUnavailable())
+      this.#relayServer.wss.handleUpgrade(req, socket, head, (client) => this.#relay(client, upstream, row))
     })
   }
 
@@ -114,7 +114,7 @@ export class CdpRelay {
       if (done) return
       done = true
       clearInterval(watch)
-      this.#door.drop(close)
+      this.#relayServer.drop(close)
       untrack()
       closeQuietly(client, code, reason)
       closeQuietly(upstream, 1000, '')
@@ -131,17 +131,17 @@ export class CdpRelay {
         if (c?.control === 'human') end(1008, 'a person took control of the session')
       }, (err: unknown) => log.warn({ err }, 'cdp: reading control failed')).finally(() => { checking = false })
     }, 1000)
-    this.#door.hold(close)
+    this.#relayServer.hold(close)
     const untrack = trackCdpConnection(row.id, close)
     journalLater(db, row, { op: 'cdp_connect', outcome: 'ok', detail: {} }, (err) => log.error({ err }, 'journal write failed'))
 
-    const toNode = sender(upstream, client)
+    const toPod = sender(upstream, client)
     const toClient = sender(client, upstream)
     client.on('message', (data, isBinary) => {
       if (isBinary) return end(1003, 'CDP messages are text')
       messages++
       activity.touch(row.id)
-      toNode(data)
+      toPod(data)
     })
     upstream.on('message', (data) => toClient(data))
     client.on('close', () => end(1000, ''))
@@ -152,6 +152,6 @@ export class CdpRelay {
 
   /** Closes every CDP connection and refuses new ones (the app is closing). */
   close(): void {
-    this.#door.close()
+    this.#relayServer.close()
   }
 }

@@ -9,19 +9,19 @@ import type { FastifyRequest } from 'fastify'
 import { WebSocket } from 'ws'
 import { closeQuietly } from '../../tunnel/ws-relay.ts'
 import { errors, isApiError, upgradeErrors, upgradeRefusal, type ErrorReply } from '../../contracts/errors.ts'
-import { LiveInput, NODE_LIVE_PATH, type LiveEvent } from '../../contracts/operations/live-view.ts'
+import { LiveInput, POD_LIVE_PATH, type LiveEvent } from '../../contracts/operations/live-view.ts'
 import { sessionId as sessionIdField } from '../../contracts/operations/fields.ts'
-import type { NodeDirectory } from '../../resources/ports.ts'
+import type { PodDirectory } from '../../ports/ports.ts'
 import type { Services } from '../services.ts'
-import { consoleUserOfHeader, type ConsoleUser } from '../doors/console-session.ts'
-import { sameOriginRequest } from '../doors/console-guard.ts'
+import { consoleUserOfHeader, type ConsoleUser } from '../door-kit/console-session.ts'
+import { sameOriginRequest } from '../door-kit/console-guard.ts'
 import { sessionsUnavailable } from '../sessions/runtime.ts'
 import { getSession, journalLater, type SessionRow } from '../sessions/store.ts'
 import { notLive } from '../sessions/drive.ts'
 import { controlState } from '../sessions/control.ts'
 import { resolveShare, shareStillValid } from '../sessions/shares.ts'
-import { admitUpgrade } from '../doors/upgrade-refusal.ts'
-import { RelayDoor } from '../doors/relay-door.ts'
+import { admitUpgrade } from '../door-kit/upgrade-refusal.ts'
+import { RelayServer } from '../door-kit/relay-server.ts'
 
 /** the scope a console role needs to watch (and to take control) */
 export const WATCH_SCOPE = 'sessions:drive'
@@ -40,15 +40,15 @@ export const SHARE_INVALID = { code: 4404, reason: 'this share link does not wor
 type Viewer = { kind: 'person'; user: ConsoleUser } | { kind: 'share'; shareId: string; orgId: string }
 
 export class LiveViewRelay {
-  readonly #door = new RelayDoor(MAX_INPUT)
+  readonly #relayServer = new RelayServer(MAX_INPUT)
   readonly #path: RegExp
   readonly #sharePath: string
 
   private readonly deps: Services
-  private readonly nodes: NodeDirectory | undefined
-  constructor(deps: Services, nodes: NodeDirectory | undefined) {
+  private readonly pods: PodDirectory | undefined
+  constructor(deps: Services, pods: PodDirectory | undefined) {
     this.deps = deps
-    this.nodes = nodes
+    this.pods = pods
     const base = deps.config.consolePath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
     this.#path = new RegExp(`^${base}/sessions/([^/?#]+)/live(?:\\?.*)?$`)
     this.#sharePath = `${deps.config.consolePath}/share/live`
@@ -68,7 +68,7 @@ export class LiveViewRelay {
   }
 
   async #admit(req: IncomingMessage, socket: Duplex, head: Buffer, rawId: string): Promise<void> {
-    if (this.#door.closed) return refusePlain(socket, upgradeErrors.liveViewUnavailable())
+    if (this.#relayServer.closed) return refusePlain(socket, upgradeErrors.liveViewUnavailable())
     // the cookie rides along with any page's WebSocket: only our own pages may open one
     if (!sameOriginRequest(this.deps, req as unknown as FastifyRequest)) return refusePlain(socket, upgradeErrors.liveViewCrossOrigin())
     const u = await consoleUserOfHeader(this.deps, req.headers.cookie)
@@ -84,8 +84,8 @@ export class LiveViewRelay {
     if (!sessionIdField.safeParse(id).success) throw errors.notFound('session')
     const row = await getSession(this.deps.db, u.orgId, id)
     if (row.status !== 'live') throw notLive(row)
-    if (!this.nodes) throw sessionsUnavailable()
-    const access = await this.nodes.lookup(row.id)
+    if (!this.pods) throw sessionsUnavailable()
+    const access = await this.pods.lookup(row.id)
     if (!access) return refusePlain(socket, upgradeErrors.liveViewUnavailable())
     const first = await controlState(this.deps.db, u.orgId, row.id)
     if (socket.destroyed || !first) return
@@ -94,17 +94,17 @@ export class LiveViewRelay {
     this.#upstream(access, (upstream) => {
       if (settled) return upstream?.terminate()
       settled = true
-      if (!upstream || this.#door.closed) {
+      if (!upstream || this.#relayServer.closed) {
         upstream?.terminate()
         return refusePlain(socket, upgradeErrors.liveViewUnavailable())
       }
-      this.#door.wss.handleUpgrade(req, socket, head, (client) => this.#relay(client, upstream, row, { kind: 'person', user: u }, first))
+      this.#relayServer.wss.handleUpgrade(req, socket, head, (client) => this.#relay(client, upstream, row, { kind: 'person', user: u }, first))
     })
   }
 
   /** the pod's live stream, or undefined when it cannot be opened */
   #upstream(access: { endpoint: string; token: string }, then: (ws: WebSocket | undefined) => void): void {
-    const upstream = new WebSocket(access.endpoint.replace(/^http/, 'ws').replace(/\/+$/, '') + NODE_LIVE_PATH, {
+    const upstream = new WebSocket(access.endpoint.replace(/^http/, 'ws').replace(/\/+$/, '') + POD_LIVE_PATH, {
       headers: { authorization: `Bearer ${access.token}` },
       perMessageDeflate: false,
       handshakeTimeout: 10_000,
@@ -134,9 +134,9 @@ export class LiveViewRelay {
    * link can fail closes alike with SHARE_INVALID.
    */
   #admitShare(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    if (this.#door.closed) return refusePlain(socket, upgradeErrors.liveViewUnavailable())
+    if (this.#relayServer.closed) return refusePlain(socket, upgradeErrors.liveViewUnavailable())
     if (!sameOriginRequest(this.deps, req as unknown as FastifyRequest)) return refusePlain(socket, upgradeErrors.liveViewCrossOrigin())
-    this.#door.wss.handleUpgrade(req, socket, head, (client) => {
+    this.#relayServer.wss.handleUpgrade(req, socket, head, (client) => {
       const invalid = () => closeQuietly(client, SHARE_INVALID.code, SHARE_INVALID.reason)
       const timer = setTimeout(invalid, SHARE_AUTH_MS)
       client.once('close', () => clearTimeout(timer))
@@ -164,10 +164,10 @@ export class LiveViewRelay {
     if (!share) return invalid()
     const row = await getSession(db, share.orgId, share.sessionId)
     const first = await controlState(db, share.orgId, row.id)
-    const access = row.status === 'live' && this.nodes ? await this.nodes.lookup(row.id) : undefined
+    const access = row.status === 'live' && this.pods ? await this.pods.lookup(row.id) : undefined
     if (!access || !first) return invalid()
     this.#upstream(access, (upstream) => {
-      if (!upstream || client.readyState !== WebSocket.OPEN || this.#door.closed) {
+      if (!upstream || client.readyState !== WebSocket.OPEN || this.#relayServer.closed) {
         upstream?.terminate()
         return invalid()
       }
@@ -192,13 +192,13 @@ export class LiveViewRelay {
       if (done) return
       done = true
       clearInterval(poll)
-      this.#door.drop(close)
+      this.#relayServer.drop(close)
       closeQuietly(client, code, reason)
       closeQuietly(upstream, 1000, '')
       journalLater(db, row, { op: 'live_view_close', outcome: 'ok', detail: { ...who, frames, inputs } }, journalError)
     }
     const close = () => end(1001, 'the server is closing')
-    this.#door.hold(close)
+    this.#relayServer.hold(close)
     journalLater(db, row, { op: 'live_view_open', outcome: 'ok', detail: who }, journalError)
     tellControl()
 
@@ -255,7 +255,7 @@ export class LiveViewRelay {
 
   /** Closes every live view and refuses new ones (the app is closing). */
   close(): void {
-    this.#door.close()
+    this.#relayServer.close()
   }
 }
 

@@ -10,8 +10,8 @@ import { getSession, listSessions, readJournal, recentJournal, type SessionRow }
 import { controlState, handBack, takeControl } from '../sessions/control.ts'
 import { closeCdp } from '../sessions/cdp-connections.ts'
 import { WATCH_SCOPE } from './live-socket.ts'
-import { Html, html, page, theirs } from '../doors/html.ts'
-import { checkCsrf, csrfToken, type ConsoleUser } from '../doors/console-session.ts'
+import { Html, html, page, theirs } from '../door-kit/html.ts'
+import { checkCsrf, csrfToken, type ConsoleUser } from '../door-kit/console-session.ts'
 import type { ConsolePageKit } from './reach.ts'
 import { sharesCard, sharesFor } from './share.ts'
 

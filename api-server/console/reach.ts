@@ -8,8 +8,8 @@ import type { Services } from '../services.ts'
 import { errors, isApiError } from '../../contracts/errors.ts'
 import { grantReach, listReach, revokeReach } from '../networks/reach.ts'
 import { listNetworks } from '../networks/store.ts'
-import { Html, html, page } from '../doors/html.ts'
-import { checkCsrf, csrfToken, type ConsoleUser } from '../doors/console-session.ts'
+import { Html, html, page } from '../door-kit/html.ts'
+import { checkCsrf, csrfToken, type ConsoleUser } from '../door-kit/console-session.ts'
 
 export interface ConsolePageKit {
   send: (reply: FastifyReply, status: number, body: string) => FastifyReply

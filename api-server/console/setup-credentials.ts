@@ -7,9 +7,9 @@ import type { FastifyInstance } from 'fastify'
 import type { z } from 'zod'
 import type { CredentialView } from '../../contracts/operations/personas.ts'
 import { credentialCreate, credentialDelete, credentialRotate } from '../operations/personas/credentials.ts'
-import { html, theirs } from '../doors/html.ts'
-import { hostsView } from '../doors/host-view.ts'
-import type { ConsoleUser } from '../doors/console-session.ts'
+import { html, theirs } from '../door-kit/html.ts'
+import { hostsView } from '../door-kit/host-view.ts'
+import type { ConsoleUser } from '../door-kit/console-session.ts'
 import { csrfInput, disabledUnless, errorLine, field, formRoute, listField, may, param, roleNote, runOp, TEXTAREA_STYLE, type CredentialForm, type SetupKit, type ShowIdentity } from './setup-kit.ts'
 
 export function credentialSection(kit: SetupKit, u: ConsoleUser, identityId: string, creds: readonly z.input<typeof CredentialView>[], form: CredentialForm = {}) {

@@ -6,8 +6,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ApiError } from '../../contracts/errors.ts'
 import { governanceGet, governancePut } from '../operations/personas/governance.ts'
-import { Html, html, page } from '../doors/html.ts'
-import type { ConsoleUser } from '../doors/console-session.ts'
+import { Html, html, page } from '../door-kit/html.ts'
+import type { ConsoleUser } from '../door-kit/console-session.ts'
 import { csrfInput, errorLine, field, formRoute, listField, notice, okNotice, pageRoute, refusalPage, runOp, setupNav, TEXTAREA_STYLE, type SetupKit } from './setup-kit.ts'
 
 export function registerGovernancePage(app: FastifyInstance, kit: SetupKit) {

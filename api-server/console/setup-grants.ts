@@ -8,10 +8,10 @@ import type { z } from 'zod'
 import { GRANT_ROLES, PROPAGATIONS, type GrantView } from '../../contracts/operations/personas.ts'
 import { isApiError, type ApiError } from '../../contracts/errors.ts'
 import { grantCreate, grantDelete, grantRevoke } from '../operations/personas/grants.ts'
-import { Html, html, theirs } from '../doors/html.ts'
-import { hostsView } from '../doors/host-view.ts'
+import { Html, html, theirs } from '../door-kit/html.ts'
+import { hostsView } from '../door-kit/host-view.ts'
 import { revealHidden } from '../../contracts/person-text.ts'
-import type { ConsoleUser } from '../doors/console-session.ts'
+import type { ConsoleUser } from '../door-kit/console-session.ts'
 import { csrfInput, disabledUnless, errorLine, field, formRoute, listField, may, param, roleNote, runOp, TEXTAREA_STYLE, type GrantFormState, type SetupKit, type ShowIdentity } from './setup-kit.ts'
 
 export interface AgentRow { id: string; name: string; kind: string }

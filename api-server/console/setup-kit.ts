@@ -9,9 +9,9 @@ import type { AnyContract } from '../../contracts/operations/types.ts'
 import type { Operation } from '../operations/types.ts'
 import { errors, isApiError, type ApiError } from '../../contracts/errors.ts'
 import { hasScopes } from '../auth/scopes.ts'
-import { assertWellFormed, parseInput } from '../doors/validate.ts'
-import { Html, html, page } from '../doors/html.ts'
-import { checkCsrf, consoleAuthContext, csrfToken, type ConsoleUser } from '../doors/console-session.ts'
+import { assertWellFormed, parseInput } from '../door-kit/validate.ts'
+import { Html, html, page } from '../door-kit/html.ts'
+import { checkCsrf, consoleAuthContext, csrfToken, type ConsoleUser } from '../door-kit/console-session.ts'
 import type { ConsolePageKit } from './reach.ts'
 
 export interface SetupKit extends ConsolePageKit {
@@ -124,6 +124,34 @@ export function roleNote(u: ConsoleUser, op: { scopes: readonly string[] }): Htm
 }
 
 export const disabledUnless = (u: ConsoleUser, op: { scopes: readonly string[] }) => new Html(may(u, op) ? '' : 'disabled')
+
+/** One of the two forms of a rotate-and-delete card: the operation it runs and the words around its button. */
+export interface ManageForm {
+  op: { scopes: readonly string[] }
+  note: string
+  button: string
+}
+
+/**
+ * The card that rotates a resource's secret and deletes the resource (a network's join token,
+ * a webhook's signing secret): two forms posting to `<action>/rotate` and `<action>/delete`,
+ * each disabled, with the API's 403 words, for a role that may not run its operation.
+ */
+export function rotateDeleteCard(kit: SetupKit, u: ConsoleUser, c: { id: string; action: string; heading: string; rotate: ManageForm; remove: ManageForm }): Html {
+  return html`<div class="card" id="${c.id}-manage">
+        <h2>${c.heading}</h2>
+        <p class="muted">${c.rotate.note}</p>
+        ${roleNote(u, c.rotate.op)}
+        <form method="post" action="${c.action}/rotate" id="${c.id}-rotate">${csrfInput(kit, u)}
+          <button type="submit" ${disabledUnless(u, c.rotate.op)}>${c.rotate.button}</button>
+        </form>
+        <h2 style="margin-top:20px">Delete</h2>
+        <p class="muted">${c.remove.note}</p>
+        <form method="post" action="${c.action}/delete" id="${c.id}-delete">${csrfInput(kit, u)}
+          <button type="submit" style="background:#c92a2a" ${disabledUnless(u, c.remove.op)}>${c.remove.button}</button>
+        </form>
+      </div>`
+}
 
 /** A page holding only a refusal: the catalogue error's status and message (value-free, id-free, so byte-identical across orgs). */
 export function refusalPage(kit: SetupKit, reply: FastifyReply, u: ConsoleUser, title: string, e: unknown, back: { href: string; text: string }) {

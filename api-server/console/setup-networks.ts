@@ -6,11 +6,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors, isApiError, type ApiError } from '../../contracts/errors.ts'
 import { networkCreate, networkDaemons, networkDelete, networkList, networkRotateToken, networkUpdate } from '../operations/networks/index.ts'
-import { html, page, theirs, type Html } from '../doors/html.ts'
-import { hostsView } from '../doors/host-view.ts'
-import type { ConsoleUser } from '../doors/console-session.ts'
+import { html, page, theirs, type Html } from '../door-kit/html.ts'
+import { hostsView } from '../door-kit/host-view.ts'
+import type { ConsoleUser } from '../door-kit/console-session.ts'
 import {
-  csrfInput, disabledUnless, errorLine, field, formRoute, listField, notice, okNotice, pageRoute, param, refusalPage, roleNote, runOp, setupNav, shellWord, TEXTAREA_STYLE, type FormCall, type SetupKit,
+  csrfInput, disabledUnless, errorLine, field, formRoute, listField, notice, okNotice, pageRoute, param, refusalPage, roleNote, rotateDeleteCard, runOp, setupNav, shellWord, TEXTAREA_STYLE, type FormCall, type SetupKit,
 } from './setup-kit.ts'
 
 const NOTICES: Record<string, string> = {
@@ -21,12 +21,12 @@ const NOTICES: Record<string, string> = {
 /** The file the page suggests for the token (outside shell history, mode 0600). */
 export const TOKEN_FILE = '~/.nightjar-token'
 
-/** The control URL a daemon dials: the server's base URL with ws(s) for http(s). */
-export const controlUrl = (baseUrl: string) => baseUrl.replace(/^http(s?):/, 'ws$1:').replace(/\/+$/, '')
+/** The tunnel URL a daemon dials (its --control-url): the server's base URL with ws(s) for http(s). */
+export const tunnelUrl = (baseUrl: string) => baseUrl.replace(/^http(s?):/, 'ws$1:').replace(/\/+$/, '')
 
 /** The command the page gives to copy, as the README documents it. */
 export const daemonCommand = (network: string, baseUrl: string) =>
-  `npx nightjar daemon --network ${shellWord(network)} --control-url ${controlUrl(baseUrl)} --network-token-file ${TOKEN_FILE}`
+  `npx nightjar daemon --network ${shellWord(network)} --control-url ${tunnelUrl(baseUrl)} --network-token-file ${TOKEN_FILE}`
 
 export function registerNetworkPages(app: FastifyInstance, kit: SetupKit) {
   const list = `${kit.base}/networks`
@@ -105,19 +105,11 @@ export function registerNetworkPages(app: FastifyInstance, kit: SetupKit) {
           <button type="submit" ${disabledUnless(u, networkUpdate)}>Save hosts</button>
         </form>
       </div>
-      <div class="card" id="token">
-        <h2>Join token</h2>
-        <p class="muted">Rotating issues a new token (shown once) and stops the old one: daemons joined with it must rejoin.</p>
-        ${roleNote(u, networkRotateToken)}
-        <form method="post" action="${list}/${n.id}/rotate" id="network-rotate">${csrfInput(kit, u)}
-          <button type="submit" ${disabledUnless(u, networkRotateToken)}>Rotate token</button>
-        </form>
-        <h2 style="margin-top:20px">Delete</h2>
-        <p class="muted">Deleting ends its tokens, drops its daemons and ends its reach grants.</p>
-        <form method="post" action="${list}/${n.id}/delete" id="network-delete">${csrfInput(kit, u)}
-          <button type="submit" style="background:#c92a2a" ${disabledUnless(u, networkDelete)}>Delete network</button>
-        </form>
-      </div>`, kit.chrome(u))
+      ${rotateDeleteCard(kit, u, {
+        id: 'network', action: `${list}/${n.id}`, heading: 'Join token',
+        rotate: { op: networkRotateToken, note: 'Rotating issues a new token (shown once) and stops the old one: daemons joined with it must rejoin.', button: 'Rotate token' },
+        remove: { op: networkDelete, note: 'Deleting ends its tokens, drops its daemons and ends its reach grants.', button: 'Delete network' },
+      })}`, kit.chrome(u))
     return kit.send(o.error ? reply.headers(o.error.headers) : reply, o.status ?? o.error?.status ?? 200, body)
   }
 

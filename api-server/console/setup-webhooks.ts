@@ -8,10 +8,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors, type ApiError } from '../../contracts/errors.ts'
 import { WEBHOOK_EVENT_TYPES } from '../../contracts/operations/webhooks.ts'
 import { webhookCreate, webhookDeliveries, webhookDelete, webhookList, webhookRotateSecret } from '../operations/webhooks/index.ts'
-import { Html, html, page } from '../doors/html.ts'
-import type { ConsoleUser } from '../doors/console-session.ts'
+import { Html, html, page } from '../door-kit/html.ts'
+import type { ConsoleUser } from '../door-kit/console-session.ts'
 import {
-  csrfInput, disabledUnless, errorLine, field, formRoute, notice, okNotice, pageRoute, param, refusalPage, roleNote, runOp, setupNav, type FormCall, type SetupKit,
+  csrfInput, disabledUnless, errorLine, field, formRoute, notice, okNotice, pageRoute, param, refusalPage, roleNote, rotateDeleteCard, runOp, setupNav, type FormCall, type SetupKit,
 } from './setup-kit.ts'
 
 const NOTICES: Record<string, string> = { deleted: 'Webhook deleted. Nothing more is sent to it.' }
@@ -100,19 +100,11 @@ export function registerWebhookPages(app: FastifyInstance, kit: SetupKit) {
             <td>${d.createdAt}</td></tr>`)}</tbody></table>`
           : html`<p id="no-deliveries">Nothing sent yet.</p>`}
       </div>
-      <div class="card" id="webhook-manage">
-        <h2>Signing secret</h2>
-        <p class="muted">Rotating issues a new secret (shown once); the old one stops signing at once.</p>
-        ${roleNote(u, webhookRotateSecret)}
-        <form method="post" action="${list}/${h.id}/rotate" id="webhook-rotate">${csrfInput(kit, u)}
-          <button type="submit" ${disabledUnless(u, webhookRotateSecret)}>Rotate secret</button>
-        </form>
-        <h2 style="margin-top:20px">Delete</h2>
-        <p class="muted">Deleting stops deliveries and removes its log.</p>
-        <form method="post" action="${list}/${h.id}/delete" id="webhook-delete">${csrfInput(kit, u)}
-          <button type="submit" style="background:#c92a2a" ${disabledUnless(u, webhookDelete)}>Delete webhook</button>
-        </form>
-      </div>`, kit.chrome(u))
+      ${rotateDeleteCard(kit, u, {
+        id: 'webhook', action: `${list}/${h.id}`, heading: 'Signing secret',
+        rotate: { op: webhookRotateSecret, note: 'Rotating issues a new secret (shown once); the old one stops signing at once.', button: 'Rotate secret' },
+        remove: { op: webhookDelete, note: 'Deleting stops deliveries and removes its log.', button: 'Delete webhook' },
+      })}`, kit.chrome(u))
     return kit.send(o.error ? reply.headers(o.error.headers) : reply, o.status ?? o.error?.status ?? 200, body)
   }
 

@@ -9,8 +9,8 @@ import { errors, isApiError } from '../../contracts/errors.ts'
 import { getSession } from '../sessions/store.ts'
 import { activeShares, createShare, revokeShare, SHARE_TTL_MINUTES, type ShareRow } from '../sessions/shares.ts'
 import { WATCH_SCOPE } from './live-socket.ts'
-import { Html, html, page } from '../doors/html.ts'
-import { checkCsrf, csrfToken, type ConsoleUser } from '../doors/console-session.ts'
+import { Html, html, page } from '../door-kit/html.ts'
+import { checkCsrf, csrfToken, type ConsoleUser } from '../door-kit/console-session.ts'
 import type { ConsolePageKit } from './reach.ts'
 
 /** the share viewer runs our one script and opens one WebSocket to this origin */

@@ -9,11 +9,11 @@ import type { AnyOperation, RestExchange } from '../operations/types.ts'
 import type { Services } from '../services.ts'
 import { errors } from '../../contracts/errors.ts'
 import { hasScopes } from '../auth/scopes.ts'
-import { requireAuth } from '../doors/auth-hook.ts'
-import { assertWellFormed, parseInput } from '../doors/validate.ts'
-import { outputIssues, outputMismatch, type DoorOptions } from '../doors/output-check.ts'
-import { requireJsonBody } from '../doors/json-only.ts'
-import { tracedOperation } from '../doors/tracing.ts'
+import { requireAuth } from '../door-kit/auth-hook.ts'
+import { assertWellFormed, parseInput } from '../door-kit/validate.ts'
+import { outputIssues, outputMismatch, type DoorOptions } from '../door-kit/output-check.ts'
+import { requireJsonBody } from '../door-kit/json-only.ts'
+import { tracedOperation } from '../door-kit/tracing.ts'
 
 export function pathParams(path: string): string[] {
   return [...path.matchAll(/:([A-Za-z]+)/g)].map((m) => m[1])

@@ -1,10 +1,10 @@
-// The abuse limits of the console, OAuth and daemon control surfaces, counted in Postgres
+// The abuse limits of the console, OAuth and daemon join surfaces, counted in Postgres
 // so every replica shares one budget. The key is the socket's peer address: X-Forwarded-For
 // is never read (no trusted-proxy setting), and IPv6 peers are keyed by their /64, since one
 // host usually holds a whole /64. Design: docs/abuse-limits.md
 import { isIPv6 } from 'node:net'
 import { createHash } from 'node:crypto'
-import type { JoinGate } from '../control/broker.ts'
+import type { JoinGate } from '../tunnel-broker/broker.ts'
 import { LIMIT_DEFAULTS, type Config, type LimitSettings } from '../config.ts'
 import { MemoryLimitStore, type LimitStore } from './store.ts'
 import { BackoffLock, WindowLimit } from './policies.ts'

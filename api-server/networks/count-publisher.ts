@@ -4,7 +4,7 @@
 // per network, skipped when unchanged, and retried on the next change: counts are advisory
 // status, never a gate.
 import type { FastifyBaseLogger } from 'fastify'
-import type { ResourceClient } from '../../resources/ports.ts'
+import type { ResourceClient } from '../../ports/ports.ts'
 import { ANNOTATIONS, type DaemonCountsValue, type Network } from '../../crds/types.ts'
 import type { DaemonChanges } from './counts.ts'
 

@@ -4,9 +4,9 @@
 // still heartbeats) for the daemons other replicas hold.
 // Built from the database and the broker, both of which exist before the session plane
 // starts, so the operator is handed the whole thing at start (nothing is plugged in later).
-import type { DaemonCounts } from '../../resources/ports.ts'
+import type { DaemonCounts } from '../../ports/ports.ts'
 import type { Queryable } from '../store/db.ts'
-import type { TunnelBroker } from '../control/broker.ts'
+import type { TunnelBroker } from '../tunnel-broker/broker.ts'
 import type { ReplicaRegistry } from '../replicas/registry.ts'
 import { daemonRows } from './store.ts'
 

@@ -1,5 +1,5 @@
 // The browser pod's way into the tunnel: the pod's egress gateway opens one WebSocket per
-// local connection to /ws/egress with its node token; the relay checks the token and the
+// local connection to /ws/egress with its pod token; the relay checks the token and the
 // target against the session's launch-time declared hosts, then dials through a daemon
 // (forwarded to the replica holding one, if not this one) and pipes bytes both ways.
 // Outcome on the socket: "open" then raw bytes, or a 44xx/45xx close (tunnel/ws-dial.ts).
@@ -7,7 +7,7 @@ import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { WebSocketServer, type WebSocket } from 'ws'
 import type { SessionPlane } from '../sessions/plane.ts'
-import type { TunnelBroker } from '../control/broker.ts'
+import type { TunnelBroker } from '../tunnel-broker/broker.ts'
 import { hostAllowed } from '../../contracts/hosts.ts'
 import { safeEqual } from '../../contracts/ids.ts'
 import { isTunnelError } from '../../tunnel/errors.ts'
@@ -47,7 +47,7 @@ export class EgressRelay {
     const port = Number(url.searchParams.get('port'))
     const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1] ?? ''
     // a lookup that fails reads as no pod: the pod gets the same 401 and its gateway retries
-    const access = sessionId ? await this.deps.plane.nodes.lookup(sessionId).catch(() => undefined) : undefined
+    const access = sessionId ? await this.deps.plane.pods.lookup(sessionId).catch(() => undefined) : undefined
     if (!access || !token || !safeEqual(access.token, token) || !host || !Number.isInteger(port) || port < 1 || port > 65535) {
       socket.end(upgradeRefusal(upgradeErrors.egressUnauthorized()))
       return

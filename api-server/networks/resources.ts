@@ -5,8 +5,8 @@
 // repair reconcile is scheduled; one also runs at start. So the database and the cluster
 // never drift apart silently: a failed write is retried, reported and repaired.
 import type { FastifyBaseLogger } from 'fastify'
-import type { ResourceClient } from '../../resources/ports.ts'
-import { isConflict, isNotFound } from '../../resources/errors.ts'
+import type { ResourceClient } from '../../ports/ports.ts'
+import { isConflict, isNotFound } from '../../ports/errors.ts'
 import { LABELS, type Network, type NetworkSpec } from '../../crds/types.ts'
 import type { Queryable } from '../store/db.ts'
 

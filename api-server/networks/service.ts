@@ -2,7 +2,7 @@
 // by the tunnel broker, and the lookups session_start and the broker need.
 import type { Db, Queryable } from '../store/db.ts'
 import { tx } from '../store/db.ts'
-import type { BrokerOptions, TunnelBroker } from '../control/broker.ts'
+import type { BrokerOptions, TunnelBroker } from '../tunnel-broker/broker.ts'
 import { recordAudit } from '../audit/audit.ts'
 import { errors } from '../../contracts/errors.ts'
 import { parseHostPattern, formatHostPattern } from '../../contracts/hosts.ts'
@@ -44,7 +44,7 @@ export function daemonRegistry(deps: { db: Db; changes: DaemonChanges; replicaId
 
 export interface LocalReachDeps {
   db: Db
-  /** the control channel daemons joined (built with daemonRegistry's hooks) */
+  /** the tunnel broker daemons joined (built with daemonRegistry's hooks) */
   broker: TunnelBroker
   /** the operator's copy of each network (NO_NETWORK_RESOURCES without a session plane) */
   resources: NetworkResources

@@ -5,8 +5,8 @@
 // client_id at all) the same path is the device verification page (device.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Services } from '../services.ts'
-import { consoleUser, checkCsrf, type ConsoleUser } from '../doors/console-session.ts'
-import { sameOriginRequest } from '../doors/console-guard.ts'
+import { consoleUser, checkCsrf, type ConsoleUser } from '../door-kit/console-session.ts'
+import { sameOriginRequest } from '../door-kit/console-guard.ts'
 import { recordAudit } from '../audit/audit.ts'
 import { findClient, redirectUriMatches, type OAuthClient } from './clients.ts'
 import {

@@ -4,7 +4,7 @@
 // polls /oauth/token (device-store.ts has the state machine).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Services } from '../services.ts'
-import { checkCsrf, consoleUser, type ConsoleUser } from '../doors/console-session.ts'
+import { checkCsrf, consoleUser, type ConsoleUser } from '../door-kit/console-session.ts'
 import { recordAudit } from '../audit/audit.ts'
 import { requireClient } from './clients.ts'
 import { clampScopes, DEFAULT_WORKSPACE, GRANT_DEVICE_CODE, WORKSPACE_PATTERN } from './constants.ts'
@@ -15,8 +15,8 @@ import { createDeviceAuthorization, decideDevice, findPendingDevice, formatUserC
 import { upsertGrant } from './grants.ts'
 import { deviceConsentPage, deviceEntryPage, outcomePage, sendPage } from './pages.ts'
 import { addressKey, limitsFor, strictest } from '../limits/index.ts'
-import { sendTooMany } from '../doors/console-guard.ts'
-import { html, theirs } from '../doors/html.ts'
+import { sendTooMany } from '../door-kit/console-guard.ts'
+import { html, theirs } from '../door-kit/html.ts'
 
 export function verificationUri(services: Services): string {
   return `${services.config.baseUrl}/oauth/authorize`

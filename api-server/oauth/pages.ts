@@ -3,9 +3,9 @@
 // with the console layout; every value goes through the escaping html`` tag.
 import type { FastifyReply } from 'fastify'
 import type { Services } from '../services.ts'
-import { type Html, html, page, theirs } from '../doors/html.ts'
-import { hostView } from '../doors/host-view.ts'
-import { csrfToken, type ConsoleUser } from '../doors/console-session.ts'
+import { type Html, html, page, theirs } from '../door-kit/html.ts'
+import { hostView } from '../door-kit/host-view.ts'
+import { csrfToken, type ConsoleUser } from '../door-kit/console-session.ts'
 import { formatUserCode } from './device-store.ts'
 
 const SCOPE_TEXT: Record<string, string> = {

@@ -27,17 +27,17 @@ const base = (r: FillAuditRef) => ({
   credentialId: r.credentialId, credentialName: r.credentialName, targetType: 'credential', targetId: r.credentialId,
 })
 
-/** EV-01: one row per structured fill the node accepted. */
+/** EV-01: one row per structured fill the pod accepted. */
 export function auditFill(db: Queryable, r: FillAuditRef & { host?: string }): Promise<void> {
   return recordAudit(db, { ...base(r), action: AUDIT.fill, host: r.host })
 }
 
-/** EV-03: the node refused because the live host is not on the effective allowlist. */
+/** EV-03: the pod refused because the live host is not on the effective allowlist. */
 export function auditOriginDenied(db: Queryable, r: FillAuditRef & { host: string }): Promise<void> {
   return recordAudit(db, { ...base(r), action: AUDIT.originDenied, host: r.host, reason: 'origin_not_allowed' })
 }
 
-/** EV-04: the node refused because the target is not an editable field. */
+/** EV-04: the pod refused because the target is not an editable field. */
 export function auditFieldDenied(db: Queryable, r: FillAuditRef & { fieldKind: string }): Promise<void> {
   return recordAudit(db, { ...base(r), action: AUDIT.fieldDenied, fieldKind: r.fieldKind, reason: 'field_not_editable' })
 }

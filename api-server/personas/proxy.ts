@@ -1,7 +1,7 @@
 // Upstream proxies on the api-server's side (docs/proxy.md), a session's or an identity's
 // default (here, so sessions/ reads it as it reads the rest of personas/): checked against
 // the org's allowlist, its credentials sealed at once under the owner's id (the KMS
-// envelope, like a credential), opened only for the one node call that hands them to a
+// envelope, like a credential), opened only for the one pod call that hands them to a
 // session's egress gateway. Nothing here logs, journals or returns a username or password.
 import type { Queryable } from '../store/db.ts'
 import type { Sealer, SealContext } from '../kms/index.ts'

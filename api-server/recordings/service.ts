@@ -6,7 +6,7 @@
 import type { Config } from '../config.ts'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db, Queryable } from '../store/db.ts'
-import type { NodeClient } from '../sessions/node-client.ts'
+import type { PodClient } from '../sessions/pod-client.ts'
 import { errors } from '../../contracts/errors.ts'
 import { DirectoryRecordingStore, S3RecordingStore, type RecordingStore } from './store.ts'
 import { join } from 'node:path'
@@ -109,8 +109,8 @@ export interface RecordingsDeps {
   db: Db
   log: FastifyBaseLogger
   now: () => number
-  /** the node client of a live session's pod */
-  node: (sessionId: string) => Promise<NodeClient>
+  /** the pod client of a live session's pod */
+  pod: (sessionId: string) => Promise<PodClient>
   settings: RecordingSettings
 }
 
@@ -136,8 +136,8 @@ export class Recordings {
   async begin(session: { id: string; orgId: string }): Promise<void> {
     const { db, now, settings } = this.deps
     await insertRecording(db, { sessionId: session.id, orgId: session.orgId, startedAt: new Date(now()).toISOString() })
-    const node = await this.deps.node(session.id)
-    await node.recordingStart()
+    const pod = await this.deps.pod(session.id)
+    await pod.recordingStart()
     if (this.#active.has(session.id)) return
     // a failed read (the store unreachable, the pod busy) is retried by the next poll; say so rather than lose it
     const timer = setInterval(() => void this.drain(session.id).catch((err) => this.deps.log.warn({ err, session: session.id }, 'reading a recording failed; the next poll reads it again')), settings.pollMs)
@@ -164,16 +164,16 @@ export class Recordings {
     const { db } = this.deps
     let row = await getRecording(db, orgId, sessionId)
     if (!row) return
-    let node: NodeClient
+    let pod: PodClient
     try {
-      node = await this.deps.node(sessionId)
+      pod = await this.deps.pod(sessionId)
     } catch (e) {
       // the session is no longer live (ended on its own, or elsewhere): nothing more to read
       await this.#close(sessionId)
       throw e
     }
     for (let first = true; ; first = false) {
-      const r = await node.recordingRead({ after: row.lastSeq, flush: flush && first })
+      const r = await pod.recordingRead({ after: row.lastSeq, flush: flush && first })
       if (r.chunks.length) {
         const events = r.chunks.flatMap((c) => c.events)
         const body = Buffer.from(JSON.stringify(events))

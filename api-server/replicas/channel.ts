@@ -10,7 +10,7 @@ import { safeEqual } from '../../contracts/ids.ts'
 import { upgradeErrors, upgradeRefusal } from '../../contracts/errors.ts'
 import { isTunnelError } from '../../tunnel/errors.ts'
 import { acceptDial, dialWebSocket, refuseDial } from '../../tunnel/ws-dial.ts'
-import type { TunnelBroker } from '../control/broker.ts'
+import type { TunnelBroker } from '../tunnel-broker/broker.ts'
 import type { PeerReplica } from './registry.ts'
 
 export const REPLICA_DIAL_PATH = '/internal/tunnel/dial'

@@ -5,7 +5,7 @@
 // so a change it missed arrives late, never lost.
 import type pg from 'pg'
 import type { Db } from '../store/db.ts'
-import type { TunnelBroker } from '../control/broker.ts'
+import type { TunnelBroker } from '../tunnel-broker/broker.ts'
 
 export const CHANNEL = 'nightjar_tunnel'
 

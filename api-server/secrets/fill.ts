@@ -18,9 +18,9 @@ import { credentialValueToType } from '../personas/totp.ts'
 import { freetextFillEnabled } from '../personas/governance.ts'
 import { auditFill, auditOriginDenied, auditFieldDenied, auditFreetextDenied, auditGrantOriginDenied, type FillAuditRef } from '../personas/audit.ts'
 import { credentialName as credentialNameRule } from '../personas/validation.ts'
-import type { NodeClient } from '../sessions/node-client.ts'
+import type { PodClient } from '../sessions/pod-client.ts'
 import { journal, type SessionRow } from '../sessions/store.ts'
-import { liveSession, nodeFor, type DriveDeps, type SessionRequest } from '../sessions/drive.ts'
+import { liveSession, podFor, type DriveDeps, type SessionRequest } from '../sessions/drive.ts'
 import { assertAgentDrives } from '../sessions/control.ts'
 
 /** What the fill uses: the database, the clock (grant expiry, TOTP step) and the sealer. */
@@ -121,17 +121,17 @@ export async function prepareFill(deps: FillDeps, req: FillRequest): Promise<Pre
 }
 
 /**
- * 4. type, then 5. audit: the node types the secret into an editable field on an allowed
- * live host; success and the node's refusals (origin, field) are audited value-free. The
+ * 4. type, then 5. audit: the pod types the secret into an editable field on an allowed
+ * live host; success and the pod's refusals (origin, field) are audited value-free. The
  * Buffer is zeroed whatever happens.
  */
-async function typeAndAudit(deps: Pick<FillDeps, 'db'>, node: NodeClient, session: SessionRow, prepared: PreparedFill, field: FillTarget): Promise<FillOutcome> {
+async function typeAndAudit(deps: Pick<FillDeps, 'db'>, pod: PodClient, session: SessionRow, prepared: PreparedFill, field: FillTarget): Promise<FillOutcome> {
   const ref: FillAuditRef = {
     orgId: session.orgId, actor: session.agentId, sessionId: session.id, identityId: prepared.identityId,
     credentialId: prepared.credentialId, credentialName: prepared.credentialName,
   }
   try {
-    const r = await node.secureType({ selector: field.selector, ref: field.ref, changes: field.changes, value: prepared.secret, allowlist: prepared.allowlist })
+    const r = await pod.secureType({ selector: field.selector, ref: field.ref, changes: field.changes, value: prepared.secret, allowlist: prepared.allowlist })
     await auditFill(deps.db, { ...ref, host: r.host })
     const out: FillOutcome = { ok: true, credentialName: prepared.credentialName, fieldKind: r.fieldKind, host: r.host }
     return r.changes === undefined ? out : { ...out, changes: r.changes }
@@ -166,10 +166,10 @@ function countedFill<T>(fill: () => Promise<T>): Promise<T> {
   })
 }
 
-/** credential_fill on a live session whose node is at hand: find → narrow → open → type → audit. */
+/** credential_fill on a live session whose pod is at hand: find → narrow → open → type → audit. */
 export async function fillCredential(
   deps: FillDeps,
-  req: { session: SessionRow; node: NodeClient; credentialName: string; field: FillTarget },
+  req: { session: SessionRow; pod: PodClient; credentialName: string; field: FillTarget },
 ): Promise<FillOutcome> {
   const { session } = req
   return countedFill(async () => {
@@ -177,13 +177,13 @@ export async function fillCredential(
     const prepared = await prepareFill(deps, {
       orgId: session.orgId, agentId: session.agentId, identityId: session.identityId, credentialName: req.credentialName, sessionId: session.id,
     })
-    return typeAndAudit(deps, req.node, session, prepared, req.field)
+    return typeAndAudit(deps, req.pod, session, prepared, req.field)
   })
 }
 
 // ── DEPRECATED STEP: the free-text path (RULE-16) ───────────────────────────
 // An act of verb type whose text carries {{credential:<name>}}. Off by default; while
-// off it is refused (403) and audited before any decrypt or node dial. When on, the
+// off it is refused (403) and audited before any decrypt or pod dial. When on, the
 // marker replaces step 1 (find); narrow → open → type → audit are the pipeline's own.
 
 // Deliberately looser than a credential name: anything shaped like a marker is
@@ -254,11 +254,11 @@ async function freetextFill(deps: FillDeps & Pick<DriveDeps, 'db' | 'sessions'>,
     prepared.secret.fill(0)
     throw errors.invalidRequest('selector or ref: required for a credential fill')
   }
-  return typeAndAudit(deps, await nodeFor(deps, session), session, prepared, field)
+  return typeAndAudit(deps, await podFor(deps, session), session, prepared, field)
 }
 
 /**
- * The act diverted here (its text opens a marker): refused before any decrypt or node
+ * The act diverted here (its text opens a marker): refused before any decrypt or pod
  * dial unless enabled; journalled as a free-text act, without the text's size.
  */
 export async function freetextAct(

@@ -1,6 +1,6 @@
 // CDP connect, the checks session_cdp (operations) and the CDP upgrade (cdp/relay.ts) share, in one order: the
 // session inside the caller's org (the one 404 for unknown and foreign ids), live, not a
-// cloak browser, no bound identity. The node checks again what only it knows (a fill
+// cloak browser, no bound identity. The pod checks again what only it knows (a fill
 // running or done, a CDP client connected: browser-pod/secrets/fill-lock.ts).
 import type { Db } from '../store/db.ts'
 import type { AuthContext } from '../auth/context.ts'

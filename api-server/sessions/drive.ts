@@ -1,10 +1,10 @@
 // Driving a live session: resolve it inside the caller's org (the one 404 for
-// unknown and foreign ids), reach its node, run one action, journal it value-free.
+// unknown and foreign ids), reach its pod, run one action, journal it value-free.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../store/db.ts'
 import type { SessionRuntime } from './runtime.ts'
 import type { SessionActivity } from './expiry.ts'
-import type { NodeClient } from './node-client.ts'
+import type { PodClient } from './pod-client.ts'
 import { errors, isApiError, type ApiError } from '../../contracts/errors.ts'
 import { getSession, journalLater, type SessionRow } from './store.ts'
 import { assertAgentDrives } from './control.ts'
@@ -17,7 +17,7 @@ import { inSpan, SpanKind } from '../../telemetry/tracing.ts'
  */
 export interface DriveDeps {
   db: Db
-  sessions: Pick<SessionRuntime, 'nodes'>
+  sessions: Pick<SessionRuntime, 'pods'>
   /** driving keeps a session from its idle timeout */
   activity: Pick<SessionActivity, 'touch'>
   log: FastifyBaseLogger
@@ -49,26 +49,26 @@ export async function liveSession(deps: { db: Db }, req: SessionRequest): Promis
 }
 
 /** the session's browser pod (a process without a session plane answers the one 503 here) */
-export async function nodeFor(deps: { sessions: Pick<SessionRuntime, 'nodes'> }, row: SessionRow): Promise<NodeClient> {
-  return deps.sessions.nodes.get(row.id)
+export async function podFor(deps: { sessions: Pick<SessionRuntime, 'pods'> }, row: SessionRow): Promise<PodClient> {
+  return deps.sessions.pods.get(row.id)
 }
 
 /** Runs one driving action and journals it, value-free. */
 export async function drive<T>(
   deps: DriveDeps,
   req: DriveRequest,
-  action: (node: NodeClient, row: SessionRow) => Promise<T>,
+  action: (pod: PodClient, row: SessionRow) => Promise<T>,
 ): Promise<T> {
   const { op, detail } = req
   const row = await liveSession(deps, req)
   // a person holding control in the console: only read-only tools run until they hand back
   assertAgentDrives(row, op)
   deps.activity.touch(row.id)
-  const node = await nodeFor(deps, row)
+  const pod = await podFor(deps, row)
   const started = performance.now()
   try {
-    // one span per driving call, named by the action; the node client carries it to the pod
-    const out = await inSpan(`drive ${op}`, { kind: SpanKind.CLIENT, attributes: { 'nightjar.operation': op, 'nightjar.session.id': row.id } }, () => action(node, row))
+    // one span per driving call, named by the action; the pod client carries it to the pod
+    const out = await inSpan(`drive ${op}`, { kind: SpanKind.CLIENT, attributes: { 'nightjar.operation': op, 'nightjar.session.id': row.id } }, () => action(pod, row))
     journalLater(deps.db, row, { op, detail, outcome: 'ok', durationMs: Math.round(performance.now() - started) }, logJournalError(deps))
     return out
   } catch (e) {

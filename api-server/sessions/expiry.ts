@@ -8,7 +8,7 @@ import { release } from '../personas/index.ts'
 import type { Db } from '../store/db.ts'
 import type { OrgEvents } from '../events/port.ts'
 import type { SessionPlane } from './plane.ts'
-import type { NodeClients } from './nodes.ts'
+import type { PodClients } from './pods.ts'
 import { expiredSessions, expireSession, findSessionAnyOrg, journal, touchSession } from './store.ts'
 
 export class SessionActivity {
@@ -46,8 +46,8 @@ export interface Reaper {
   stop(): void
 }
 
-export function startReaper(deps: { db: Db; plane: SessionPlane; nodeClients: NodeClients; activity: SessionActivity; log: FastifyBaseLogger; intervalMs: number; events: OrgEvents }): Reaper {
-  const { db, plane, nodeClients, activity, log, events } = deps
+export function startReaper(deps: { db: Db; plane: SessionPlane; podClients: PodClients; activity: SessionActivity; log: FastifyBaseLogger; intervalMs: number; events: OrgEvents }): Reaper {
+  const { db, plane, podClients, activity, log, events } = deps
   let running: Promise<string[]> | undefined
   /** expired sessions whose resource has not yet been told to end: retried every pass */
   const untold = new Set<string>()
@@ -74,7 +74,7 @@ export function startReaper(deps: { db: Db; plane: SessionPlane; nodeClients: No
       }
       await release(db, id)
       await tellOperator(id)
-      nodeClients.drop(id)
+      podClients.drop(id)
       activity.forget(id)
       log.info({ session: id, reason }, 'session ended on its own')
     }

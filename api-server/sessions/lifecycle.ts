@@ -18,7 +18,7 @@ import type { Sealer } from '../kms/index.ts'
 import type { Admission } from './admission.ts'
 import { bindSessionIdentity, deleteSession, getSession, journal, sessionProxySealedAuth, setLive, setSessionProxy, setStatus, type SessionRow } from './store.ts'
 import { sessionView, type SessionView } from './view.ts'
-import { isNotFound } from '../../resources/errors.ts'
+import { isNotFound } from '../../ports/errors.ts'
 import { boundedLabel, sessionFailures, sessionStarts, sessionStartSeconds } from '../metrics/product.ts'
 import { currentTraceparent, failSpan, startSpan, withSpan } from '../../telemetry/tracing.ts'
 
@@ -315,13 +315,13 @@ async function openStart(services: SessionDeps, { auth, input, admission, acting
 
 /**
  * Hands the session's proxy to its pod's egress gateway: the sealed credentials are read
- * from the row and opened just for this call (NodeClient zeroes the request bytes).
+ * from the row and opened just for this call (PodClient zeroes the request bytes).
  */
 async function handOverProxy(services: SessionDeps, session: { orgId: string; id: string }, url: string): Promise<void> {
   const sealed = await sessionProxySealedAuth(services.db, session.orgId, session.id)
   const creds = sealed ? await openProxyAuth(services.sealer, { orgId: session.orgId, kind: 'session', id: session.id }, sealed) : null
-  const node = await services.sessions.nodes.get(session.id)
-  await node.egressProxy({ url, ...(creds ?? {}) })
+  const pod = await services.sessions.pods.get(session.id)
+  await pod.egressProxy({ url, ...(creds ?? {}) })
 }
 
 /**
@@ -385,7 +385,7 @@ async function abandon(services: SessionDeps, session: { id: string; orgId: stri
 
 export async function endSession(services: SessionDeps, { auth, sessionId }: { auth: AuthContext; sessionId: string }): Promise<SessionView> {
   // a process without a session plane refuses here (NO_SESSIONS: the one 503)
-  const { resources, nodes } = services.sessions
+  const { resources, pods } = services.sessions
   const row: SessionRow = await getSession(services.db, auth.orgId, sessionId)
   if (row.status === 'pending' || row.status === 'live') {
     // the recording's last seconds are read while the pod still runs (never throws)
@@ -402,6 +402,6 @@ export async function endSession(services: SessionDeps, { auth, sessionId }: { a
   }
   // idempotent: ending an ended (or failed) session releases nothing twice and answers the same
   await release(services.db, sessionId)
-  nodes.drop(sessionId)
+  pods.drop(sessionId)
   return sessionView(await getSession(services.db, auth.orgId, sessionId))
 }

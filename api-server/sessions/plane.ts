@@ -1,14 +1,14 @@
 // The session plane: what the api-server needs from the operator side — the
-// BrowserSession and Network resources, and a way to reach a Live session's node.
+// BrowserSession and Network resources, and a way to reach a Live session's pod.
 // Embedded and Kubernetes runtimes each provide one; the session code is the same.
-import type { NodeDirectory, ResourceClient } from '../../resources/ports.ts'
+import type { PodDirectory, ResourceClient } from '../../ports/ports.ts'
 import type { BrowserSession, Network } from '../../crds/types.ts'
 import type { Registry } from 'prom-client'
 
 export interface SessionPlane {
   sessions: ResourceClient<BrowserSession>
   networks: ResourceClient<Network>
-  nodes: NodeDirectory
+  pods: PodDirectory
   /**
    * Kubernetes only: the operator is another process with neither the database nor the KMS
    * key, so a warm-resume session's auth-state is opened here and handed over (a Secret the

@@ -1,15 +1,15 @@
 // The session side of the server, built whole by the app: the BrowserSession resources,
-// the node clients of live sessions and the shared watch, started and stopped as one.
+// the pod clients of live sessions and the shared watch, started and stopped as one.
 // A process without a session plane gets NO_SESSIONS instead of nothing: the same
 // shape, and every use answers the one 503.
 import type { FastifyBaseLogger } from 'fastify'
 import type { BrowserSession } from '../../crds/types.ts'
-import type { DaemonCounts, Logger, ResourceClient } from '../../resources/ports.ts'
+import type { DaemonCounts, Logger, ResourceClient } from '../../ports/ports.ts'
 import { errors } from '../../contracts/errors.ts'
 import type { Db } from '../store/db.ts'
 import type { OrgEvents } from '../events/port.ts'
 import type { SessionPlane } from './plane.ts'
-import { NodeClients } from './nodes.ts'
+import { PodClients } from './pods.ts'
 import { sessionWatcher, type SessionWatcher } from './watcher.ts'
 import { startReaper, type Reaper, type SessionActivity } from './expiry.ts'
 
@@ -28,7 +28,7 @@ export interface SessionRuntime {
   /** BrowserSession resources: the operator acts on them */
   readonly resources: ResourceClient<BrowserSession>
   /** keep-alive clients of live sessions' browser pods */
-  readonly nodes: NodeClients
+  readonly pods: PodClients
   /** the shared watch session starts wait on */
   readonly watcher: SessionWatcher
   /** the plane's hand-over of a warm-resume auth-state (SessionPlane.handOverAuthState), where it has one */
@@ -47,7 +47,7 @@ export const NO_SESSIONS: SessionRuntime = Object.freeze({
   get resources(): never {
     throw sessionsUnavailable()
   },
-  get nodes(): never {
+  get pods(): never {
     throw sessionsUnavailable()
   },
   get watcher(): never {
@@ -72,7 +72,7 @@ export interface LiveSessionsDeps {
 /** The session runtime over a real plane: built at once, started in the app's onReady. */
 export class LiveSessions implements SessionRuntime {
   readonly resources: ResourceClient<BrowserSession>
-  readonly nodes: NodeClients
+  readonly pods: PodClients
   readonly watcher: SessionWatcher
   readonly handOverAuthState?: (session: BrowserSession) => Promise<boolean>
   #reaper: Reaper | undefined
@@ -83,22 +83,22 @@ export class LiveSessions implements SessionRuntime {
     this.resources = deps.plane.sessions
     const { plane } = deps
     if (plane.handOverAuthState) this.handOverAuthState = (session) => plane.handOverAuthState!(session)
-    this.nodes = new NodeClients(deps.plane.nodes)
-    this.watcher = sessionWatcher({ db: deps.db, plane: deps.plane, nodeClients: this.nodes, log: deps.log, events: deps.events })
+    this.pods = new PodClients(deps.plane.pods)
+    this.watcher = sessionWatcher({ db: deps.db, plane: deps.plane, podClients: this.pods, log: deps.log, events: deps.events })
   }
 
   /** the shared watch (with its start-up sweeps), then the reaper */
   async start(): Promise<void> {
     await this.watcher.start()
     const { db, plane, activity, log, reaperIntervalMs, events } = this.deps
-    this.#reaper ??= startReaper({ db, plane, nodeClients: this.nodes, activity, log, intervalMs: reaperIntervalMs, events })
+    this.#reaper ??= startReaper({ db, plane, podClients: this.pods, activity, log, intervalMs: reaperIntervalMs, events })
   }
 
   /** stops what runs here, then the plane itself (the app started it, the app stops it) */
   async stop(): Promise<void> {
     this.#reaper?.stop()
     this.watcher.stop()
-    this.nodes.closeAll()
+    this.pods.closeAll()
     await this.deps.plane.stop()
   }
 }

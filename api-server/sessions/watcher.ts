@@ -5,13 +5,13 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { BrowserSession, SessionPhase } from '../../crds/types.ts'
 import { errors } from '../../contracts/errors.ts'
-import { Informer } from '../../resources/informer.ts'
+import { Informer } from '../../watch/informer.ts'
 import type { Db } from '../store/db.ts'
 import type { OrgEvents } from '../events/port.ts'
 import { release, reapDeadLeases } from '../personas/index.ts'
 import type { SessionPlane } from './plane.ts'
 import { findSessionAnyOrg, journal, openSessionIds, setStatus } from './store.ts'
-import type { NodeClients } from './nodes.ts'
+import type { PodClients } from './pods.ts'
 import { boundedLabel, sessionFailures } from '../metrics/product.ts'
 
 export interface SessionWatcher {
@@ -31,8 +31,8 @@ interface Waiter {
 const REAP_INTERVAL_MS = 30_000
 
 /** Built whole with the app; nothing runs until start(). */
-export function sessionWatcher(deps: { db: Db; plane: SessionPlane; nodeClients: NodeClients; log: FastifyBaseLogger; events: OrgEvents }): SessionWatcher {
-  const { db, plane, nodeClients, log, events } = deps
+export function sessionWatcher(deps: { db: Db; plane: SessionPlane; podClients: PodClients; log: FastifyBaseLogger; events: OrgEvents }): SessionWatcher {
+  const { db, plane, podClients, log, events } = deps
 
   const fail = async (id: string, reason: string) => {
     // the lease goes first: once a session reads as failed, its identity is already free
@@ -46,7 +46,7 @@ export function sessionWatcher(deps: { db: Db; plane: SessionPlane; nodeClients:
       }
       log.warn({ session: id, reason }, 'session failed')
     }
-    nodeClients.drop(id)
+    podClients.drop(id)
   }
 
   // session starts wait here rather than opening a watch each: one shared stream

@@ -2,16 +2,16 @@
 // wait_for. Plain text only — secrets go through secrets/secure-fill.ts, never through here.
 import type { Locator } from 'playwright-core'
 import { errors } from '../../contracts/errors.ts'
-import type { NodeInput, NodeOutput } from '../../contracts/node-api.ts'
+import type { PodInput, PodOutput } from '../../contracts/pod-api.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
 import { target } from '../perception/refs.ts'
 import { checkNavigable, runNavigation } from './navigation.ts'
 import type { ActionTable } from './types.ts'
 
-type ActInput = NodeInput<'act'>
+type ActInput = PodInput<'act'>
 
-export async function act(session: PodSession, input: ActInput): Promise<NodeOutput<'act'>> {
+export async function act(session: PodSession, input: ActInput): Promise<PodOutput<'act'>> {
   const page = session.page
   const need = <K extends keyof ActInput>(k: K): NonNullable<ActInput[K]> => {
     const v = input[k]
@@ -79,7 +79,7 @@ async function scroll(session: PodSession, input: ActInput, element: Locator | u
   await page.evaluate(([dx, dy]) => window.scrollBy(dx, dy), [x, y] as const)
 }
 
-export async function hover(session: PodSession, input: NodeInput<'hover'>): Promise<NodeOutput<'hover'>> {
+export async function hover(session: PodSession, input: PodInput<'hover'>): Promise<PodOutput<'hover'>> {
   const page = session.page
   const element = await target(page, input)
   try {
@@ -90,7 +90,7 @@ export async function hover(session: PodSession, input: NodeInput<'hover'>): Pro
   return { ok: true, url: page.url() }
 }
 
-export async function selectOption(session: PodSession, input: NodeInput<'select_option'>): Promise<NodeOutput<'select_option'>> {
+export async function selectOption(session: PodSession, input: PodInput<'select_option'>): Promise<PodOutput<'select_option'>> {
   const page = session.page
   const element = await target(page, input)
   try {
@@ -101,7 +101,7 @@ export async function selectOption(session: PodSession, input: NodeInput<'select
   }
 }
 
-export async function waitFor(session: PodSession, input: NodeInput<'wait_for'>): Promise<NodeOutput<'wait_for'>> {
+export async function waitFor(session: PodSession, input: PodInput<'wait_for'>): Promise<PodOutput<'wait_for'>> {
   const page = session.page
   const locator = input.text === undefined ? await target(page, input) : page.getByText(input.text).first()
   try {
@@ -112,5 +112,5 @@ export async function waitFor(session: PodSession, input: NodeInput<'wait_for'>)
   return { ok: true, url: page.url() }
 }
 
-/** This file's rows of the node's action table (actions/index.ts). */
-export const pageActions = { act, hover, select_option: selectOption, wait_for: waitFor } satisfies Partial<ActionTable>
+/** This file's rows of the pod's action table (actions/index.ts). */
+export const elementActions = { act, hover, select_option: selectOption, wait_for: waitFor } satisfies Partial<ActionTable>

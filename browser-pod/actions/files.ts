@@ -1,21 +1,21 @@
-// The node's actions for contracts/operations/drive-files.ts: files put into the
+// The pod's actions for contracts/operations/drive-files.ts: files put into the
 // session, set into file inputs, listed and read back. The files themselves are kept
 // by the session (session-files.ts).
 import { errors } from '../../contracts/errors.ts'
 import { FILE_MAX_BYTES, FILE_READ_MAX_BYTES } from '../../contracts/operations/drive-files.ts'
 import type { fileContracts } from '../../contracts/operations/drive-files.ts'
-import type { NodeInput, NodeOutput } from '../../contracts/node-api.ts'
+import type { PodInput, PodOutput } from '../../contracts/pod-api.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
 import { target } from '../perception/refs.ts'
 import type { ActionTable } from './types.ts'
 
-export async function filePut(session: PodSession, input: NodeInput<'file_put'>): Promise<NodeOutput<'file_put'>> {
+export async function filePut(session: PodSession, input: PodInput<'file_put'>): Promise<PodOutput<'file_put'>> {
   void session.page // 409 before configure, like every other route
   return session.files.put(input.name, Buffer.from(input.contentBase64, 'base64'), input.mimeType)
 }
 
-export async function fileUpload(session: PodSession, input: NodeInput<'file_upload'>): Promise<NodeOutput<'file_upload'>> {
+export async function fileUpload(session: PodSession, input: PodInput<'file_upload'>): Promise<PodOutput<'file_upload'>> {
   const page = session.page
   // every file is found and complete before the page is touched
   const { files, payloads } = await session.files.payloads(input.files)
@@ -45,12 +45,12 @@ function uploadError(e: unknown) {
   return actionError(e, 'file_upload')
 }
 
-export function fileList(session: PodSession): NodeOutput<'file_list'> {
+export function fileList(session: PodSession): PodOutput<'file_list'> {
   void session.page
   return { files: session.files.list() }
 }
 
-export async function fileRead(session: PodSession, input: NodeInput<'file_read'>): Promise<NodeOutput<'file_read'>> {
+export async function fileRead(session: PodSession, input: PodInput<'file_read'>): Promise<PodOutput<'file_read'>> {
   void session.page
   const offset = Number(input.offset ?? 0)
   const length = Number(input.length ?? FILE_READ_MAX_BYTES)
@@ -70,7 +70,7 @@ function carriesSecret(session: PodSession, bytes: Buffer): boolean {
   return [bytes.toString('utf8'), bytes.toString('latin1')].some((text) => session.echoGuard.redact(text) !== text)
 }
 
-/** This file's rows of the node's action table (actions/index.ts). */
+/** This file's rows of the pod's action table (actions/index.ts). */
 export const fileActions: Pick<ActionTable, (typeof fileContracts)[number]['name']> = {
   file_put: filePut,
   file_upload: fileUpload,

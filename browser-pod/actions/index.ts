@@ -1,16 +1,16 @@
-// The driving actions the node runs, one per driving contract (contracts/operations/drive.ts);
+// The driving actions the pod runs, one per driving contract (contracts/operations/drive.ts);
 // the table's type is derived from the contract list, so a new contract does not compile
 // until an action implements it. Page-changing actions answer with `changes` when asked
 // (the api-server asks unless the agent said `changes: false`), so an agent needs one call
 // per step.
 import { changesAfter, perceive } from '../perception/perceive.ts'
-import type { DriveName, NodeInput, NodeOutput } from '../../contracts/node-api.ts'
+import type { DriveName, PodInput, PodOutput } from '../../contracts/pod-api.ts'
 import { pageChangingDrives } from '../../contracts/operations/drive.ts'
 import type { Action, ActionTable } from './types.ts'
-import { pageActions } from './act.ts'
+import { elementActions } from './act.ts'
 import { captureActions } from './capture.ts'
 import { navigationActions } from './navigation.ts'
-import { tabActions } from './pages.ts'
+import { tabActions } from './tabs.ts'
 import { mouseActions } from './mouse.ts'
 import { fileActions } from './files.ts'
 import { inspectActions } from './inspect.ts'
@@ -20,16 +20,16 @@ export type { Action, ActionTable } from './types.ts'
 function withChanges<N extends DriveName>(action: Action<N>): Action<N> {
   return async (session, input) => {
     const out = await action(session, input)
-    if ((input as NodeInput<N> & { changes?: boolean }).changes !== true) return out
+    if ((input as PodInput<N> & { changes?: boolean }).changes !== true) return out
     const changes = await changesAfter(session)
-    return (changes === undefined ? out : { ...out, changes }) as NodeOutput<N>
+    return (changes === undefined ? out : { ...out, changes }) as PodOutput<N>
   }
 }
 
 const plain: ActionTable = {
   ...navigationActions,
   perceive,
-  ...pageActions,
+  ...elementActions,
   ...captureActions,
   ...tabActions,
   ...mouseActions,

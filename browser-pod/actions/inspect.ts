@@ -1,17 +1,17 @@
-// The node's actions for contracts/operations/drive-inspect.ts: the network request log
+// The pod's actions for contracts/operations/drive-inspect.ts: the network request log
 // (kept by network-log.ts) and evaluate. Every reply, evaluate's result included, passes
-// the node's echo guard (node-api.ts): nothing here is opaque.
+// the pod's echo guard (pod-api.ts): nothing here is opaque.
 import vm from 'node:vm'
 import type { CDPSession, Page } from 'playwright-core'
 import { errors } from '../../contracts/errors.ts'
-import type { NodeInput, NodeOutput } from '../../contracts/node-api.ts'
+import type { PodInput, PodOutput } from '../../contracts/pod-api.ts'
 import { EVALUATE_MAX_RESULT, EvaluateResult, type inspectContracts } from '../../contracts/operations/drive-inspect.ts'
 import { actionError } from '../errors.ts'
 import { devtools } from '../devtools.ts'
 import { ACTION_TIMEOUT_MS, type PodSession } from '../session.ts'
 import type { ActionTable } from './types.ts'
 
-export function networkRequests(session: PodSession, input: NodeInput<'network_requests'>): NodeOutput<'network_requests'> {
+export function networkRequests(session: PodSession, input: PodInput<'network_requests'>): PodOutput<'network_requests'> {
   void session.page // 409 before configure, like every other route
   return session.network.list(input)
 }
@@ -89,7 +89,7 @@ type PageReply = { json: string; type: string } | { thrown: { name: string; mess
 const TYPES = EvaluateResult.shape.type.options as readonly string[]
 const clip = (s: unknown, n: number) => String(s ?? '').split('\n')[0].slice(0, n)
 
-export async function evaluate(session: PodSession, input: NodeInput<'evaluate'>): Promise<NodeOutput<'evaluate'>> {
+export async function evaluate(session: PodSession, input: PodInput<'evaluate'>): Promise<PodOutput<'evaluate'>> {
   const page = session.page
   const script = pageScript(asFunctionBody(input.expression))
   const timeoutMs = input.timeoutMs ?? ACTION_TIMEOUT_MS
@@ -123,7 +123,7 @@ export async function evaluate(session: PodSession, input: NodeInput<'evaluate'>
   } catch {
     throw errors.evaluateNotSerializable('an unexpected reply')
   }
-  return { value, type: (TYPES.includes(reply.type) ? reply.type : 'object') as NodeOutput<'evaluate'>['type'] }
+  return { value, type: (TYPES.includes(reply.type) ? reply.type : 'object') as PodOutput<'evaluate'>['type'] }
 }
 
 
@@ -142,7 +142,7 @@ async function stopIfBusy(cdp: CDPSession): Promise<void> {
   if (state === 'busy') await cdp.send('Runtime.terminateExecution').catch(() => {})
 }
 
-/** This file's rows of the node's action table (actions/index.ts). */
+/** This file's rows of the pod's action table (actions/index.ts). */
 export const inspectActions: Pick<ActionTable, (typeof inspectContracts)[number]['name']> = {
   network_requests: networkRequests,
   evaluate,

@@ -1,9 +1,9 @@
-// The node's actions for contracts/operations/drive-mouse.ts: drag, the mouse at viewport
+// The pod's actions for contracts/operations/drive-mouse.ts: drag, the mouse at viewport
 // coordinates (for agents that see a screenshot) and fill_form. Plain values only —
 // secrets go through secrets/secure-fill.ts, never through here.
 import type { Locator } from 'playwright-core'
 import { errors } from '../../contracts/errors.ts'
-import type { NodeInput, NodeOutput } from '../../contracts/node-api.ts'
+import type { PodInput, PodOutput } from '../../contracts/pod-api.ts'
 import type { FORM_FIELD_KINDS, mouseContracts } from '../../contracts/operations/drive-mouse.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
@@ -12,7 +12,7 @@ import type { ActionTable } from './types.ts'
 
 type FieldKind = (typeof FORM_FIELD_KINDS)[number]
 
-export async function drag(session: PodSession, input: NodeInput<'drag'>): Promise<NodeOutput<'drag'>> {
+export async function drag(session: PodSession, input: PodInput<'drag'>): Promise<PodOutput<'drag'>> {
   const page = session.page
   const from = await target(page, { selector: input.from, ref: input.fromRef })
   const to = await target(page, { selector: input.to, ref: input.toRef })
@@ -30,7 +30,7 @@ function inViewport(session: PodSession, x: number, y: number): void {
   if (vp && (x >= vp.width || y >= vp.height)) throw errors.outsideViewport(x, y, vp.width, vp.height)
 }
 
-export async function mouseClick(session: PodSession, input: NodeInput<'mouse_click'>): Promise<NodeOutput<'mouse_click'>> {
+export async function mouseClick(session: PodSession, input: PodInput<'mouse_click'>): Promise<PodOutput<'mouse_click'>> {
   const page = session.page
   inViewport(session, input.x, input.y)
   try {
@@ -41,7 +41,7 @@ export async function mouseClick(session: PodSession, input: NodeInput<'mouse_cl
   return { ok: true, url: page.url() }
 }
 
-export async function mouseMove(session: PodSession, input: NodeInput<'mouse_move'>): Promise<NodeOutput<'mouse_move'>> {
+export async function mouseMove(session: PodSession, input: PodInput<'mouse_move'>): Promise<PodOutput<'mouse_move'>> {
   const page = session.page
   inViewport(session, input.x, input.y)
   try {
@@ -52,7 +52,7 @@ export async function mouseMove(session: PodSession, input: NodeInput<'mouse_mov
   return { ok: true, url: page.url() }
 }
 
-export async function mouseWheel(session: PodSession, input: NodeInput<'mouse_wheel'>): Promise<NodeOutput<'mouse_wheel'>> {
+export async function mouseWheel(session: PodSession, input: PodInput<'mouse_wheel'>): Promise<PodOutput<'mouse_wheel'>> {
   const page = session.page
   if (input.x !== undefined && input.y !== undefined) inViewport(session, input.x, input.y)
   try {
@@ -79,7 +79,7 @@ function fieldKind(el: Element): string {
   return `unsupported:<${tag}> element`
 }
 
-type FormValue = NodeInput<'fill_form'>['fields'][number]['value']
+type FormValue = PodInput<'fill_form'>['fields'][number]['value']
 
 /** The value a kind takes, or the words for what it takes when `value` is not that. */
 function mismatch(kind: FieldKind, value: FormValue): string | null {
@@ -99,7 +99,7 @@ function mismatch(kind: FieldKind, value: FormValue): string | null {
  * Every field is located and checked (its kind against its value) before any is
  * filled, so a mistake in the fifth field leaves the form untouched.
  */
-export async function fillForm(session: PodSession, input: NodeInput<'fill_form'>): Promise<NodeOutput<'fill_form'>> {
+export async function fillForm(session: PodSession, input: PodInput<'fill_form'>): Promise<PodOutput<'fill_form'>> {
   const page = session.page
   const planned: Array<{ locator: Locator; kind: FieldKind; value: FormValue; selector?: string; ref?: string }> = []
   for (const [index, field] of input.fields.entries()) {
@@ -128,7 +128,7 @@ export async function fillForm(session: PodSession, input: NodeInput<'fill_form'
   return { ok: true, url: page.url(), fields: planned.map(({ selector, ref, kind }) => (ref === undefined ? { selector, kind } : { ref, kind })) }
 }
 
-/** This file's rows of the node's action table (actions/index.ts). */
+/** This file's rows of the pod's action table (actions/index.ts). */
 export const mouseActions: Pick<ActionTable, (typeof mouseContracts)[number]['name']> = {
   drag,
   mouse_click: mouseClick,

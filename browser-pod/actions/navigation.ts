@@ -4,14 +4,14 @@
 // plain HTTP); the gateway's per-host record says why.
 import type { Page, Response } from 'playwright-core'
 import { ApiError, errors } from '../../contracts/errors.ts'
-import type { NodeInput, NodeOutput } from '../../contracts/node-api.ts'
+import type { PodInput, PodOutput } from '../../contracts/pod-api.ts'
 import { EGRESS_HEADER, type EgressGateway, type EgressRecord } from '../egress-gateway.ts'
 import type { DenyReason } from '../egress-policy.ts'
 import { isTimeout } from '../errors.ts'
 import type { PodSession } from '../session.ts'
 import type { ActionTable } from './types.ts'
 
-type NavigateResult = NodeOutput<'navigate'>
+type NavigateResult = PodOutput<'navigate'>
 
 /** Schemes a caller may navigate to: web pages, and data:/about:blank (no origin, no network). */
 export function checkNavigable(raw: string): string {
@@ -26,7 +26,7 @@ export function checkNavigable(raw: string): string {
   throw errors.schemeNotAllowed(u.protocol)
 }
 
-export async function navigate(session: PodSession, input: NodeInput<'navigate'>): Promise<NavigateResult> {
+export async function navigate(session: PodSession, input: PodInput<'navigate'>): Promise<NavigateResult> {
   const url = checkNavigable(input.url)
   const page = session.page
   return runNavigation(page, session.gateway, url, () => page.goto(url, { waitUntil: 'load' }))
@@ -37,7 +37,7 @@ export async function goBack(session: PodSession): Promise<NavigateResult> {
   return runNavigation(page, session.gateway, page.url(), () => page.goBack({ waitUntil: 'load' }))
 }
 
-/** go_forward (its row is in pages.ts, with the other actions of contracts/operations/drive-pages.ts). */
+/** go_forward (its row is in tabs.ts, with the other actions of contracts/operations/drive-tabs.ts). */
 export async function goForward(session: PodSession): Promise<NavigateResult> {
   const page = session.page
   return runNavigation(page, session.gateway, page.url(), () => page.goForward({ waitUntil: 'load' }))
@@ -131,5 +131,5 @@ function hostPort(raw: string): { host: string; port: number } | null {
   }
 }
 
-/** This file's rows of the node's action table (actions/index.ts). */
+/** This file's rows of the pod's action table (actions/index.ts). */
 export const navigationActions = { navigate, go_back: goBack, reload } satisfies Partial<ActionTable>

@@ -1,7 +1,7 @@
 // Auth-state capture: Playwright's storageState (cookies + localStorage) plus the
 // sessionStorage of every open page, which Playwright does not include. The result is
 // credential-equivalent: the api-server seals it; nothing here logs it.
-import type { SessionStorageEntry, StorageStateResult } from '../../contracts/node-api.ts'
+import type { SessionStorageEntry, StorageStateResult } from '../../contracts/pod-api.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
 

@@ -3,7 +3,7 @@
 // cursors read and the next action is diffed against) and answers from the pure parts.
 // How perception reads a page: docs/perception.md.
 import type { Page } from 'playwright-core'
-import type { NodeInput, NodeOutput } from '../../contracts/node-api.ts'
+import type { PodInput, PodOutput } from '../../contracts/pod-api.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
 import { firstPart, framing, readOn, subtree, walk } from './cursor.ts'
@@ -21,7 +21,7 @@ export const CHANGES_MAX_CHARS = 3_000
 /** per tab: its last snapshot */
 const latest = new WeakMap<Page, Snapshot>()
 
-export async function perceive(session: PodSession, input: NodeInput<'perceive'> = {}): Promise<NodeOutput<'perceive'>> {
+export async function perceive(session: PodSession, input: PodInput<'perceive'> = {}): Promise<PodOutput<'perceive'>> {
   const page = session.page
   let budget = input.maxChars ?? DEFAULT_MAX_CHARS
   try {

@@ -1,4 +1,4 @@
-// The fill/CDP lock (INV-03 at the node): the sealed fill and a raw CDP client exclude
+// The fill/CDP lock (INV-03 at the pod): the sealed fill and a raw CDP client exclude
 // each other, here in the pod, so the lock holds whichever api-server replica relays.
 // secure_type is refused (409 cdp_connected) while a CDP client is connected; a CDP
 // upgrade is refused while a fill runs or once a secret was typed in this session (its

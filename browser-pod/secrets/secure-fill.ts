@@ -6,7 +6,7 @@
 import type { ElementHandle } from 'playwright-core'
 import { hostAllowed } from '../../contracts/hosts.ts'
 import { ApiError, errors } from '../../contracts/errors.ts'
-import type { EditableKind, SecureTypeInput, SecureTypeResult } from '../../contracts/node-api.ts'
+import type { EditableKind, SecureTypeInput, SecureTypeResult } from '../../contracts/pod-api.ts'
 import { isSelectorSyntaxError, isTimeout, selectorProblem } from '../errors.ts'
 import { beginFill } from './fill-lock.ts'
 import { armFieldMask, MASK_PROPERTY, MASK_VALUE, type ArmedMask } from './field-mask.ts'
@@ -29,7 +29,7 @@ export async function secureType(session: PodSession, input: SecureTypeInput): P
   let handle: ElementHandle | null = null
   try {
     handle = await findTarget(session, input, input.timeoutMs)
-    // Fingerprinted (never kept) just before the page gets it: from then on the node
+    // Fingerprinted (never kept) just before the page gets it: from then on the pod
     // API masks it wherever the page echoes it (echo-guard.ts).
     const filled = await fillElement(handle, input.allowlist, value, () => session.echoGuard.remember(value))
     if (input.changes !== true) return filled

@@ -12,22 +12,22 @@ export const CDP_ERRORS = {
   },
   cdpConnected: {
     status: 409, code: 'conflict', reason: 'cdp_connected', message: 'a CDP client is connected to this session; credential fill is refused until it disconnects', spec: null,
-    when: 'at the node: secure_type (credential_fill, a free-text credential fill) while a CDP client is connected to the session',
+    when: 'at the pod: secure_type (credential_fill, a free-text credential fill) while a CDP client is connected to the session',
   },
 } as const satisfies Record<string, ApiEntry>
 
 /** Refusals of the CDP WebSocket upgrade, before any WebSocket exists. */
 export const CDP_UPGRADE_ERRORS = {
-  cdpNodeUnauthorized: {
+  cdpPodUnauthorized: {
     status: 401, code: null, reason: null, message: 'unauthorized', spec: null,
-    when: 'a node\'s /v1/cdp upgrade without the session\'s node token',
+    when: 'a pod\'s /v1/cdp upgrade without the session\'s pod token',
   },
   cdpAfterFill: {
     status: 403, code: null, reason: null, message: 'CDP is refused on a session a credential was filled in', spec: null,
-    when: 'at the node: a CDP upgrade while a credential fill runs or after one happened in the session (the api-server refuses identity-bound sessions before that)',
+    when: 'at the pod: a CDP upgrade while a credential fill runs or after one happened in the session (the api-server refuses identity-bound sessions before that)',
   },
   cdpUnavailable: {
     status: 503, code: null, reason: null, message: 'CDP is not available for this session', spec: null,
-    when: 'the node has no DevTools endpoint or is not configured yet or is closing, or the api-server could not open the node\'s CDP socket',
+    when: 'the pod has no DevTools endpoint or is not configured yet or is closing, or the api-server could not open the pod\'s CDP socket',
   },
 } as const satisfies Record<string, UpgradeEntry>

@@ -9,10 +9,10 @@ export const REQUEST_ERRORS = {
     when: 'the input breaks a rule of the operation (field and rule named, never the value); also a NUL or lone surrogate anywhere in the input',
   },
   unsupportedMediaType: { status: 415, code: 'unsupported_media_type', reason: null, message: 'unsupported content type', spec: null, when: 'a body in a content type the route does not read' },
-  payloadTooLarge: { status: 413, code: 'payload_too_large', reason: null, message: 'request body too large', spec: null, when: 'a body over the size limit (REST, node API)' },
+  payloadTooLarge: { status: 413, code: 'payload_too_large', reason: null, message: 'request body too large', spec: null, when: 'a body over the size limit (REST, pod API)' },
   methodNotAllowed: {
     status: 405, code: 'method_not_allowed', reason: null, message: (allowed: string) => `method not allowed; use ${allowed}`, args: ['allowed'], spec: null,
-    when: 'GET or DELETE on /mcp (stateless: POST only), a wrong method on the node API or the operator probes',
+    when: 'GET or DELETE on /mcp (stateless: POST only), a wrong method on the pod API or the operator probes',
   },
   noSuchRoute: { status: 404, code: 'not_found', reason: null, message: 'no such route', spec: ['ERR-26', 'AUTH-11'], when: 'an unknown path, including /oauth/register while registration is disabled' },
   tooManyRequests: { status: 429, code: 'rate_limited', reason: null, message: 'too many requests', spec: null, when: 'a framework-level 429' },

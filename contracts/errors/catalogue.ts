@@ -5,9 +5,9 @@
 // error built around it.
 import type { AnyEntry, ApiEntry, OAuthEntry, PageEntry, RpcEntry, UpgradeEntry } from './entry.ts'
 import { AUTH_ERRORS, CONSOLE_ERRORS, NETWORK_ERRORS, PERSONA_ERRORS, REQUEST_ERRORS, SESSION_ERRORS } from './catalogue-service.ts'
-import { NODE_ERRORS } from './catalogue-node.ts'
+import { POD_ERRORS } from './catalogue-pod.ts'
 import { OAUTH_ERRORS } from './catalogue-oauth.ts'
-import { PAGE_ERRORS, RPC_ERRORS, UPGRADE_ERRORS as BASE_UPGRADE_ERRORS } from './catalogue-pages.ts'
+import { PAGE_ERRORS, RPC_ERRORS, UPGRADE_ERRORS as BASE_UPGRADE_ERRORS } from './catalogue-non-json.ts'
 import { TAB_ERRORS } from './catalogue-tabs.ts'
 import { MOUSE_ERRORS } from './catalogue-mouse.ts'
 import { FILE_ERRORS } from './catalogue-files.ts'
@@ -20,9 +20,9 @@ import { PROXY_ERRORS } from './catalogue-proxy.ts'
 
 const UPGRADE_ERRORS = { ...BASE_UPGRADE_ERRORS, ...CDP_UPGRADE_ERRORS, ...LIVE_UPGRADE_ERRORS } as const
 
-/** JSON errors {"error": {"code", "message", "reason"?}}: REST, MCP tool results, the node API */
+/** JSON errors {"error": {"code", "message", "reason"?}}: REST, MCP tool results, the pod API */
 export const API_ERRORS = {
-  ...REQUEST_ERRORS, ...AUTH_ERRORS, ...SESSION_ERRORS, ...PERSONA_ERRORS, ...NETWORK_ERRORS, ...NODE_ERRORS, ...CONSOLE_ERRORS,
+  ...REQUEST_ERRORS, ...AUTH_ERRORS, ...SESSION_ERRORS, ...PERSONA_ERRORS, ...NETWORK_ERRORS, ...POD_ERRORS, ...CONSOLE_ERRORS,
   ...TAB_ERRORS, ...MOUSE_ERRORS, ...FILE_ERRORS, ...INSPECT_ERRORS, ...CDP_ERRORS, ...REACH_ERRORS, ...LIVE_ERRORS, ...WEBHOOK_ERRORS, ...PROXY_ERRORS,
 } as const satisfies Record<string, ApiEntry>
 
@@ -38,7 +38,7 @@ export type Family = 'api' | 'oauth' | 'page' | 'upgrade' | 'rpc'
 
 /** How each family goes on the wire, and the object that builds it in source. */
 export const FAMILIES: Record<Family, { title: string; wire: string; builder: string }> = {
-  api: { title: 'Service errors (REST, MCP tool results, node API)', wire: '`{"error":{"code","message","reason"?}}` (node fill refusals add `host` / `field_kind`); MCP tool errors carry the same body with `status` in `structuredContent`', builder: 'errors' },
+  api: { title: 'Service errors (REST, MCP tool results, pod API)', wire: '`{"error":{"code","message","reason"?}}` (pod fill refusals add `host` / `field_kind`); MCP tool errors carry the same body with `status` in `structuredContent`', builder: 'errors' },
   oauth: { title: 'OAuth endpoints (RFC 6749)', wire: '`{"error","error_description"}`; the authorization endpoint sends the pair as redirect parameters', builder: 'oauthErrors' },
   page: { title: 'Console and OAuth pages', wire: 'an HTML page showing the message (a client that does not ask for HTML gets the JSON 429 above instead of a 429 page)', builder: 'pageErrors' },
   upgrade: { title: 'WebSocket upgrades (/ws/control, /ws/egress, CDP, live view, /internal/tunnel)', wire: 'plain-text HTTP response before any WebSocket exists', builder: 'upgradeErrors' },
@@ -54,7 +54,7 @@ const SECTIONS: [Family, string, Record<string, AnyEntry>][] = [
   ['api', 'sessions', SESSION_ERRORS],
   ['api', 'personas, credentials and KMS', PERSONA_ERRORS],
   ['api', 'networks', NETWORK_ERRORS],
-  ['api', 'browser node', NODE_ERRORS],
+  ['api', 'browser pod', POD_ERRORS],
   ['api', 'console (JSON)', CONSOLE_ERRORS],
   ['api', 'tabs, dialogs and viewport', TAB_ERRORS],
   ['api', 'mouse and forms', MOUSE_ERRORS],

@@ -2,12 +2,12 @@
 // (catalogue.ts, make.ts); no message here carries a secret value.
 
 /** The service's error body: {"error": {"code", "message", "reason"?}} plus, for the
- * node's fill refusals, the value-free audit fields host / field_kind. */
+ * pod's fill refusals, the value-free audit fields host / field_kind. */
 export interface ErrorBody {
   error: { code: string; message: string; reason?: string; host?: string; field_kind?: string }
 }
 
-/** The value-free extra fields a node refusal carries (ERR-11 host, ERR-12 field_kind). */
+/** The value-free extra fields a pod refusal carries (ERR-11 host, ERR-12 field_kind). */
 export type ErrorDetails = { host?: string; field_kind?: string }
 
 export class ApiError extends Error {

@@ -26,7 +26,7 @@ interface Common {
   retryAfter?: number | 'arg'
 }
 
-/** The service's JSON errors: REST, MCP tool errors, the node API. */
+/** The service's JSON errors: REST, MCP tool errors, the pod API. */
 export interface ApiEntry extends Common {
   code: ErrorCode
   /** a fixed reason, one of a set (the constructor's first argument), or none */

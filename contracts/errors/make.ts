@@ -80,7 +80,7 @@ export function upgradeRefusal(r: ErrorReply): string {
 
 /**
  * Is `e` the catalogue's error `key`? Compares status, code and reason, so it also
- * holds for an error rebuilt from a wire body (the node's, through NodeClient).
+ * holds for an error rebuilt from a wire body (the pod's, through PodClient).
  */
 export function isError(e: unknown, key: ApiErrorKey): e is ApiError {
   if (!(e instanceof ApiError)) return false
@@ -102,12 +102,12 @@ export function keyOf(status: number, body: ErrorBody['error']): ApiErrorKey | u
 }
 
 /**
- * An ApiError from a service error body received over HTTP (the node's replies, the
+ * An ApiError from a service error body received over HTTP (the pod's replies, the
  * CLI's calls): status, code, message, reason and the value-free audit fields, as sent.
  */
-export function fromBody(status: number, body: unknown, fallback: ApiErrorKey = 'nodeProtocol'): ApiError {
+export function fromBody(status: number, body: unknown, fallback: ApiErrorKey = 'podProtocol'): ApiError {
   const e = (body as { error?: Record<string, unknown> } | null)?.error
-  if (!e || typeof e !== 'object' || typeof e.code !== 'string') return errors[fallback as 'nodeProtocol']()
+  if (!e || typeof e !== 'object' || typeof e.code !== 'string') return errors[fallback as 'podProtocol']()
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined)
   const details: ErrorDetails = {}
   if (str(e.host) !== undefined) details.host = str(e.host)

@@ -1,7 +1,7 @@
 // Driving actions: files in the session. file_put puts a file in over REST, file_upload
 // sets it into an <input type=file>, the pages' downloads are kept too; file_list and
 // file_read read them back. The files live in the pod and go with it. Appended to
-// driveContracts, so each needs its node action (browser-pod/actions/files.ts) and its
+// driveContracts, so each needs its pod action (browser-pod/actions/files.ts) and its
 // journal row (api-server/operations/sessions/drive-files.ts).
 import { z } from 'zod'
 import { defineDrive, type DriveContract } from './drive-kit.ts'
@@ -67,7 +67,7 @@ export const filePut = withRest(defineDrive({
   output: FileInfo,
   restPath: 'files',
   mcp: false,
-  node: { path: '/v1/file_put' },
+  pod: { path: '/v1/file_put' },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
 }), { bodyLimit: FILE_PUT_BODY_LIMIT, status: 201 })
 
@@ -77,7 +77,7 @@ export const fileUpload = defineDrive({
   input: z.strictObject({ sessionId, selector: selector.optional(), ref: elementRef.optional(), files: z.array(fileRef).min(1).max(FILE_MAX_COUNT) }).refine(oneTarget, ONE_TARGET),
   output: FileUploadResult,
   restPath: 'file-upload',
-  node: { path: '/v1/file_upload' },
+  pod: { path: '/v1/file_upload' },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
 })
 
@@ -88,7 +88,7 @@ export const fileList = defineDrive({
   output: FileListResult,
   restPath: 'files',
   restMethod: 'GET',
-  node: { path: '/v1/file_list' },
+  pod: { path: '/v1/file_list' },
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 })
 
@@ -105,7 +105,7 @@ export const fileRead = defineDrive({
   mcpOutput: FileReadMeta,
   restPath: 'files/:fileId',
   restMethod: 'GET',
-  node: { path: '/v1/file_read', opaque: ['contentBase64'] },
+  pod: { path: '/v1/file_read', opaque: ['contentBase64'] },
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 })
 

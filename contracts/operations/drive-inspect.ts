@@ -1,5 +1,5 @@
 // Driving actions: the network request log and evaluate. Declared with defineDrive (drive.ts); the
-// list below is appended to driveContracts, so each needs its node action
+// list below is appended to driveContracts, so each needs its pod action
 // (browser-pod/actions/inspect.ts) and its journal row (api-server/operations/sessions/drive-inspect.ts).
 import { z } from 'zod'
 import { defineDrive } from './drive-kit.ts'
@@ -41,7 +41,7 @@ export const networkRequests = defineDrive({
   output: NetworkRequestsResult,
   restPath: 'network',
   restMethod: 'GET',
-  node: { path: '/v1/network_requests' },
+  pod: { path: '/v1/network_requests' },
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
 })
 
@@ -61,7 +61,7 @@ export const evaluate = defineDrive({
   output: EvaluateResult,
   scopes: ['sessions:evaluate'],
   restPath: 'evaluate',
-  node: { path: '/v1/evaluate' },
+  pod: { path: '/v1/evaluate' },
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
 })
 

@@ -41,14 +41,14 @@ export const ConsoleMessage = z.object({ type: z.string(), text: z.string(), tim
 export const ConsoleResult = z.object({ messages: z.array(ConsoleMessage) })
 export const FillResult = z.object({ ok: z.literal(true), credentialName: z.string(), fieldKind: z.string(), host: z.string(), changes: Changes })
 
-/** A driving action forwarded to the node: `node` is its node API route. */
+/** A driving action forwarded to the browser pod: `pod` is its pod API route. */
 export interface DriveContract<S extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType, N extends string = string, NO extends z.ZodType = O>
   extends OperationContract<S, O, N> {
-  node: {
+  pod: {
     path: `/v1/${string}`
-    /** top-level result fields the node's echo guard leaves alone (base64 pixels or bytes) */
+    /** top-level result fields the pod's echo guard leaves alone (base64 pixels or bytes) */
     opaque?: readonly string[]
-    /** the node's result when it is narrower than the operation's (default: `output`) */
+    /** the pod's result when it is narrower than the operation's (default: `output`) */
     output?: NO
   }
 }

@@ -1,5 +1,5 @@
 // Driving actions: coordinates, drag and forms. Declared with defineDrive (drive.ts); the
-// list below is appended to driveContracts, so each needs its node action
+// list below is appended to driveContracts, so each needs its pod action
 // (browser-pod/actions/mouse.ts) and its journal row (api-server/operations/sessions/drive-mouse.ts).
 import { z } from 'zod'
 import { Changes, OkResult, defineDrive } from './drive-kit.ts'
@@ -42,7 +42,7 @@ export const drag = defineDrive({
   }).refine((v) => oneTarget({ selector: v.from, ref: v.fromRef }) && oneTarget({ selector: v.to, ref: v.toRef }), { message: 'give exactly one of from or fromRef, and exactly one of to or toRef' }),
   output: OkResult,
   restPath: 'drag',
-  node: { path: '/v1/drag' },
+  pod: { path: '/v1/drag' },
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
 })
 
@@ -59,7 +59,7 @@ export const mouseClick = defineDrive({
   }),
   output: OkResult,
   restPath: 'mouse-click',
-  node: { path: '/v1/mouse_click' },
+  pod: { path: '/v1/mouse_click' },
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
 })
 
@@ -69,7 +69,7 @@ export const mouseMove = defineDrive({
   input: z.strictObject({ sessionId, x, y, steps: z.number().int().min(1).max(100).optional().describe('intermediate moves; default 1') }),
   output: OkResult,
   restPath: 'mouse-move',
-  node: { path: '/v1/mouse_move' },
+  pod: { path: '/v1/mouse_move' },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
 })
 
@@ -87,7 +87,7 @@ export const mouseWheel = defineDrive({
     .refine((v) => (v.x === undefined) === (v.y === undefined), { message: 'give both x and y, or neither' }),
   output: OkResult,
   restPath: 'mouse-wheel',
-  node: { path: '/v1/mouse_wheel' },
+  pod: { path: '/v1/mouse_wheel' },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
 })
 
@@ -97,7 +97,7 @@ export const fillForm = defineDrive({
   input: z.strictObject({ sessionId, fields: z.array(FormField).min(1).max(FILL_FORM_MAX_FIELDS), changes: changesArg }),
   output: FillFormResult,
   restPath: 'fill-form',
-  node: { path: '/v1/fill_form' },
+  pod: { path: '/v1/fill_form' },
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
 })
 

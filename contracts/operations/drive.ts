@@ -1,11 +1,11 @@
 // Driving actions: one page action each, forwarded by the api-server to the session's pod,
-// declared once here (tool/REST contract and node route), so the api-server, the node API
-// and the NodeClient are all typed from this table. Adding one: docs/ARCHITECTURE.md#walk-through-adding-a-driving-action
+// declared once here (tool/REST contract and pod route), so the api-server, the pod API
+// and the PodClient are all typed from this table. Adding one: docs/ARCHITECTURE.md#walk-through-adding-a-driving-action
 import { z } from 'zod'
 import { defineContract } from './types.ts'
 import { ActResult, BinaryMeta, ConsoleResult, DRIVE, FillResult, NavigateResult, OkResult, PdfResult, PerceiveResult, ScreenshotResult, SelectOptionResult, defineDrive } from './drive-kit.ts'
 import { ONE_TARGET, TARGET_HELP, changesArg, elementRef, navigableUrl, oneTarget, selector, sessionId, timeoutMs } from './fields.ts'
-import { pageContracts } from './drive-pages.ts'
+import { tabContracts } from './drive-tabs.ts'
 import { mouseContracts } from './drive-mouse.ts'
 import { fileContracts } from './drive-files.ts'
 import { inspectContracts } from './drive-inspect.ts'
@@ -18,7 +18,7 @@ export const navigate = defineDrive({
   input: z.strictObject({ sessionId, url: navigableUrl, changes: changesArg }),
   output: NavigateResult,
   restPath: 'navigate',
-  node: { path: '/v1/navigate' },
+  pod: { path: '/v1/navigate' },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
 })
 
@@ -39,7 +39,7 @@ export const perceive = defineDrive({
   }).refine((v) => [v.cursor, v.ref, v.query].filter((x) => x !== undefined).length <= 1, { message: 'give at most one of cursor, ref or query' }),
   output: PerceiveResult,
   restPath: 'perceive',
-  node: { path: '/v1/perceive' },
+  pod: { path: '/v1/perceive' },
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
 })
 
@@ -61,7 +61,7 @@ export const act = defineDrive({
   output: z.union([ActResult, FillResult]),
   restPath: 'act',
   // the fill result is the api-server's (the free-text fill never reaches /v1/act)
-  node: { path: '/v1/act', output: ActResult },
+  pod: { path: '/v1/act', output: ActResult },
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
 })
 
@@ -76,7 +76,7 @@ export const screenshot = defineDrive({
   output: ScreenshotResult,
   mcpOutput: BinaryMeta,
   restPath: 'screenshot',
-  node: { path: '/v1/screenshot', opaque: ['png'] },
+  pod: { path: '/v1/screenshot', opaque: ['png'] },
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
 })
 
@@ -86,7 +86,7 @@ export const goBack = defineDrive({
   input: z.strictObject({ sessionId, changes: changesArg }),
   output: NavigateResult,
   restPath: 'go-back',
-  node: { path: '/v1/go_back' },
+  pod: { path: '/v1/go_back' },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
 })
 
@@ -96,7 +96,7 @@ export const reload = defineDrive({
   input: z.strictObject({ sessionId, changes: changesArg }),
   output: NavigateResult,
   restPath: 'reload',
-  node: { path: '/v1/reload' },
+  pod: { path: '/v1/reload' },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
 })
 
@@ -107,7 +107,7 @@ export const waitFor = defineDrive({
     .refine((v) => [v.selector, v.ref, v.text].filter((x) => x !== undefined).length === 1, { message: 'give exactly one of selector, ref or text' }),
   output: OkResult,
   restPath: 'wait-for',
-  node: { path: '/v1/wait_for' },
+  pod: { path: '/v1/wait_for' },
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
 })
 
@@ -118,7 +118,7 @@ export const selectOption = defineDrive({
     .refine(oneTarget, ONE_TARGET),
   output: SelectOptionResult,
   restPath: 'select-option',
-  node: { path: '/v1/select_option' },
+  pod: { path: '/v1/select_option' },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
 })
 
@@ -128,7 +128,7 @@ export const hover = defineDrive({
   input: z.strictObject({ sessionId, selector: selector.optional(), ref: elementRef.optional(), changes: changesArg }).refine(oneTarget, ONE_TARGET),
   output: OkResult,
   restPath: 'hover',
-  node: { path: '/v1/hover' },
+  pod: { path: '/v1/hover' },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
 })
 
@@ -139,7 +139,7 @@ export const pdf = defineDrive({
   output: PdfResult,
   mcpOutput: BinaryMeta,
   restPath: 'pdf',
-  node: { path: '/v1/pdf', opaque: ['pdf'] },
+  pod: { path: '/v1/pdf', opaque: ['pdf'] },
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
 })
 
@@ -150,14 +150,14 @@ export const consoleMessages = defineDrive({
   output: ConsoleResult,
   restPath: 'console',
   restMethod: 'GET',
-  node: { path: '/v1/console' },
+  pod: { path: '/v1/console' },
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
 })
 
 export const coreDriveContracts = [navigate, perceive, act, screenshot, goBack, reload, waitFor, selectOption, hover, pdf, consoleMessages] as const
 
 /** The domain files' lists, in the order their tools are listed. */
-const domainDriveContracts = [...pageContracts, ...mouseContracts, ...fileContracts, ...inspectContracts] as const
+const domainDriveContracts = [...tabContracts, ...mouseContracts, ...fileContracts, ...inspectContracts] as const
 
 /** Every forwarded driving action, in the order tools are listed: the core above, then one list per domain file. */
 export const driveContracts = [...coreDriveContracts, ...domainDriveContracts] as const
@@ -165,13 +165,13 @@ export type DriveName = (typeof driveContracts)[number]['name']
 
 /**
  * Page-changing: an action whose input takes `changes`. It answers with what it changed on
- * the page (the node reads that only when asked: browser-pod/actions/index.ts).
+ * the page (the pod reads that only when asked: browser-pod/actions/index.ts).
  */
 export const takesChanges = (contract: { input: z.ZodObject }): boolean => 'changes' in contract.input.shape
 /** The forwarded driving actions that are page-changing. */
 export const pageChangingDrives: readonly DriveName[] = driveContracts.filter(takesChanges).map((c) => c.name)
 
-/** The secure fill is driving too, but not forwarded as-is: the api-server decrypts and calls the node's secure_type. */
+/** The secure fill is driving too, but not forwarded as-is: the api-server decrypts and calls the pod's secure_type. */
 export const credentialFill = defineContract({
   name: 'credential_fill',
   description: `Securely type a persona credential into a field; the secret is never returned or shown. ${TARGET_HELP}; a field inside an iframe is judged by the iframe’s own origin`,

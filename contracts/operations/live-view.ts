@@ -5,8 +5,8 @@
 // Design: docs/sessions.md#watching-and-taking-over
 import { z } from 'zod'
 
-/** The pod's live-view WebSocket (node token required, like every node route). Not a JSON route. */
-export const NODE_LIVE_PATH = '/v1/live'
+/** The pod's live-view WebSocket (pod token required, like every pod route). Not a JSON route. */
+export const POD_LIVE_PATH = '/v1/live'
 
 const coord = z.number().min(0).max(100_000)
 const modifiers = z.number().int().min(0).max(15).optional().describe('CDP bit field: Alt=1, Ctrl=2, Meta=4, Shift=8')

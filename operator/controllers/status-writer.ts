@@ -4,9 +4,9 @@
 // the read's resourceVersion as a precondition: a reconcile that computed from stale
 // state gets 409 and is retried on fresh state instead of overwriting newer status.
 import { isDeepStrictEqual } from 'node:util'
-import { isNotFound } from '../../resources/errors.ts'
+import { isNotFound } from '../../ports/errors.ts'
 import { topLevelDiff } from '../merge-patch.ts'
-import type { AnyResource, MergePatch, ResourceClient, StatusOf } from '../../resources/ports.ts'
+import type { AnyResource, MergePatch, ResourceClient, StatusOf } from '../../ports/ports.ts'
 
 /** drops undefined-valued keys so that {a: undefined} and {} compare equal */
 export function compact<T extends object>(obj: T): T {

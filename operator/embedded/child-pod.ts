@@ -4,7 +4,7 @@
 // and its pipes are always drained. Design: docs/operator.md#pods-in-the-embedded-runtime
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createInterface } from 'node:readline'
-import type { Logger } from '../../resources/ports.ts'
+import type { Logger } from '../../ports/ports.ts'
 
 export interface PodCommand {
   command: string
@@ -38,7 +38,7 @@ export interface ChildPodOptions {
 
 export class ChildPod {
   readonly name: string
-  /** resolves with the node API port once the pod printed {"event":"ready","port":N} */
+  /** resolves with the pod API port once the pod printed {"event":"ready","port":N} */
   readonly ready: Promise<number>
   port?: number
   private readonly child: ChildProcess

@@ -1,7 +1,7 @@
 // The embedded runtime: the operator on the in-process resource store and child-process
 // browser pods, for `npm start` on one machine. The api-server shares the same store
 // objects (it creates/patches resources and watches them) and the same pod runtime (as
-// its NodeDirectory for endpoint + token).
+// its PodDirectory for endpoint + token).
 import { API_VERSION, BROWSER_SESSION, NETWORK, type BrowserSession, type Network } from '../../crds/types.ts'
 import { startOperator, type OperatorDeps, type RunningOperator } from '../manager.ts'
 import { ResourceStore, ResourceVersionClock } from './resource-store.ts'

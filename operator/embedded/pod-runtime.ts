@@ -1,14 +1,14 @@
-// PodRuntime (and NodeDirectory) for one machine: browser pods are child processes, with
+// PodRuntime (and PodDirectory) for one machine: browser pods are child processes, with
 // a warm pool so a claim does not wait for Chromium. Pods are single-use, so nothing of
 // one session can leak into the next; each gets a fresh token, never logged.
 // Design: docs/operator.md#pods-in-the-embedded-runtime
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import type { BrowserKind, SandboxKind } from '../../crds/types.ts'
-import type { Logger, NodeAccess, NodeDirectory, OwnerReference, PodLaunchConfig, PodObservation, PodRuntime } from '../../resources/ports.ts'
-import { silentLogger } from '../../resources/ports.ts'
-import { configureNode } from '../node-client.ts'
-import { backoffDelay } from '../../resources/backoff.ts'
+import type { Logger, PodAccess, PodDirectory, OwnerReference, PodLaunchConfig, PodObservation, PodRuntime } from '../../ports/ports.ts'
+import { silentLogger } from '../../ports/ports.ts'
+import { configurePod } from '../pod-client.ts'
+import { backoffDelay } from '../../watch/backoff.ts'
 import { ChildPod, type ExitInfo, type PodCommand } from './child-pod.ts'
 import { podUsersFromEnv, type PodUsers } from './pod-users.ts'
 import { podTracingEnv } from '../../telemetry/tracing.ts'
@@ -100,7 +100,7 @@ export interface PodProcessInfo {
   sessionId?: string
 }
 
-export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
+export class EmbeddedPodRuntime implements PodRuntime, PodDirectory {
   private readonly command: PodCommand
   private readonly poolSize: number
   private readonly poolMax: number
@@ -222,7 +222,7 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
     return () => this.listeners.delete(listener)
   }
 
-  async lookup(sessionId: string): Promise<NodeAccess | undefined> {
+  async lookup(sessionId: string): Promise<PodAccess | undefined> {
     const rec = this.bySession.get(sessionId)
     if (!rec || rec.state !== 'ready' || rec.proc.port === undefined) return undefined
     return { endpoint: endpointOf(rec.proc.port), token: rec.token }
@@ -386,7 +386,7 @@ export class EmbeddedPodRuntime implements PodRuntime, NodeDirectory {
       if (rec.state !== 'starting' && rec.state !== 'running') return // deleted or died meanwhile
       rec.state = 'configuring'
       const launch = rec.launch!
-      const outcome = await configureNode(
+      const outcome = await configurePod(
         endpointOf(port),
         rec.token,
         {

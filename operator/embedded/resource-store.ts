@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import { isDeepStrictEqual } from 'node:util'
 import { rfc3339 } from '../conditions.ts'
-import { AlreadyExistsError, ConflictError, GoneError, InvalidError, NotFoundError } from '../../resources/errors.ts'
+import { AlreadyExistsError, ConflictError, GoneError, InvalidError, NotFoundError } from '../../ports/errors.ts'
 import { parseLabelSelector } from '../label-selector.ts'
 import { applyMergePatch } from '../merge-patch.ts'
 import type {
@@ -22,7 +22,7 @@ import type {
   WatchHandler,
   WatchOptions,
   WriteOptions,
-} from '../../resources/ports.ts'
+} from '../../ports/ports.ts'
 
 /** The revision counter; share one between stores to get etcd-like global versions. */
 export class ResourceVersionClock {

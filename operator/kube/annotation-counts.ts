@@ -4,7 +4,7 @@
 // annotation is a change of the Network, which its informer already enqueues, so there is
 // nothing to subscribe to.
 import { ANNOTATIONS, parseDaemonCounts, type Network } from '../../crds/types.ts'
-import type { DaemonCounts, ResourceClient } from '../../resources/ports.ts'
+import type { DaemonCounts, ResourceClient } from '../../ports/ports.ts'
 
 export function annotationDaemonCounts(networks: Pick<ResourceClient<Network>, 'get'>): DaemonCounts {
   return {

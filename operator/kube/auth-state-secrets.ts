@@ -5,8 +5,8 @@
 // never in an error or event. Design: docs/operator.md#warm-resumes-auth-state-hand-over
 import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node'
 import { API_VERSION, BROWSER_SESSION, LABELS, type BrowserSession } from '../../crds/types.ts'
-import { isNotFound, NotReadyError } from '../../resources/errors.ts'
-import type { AuthStateRequest, AuthStateSource, StorageState } from '../../resources/ports.ts'
+import { isNotFound, NotReadyError } from '../../ports/errors.ts'
+import type { AuthStateRequest, AuthStateSource, StorageState } from '../../ports/ports.ts'
 import { DEFAULT_CALL } from './api-ops.ts'
 import { toResourceError } from './errors.ts'
 import { kubeName } from './names.ts'

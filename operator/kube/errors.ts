@@ -3,7 +3,7 @@
 // informer branch on NotFound/Conflict/Gone the same way in both runtimes. Messages are
 // rebuilt from the Status' reason and message only: ApiException's own message embeds
 // response headers and body, which have no business in logs.
-import { AlreadyExistsError, ConflictError, GoneError, InvalidError, NotFoundError, ResourceError } from '../../resources/errors.ts'
+import { AlreadyExistsError, ConflictError, GoneError, InvalidError, NotFoundError, ResourceError } from '../../ports/errors.ts'
 
 export interface KubeStatus {
   code: number

@@ -4,8 +4,8 @@
 // limit. Design: docs/operator.md#events
 import { CoreV1Api, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node'
 import { rfc3339 } from '../conditions.ts'
-import type { EventRecorder, EventSubject, EventType, Logger } from '../../resources/ports.ts'
-import { silentLogger } from '../../resources/ports.ts'
+import type { EventRecorder, EventSubject, EventType, Logger } from '../../ports/ports.ts'
+import { silentLogger } from '../../ports/ports.ts'
 import { DEFAULT_CALL, MERGE_PATCH } from './api-ops.ts'
 import { kubeName } from './names.ts'
 

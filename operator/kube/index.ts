@@ -1,20 +1,20 @@
 // The Kubernetes adapters of the operator's ports (DESIGN.md "Two runtimes, one code
 // path"): the same reconcilers as the embedded runtime on a real api-server — custom
-// objects, Pods and token Secrets, the api-server's NodeDirectory and auth-state Secret —
+// objects, Pods and token Secrets, the api-server's PodDirectory and auth-state Secret —
 // plus Lease leader election, controller-runtime metrics and a CRD discovery check.
 // Design: docs/operator.md
 import type { KubeConfig } from '@kubernetes/client-node'
 import { BROWSER_SESSION, GROUP, NETWORK, VERSION, type BrowserSession, type Network } from '../../crds/types.ts'
-import type { AuthStateSource } from '../../resources/ports.ts'
+import type { AuthStateSource } from '../../ports/ports.ts'
 import { customObjectOps } from './api-ops.ts'
 import { AuthStateHandOver } from './auth-state-secrets.ts'
-import { KubeNodeDirectory } from './node-directory.ts'
+import { KubePodDirectory } from './pod-directory.ts'
 import { KubeResourceClient } from './resource-client.ts'
 
 export { KubeResourceClient } from './resource-client.ts'
 export { kubeName, ID_ANNOTATION } from './names.ts'
 export { KubePodRuntime, sessionPodName, type KubePodRuntimeOptions } from './pod-runtime.ts'
-export { KubeNodeDirectory } from './node-directory.ts'
+export { KubePodDirectory } from './pod-directory.ts'
 export { AuthStateHandOver, SecretAuthStateSource, authStateSecretName, type SecretAuthStateSourceOptions } from './auth-state-secrets.ts'
 export { LeaderElector, type LeaderElectorOptions } from './leader-election.ts'
 export { KubeEventRecorder, type KubeEventRecorderOptions } from './events.ts'
@@ -42,7 +42,7 @@ export function kubeResources(kc: KubeConfig, namespace: string, opts: KubeResou
 /**
  * What the api-server needs on Kubernetes (api-server/sessions/plane.ts's SessionPlane,
  * minus daemon counts): the resource clients it creates/ends sessions and networks with,
- * the NodeDirectory it drives browser pods through, and — given the api-server's own
+ * the PodDirectory it drives browser pods through, and — given the api-server's own
  * AuthStateSource (database + KMS) — the hand-over of a warm-resume session's auth-state to
  * the operator, which has neither. Nothing to stop: the clients hold no connections
  * between calls.
@@ -51,7 +51,7 @@ export function kubeSessionPlane(kc: KubeConfig, namespace: string, opts: { auth
   const handOver = opts.authState && new AuthStateHandOver({ kc, namespace, source: opts.authState })
   return {
     ...kubeResources(kc, namespace),
-    nodes: new KubeNodeDirectory({ kc, namespace }),
+    pods: new KubePodDirectory({ kc, namespace }),
     ...(handOver ? { handOverAuthState: (session: BrowserSession) => handOver.handOver(session) } : {}),
     stop: async () => {},
   }

@@ -3,9 +3,9 @@
 // judged on the candidate's own clock (another machine's may be skewed); a leader that
 // cannot renew exits to restart as a clean follower. Design: docs/operator.md#leader-election
 import { CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node'
-import { isConflict, isNotFound } from '../../resources/errors.ts'
-import type { Logger } from '../../resources/ports.ts'
-import { silentLogger } from '../../resources/ports.ts'
+import { isConflict, isNotFound } from '../../ports/errors.ts'
+import type { Logger } from '../../ports/ports.ts'
+import { silentLogger } from '../../ports/ports.ts'
 import { withTimeout, type CallOptions } from './api-ops.ts'
 import { toResourceError } from './errors.ts'
 

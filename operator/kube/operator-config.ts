@@ -131,7 +131,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv, ownNamespace: string 
     browser: {
       image: e.NIGHTJAR_BROWSER_IMAGE,
       imagePullPolicy: e.NIGHTJAR_BROWSER_IMAGE_PULL_POLICY,
-      nodePort: e.NIGHTJAR_BROWSER_NODE_PORT,
+      podApiPort: e.NIGHTJAR_BROWSER_NODE_PORT,
       ...(e.NIGHTJAR_BROWSER_RESOURCES ? { resources: e.NIGHTJAR_BROWSER_RESOURCES } : {}),
       shmSize: e.NIGHTJAR_BROWSER_SHM_SIZE,
       serviceAccountName: e.NIGHTJAR_BROWSER_SERVICE_ACCOUNT,

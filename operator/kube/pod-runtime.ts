@@ -1,18 +1,18 @@
 // PodRuntime over real Pods: one single-use pod per session, a warm pool claimed by one
 // merge patch with a resourceVersion precondition (of two racing claimers exactly one
-// wins), and the configure handshake with each pod's node API. Reads come from an
+// wins), and the configure handshake with each pod's API. Reads come from an
 // informer, with a fresh read where a stale cache could make a new pod look gone.
 // Design: docs/operator.md#pods-on-kubernetes
 import { createHash, randomBytes } from 'node:crypto'
 import type { KubeConfig } from '@kubernetes/client-node'
 import { EGRESS_MODES, LABELS, type EgressMode, type Viewport } from '../../crds/types.ts'
-import { isConflict, isNotFound } from '../../resources/errors.ts'
-import type { EventRecorder, EventSubject, Logger, OwnerReference, PodLaunchConfig, PodObservation, PodPhase, PodRuntime, StorageState } from '../../resources/ports.ts'
-import { silentLogger } from '../../resources/ports.ts'
-import { backoffDelay, type BackoffOptions } from '../../resources/backoff.ts'
-import { configureNode, type ConfigureInput } from '../node-client.ts'
+import { isConflict, isNotFound } from '../../ports/errors.ts'
+import type { EventRecorder, EventSubject, Logger, OwnerReference, PodLaunchConfig, PodObservation, PodPhase, PodRuntime, StorageState } from '../../ports/ports.ts'
+import { silentLogger } from '../../ports/ports.ts'
+import { backoffDelay, type BackoffOptions } from '../../watch/backoff.ts'
+import { configurePod, type ConfigureInput } from '../pod-client.ts'
 import { inContext, tracedContext, type Context } from '../../telemetry/tracing.ts'
-import { Informer } from '../../resources/informer.ts'
+import { Informer } from '../../watch/informer.ts'
 import { podOps } from './api-ops.ts'
 import { kubeName } from './names.ts'
 import {
@@ -80,7 +80,7 @@ export class KubePodRuntime implements PodRuntime {
   private readonly poolNames = new Set<string>()
   /** pool pods created but not yet seen by the informer */
   private readonly creating = new Set<string>()
-  /** pod name → node token; in memory only */
+  /** pod name → pod token; in memory only */
   private readonly tokens = new Map<string, string>()
   /** session id → auth-state awaiting configure; in memory only */
   private readonly storageStates = new Map<string, StorageState>()
@@ -583,10 +583,10 @@ export class KubePodRuntime implements PodRuntime {
     if (!endpoint || !token) return this.markFailed(pod, 'ConfigureFailed', 'browser pod has no address or no token')
     const body: ConfigureInput = { sessionId: sid, egress: launch.egress, ...(launch.viewport ? { viewport: launch.viewport } : {}), ...(storageState ? { storageState } : {}) }
 
-    let outcome = await configureNode(endpoint, token, body, this.configureTimeoutMs)
+    let outcome = await configurePod(endpoint, token, body, this.configureTimeoutMs)
     for (let attempt = 1; !outcome.ok && outcome.retryable && attempt < CONFIGURE_ATTEMPTS && !this.closed; attempt++) {
       await new Promise((r) => setTimeout(r, backoffDelay(attempt - 1, { initialMs: 250, maxMs: 5000, jitter: 0.3 })))
-      outcome = await configureNode(endpoint, token, body, this.configureTimeoutMs)
+      outcome = await configurePod(endpoint, token, body, this.configureTimeoutMs)
     }
     if (!outcome.ok) return this.markFailed(pod, 'ConfigureFailed', `browser pod could not be configured: ${outcome.message}`)
     // the auth-state was only needed for this call

@@ -1,11 +1,11 @@
 // The browser pod and its token Secret as pure functions, so the manifest is unit-tested
 // and schema-validated without a cluster: Pod Security "restricted" plus what Chromium
 // needs under it, restartPolicy Never (a restarted browser would not be the same session),
-// and the node token only through secretKeyRef, so it is never in the Pod object.
+// and the pod token only through secretKeyRef, so it is never in the Pod object.
 // Design: docs/operator.md#the-pod-manifest
 import { createHash } from 'node:crypto'
 import type { BrowserKind } from '../../crds/types.ts'
-import type { OwnerReference, Resource } from '../../resources/ports.ts'
+import type { OwnerReference, Resource } from '../../ports/ports.ts'
 
 export type PodResource = Resource<Record<string, unknown>, PodStatusLike>
 
@@ -36,11 +36,11 @@ export const POD_LABELS = {
 } as const
 
 export const POD_ANNOTATIONS = {
-  /** the Secret holding this pod's node token (key "token") */
+  /** the Secret holding this pod's token (key "token") */
   tokenSecret: 'nightjar.dev/token-secret',
   /** non-secret launch settings (egress, viewport) as JSON, so a restarted operator can still configure the pod */
   launch: 'nightjar.dev/launch',
-  /** "true" once POST /v1/configure succeeded: the node API serves this session */
+  /** "true" once POST /v1/configure succeeded: the pod API serves this session */
   configured: 'nightjar.dev/configured',
   /** digest of the operator's browser-pod settings the pod was made with (podTemplateHash) */
   template: 'nightjar.dev/pod-template',
@@ -55,7 +55,7 @@ export const BROWSER_COMPONENT = 'browser-pod'
 export const TOKEN_COMPONENT = 'node-token'
 export const MANAGED_BY = 'nightjar-operator'
 export const CONTAINER_NAME = 'browser'
-export const NODE_PORT_NAME = 'node-api'
+export const POD_API_PORT_NAME = 'node-api'
 export const TOKEN_KEY = 'token'
 
 /** selects every browser pod this operator manages (pool and session pods) */
@@ -70,9 +70,9 @@ export interface ResourceList {
 export interface BrowserPodOptions {
   image: string
   imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never'
-  /** the node API port inside the pod (default 8090) */
-  nodePort?: number
-  /** address the node API binds: '0.0.0.0' (default) or '::' on IPv6 clusters */
+  /** the pod API port inside the pod (default 8090) */
+  podApiPort?: number
+  /** address the pod API binds: '0.0.0.0' (default) or '::' on IPv6 clusters */
   listenHost?: string
   resources?: { requests?: ResourceList; limits?: ResourceList }
   /** size of the memory-backed /dev/shm (default 1Gi; counts against the memory limit) */
@@ -112,7 +112,7 @@ export interface BrowserPodOptions {
   startupTimeoutSeconds?: number
 }
 
-export const DEFAULT_NODE_PORT = 8090
+export const DEFAULT_POD_API_PORT = 8090
 
 export type SeccompProfile = { type: 'RuntimeDefault' | 'Unconfined' } | { type: 'Localhost'; localhostProfile: string }
 
@@ -152,15 +152,15 @@ export function podTemplateHash(opts: BrowserPodOptions): string {
   return createHash('sha256').update(JSON.stringify(stable(opts))).digest('hex').slice(0, 16)
 }
 
-export function nodePortOf(opts: BrowserPodOptions): number {
-  return opts.nodePort ?? DEFAULT_NODE_PORT
+export function podApiPortOf(opts: BrowserPodOptions): number {
+  return opts.podApiPort ?? DEFAULT_POD_API_PORT
 }
 
 export function browserPodManifest(input: BrowserPodInput, opts: BrowserPodOptions): PodResource {
-  const port = nodePortOf(opts)
+  const port = podApiPortOf(opts)
   const uid = opts.uid ?? 10001
   const probe = (periodSeconds: number, failureThreshold: number) => ({
-    httpGet: { path: '/healthz', port: NODE_PORT_NAME, scheme: 'HTTP' },
+    httpGet: { path: '/healthz', port: POD_API_PORT_NAME, scheme: 'HTTP' },
     periodSeconds,
     failureThreshold,
     timeoutSeconds: 2,
@@ -214,7 +214,7 @@ export function browserPodManifest(input: BrowserPodInput, opts: BrowserPodOptio
         name: CONTAINER_NAME,
         image: opts.image,
         imagePullPolicy: opts.imagePullPolicy ?? 'IfNotPresent',
-        ports: [{ name: NODE_PORT_NAME, containerPort: port, protocol: 'TCP' }],
+        ports: [{ name: POD_API_PORT_NAME, containerPort: port, protocol: 'TCP' }],
         env,
         resources: opts.resources ?? { requests: { cpu: '100m', memory: '384Mi' }, limits: { memory: '2Gi' } },
         securityContext: {
@@ -224,7 +224,7 @@ export function browserPodManifest(input: BrowserPodInput, opts: BrowserPodOptio
           capabilities: { drop: ['ALL'] },
           seccompProfile: structuredClone(seccomp),
         },
-        // startup: poll fast while Chromium launches; readiness then gates "node API up".
+        // startup: poll fast while Chromium launches; readiness then gates "pod API up".
         // Readiness polls each second too: its first run after startup succeeds waits for
         // its period, which at 5 s was most of a pod's created → Ready on a real kubelet
         // (bench/node.ts); five misses in a row mark the pod unready
@@ -273,7 +273,7 @@ export interface TokenSecretInput {
   owner?: OwnerReference
 }
 
-/** the pod's node token; immutable (the kubelet stops watching it, and nobody can swap it) */
+/** the pod's token; immutable (the kubelet stops watching it, and nobody can swap it) */
 export function tokenSecretManifest(input: TokenSecretInput) {
   return {
     apiVersion: 'v1',

@@ -1,12 +1,12 @@
 // What a Pod object says about a session's browser (Failed, Ready, Running, Pending), pure
-// and shared by the PodRuntime and the NodeDirectory so both agree on when a browser is
+// and shared by the PodRuntime and the PodDirectory so both agree on when a browser is
 // Ready. Design: docs/operator.md#pods-on-kubernetes
 import { LABELS, SANDBOX_KINDS, type SandboxKind } from '../../crds/types.ts'
-import type { PodObservation } from '../../resources/ports.ts'
+import type { PodObservation } from '../../ports/ports.ts'
 
 /** the reason a pod gives when Chromium's sandbox would not start (browser-pod/sandbox.ts) */
 const SANDBOX_UNAVAILABLE = 'SandboxUnavailable'
-import { CONTAINER_NAME, NODE_PORT_NAME, POD_ANNOTATIONS, DEFAULT_NODE_PORT, type PodResource } from './pod-spec.ts'
+import { CONTAINER_NAME, POD_API_PORT_NAME, POD_ANNOTATIONS, DEFAULT_POD_API_PORT, type PodResource } from './pod-spec.ts'
 
 export const CLAIMED_AT = 'nightjar.dev/claimed-at'
 
@@ -21,22 +21,22 @@ export function isConfigured(pod: PodResource): boolean {
   return pod.metadata.annotations?.[POD_ANNOTATIONS.configured] === 'true'
 }
 
-/** the node API answers: the pod runs and its readiness probe (GET /healthz) passes */
+/** the pod API answers: the pod runs and its readiness probe (GET /healthz) passes */
 export function isUp(pod: PodResource): boolean {
   const st = pod.status
   return st?.phase === 'Running' && !!st.podIP && !!st.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') && !pod.metadata.deletionTimestamp
 }
 
-export function nodePortOfPod(pod: PodResource): number {
+export function podApiPortOfPod(pod: PodResource): number {
   const containers = (pod.spec as { containers?: { name?: string; ports?: { name?: string; containerPort?: number }[] }[] }).containers ?? []
   const c = containers.find((x) => x.name === CONTAINER_NAME) ?? containers[0]
-  return c?.ports?.find((p) => p.name === NODE_PORT_NAME)?.containerPort ?? DEFAULT_NODE_PORT
+  return c?.ports?.find((p) => p.name === POD_API_PORT_NAME)?.containerPort ?? DEFAULT_POD_API_PORT
 }
 
 export function endpointOfPod(pod: PodResource): string | undefined {
   const ip = pod.status?.podIP
   if (!ip) return undefined
-  return `http://${ip.includes(':') ? `[${ip}]` : ip}:${nodePortOfPod(pod)}`
+  return `http://${ip.includes(':') ? `[${ip}]` : ip}:${podApiPortOfPod(pod)}`
 }
 
 /** a terminal condition of the pod itself (not counting the start deadline) */

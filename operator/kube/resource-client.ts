@@ -16,7 +16,7 @@ import type {
   WatchHandler,
   WatchOptions,
   WriteOptions,
-} from '../../resources/ports.ts'
+} from '../../ports/ports.ts'
 import type { ResourceOps } from './api-ops.ts'
 import { toResourceError } from './errors.ts'
 import { ID_ANNOTATION, kubeName } from './names.ts'

@@ -1,11 +1,11 @@
-// The per-pod node token Secrets (one per browser pod, key "token"). The token is made
+// The per-pod token Secrets (one per browser pod, key "token"). The token is made
 // here, written once into an immutable Secret the pod reads through secretKeyRef, and
 // otherwise only held in memory by the runtime (to configure the pod) and read back by
-// the api-server's NodeDirectory. Never logged, never in an error message.
+// the api-server's PodDirectory. Never logged, never in an error message.
 import { randomBytes } from 'node:crypto'
 import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node'
-import { isNotFound } from '../../resources/errors.ts'
-import type { OwnerReference } from '../../resources/ports.ts'
+import { isNotFound } from '../../ports/errors.ts'
+import type { OwnerReference } from '../../ports/ports.ts'
 import { DEFAULT_CALL, MERGE_PATCH } from './api-ops.ts'
 import { toResourceError } from './errors.ts'
 import { TOKEN_KEY, tokenSecretManifest } from './pod-spec.ts'

@@ -4,7 +4,7 @@
 // errors end the watch, since client-node swallows them. Design: docs/operator.md#talking-to-the-api-server
 import { Watch, type KubeConfig } from '@kubernetes/client-node'
 import { errorForStatus, parseStatusBody, statusOf } from './errors.ts'
-import type { WatchEvent, WatchHandle, WatchHandler } from '../../resources/ports.ts'
+import type { WatchEvent, WatchHandle, WatchHandler } from '../../ports/ports.ts'
 
 export interface WatchStreamOptions<T> {
   kc: KubeConfig

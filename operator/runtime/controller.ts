@@ -3,9 +3,9 @@
 // names; the reconciler reads the current state itself. That is the whole trick of
 // level-triggering: a burst of events collapses into one reconcile of the latest state,
 // and a missed event is repaired by the next one (or by resync).
-import { isConflict, isNotReady } from '../../resources/errors.ts'
-import type { Logger } from '../../resources/ports.ts'
-import { silentLogger } from '../../resources/ports.ts'
+import { isConflict, isNotReady } from '../../ports/errors.ts'
+import type { Logger } from '../../ports/ports.ts'
+import { silentLogger } from '../../ports/ports.ts'
 import { noopMetrics, type OperatorMetrics } from './metrics.ts'
 import { WorkQueue, type WorkQueueOptions } from './workqueue.ts'
 

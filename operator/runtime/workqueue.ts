@@ -2,7 +2,7 @@
 // a key added while queued is processed once; never by two workers at once (added while
 // processing, it is queued again once, after done()); per-key capped exponential backoff;
 // an optional token bucket; delayed adds keep the earliest.
-import { backoffDelay, type BackoffOptions } from '../../resources/backoff.ts'
+import { backoffDelay, type BackoffOptions } from '../../watch/backoff.ts'
 
 export interface WorkQueueOptions {
   /** per-key failure backoff (default 5 ms doubling, capped at 30 s) */

@@ -1,4 +1,4 @@
-// CDP connect at the node (browser-pod/cdp-proxy.ts): the /v1/cdp upgrade relays to the
+// CDP connect at the pod (browser-pod/cdp-proxy.ts): the /v1/cdp upgrade relays to the
 // pod's real Chromium through the filter. Real Chromium, real playwright-core client,
 // real "public web" hosts (a network namespace behind hostAliases), and a loopback server
 // the deny floor forbids (it must never see a request). Raw CDP over `ws` for the
@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium } from 'playwright-core'
 import { WebSocket } from 'ws'
-import { NodeClient } from '../../api-server/sessions/node-client.ts'
+import { PodClient } from '../../api-server/sessions/pod-client.ts'
 import type { ApiError } from '../../contracts/errors.ts'
-import { CDP_MAX_CLIENT_MESSAGE, NODE_CDP_PATH } from '../../contracts/node-api.ts'
+import { CDP_MAX_CLIENT_MESSAGE, POD_CDP_PATH } from '../../contracts/pod-api.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { devtoolsEndpoint } from '../../browser-pod/chromium.ts'
 import { CdpFilter, parseRequest, privilegedTarget } from '../../browser-pod/cdp-proxy.ts'
@@ -208,16 +208,16 @@ t.test('the filter keeps Chromium’s own pages and the pod’s paths out of rea
   t.ok(seen({ id: 99, result: { data: 'x' } }).same && seen({ method: 'Page.loadEventFired', params: { timestamp: 1 } }).same)
 })
 
-t.test('CDP at the node, real Chromium', async (t) => {
+t.test('CDP at the pod, real Chromium', async (t) => {
   const web = await startPublicWeb(t)
   // the deny floor forbids loopback outright (platform egress would refuse it anyway)
   const forbidden = await loopbackServer(t, 'forbidden loopback')
   const token = newToken()
   const pod = await startPod({ token, hostAliases: publicAliases(web.ip), denyCidrs: ['127.0.0.0/8'], sandbox: inProcessSandbox() })
   t.teardown(() => pod.close())
-  const node = new NodeClient(pod.endpoint, token)
-  t.teardown(() => node.close())
-  const url = pod.endpoint.replace(/^http/, 'ws') + NODE_CDP_PATH
+  const podApi = new PodClient(pod.endpoint, token)
+  t.teardown(() => podApi.close())
+  const url = pod.endpoint.replace(/^http/, 'ws') + POD_CDP_PATH
   const devtools = devtoolsEndpoint(pod.browser)!
 
   t.test('the DevTools endpoint is on loopback, on a port the kernel picked', async (t) => {
@@ -228,7 +228,7 @@ t.test('CDP at the node, real Chromium', async (t) => {
     t.same(await upgradeStatus(url, {}), { status: 401, body: 'unauthorized' })
     t.same(await upgradeStatus(url, { authorization: 'Bearer wrong' }), { status: 401, body: 'unauthorized' })
     t.same(await upgradeStatus(url, { authorization: `Bearer ${token}` }), { status: 503, body: 'CDP is not available for this session' }, 'not configured yet')
-    await node.configure({ sessionId: 'nsess_cdpnode', egress: { mode: 'platform', declaredHosts: [] } })
+    await podApi.configure({ sessionId: 'nsess_cdpnode', egress: { mode: 'platform', declaredHosts: [] } })
     await t.rejects(upgradeStatus(pod.endpoint.replace(/^http/, 'ws') + '/v1/other', { authorization: `Bearer ${token}` }), 'another upgrade path is dropped')
   })
 
@@ -242,7 +242,7 @@ t.test('CDP at the node, real Chromium', async (t) => {
     t.equal(await page.textContent('#status'), 'clicked over CDP')
     const png = await page.screenshot()
     t.ok(png.subarray(1, 4).toString() === 'PNG' && png.length > 1000, 'a screenshot')
-    t.equal(pod.session.page.url(), 'http://example.com/cdp-drive.html', 'the same page the node API drives')
+    t.equal(pod.session.page.url(), 'http://example.com/cdp-drive.html', 'the same page the pod API drives')
     t.ok((await web.requests()).some((r) => r.url === '/cdp-drive.html'), 'through the gateway to the public web')
     await browser.close()
     await waitFor(() => pod.cdp.clients === 0, { what: 'the CDP client to be gone' })
@@ -423,11 +423,11 @@ t.test('CDP at the node, real Chromium', async (t) => {
     await waitFor(() => pod.cdp.clients === 0, { what: 'both clients to be gone' })
   })
 
-  t.test('the sealed fill and CDP exclude each other at the node', async (t) => {
-    await node.drive('navigate', { url: 'http://login.example.com/login.html' })
+  t.test('the sealed fill and CDP exclude each other at the pod', async (t) => {
+    await podApi.drive('navigate', { url: 'http://login.example.com/login.html' })
     const fill = () => {
       const value = Buffer.from(CANARY)
-      return node.secureType({ selector: '#pw', value, allowlist: ['login.example.com'] }).finally(() => value.fill(0))
+      return podApi.secureType({ selector: '#pw', value, allowlist: ['login.example.com'] }).finally(() => value.fill(0))
     }
     const cdp = await rawCdp(t, url, token)
     const err = await fill().then(() => null, (e: ApiError) => e)
@@ -446,10 +446,10 @@ t.test('CDP at the node, real Chromium', async (t) => {
     const token2 = newToken()
     const pod2 = await startPod({ token: token2, hostAliases: publicAliases(web.ip), sandbox: inProcessSandbox() })
     t.teardown(() => pod2.close())
-    const n2 = new NodeClient(pod2.endpoint, token2)
+    const n2 = new PodClient(pod2.endpoint, token2)
     t.teardown(() => n2.close())
     await n2.configure({ sessionId: 'nsess_cdpnode2', egress: { mode: 'platform', declaredHosts: [] } })
-    const cdp = await rawCdp(t, pod2.endpoint.replace(/^http/, 'ws') + NODE_CDP_PATH, token2)
+    const cdp = await rawCdp(t, pod2.endpoint.replace(/^http/, 'ws') + POD_CDP_PATH, token2)
     t.ok((await cdp.send('Browser.getVersion')).result?.product, 'connected')
     await pod2.close()
     t.equal((await cdp.closed).code, 1001)

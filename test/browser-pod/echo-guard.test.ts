@@ -1,6 +1,6 @@
 // The echo guard on its own: every encoding it fingerprints, overlapping and adjacent
 // matches, no false positive across two strings, nothing of the secret kept in the
-// object, the node API as the boundary (results, errors, log lines; binary fields
+// object, the pod API as the boundary (results, errors, log lines; binary fields
 // left alone), and the scan cost (reported, not asserted).
 // Secret-bearing text is only ever checked with t.ok(x === y) / t.notOk(x.includes(s)),
 // so a failure never prints the secret.
@@ -9,8 +9,8 @@ import { inspect } from 'node:util'
 import { randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import { EchoGuard, MASK, MIN_GUARDED_LENGTH, variants } from '../../browser-pod/secrets/echo-guard.ts'
-import { createNodeApi } from '../../browser-pod/node-api.ts'
-import { NodeClient } from '../../api-server/sessions/node-client.ts'
+import { createPodApi } from '../../browser-pod/pod-api.ts'
+import { PodClient } from '../../api-server/sessions/pod-client.ts'
 import { errors, type ApiError } from '../../contracts/errors.ts'
 import type { PodSession } from '../../browser-pod/session.ts'
 import { shown } from '../helpers/perceived.ts'
@@ -159,7 +159,7 @@ t.test('no plaintext retained: the object holds no secret, no variant, no key in
   t.ok(other.redact(SECRET) === SECRET)
 })
 
-t.test('the node API is the boundary: results, errors and log lines; binary fields left alone', async (t) => {
+t.test('the pod API is the boundary: results, errors and log lines; binary fields left alone', async (t) => {
   const guard = new EchoGuard()
   const logs: string[] = []
   let mode: 'ok' | 'typed' | 'crash' = 'ok'
@@ -175,10 +175,10 @@ t.test('the node API is the boundary: results, errors and log lines; binary fiel
     },
   } as unknown as PodSession
   const token = randomBytes(16).toString('hex')
-  const server = createNodeApi({ token, session: fakeSession, log: (l) => logs.push(l) })
+  const server = createPodApi({ token, session: fakeSession, log: (l) => logs.push(l) })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
   t.teardown(() => new Promise<void>((r) => server.close(() => r())))
-  const client = new NodeClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, token)
+  const client = new PodClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, token)
   t.teardown(() => client.close())
 
   const before = await client.drive('console_messages', {})
@@ -235,7 +235,7 @@ t.test('scan cost (reported, not asserted)', async (t) => {
 })
 
 // Every encoding a page makes with one built-in call, made by real Chromium's own
-// built-ins after a real secure fill, through every echo channel the node API reads
+// built-ins after a real secure fill, through every echo channel the pod API reads
 // back: the console (strings, and arrays as the console renders them), dialogs,
 // document.title, the visible text and the aria snapshot, and the URL's fragment.
 t.test('real Chromium: each one-call encoding is masked in the console, dialogs, title, text, snapshot and URL', async (t) => {
@@ -318,7 +318,7 @@ function echo() {
     raw: [canary, canary.replace(/\s+/g, ' ')],
     'the random core': [canary.slice(9, 19)],
   }
-  // CSS.escape has no Node twin: Chromium's own answer, read back without passing the node API
+  // CSS.escape has no Node twin: Chromium's own answer, read back without passing the pod API
   const cssEscaped = await pod.session.page.evaluate((s) => CSS.escape(s), canary)
   forms['CSS.escape'] = [cssEscaped, cssEscaped.replace(/\s+/g, ' ')]
   t.equal(Object.keys(forms).filter((k) => k in CALLS).length, Object.keys(CALLS).length, 'every call the page makes is searched for')
@@ -348,7 +348,7 @@ function echo() {
 t.test('real Chromium: after a fill too short to fingerprint, no PDF and no CDP', async (t) => {
   const { startPagePod } = await import('./harness.ts')
   const { WebSocket } = await import('ws')
-  const { NODE_CDP_PATH } = await import('../../contracts/node-api.ts')
+  const { POD_CDP_PATH } = await import('../../contracts/pod-api.ts')
   const HOST = 'short.example'
   const page = `<!doctype html><title>short</title><input id="pw" type="password"><p id="t">a page</p>`
   const { pod, client, token } = await startPagePod(t, 'nsess_shortfill', HOST, page)
@@ -361,7 +361,7 @@ t.test('real Chromium: after a fill too short to fingerprint, no PDF and no CDP'
   t.equal(err?.status, 403)
   t.same(err?.toBody(), { error: { code: 'forbidden', message: 'no PDF is made of a session a credential was filled in', reason: 'pdf_after_fill' } }, 'pdf: refused all the same')
   const upgrade = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const ws = new WebSocket(pod.endpoint.replace(/^http/, 'ws') + NODE_CDP_PATH, { headers: { authorization: `Bearer ${token}` } })
+    const ws = new WebSocket(pod.endpoint.replace(/^http/, 'ws') + POD_CDP_PATH, { headers: { authorization: `Bearer ${token}` } })
     ws.once('open', () => { ws.close(); reject(new Error('the CDP upgrade was accepted')) })
     ws.once('unexpected-response', (_req, res) => {
       let body = ''

@@ -1,10 +1,10 @@
 // Chromium through the egress gateway in local and split modes. The daemon tunnel is
 // stood in for by a dialer that connects on "the developer's machine" (loopback here)
-// and hands back a plain Duplex, so this proves the node side only: which requests the
+// and hands back a plain Duplex, so this proves the pod side only: which requests the
 // browser may make, and which go through the tunnel.
 import t, { type Test } from 'tap'
 import net from 'node:net'
-import { NodeClient } from '../../api-server/sessions/node-client.ts'
+import { PodClient } from '../../api-server/sessions/pod-client.ts'
 import type { ApiError } from '../../contracts/errors.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { startPublicWeb } from '../helpers/netns.ts'
@@ -16,7 +16,7 @@ async function pod(t: Test, mode: 'local' | 'split', declaredHosts: string[], al
   const tunnel = fakeTunnel()
   const p = await startPod({ token, hostAliases: aliases, tunnel, sandbox: inProcessSandbox() })
   t.teardown(() => p.close())
-  const client = new NodeClient(p.endpoint, token)
+  const client = new PodClient(p.endpoint, token)
   t.teardown(() => client.close())
   await client.configure({ sessionId: `nsess_${mode}`, egress: { mode, declaredHosts } })
   return { client, tunnel }

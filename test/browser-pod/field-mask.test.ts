@@ -95,7 +95,7 @@ t.test('a filled secret never renders', async (t) => {
     t.equal(await security('#email'), 'disc')
     t.equal(await security('#pin'), 'none', 'a field that was not filled is left alone')
 
-    // perception itself (below the node API, whose echo guard masks the value too)
+    // perception itself (below the pod API, whose echo guard masks the value too)
     const direct = await perceive(pod.session)
     t.notOk(JSON.stringify(direct).includes(CANARY), 'the snapshot and text carry no filled value')
     t.match(direct.snapshot, new RegExp(`- textbox "User" \\[ref=\\w+\\]: ${MASK}`))

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import net from 'node:net'
 import { Duplex } from 'node:stream'
 import type { Test } from 'tap'
-import { NodeClient } from '../../api-server/sessions/node-client.ts'
+import { PodClient } from '../../api-server/sessions/pod-client.ts'
 import { PodUsers, type PodUser } from '../../operator/embedded/pod-users.ts'
 import type { TunnelDialer } from '../../browser-pod/egress-gateway.ts'
 import { waitFor } from '../helpers/wait.ts'
@@ -27,7 +27,7 @@ export interface PodProcess {
   port: number
   endpoint: string
   token: string
-  client: NodeClient
+  client: PodClient
   stdout(): string
   stderr(): string
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
@@ -98,7 +98,7 @@ export async function spawnPod(t: T, env: Record<string, string> = {}): Promise<
   const line = JSON.parse(ready.split('\n')[0]) as { event: string; port: number }
   if (line.event !== 'ready') throw new Error(`unexpected first line: ${ready}`)
   const endpoint = `http://127.0.0.1:${line.port}`
-  const client = new NodeClient(endpoint, token)
+  const client = new PodClient(endpoint, token)
   t.teardown(() => client.close())
   return { child, pid: child.pid!, port: line.port, endpoint, token, client, stdout: () => out, stderr: () => err, exited }
 }
@@ -205,7 +205,7 @@ export async function startPagePod(t: T, sessionId: string, host: string, html: 
   const token = newToken()
   const pod = await startPod({ token, log: (l) => logs.push(l), sandbox: inProcessSandbox() })
   t.teardown(() => pod.close())
-  const client = new NodeClient(pod.endpoint, token)
+  const client = new PodClient(pod.endpoint, token)
   t.teardown(() => client.close())
   await client.configure({ sessionId, egress: { mode: 'platform', declaredHosts: [] } })
   await pod.session.context!.route(`http://${host}/**`, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: html }))
@@ -219,7 +219,7 @@ export async function startPagePod(t: T, sessionId: string, host: string, html: 
  */
 export async function readOnToEnd(
   t: Pick<Test, 'ok' | 'equal'>,
-  client: Pick<NodeClient, 'drive'>,
+  client: Pick<PodClient, 'drive'>,
   first: { snapshot: string; cursor?: string },
   maxChars: number,
   steps: number,

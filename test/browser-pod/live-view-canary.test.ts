@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto'
 import jpeg from 'jpeg-js'
 import { WebSocket } from 'ws'
 import { liveView } from '../../browser-pod/screencast.ts'
-import { NODE_LIVE_PATH } from '../../contracts/operations/live-view.ts'
+import { POD_LIVE_PATH } from '../../contracts/operations/live-view.ts'
 import { waitFor } from '../helpers/wait.ts'
 import { startPagePod } from './harness.ts'
 
@@ -48,7 +48,7 @@ interface Crop { w: number; h: number; rgb: Uint8Array }
 /** A viewer on the pod's live WebSocket, keeping every message in arrival order. */
 function viewer(t: { teardown(fn: () => unknown): void }, endpoint: string, token: string) {
   const seen: Seen[] = []
-  const ws = new WebSocket(endpoint.replace(/^http/, 'ws') + NODE_LIVE_PATH, { headers: { authorization: `Bearer ${token}` } })
+  const ws = new WebSocket(endpoint.replace(/^http/, 'ws') + POD_LIVE_PATH, { headers: { authorization: `Bearer ${token}` } })
   ws.on('message', (d) => {
     const raw = d.toString()
     seen.push({ msg: JSON.parse(raw) as Message, raw })
@@ -115,7 +115,7 @@ t.test('the live view never shows a filled secret', async (t) => {
       const r = el.getBoundingClientRect()
       return { x: r.x, y: r.y, width: r.width, height: r.height }
     })
-  /** the real credential fill path of the pod (node API secure_type, as the api-server calls it) */
+  /** the real credential fill path of the pod (pod API secure_type, as the api-server calls it) */
   const fill = async (selector: string, secret: string) => {
     const value = Buffer.from(secret)
     try {

@@ -3,7 +3,7 @@
 // The pure parts are tested without a browser in test/browser-pod/perception/.
 import t from 'tap'
 import { readFileSync } from 'node:fs'
-import { NodeClient } from '../../api-server/sessions/node-client.ts'
+import { PodClient } from '../../api-server/sessions/pod-client.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { newToken, inProcessSandbox, readOnToEnd } from './harness.ts'
 
@@ -14,7 +14,7 @@ t.test('[EP-36] perceive\'s text repeats nothing the snapshot says, and keeps wh
   const token = newToken()
   const pod = await startPod({ token, sandbox: inProcessSandbox() })
   t.teardown(() => pod.close())
-  const c = new NodeClient(pod.endpoint, token)
+  const c = new PodClient(pod.endpoint, token)
   t.teardown(() => c.close())
   await c.configure({ sessionId: 'nsess_text', egress: { mode: 'platform', declaredHosts: [] } })
   // A small docs page (tree and text fit the budget many times over). Its one line the tree
@@ -46,7 +46,7 @@ t.test('perceive masks tricky password values (real Chromium)', async (t) => {
   const token = newToken()
   const pod = await startPod({ token, sandbox: inProcessSandbox() })
   t.teardown(() => pod.close())
-  const c = new NodeClient(pod.endpoint, token)
+  const c = new PodClient(pod.endpoint, token)
   t.teardown(() => c.close())
   await c.configure({ sessionId: 'nsess_perc', egress: { mode: 'platform', declaredHosts: [] } })
   const html = `<title>p</title>
@@ -84,7 +84,7 @@ t.test('a query shows what to act on: the link around a match, and many matches 
   const token = newToken()
   const pod = await startPod({ token, sandbox: inProcessSandbox() })
   t.teardown(() => pod.close())
-  const c = new NodeClient(pod.endpoint, token)
+  const c = new PodClient(pod.endpoint, token)
   t.teardown(() => c.close())
   await c.configure({ sessionId: 'nsess_query', egress: { mode: 'platform', declaredHosts: [] } })
   const pagesDir = new URL('../../bench/pages/', import.meta.url)

@@ -1,8 +1,8 @@
 // The real pod entry (`node --import tsx browser-pod/main.ts`) as a child process, with
-// real Chromium, driven through NodeClient over real HTTP. The "public web" is a
+// real Chromium, driven through PodClient over real HTTP. The "public web" is a
 // network namespace; loopback servers stand in for a developer's local services.
 import t from 'tap'
-import { NodeClient } from '../../api-server/sessions/node-client.ts'
+import { PodClient } from '../../api-server/sessions/pod-client.ts'
 import type { ApiError } from '../../contracts/errors.ts'
 import { startPublicWeb } from '../helpers/netns.ts'
 import { waitFor } from '../helpers/wait.ts'
@@ -29,7 +29,7 @@ t.test('browser pod process', async (t) => {
     t.same(await res.json(), { ok: true, configured: false, sandbox: 'chromium' }, 'Chromium\'s sandbox on, by default')
   })
 
-  t.test('a wrong or missing node token gets 401', async (t) => {
+  t.test('a wrong or missing pod token gets 401', async (t) => {
     for (const authorization of [undefined, 'Bearer wrong', `Basic ${pod.token}`, `Bearer ${pod.token}x`, 'Bearer ']) {
       const res = await fetch(`${pod.endpoint}/v1/configure`, {
         method: 'POST',
@@ -39,7 +39,7 @@ t.test('browser pod process', async (t) => {
       t.equal(res.status, 401)
       t.same(await res.json(), { error: { code: 'unauthorized', message: 'unauthorized' } })
     }
-    const e = await fails(new NodeClient(pod.endpoint, 'not-the-token').drive('perceive', {}))
+    const e = await fails(new PodClient(pod.endpoint, 'not-the-token').drive('perceive', {}))
     t.equal(e.status, 401)
     t.same((await c.health()).configured, false, 'nothing was configured by the rejected calls')
   })
@@ -110,14 +110,14 @@ t.test('browser pod process', async (t) => {
     t.equal(missing.status, 504)
     t.equal(missing.reason, 'timeout')
     const neither = await fails(c.drive('wait_for', { timeoutMs: 300 }))
-    t.equal(neither.status, 400, "wait_for's refinement holds at the node too")
+    t.equal(neither.status, 400, "wait_for's refinement holds at the pod too")
     const noText = await fails(c.drive('act', { verb: 'type', selector: '#q' }))
     t.equal(noText.status, 400)
     const scheme = await fails(c.drive('navigate', { url: 'file:///etc/passwd' }))
     t.equal(scheme.status, 400, 'refused by the contract')
     const about = await fails(c.drive('navigate', { url: 'about:config' }))
     t.equal(about.status, 400)
-    t.equal(about.reason, 'invalid_url', 'about: pages other than about:blank are refused by the node')
+    t.equal(about.reason, 'invalid_url', 'about: pages other than about:blank are refused by the pod')
     const origin404 = await c.drive('navigate', { url: 'http://example.com/missing.html' })
     t.equal(origin404.status, 404, 'an origin error status is a result, not an error')
   })

@@ -1,13 +1,13 @@
-// Refs, frames, budgets and diffs at the node, in real Chromium: every element perceive
+// Refs, frames, budgets and diffs at the pod, in real Chromium: every element perceive
 // lists carries a ref the element tools take; refs hold until their document navigates;
 // iframes of any origin are read and driven by ref; a cursor walk reads the whole page
 // once; query and ref read parts; page-changing actions answer with what changed.
 // Pages are served by routes on the session's context (two sites, a.test and b.test,
 // so the b.test frames are cross-site, out-of-process iframes).
 import t from 'tap'
-import { NodeClient } from '../../api-server/sessions/node-client.ts'
+import { PodClient } from '../../api-server/sessions/pod-client.ts'
 import type { ApiError } from '../../contracts/errors.ts'
-import type { DriveName, NodeInput, NodeOutput } from '../../contracts/node-api.ts'
+import type { DriveName, PodInput, PodOutput } from '../../contracts/pod-api.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { newToken, inProcessSandbox, readOnToEnd } from './harness.ts'
 import { refsInView, refsInViewFromBoxes } from '../../browser-pod/perception/viewport.ts'
@@ -36,16 +36,16 @@ const PAGES: Record<string, string> = {
     Array.from({ length: 5 }, (_, i) => `<a href="/s${s}/l${i}">Link ${s}.${i}</a> <button>Button ${s}.${i}</button>`).join('') + '</section>').join(''),
 }
 
-t.test('refs, frames, budgets and diffs at the node', async (t) => {
+t.test('refs, frames, budgets and diffs at the pod', async (t) => {
   const token = newToken()
   const pod = await startPod({ token, sandbox: inProcessSandbox() })
   t.teardown(() => pod.close())
-  const node = new NodeClient(pod.endpoint, token)
-  t.teardown(() => node.close())
+  const podApi = new PodClient(pod.endpoint, token)
+  t.teardown(() => podApi.close())
   // as the api-server calls it: page-changing actions asked for their changes unless the test says otherwise
   const c = {
-    configure: node.configure.bind(node),
-    drive: <N extends DriveName>(name: N, input: NodeInput<N>): Promise<NodeOutput<N>> => node.drive(name, { changes: true, ...input } as NodeInput<N>),
+    configure: podApi.configure.bind(podApi),
+    drive: <N extends DriveName>(name: N, input: PodInput<N>): Promise<PodOutput<N>> => podApi.drive(name, { changes: true, ...input } as PodInput<N>),
   }
   await c.configure({ sessionId: 'nsess_refs', egress: { mode: 'platform', declaredHosts: [] } })
   await pod.session.context!.route('http://*.test/**', (r) =>

@@ -67,7 +67,7 @@ t.test('Chromium’s sandbox in every embedded browser pod', async (t) => {
     const browser = procs.find((p) => p.type === 'browser')!
     const uid = browser.uids[1]
     const attempt = await readAs(uid, a.pod.pid!)
-    t.equal(attempt.mem, 'EACCES', 'the node process’s memory (the node token, a fill’s plaintext) is refused')
+    t.equal(attempt.mem, 'EACCES', 'the pod process’s memory (the pod token, a fill’s plaintext) is refused')
     t.equal(attempt.environ, 'EACCES', 'so is its environment')
     // the same reader, at a process of the same uid that is not kept out of reach, reads it:
     // the refusal above is the pod's doing, not the reader's
@@ -75,7 +75,7 @@ t.test('Chromium’s sandbox in every embedded browser pod', async (t) => {
     t.equal(control.environ, 'read', 'Chromium’s own browser process is readable by its uid (the control)')
   })
 
-  t.test('[ISSUE-35] the node token is not in the pod process\'s environment block, which some kernels (gVisor) show to its uid', async (t) => {
+  t.test('[ISSUE-35] the pod token is not in the pod process\'s environment block, which some kernels (gVisor) show to its uid', async (t) => {
     let environ: string
     try {
       environ = readFileSync(`/proc/${a.pod.pid!}/environ`, 'latin1')

@@ -1,12 +1,12 @@
-// The live view at the pod, in real Chromium: the node's /v1/live WebSocket
+// The live view at the pod, in real Chromium: the pod's /v1/live WebSocket
 // streams a screencast only while a viewer is connected, and nothing while a credential
 // fill runs. The pod runs in-process, so the test reads the live view's own counters.
 import t from 'tap'
 import { WebSocket } from 'ws'
-import { NodeClient } from '../../api-server/sessions/node-client.ts'
+import { PodClient } from '../../api-server/sessions/pod-client.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { liveView } from '../../browser-pod/screencast.ts'
-import { NODE_LIVE_PATH } from '../../contracts/operations/live-view.ts'
+import { POD_LIVE_PATH } from '../../contracts/operations/live-view.ts'
 import { startPublicWeb } from '../helpers/netns.ts'
 import { waitFor } from '../helpers/wait.ts'
 import { newToken, publicAliases, inProcessSandbox } from './harness.ts'
@@ -18,7 +18,7 @@ interface Seen { type: string; jpeg?: string; url?: string }
 
 function viewer(t: { teardown(fn: () => unknown): void }, endpoint: string, token?: string) {
   const seen: Seen[] = []
-  const ws = new WebSocket(endpoint.replace(/^http/, 'ws') + NODE_LIVE_PATH, { headers: token ? { authorization: `Bearer ${token}` } : {} })
+  const ws = new WebSocket(endpoint.replace(/^http/, 'ws') + POD_LIVE_PATH, { headers: token ? { authorization: `Bearer ${token}` } : {} })
   ws.on('message', (d) => seen.push(JSON.parse(d.toString())))
   t.teardown(() => ws.terminate())
   const opened = new Promise<void>((resolve, reject) => {
@@ -36,13 +36,13 @@ t.test('the live view at the pod', async (t) => {
   const token = newToken()
   const pod = await startPod({ token, hostAliases: publicAliases(web.ip), log: (l) => logs.push(l), sandbox: inProcessSandbox() })
   t.teardown(() => pod.close())
-  const client = new NodeClient(pod.endpoint, token)
+  const client = new PodClient(pod.endpoint, token)
   t.teardown(() => client.close())
   await client.configure({ sessionId: 'nsess_live', egress: { mode: 'platform', declaredHosts: [] } })
   await client.drive('navigate', { url: 'http://example.com/live-fill.html?delay=100000' })
   const view = liveView(pod.session)
 
-  t.test('the upgrade needs the node token', async (t) => {
+  t.test('the upgrade needs the pod token', async (t) => {
     const v = viewer(t, pod.endpoint, 'not-the-token')
     await t.rejects(v.opened, /refused 401/)
   })

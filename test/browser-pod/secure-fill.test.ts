@@ -1,9 +1,9 @@
-// The secure fill at the node, with real Chromium and real hostnames (the "public web"
+// The secure fill at the pod, with real Chromium and real hostnames (the "public web"
 // namespace behind hostAliases). The pod runs in-process so the test can read the
 // field back with a page evaluate — comparing in the page and returning a boolean, so
 // the value never appears in test output.
 import t from 'tap'
-import { NodeClient } from '../../api-server/sessions/node-client.ts'
+import { PodClient } from '../../api-server/sessions/pod-client.ts'
 import type { ApiError } from '../../contracts/errors.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { fillElement } from '../../browser-pod/secrets/secure-fill.ts'
@@ -13,13 +13,13 @@ import { waitFor } from '../helpers/wait.ts'
 
 const CANARY = 'Canary-S3cret-7f1d9'
 
-t.test('secure fill at the node', async (t) => {
+t.test('secure fill at the pod', async (t) => {
   const web = await startPublicWeb(t)
   const logs: string[] = []
   const token = newToken()
   const pod = await startPod({ token, hostAliases: publicAliases(web.ip), log: (l) => logs.push(l), sandbox: inProcessSandbox() })
   t.teardown(() => pod.close())
-  const client = new NodeClient(pod.endpoint, token)
+  const client = new PodClient(pod.endpoint, token)
   t.teardown(() => client.close())
   await client.configure({ sessionId: 'nsess_fill', egress: { mode: 'platform', declaredHosts: [] } })
   const page = () => pod.session.page

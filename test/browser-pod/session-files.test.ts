@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AddressInfo, Socket } from 'node:net'
-import { NodeClient } from '../../api-server/sessions/node-client.ts'
+import { PodClient } from '../../api-server/sessions/pod-client.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { FILE_MAX_BYTES } from '../../contracts/operations/drive-files.ts'
 import { fakeTunnel, newToken, spawnPod, inProcessSandbox } from './harness.ts'
@@ -74,7 +74,7 @@ t.test('a download past the size limit is cancelled while it streams', async (t)
   const token = newToken()
   const pod = await startPod({ token, tunnel: fakeTunnel(), sandbox: inProcessSandbox() })
   t.teardown(() => pod.close())
-  const c = new NodeClient(pod.endpoint, token)
+  const c = new PodClient(pod.endpoint, token)
   t.teardown(() => c.close())
   const origin = `http://localhost:${web.port}`
   await c.configure({ sessionId: 'nsess_files', egress: { mode: 'local', declaredHosts: [`localhost:${web.port}`] } })

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createProxy } from 'proxy'
 import { EgressGateway } from '../../browser-pod/egress-gateway.ts'
-import { NodeClient } from '../../api-server/sessions/node-client.ts'
+import { PodClient } from '../../api-server/sessions/pod-client.ts'
 import type { ApiError } from '../../contracts/errors.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { socksFailure } from '../../browser-pod/upstream-proxy.ts'
@@ -31,14 +31,14 @@ t.test('[#39-proxy] sessions through real proxies', async (t) => {
     const logs: string[] = []
     const pod = await startPod({ token, hostAliases: aliases, sandbox: inProcessSandbox(), log: (l) => logs.push(l) })
     t.teardown(() => pod.close())
-    const client = new NodeClient(pod.endpoint, token)
+    const client = new PodClient(pod.endpoint, token)
     t.teardown(() => client.close())
     await client.configure({ sessionId: 'nsess_proxy', egress: { mode: 'platform', declaredHosts: [] } })
     if (proxy) await client.egressProxy(proxy)
     return { client, pod, logs }
   }
 
-  t.test('without a proxy the site sees the node itself (the control)', async (t) => {
+  t.test('without a proxy the site sees the pod itself (the control)', async (t) => {
     const { client } = await session(t, null)
     t.match(await client.drive('navigate', { url: 'http://example.com/direct' }), { title: 'the site behind the proxy', status: 200 })
     const seen = (await world.siteRequests()).filter((r) => r.url === '/direct')
@@ -50,7 +50,7 @@ t.test('[#39-proxy] sessions through real proxies', async (t) => {
     t.same(pod.gateway.proxy, { scheme: 'http', host: 'proxy.example', port: HTTP_AUTH_PROXY_PORT, authenticated: true })
     t.match(await client.drive('navigate', { url: 'http://example.com/via-http' }), { title: 'the site behind the proxy', status: 200 })
     const seen = (await world.siteRequests()).filter((r) => r.url === '/via-http')
-    t.ok(seen.length >= 1 && seen.every((r) => r.from === world.ip), 'the site saw the proxy as the source, never the node')
+    t.ok(seen.length >= 1 && seen.every((r) => r.from === world.ip), 'the site saw the proxy as the source, never the pod')
     t.equal(seen[0].host, 'example.com', 'the page\'s own Host header arrives unchanged')
     t.ok((await world.proxyTargets()).some((p) => p.proxy === 'http-auth' && p.target === `${world.ip}:80`), 'the proxy was asked for the address the gateway checked')
     t.notOk(JSON.stringify(pod.gateway.recordsSince(0)).includes(password), 'no gateway record holds the password')
@@ -76,7 +76,7 @@ t.test('[#39-proxy] sessions through real proxies', async (t) => {
     const token = newToken()
     const pod = await startPod({ token, hostAliases: aliases, tunnel, sandbox: inProcessSandbox() })
     t.teardown(() => pod.close())
-    const client = new NodeClient(pod.endpoint, token)
+    const client = new PodClient(pod.endpoint, token)
     t.teardown(() => client.close())
     await client.configure({ sessionId: 'nsess_split_proxy', egress: { mode: 'split', declaredHosts: [`localhost:${local.port}`] } })
     await client.egressProxy({ url: `socks5://proxy.example:${SOCKS_PROXY_PORT}`, username: PROXY_USER, password })

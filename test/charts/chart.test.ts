@@ -158,7 +158,7 @@ t.test('RBAC is namespaced and least-privilege', async (t) => {
     t.same(lease.rules.find((r: Obj) => !r.resourceNames).verbs, ['create'], 'only create is unpinned (RBAC cannot pin it)')
     t.equal(lease.metadata.namespace, RELEASE_NS)
     const api = roles.find((r) => r.metadata.name.endsWith('-api-server'))!
-    t.same(api.rules.find((r: Obj) => r.resources.includes('secrets')).verbs, ['get', 'create'], 'node tokens are read; warm-resume auth-state Secrets are created, never listed, edited or deleted')
+    t.same(api.rules.find((r: Obj) => r.resources.includes('secrets')).verbs, ['get', 'create'], 'pod tokens are read; warm-resume auth-state Secrets are created, never listed, edited or deleted')
     for (const b of find(docs, 'RoleBinding')) t.ok(roles.some((r) => r.metadata.name === b.roleRef.name && r.metadata.namespace === b.metadata.namespace), `${b.metadata.name} binds a Role of its namespace`)
   }
 })
@@ -178,7 +178,7 @@ t.test('browser pods: the NetworkPolicy deny floor, DNS and the control plane', 
   t.match(control.to[0].podSelector.matchLabels, { 'app.kubernetes.io/component': 'api-server' })
   t.same(dns.ports.map((p: Obj) => p.protocol), ['UDP', 'TCP'])
   t.same(extra.ports, [{ port: 5432, protocol: 'TCP' }])
-  t.same(np.spec.ingress[0].ports, [{ port: 9222, protocol: 'TCP' }], 'the node API port only')
+  t.same(np.spec.ingress[0].ports, [{ port: 9222, protocol: 'TCP' }], 'the pod API port only')
   t.same(np.spec.ingress[0].from.map((f: Obj) => f.podSelector.matchLabels['app.kubernetes.io/component']), ['api-server', 'operator'])
   const defaults = find(render(t), 'NetworkPolicy')[0]
   t.ok(defaults.spec.egress[0].to[0].ipBlock.except.includes('169.254.0.0/16'), 'the default floor denies the metadata range')

@@ -4,7 +4,7 @@
 // are routed the way the HTTPRoute spec says a Gateway picks a match (gateway-api.ts).
 import t, { type Test } from 'tap'
 import { HTTPRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute'
-import { CONTROL_PATH } from '../../api-server/control/broker.ts'
+import { TUNNEL_PATH } from '../../api-server/tunnel-broker/broker.ts'
 import { EGRESS_PATH } from '../../api-server/networks/egress-relay.ts'
 import { REPLICA_DIAL_PATH } from '../../api-server/replicas/channel.ts'
 import { CHART, find, FULL, helm, type Obj, render } from './render.ts'
@@ -61,7 +61,7 @@ t.test('[ISSUE-38] the route covers every path the Ingresses cover, to the same 
         const port = svc.spec.ports.find((sp: Obj) => sp.name === p.backend.service.port.name).port
         const want = [`${p.backend.service.name}:${port}`]
         // a WebSocket path is asked for with Upgrade, as a daemon asks for it
-        const headers = p.path === CONTROL_PATH ? WS : {}
+        const headers = p.path === TUNNEL_PATH ? WS : {}
         t.same(routed(route, { path: p.path, headers })?.backends, want, `${ing.metadata.name} ${p.pathType} ${p.path}`)
         if (p.pathType === 'Prefix') t.same(routed(route, { path: `${p.path}/below`, headers })?.backends, want, `${ing.metadata.name} ${p.path}/… (Prefix)`)
       }
@@ -82,7 +82,7 @@ t.test('[ISSUE-38] each public path the api-server serves takes the rule with th
     for (const req of requests) t.equal(routed(route, req)?.timeout, request, `${req.method ?? 'GET'} ${req.path}: a request that ends (${request})`)
     const streamed: RouteRequest[] = [
       { path: '/mcp', method: 'POST', headers: { accept: 'application/json, text/event-stream' } }, { path: '/mcp', headers: { accept: 'text/event-stream' } },
-      { path: CONTROL_PATH, headers: WS },
+      { path: TUNNEL_PATH, headers: WS },
       { path: '/v1/sessions/nsess_1/cdp', headers: WS },
       { path: `${consolePath}/sessions/nsess_1/live`, headers: WS }, { path: `${consolePath}/share/live?t=x`, headers: WS },
     ]

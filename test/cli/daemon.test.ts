@@ -9,7 +9,7 @@ import { WebSocketServer } from 'ws'
 import type net from 'node:net'
 import { waitFor } from '../helpers/wait.ts'
 import { newToken } from '../../contracts/ids.ts'
-import { DaemonUsageError, controlEndpoint, parseDaemonArgs, retryAfterMs, runDaemon, UNAUTHORIZED_MESSAGE } from '../../cli/daemon.ts'
+import { DaemonUsageError, tunnelEndpoint, parseDaemonArgs, retryAfterMs, runDaemon, UNAUTHORIZED_MESSAGE } from '../../cli/daemon.ts'
 import { createServer } from 'node:http'
 import { TunnelSession } from '../../tunnel/session.ts'
 import { isTunnelError } from '../../tunnel/errors.ts'
@@ -63,12 +63,12 @@ t.test('[EP-27] the join token comes from --network-token, NIGHTJAR_NETWORK_TOKE
 
 t.test('[EP-28] --control-url / NIGHTJAR_CONTROL_URL is required; the client appends /ws/control?network=', async (t) => {
   t.throws(() => parseDaemonArgs(['--network', 'n', '--network-token', TOKEN], {}), /control-url/)
-  t.equal(parseDaemonArgs(['--network', 'n', '--network-token', TOKEN], { NIGHTJAR_CONTROL_URL: 'wss://c.example' }).controlUrl, 'wss://c.example')
+  t.equal(parseDaemonArgs(['--network', 'n', '--network-token', TOKEN], { NIGHTJAR_CONTROL_URL: 'wss://c.example' }).tunnelUrl, 'wss://c.example')
   t.throws(() => parseDaemonArgs(['--network', 'n', '--network-token', TOKEN, '--control-url', 'ftp://x'], {}), /ws:\/\/ or wss:\/\//)
-  t.equal(controlEndpoint('wss://c.example', 'dev net').href, 'wss://c.example/ws/control?network=dev+net')
-  t.equal(controlEndpoint('wss://c.example/base/', 'dev').href, 'wss://c.example/base/ws/control?network=dev')
-  t.equal(controlEndpoint('ws://c.example/ws/control?network=old', 'dev').href, 'ws://c.example/ws/control?network=dev')
-  t.equal(controlEndpoint('https://c.example', 'dev').href, 'wss://c.example/ws/control?network=dev')
+  t.equal(tunnelEndpoint('wss://c.example', 'dev net').href, 'wss://c.example/ws/control?network=dev+net')
+  t.equal(tunnelEndpoint('wss://c.example/base/', 'dev').href, 'wss://c.example/base/ws/control?network=dev')
+  t.equal(tunnelEndpoint('ws://c.example/ws/control?network=old', 'dev').href, 'ws://c.example/ws/control?network=dev')
+  t.equal(tunnelEndpoint('https://c.example', 'dev').href, 'wss://c.example/ws/control?network=dev')
 })
 
 t.test('[EP-29] --daemon-host / NIGHTJAR_DAEMON_HOST labels the daemon; default unknown', async (t) => {
@@ -92,14 +92,14 @@ t.test('[EP-30] --daemon-id is reused on every reconnect; without it each connec
   t.teardown(() => proxy.close())
   const viaProxy = `ws://127.0.0.1:${proxy.port}`
 
-  const fixed = await daemonOnline(h, { controlUrl: viaProxy, daemonId: 'alice-laptop' })
+  const fixed = await daemonOnline(h, { tunnelUrl: viaProxy, daemonId: 'alice-laptop' })
   t.equal(fixed.id, 'alice-laptop')
   proxy.cut()
   await waitFor(() => h.registrations.length === 2, { what: 'reconnect' })
   t.equal(h.registrations[1].daemonId, 'alice-laptop', 'onRegister got the same id after the reconnect')
   await fixed.d.stop()
 
-  const minted = await daemonOnline(h, { controlUrl: viaProxy })
+  const minted = await daemonOnline(h, { tunnelUrl: viaProxy })
   proxy.cut()
   await waitFor(() => h.registrations.length === 4, { what: 'reconnect' })
   t.match(h.registrations[2].daemonId, /^ndmn_/)
@@ -188,7 +188,7 @@ t.test('a dropped link mid-transfer fails the streams cleanly and the daemon res
   t.teardown(() => echo.close())
   const proxy = await startProxy(Number(new URL(h.url).port))
   t.teardown(() => proxy.close())
-  const { d } = await daemonOnline(h, { controlUrl: `ws://127.0.0.1:${proxy.port}`, daemonId: 'dev-box' })
+  const { d } = await daemonOnline(h, { tunnelUrl: `ws://127.0.0.1:${proxy.port}`, daemonId: 'dev-box' })
   t.teardown(() => d.stop())
   h.broker.pushDeclaredHosts(NETWORK_ID, ['127.0.0.1'])
   await waitFor(() => d.lines.some((l) => l.startsWith('declared hosts: 127.0.0.1')))
@@ -213,7 +213,7 @@ t.test('a silent half-open link is detected by heartbeats on both sides', async 
   t.teardown(() => h.close())
   const proxy = await startProxy(Number(new URL(h.url).port))
   t.teardown(() => proxy.close())
-  const { d, id } = await daemonOnline(h, { controlUrl: `ws://127.0.0.1:${proxy.port}` })
+  const { d, id } = await daemonOnline(h, { tunnelUrl: `ws://127.0.0.1:${proxy.port}` })
   t.teardown(() => d.stop())
   proxy.freeze() // nothing passes, nothing closes
   await waitFor(() => h.disconnects.some((x) => x.daemonId === id && /heartbeat/.test(x.reason)), { what: 'broker noticed' })
@@ -310,7 +310,7 @@ t.test('the CLI daemon reads its token from a file and never prints it, not even
 })
 
 t.test('a throttled join (429) waits as long as the server\'s Retry-After says, not its own shorter backoff', async (t) => {
-  // the control endpoint's join limiter answers 429 with Retry-After; the daemon's own
+  // the tunnel broker's join limiter answers 429 with Retry-After; the daemon's own
   // backoff here starts at 10 ms, so only the header can explain a longer pause
   const server = createServer((req, res) => {
     res.writeHead(429, { 'retry-after': '7', 'content-type': 'text/plain' })
@@ -323,7 +323,7 @@ t.test('a throttled join (429) waits as long as the server\'s Retry-After says, 
   const lines: string[] = []
   const stop = new AbortController()
   const run = runDaemon(
-    { network: NETWORK, token: TOKEN, host: 'ci-box', controlUrl: `ws://127.0.0.1:${port}`, backoff: { initialMs: 10, maxMs: 20 }, log: (l) => void lines.push(l) },
+    { network: NETWORK, token: TOKEN, host: 'ci-box', tunnelUrl: `ws://127.0.0.1:${port}`, backoff: { initialMs: 10, maxMs: 20 }, log: (l) => void lines.push(l) },
     { signal: stop.signal },
   )
   const waiting = await waitFor(() => lines.find((l) => l.includes('reconnecting in')), { what: 'the first reconnect line' })

@@ -12,7 +12,7 @@ import { API_VERSION, type BrowserSession, type Network } from '../../crds/types
 import { customObjectOps } from '../../operator/kube/api-ops.ts'
 import { kubeName } from '../../operator/kube/names.ts'
 import { KubeResourceClient } from '../../operator/kube/resource-client.ts'
-import type { Logger } from '../../resources/ports.ts'
+import type { Logger } from '../../ports/ports.ts'
 // @ts-expect-error -- a plain .mjs script without types
 import { ensureKube } from '../../scripts/fetch-kube.mjs'
 import { waitFor } from '../helpers/wait.ts'

@@ -94,7 +94,7 @@ for (const [image, { entries, dispatcherOnly }] of Object.entries(IMAGES)) {
     t.match(text, /^FROM \$\{RUNTIME_IMAGE\}\nCOPY --from=deps \/usr\/local\/bin\/node \/usr\/local\/bin\/node$/m, 'with Node’s binary alone (no npm, yarn or corepack)')
     t.match(text, /^USER 10001:10001$/m, 'numeric non-root user (matches runAsUser in the manifests)')
     if (image === 'browser-pod') {
-      // the pod process itself is PID 1: an init before it would keep the node token
+      // the pod process itself is PID 1: an init before it would keep the pod token
       // in its own environment, readable by Chromium's uid (the pod process is non-dumpable)
       t.match(text, /^ENTRYPOINT \["node"\]$/m, '[ISSUE-35] the pod process as PID 1, no init holding the token')
       t.notMatch(text, /tini/, 'no tini')

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 
 const ROOT = new URL('../../', import.meta.url).pathname
-const DIRS = ['api-server', 'browser-pod', 'operator', 'contracts', 'crds', 'resources', 'tunnel', 'cli', 'sdk', 'scripts', 'devcluster', 'bin', 'docker', 'test']
+const DIRS = ['api-server', 'browser-pod', 'operator', 'contracts', 'crds', 'ports', 'watch', 'tunnel', 'cli', 'sdk', 'scripts', 'devcluster', 'bin', 'docker', 'test']
 const files = execFileSync('git', ['ls-files', ...DIRS], { cwd: ROOT, encoding: 'utf8' })
   .split('\n').filter((f) => /\.(ts|mjs|js)$/.test(f))
 

@@ -1,7 +1,7 @@
 // docs/ARCHITECTURE.md walks a contributor through adding a driving action: three files,
 // a list or table in each, and the code to write. This holds the page to the code: the files
 // and lists it names exist, and making its three changes (in memory) is exactly what a new
-// action needs — with only the contract declared the node's action table and the api-server's
+// action needs — with only the contract declared the pod's action table and the api-server's
 // drive table do not compile, and with all three everything type-checks.
 import t from 'tap'
 import ts from 'typescript'

@@ -64,7 +64,7 @@ export function processFacts(pid: number): ChromiumProcess | undefined {
   }
 }
 
-/** every Chromium process below `podPid` (the browser pod's node process) */
+/** every Chromium process below `podPid` (the browser pod's Node.js process) */
 export function chromiumProcesses(podPid: number): ChromiumProcess[] {
   return descendants([podPid]).map(processFacts).filter((p): p is ChromiumProcess => p !== undefined)
 }

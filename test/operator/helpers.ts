@@ -2,7 +2,7 @@
 import { fileURLToPath } from 'node:url'
 import type { BrowserSession, BrowserSessionSpec, Network } from '../../crds/types.ts'
 import type { PodCommand } from '../../operator/embedded/child-pod.ts'
-import type { AnyResource, DaemonCounts, Logger, NewResource, ResourceClient } from '../../resources/ports.ts'
+import type { AnyResource, DaemonCounts, Logger, NewResource, ResourceClient } from '../../ports/ports.ts'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 

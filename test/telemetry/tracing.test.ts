@@ -74,7 +74,7 @@ t.test('[ISSUE-38] a session start and driving calls, traced across api-server, 
   // the pod exports on its own schedule: the test goes on the moment its spans arrive
   await waitFor(async () => {
     await tracing.flush()
-    return ['node POST /v1/configure', 'node POST /v1/navigate', 'node POST /v1/secure_type'].every((n) => receiver.spans.some((sp) => sp.name === n))
+    return ['pod POST /v1/configure', 'pod POST /v1/navigate', 'pod POST /v1/secure_type'].every((n) => receiver.spans.some((sp) => sp.name === n))
   }, { timeoutMs: 20_000, what: 'the pod\'s spans' })
 
   t.test('the start is one trace: request → operation → start → reconcile → configure → the pod', async (t) => {
@@ -85,7 +85,7 @@ t.test('[ISSUE-38] a session start and driving calls, traced across api-server, 
       'nightjar-api-server: session.start',
       'nightjar-api-server: BrowserSession reconcile',
       'nightjar-api-server: pod.configure',
-      'nightjar-browser-pod: node POST /v1/configure',
+      'nightjar-browser-pod: pod POST /v1/configure',
     ]) t.ok(got.includes(want), `${want} is in the start's trace`)
     // one tree: every span's parent is in the trace, or is the caller's own span
     const spans = inTrace(startTrace)
@@ -94,7 +94,7 @@ t.test('[ISSUE-38] a session start and driving calls, traced across api-server, 
     t.same(roots.map((sp) => sp.name), ['POST /v1/sessions'], 'one root: the request, whose parent is the caller\'s span')
     const byName = (n: string) => spans.find((sp) => sp.name === n)!
     t.equal(byName('BrowserSession reconcile').parentSpanId, byName('session.start').spanId, 'the reconcile is a child of the start (through the BrowserSession\'s annotation)')
-    t.equal(byName('node POST /v1/configure').parentSpanId, byName('pod.configure').spanId, 'the pod\'s span is a child of the operator\'s configure call (through traceparent)')
+    t.equal(byName('pod POST /v1/configure').parentSpanId, byName('pod.configure').spanId, 'the pod\'s span is a child of the operator\'s configure call (through traceparent)')
     t.equal(byName('session.start').attributes['nightjar.session.id'], id)
     t.equal(byName('session.start').attributes['nightjar.outcome'], 'ok')
   })
@@ -103,10 +103,10 @@ t.test('[ISSUE-38] a session start and driving calls, traced across api-server, 
     const start = await waitFor(() => receiver.spans.find((sp) => sp.name === 'session.start' && sp.attributes['nightjar.session.id'] === mcpSessionId), { what: 'the MCP start\'s span' })
     const spans = await waitFor(() => {
       const found = inTrace(start.traceId)
-      return found.some((sp) => sp.name === 'node POST /v1/configure') ? found : undefined
+      return found.some((sp) => sp.name === 'pod POST /v1/configure') ? found : undefined
     }, { timeoutMs: 20_000, what: 'the MCP start\'s pod span' })
     const got = spans.map((sp) => sp.name)
-    for (const want of ['POST /mcp', 'operation session_start', 'session.start', 'BrowserSession reconcile', 'pod.configure', 'node POST /v1/configure']) t.ok(got.includes(want), `${want} is in the MCP start's trace`)
+    for (const want of ['POST /mcp', 'operation session_start', 'session.start', 'BrowserSession reconcile', 'pod.configure', 'pod POST /v1/configure']) t.ok(got.includes(want), `${want} is in the MCP start's trace`)
     t.equal(spans.find((sp) => sp.name === 'operation session_start')!.attributes['nightjar.via'], 'mcp')
     const ids = new Set(spans.map((sp) => sp.spanId))
     t.same(spans.filter((sp) => !sp.parentSpanId || !ids.has(sp.parentSpanId)).map((sp) => sp.name), ['POST /mcp'], 'one root: the MCP request')
@@ -114,19 +114,19 @@ t.test('[ISSUE-38] a session start and driving calls, traced across api-server, 
 
   t.test('a driving call is one trace from the request to the pod', async (t) => {
     const got = names(driveTrace)
-    for (const want of ['nightjar-api-server: POST /v1/sessions/:sessionId/navigate', 'nightjar-api-server: operation navigate', 'nightjar-api-server: drive navigate', 'nightjar-browser-pod: node POST /v1/navigate']) {
+    for (const want of ['nightjar-api-server: POST /v1/sessions/:sessionId/navigate', 'nightjar-api-server: operation navigate', 'nightjar-api-server: drive navigate', 'nightjar-browser-pod: pod POST /v1/navigate']) {
       t.ok(got.includes(want), `${want} is in the call's trace`)
     }
     const spans = inTrace(driveTrace)
-    t.equal(spans.find((sp) => sp.name === 'node POST /v1/navigate')!.parentSpanId, spans.find((sp) => sp.name === 'drive navigate')!.spanId)
-    t.same(names(fillTrace).filter((n) => /secure_type|credential\.fill/.test(n)).sort(), ['nightjar-api-server: credential.fill', 'nightjar-browser-pod: node POST /v1/secure_type'], 'the fill too, by route only')
+    t.equal(spans.find((sp) => sp.name === 'pod POST /v1/navigate')!.parentSpanId, spans.find((sp) => sp.name === 'drive navigate')!.spanId)
+    t.same(names(fillTrace).filter((n) => /secure_type|credential\.fill/.test(n)).sort(), ['nightjar-api-server: credential.fill', 'nightjar-browser-pod: pod POST /v1/secure_type'], 'the fill too, by route only')
   })
 
   t.test('no credential value, page content, URL or session token in any exported byte', async (t) => {
     const all = Buffer.concat(receiver.bodies).toString('utf8')
     t.ok(receiver.spans.length > 10, `spans were exported (${receiver.spans.length})`)
     t.notOk(all.includes(CANARY), 'the credential\'s value never enters a span')
-    t.notOk(all.includes(Buffer.from(CANARY).toString('base64')), 'nor its base64 (the node API\'s encoding of it)')
+    t.notOk(all.includes(Buffer.from(CANARY).toString('base64')), 'nor its base64 (the pod API\'s encoding of it)')
     t.notOk(all.includes(PAGE_CANARY), 'nor the page\'s contents, title or URL query')
     t.notOk(all.includes('canary-page.html') || all.includes('fill-check.html'), 'no URL is recorded')
     t.notOk(all.includes(acme.apiKey), 'nor the caller\'s API key')

@@ -7,7 +7,7 @@ import { errors } from '../../../contracts/errors.ts'
 import type { OpContext } from '../types.ts'
 import { drive, liveSession } from '../../sessions/drive.ts'
 import { journalLater } from '../../sessions/store.ts'
-import { driveDeps, type DriveSpecs, type NodeInputOf, type ResultOf } from './drive-spec.ts'
+import { driveDeps, type DriveSpecs, type PodInputOf, type ResultOf } from './drive-spec.ts'
 
 export const inspectDrives: DriveSpecs<(typeof inspectContracts)[number]['name']> = {
   network_requests: { journal: ({ method, resourceType, limit, urlContains }) => ({ method, resourceType, limit, urlFilter: urlContains !== undefined || undefined }) },
@@ -18,12 +18,12 @@ export const inspectDrives: DriveSpecs<(typeof inspectContracts)[number]['name']
 }
 
 /** evaluate, on a session without a bound identity only (the refusal is journalled like any failed call). */
-async function evaluateUnbound(ctx: OpContext, sessionId: string, input: NodeInputOf<'evaluate'>, detail: Record<string, unknown>): Promise<ResultOf<'evaluate'>> {
+async function evaluateUnbound(ctx: OpContext, sessionId: string, input: PodInputOf<'evaluate'>, detail: Record<string, unknown>): Promise<ResultOf<'evaluate'>> {
   const row = await liveSession(ctx.services, { orgId: ctx.auth.orgId, sessionId })
   if (row.identityId !== null) {
     const refused = errors.evaluateIdentityBound()
     journalLater(ctx.services.db, row, { op: 'evaluate', detail, outcome: 'error', errorCode: refused.reason ?? refused.code }, (err) => ctx.log.error({ err }, 'journal write failed'))
     throw refused
   }
-  return drive(driveDeps(ctx), { orgId: ctx.auth.orgId, sessionId, op: 'evaluate', detail }, (node) => node.drive('evaluate', input))
+  return drive(driveDeps(ctx), { orgId: ctx.auth.orgId, sessionId, op: 'evaluate', detail }, (pod) => pod.drive('evaluate', input))
 }

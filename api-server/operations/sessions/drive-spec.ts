@@ -6,8 +6,8 @@ import type { McpContent, OpContext } from '../types.ts'
 import type { driveContracts, DriveName } from '../../../contracts/operations/drive.ts'
 
 export type DriveContractOf<N extends DriveName> = Extract<(typeof driveContracts)[number], { name: N }>
-/** what the node is sent for the action: the operation's input without sessionId */
-export type NodeInputOf<N extends DriveName> = Omit<z.output<DriveContractOf<N>['input']>, 'sessionId'>
+/** what the pod is sent for the action: the operation's input without sessionId */
+export type PodInputOf<N extends DriveName> = Omit<z.output<DriveContractOf<N>['input']>, 'sessionId'>
 export type ResultOf<N extends DriveName> = z.output<DriveContractOf<N>['output']>
 
 /** What the journal keeps of a URL: scheme, host and path — never the query or fragment. */
@@ -23,11 +23,11 @@ export function journalUrl(u: string): string {
 
 export interface DriveSpec<N extends DriveName> {
   /** what the journal records: selectors, verbs, urls (journalUrl) and sizes — never typed text, secrets or page content */
-  journal: (input: NodeInputOf<N>) => Record<string, unknown>
-  /** what the node is sent, when not the whole input */
-  send?: (input: NodeInputOf<N>) => Partial<NodeInputOf<N>>
+  journal: (input: PodInputOf<N>) => Record<string, unknown>
+  /** what the pod is sent, when not the whole input */
+  send?: (input: PodInputOf<N>) => Partial<PodInputOf<N>>
   /** takes the call over instead of forwarding it (act's free-text credential path); null forwards */
-  divert?: (ctx: OpContext, sessionId: string, input: NodeInputOf<N>, detail: Record<string, unknown>) => Promise<ResultOf<N>> | null
+  divert?: (ctx: OpContext, sessionId: string, input: PodInputOf<N>, detail: Record<string, unknown>) => Promise<ResultOf<N>> | null
   /** how the result reads as an MCP tool result, when not JSON text */
   toMcp?: (result: ResultOf<N>) => McpContent
 }

@@ -1,14 +1,14 @@
 // Driving tools: one page action each, through the session's browser pod. Every
 // driving action declared in contracts/operations/drive.ts is forwarded by the one
-// generic forwarder below: its input without sessionId goes to the node's route for
-// it, the node's result is the answer. The table says what the journal keeps of each
+// generic forwarder below: its input without sessionId goes to the pod's route for
+// it, the pod's result is the answer. The table says what the journal keeps of each
 // (value-free) and the little that differs (perceive's advisory flag, act's free-text
 // credential path, the MCP rendering of pixels and bytes).
 import { implement, type Implementation, type McpContent, type Operation } from '../types.ts'
 import type { AnyContract } from '../../../contracts/operations/types.ts'
 import { type coreDriveContracts, credentialFill, type driveContracts, sessionDriveContracts, takesChanges, type DriveName } from '../../../contracts/operations/drive.ts'
-import { driveDeps, journalUrl, nothing, type DriveSpec, type DriveSpecs, type NodeInputOf } from './drive-spec.ts'
-import { pageDrives } from './drive-pages.ts'
+import { driveDeps, journalUrl, nothing, type DriveSpec, type DriveSpecs, type PodInputOf } from './drive-spec.ts'
+import { tabDrives } from './drive-tabs.ts'
 import { mouseDrives } from './drive-mouse.ts'
 import { fileDrives } from './drive-files.ts'
 import { inspectDrives } from './drive-inspect.ts'
@@ -19,7 +19,7 @@ const coreDrives: DriveSpecs<(typeof coreDriveContracts)[number]['name']> = {
   navigate: { journal: ({ url }) => ({ url: journalUrl(url) }) },
   perceive: {
     journal: nothing,
-    // full is advisory: the node always answers with the whole page
+    // full is advisory: the pod always answers with the whole page
     send: ({ full: _advisory, ...rest }) => rest,
     toMcp: (r) => ({
       content: [{
@@ -57,7 +57,7 @@ const coreDrives: DriveSpecs<(typeof coreDriveContracts)[number]['name']> = {
   console_messages: { journal: nothing },
 }
 
-const drives: DriveSpecs<DriveName> = { ...coreDrives, ...pageDrives, ...mouseDrives, ...fileDrives, ...inspectDrives }
+const drives: DriveSpecs<DriveName> = { ...coreDrives, ...tabDrives, ...mouseDrives, ...fileDrives, ...inspectDrives }
 
 /**
  * A page-changing tool's answer as the model reads it: its fields as `name: value` lines,
@@ -84,21 +84,21 @@ const answersWithChanges = (contract: AnyContract): boolean => {
   return has(contract.output as Output)
 }
 
-/** The one forwarder: journal, then the node's route for the action, typed by the contract. */
+/** The one forwarder: journal, then the pod's route for the action, typed by the contract. */
 function forward<C extends (typeof driveContracts)[number]>(contract: C): Operation<C> {
   type N = C['name']
   const spec = drives[contract.name as N] as unknown as DriveSpec<N>
   return implement(contract, {
     handler: (ctx, input) => {
       const { sessionId, ...rest } = input as { sessionId: string }
-      const nodeInput = rest as NodeInputOf<N>
-      const detail = spec.journal(nodeInput)
-      const diverted = spec.divert?.(ctx, sessionId, nodeInput, detail)
+      const podInput = rest as PodInputOf<N>
+      const detail = spec.journal(podInput)
+      const diverted = spec.divert?.(ctx, sessionId, podInput, detail)
       if (diverted) return diverted
-      const given = spec.send ? spec.send(nodeInput) : nodeInput
-      // a page-changing action answers with what it changed unless the agent said changes: false (the node reads it only when asked)
+      const given = spec.send ? spec.send(podInput) : podInput
+      // a page-changing action answers with what it changed unless the agent said changes: false (the pod reads it only when asked)
       const sent = takesChanges(contract) ? { ...given, changes: (given as { changes?: boolean }).changes ?? true } : given
-      return drive(driveDeps(ctx), { orgId: ctx.auth.orgId, sessionId, op: contract.name, detail }, (node) => node.drive(contract.name, sent as never))
+      return drive(driveDeps(ctx), { orgId: ctx.auth.orgId, sessionId, op: contract.name, detail }, (pod) => pod.drive(contract.name, sent as never))
     },
     ...(spec.toMcp ? { toMcp: spec.toMcp } : answersWithChanges(contract) ? { toMcp: changesToMcp } : {}),
   } as Implementation<C>)
@@ -106,8 +106,8 @@ function forward<C extends (typeof driveContracts)[number]>(contract: C): Operat
 
 const credentialFillOperation = implement(credentialFill, {
   handler: (ctx, { sessionId, credentialName, selector, ref, changes }) =>
-    drive(driveDeps(ctx), { orgId: ctx.auth.orgId, sessionId, op: 'credential_fill', detail: { credentialName, selector, ref } }, (node, session) =>
-      fillCredential(driveDeps(ctx), { session, node, credentialName, field: { selector, ref, changes: changes ?? true } })),
+    drive(driveDeps(ctx), { orgId: ctx.auth.orgId, sessionId, op: 'credential_fill', detail: { credentialName, selector, ref } }, (pod, session) =>
+      fillCredential(driveDeps(ctx), { session, pod, credentialName, field: { selector, ref, changes: changes ?? true } })),
   toMcp: changesToMcp,
 })
 

@@ -1,7 +1,7 @@
 // The desired browser pod of a session — a pure function of the resource, so it can be
 // tested on its own and is identical in both runtimes.
 import { ANNOTATIONS, API_VERSION, BROWSER_SESSION, LABELS, type BrowserSession } from '../../../crds/types.ts'
-import type { OwnerReference, PodLaunchConfig } from '../../../resources/ports.ts'
+import type { OwnerReference, PodLaunchConfig } from '../../../ports/ports.ts'
 
 export function desiredPod(session: BrowserSession): PodLaunchConfig {
   const { spec, metadata } = session

@@ -5,9 +5,9 @@
 // Design: docs/operator.md#the-browsersession-reconciler
 import { ANNOTATIONS, type BrowserSession } from '../../../crds/types.ts'
 import { contextFrom, inSpan } from '../../../telemetry/tracing.ts'
-import type { AuthStateSource, EventRecorder, EventSubject, EventType, Logger, ObjectReader, PodLaunchConfig, PodObservation, PodRuntime, ResourceClient } from '../../../resources/ports.ts'
-import { silentEvents, silentLogger } from '../../../resources/ports.ts'
-import { isNotFound } from '../../../resources/errors.ts'
+import type { AuthStateSource, EventRecorder, EventSubject, EventType, Logger, ObjectReader, PodLaunchConfig, PodObservation, PodRuntime, ResourceClient } from '../../../ports/ports.ts'
+import { silentEvents, silentLogger } from '../../../ports/ports.ts'
+import { isNotFound } from '../../../ports/errors.ts'
 import type { ReconcileOutcome, Reconciler } from '../../runtime/controller.ts'
 import type { OperatorMetrics } from '../../runtime/metrics.ts'
 import { writeStatusIfChanged } from '../status-writer.ts'

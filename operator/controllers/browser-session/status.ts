@@ -4,7 +4,7 @@
 // recomputing a settled state yields an identical object — no write.
 import { SESSION_CONDITIONS, type BrowserSession, type BrowserSessionStatus } from '../../../crds/types.ts'
 import { findCondition, rfc3339, setConditions, type ConditionInput } from '../../conditions.ts'
-import type { PodObservation } from '../../../resources/ports.ts'
+import type { PodObservation } from '../../../ports/ports.ts'
 import { compact } from '../status-writer.ts'
 
 const { Ready, PodScheduled, Degraded } = SESSION_CONDITIONS

@@ -4,7 +4,7 @@
 // the session controller: the broker's change signal only enqueues the name.
 import { NETWORK_CONDITIONS, type Network, type NetworkStatus } from '../../../crds/types.ts'
 import { setConditions } from '../../conditions.ts'
-import type { DaemonCounts, ObjectReader, ResourceClient } from '../../../resources/ports.ts'
+import type { DaemonCounts, ObjectReader, ResourceClient } from '../../../ports/ports.ts'
 import type { Reconciler } from '../../runtime/controller.ts'
 import { compact, writeStatusIfChanged } from '../status-writer.ts'
 

@@ -74,14 +74,14 @@ t.test('setting up without curl', async (t) => {
     await page.waitForSelector('#network-token')
     token = (await page.textContent('#network-token'))!.trim()
     t.match(token, /^njt_[0-9A-Za-z]+$/, 'the join token is on the page answering the create')
-    const controlUrl = s.url.replace(/^http/, 'ws')
+    const tunnelUrl = s.url.replace(/^http/, 'ws')
     t.equal((await page.textContent('#daemon-command'))!.trim(),
-      `npx nightjar daemon --network dev --control-url ${controlUrl} --network-token-file ~/.nightjar-token`, 'beside the exact daemon command')
+      `npx nightjar daemon --network dev --control-url ${tunnelUrl} --network-token-file ~/.nightjar-token`, 'beside the exact daemon command')
     networkId = (await page.getAttribute('td a[href^="/console/networks/nnet_"]', 'href'))!.split('/').pop()!
 
     // a daemon joins with the token from the page; the network's page shows it reachable
     const ac = new AbortController()
-    const joined = runDaemon({ network: 'dev', token, controlUrl, host: 'dev-laptop', log: () => {}, backoff: { initialMs: 50, maxMs: 200 } }, { signal: ac.signal })
+    const joined = runDaemon({ network: 'dev', token, tunnelUrl, host: 'dev-laptop', log: () => {}, backoff: { initialMs: 50, maxMs: 200 } }, { signal: ac.signal })
     joined.catch(() => {})
     t.teardown(() => ac.abort())
     await page.goto(`${s.url}/console/networks/${networkId}`)

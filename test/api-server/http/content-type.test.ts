@@ -1,4 +1,4 @@
-// JSON routes read JSON only (api-server/doors/json-only.ts): REST /v1 and MCP answer 415
+// JSON routes read JSON only (api-server/door-kit/json-only.ts): REST /v1 and MCP answer 415
 // to a body in any other content type — a form post or text/plain, which a cross-site
 // page can send without a preflight — before it is parsed, and nothing is created. The
 // console's own forms and the OAuth form endpoints still read forms.

@@ -55,7 +55,7 @@ t.test('[ISSUE-38] product metrics', async (t) => {
     t.equal((await api('POST', `/v1/sessions/${sessionId}/fill-credential`, { credentialName: SECRET_NAME, selector: '#pw' })).status, 200)
     const refused = await api('POST', `/v1/sessions/${sessionId}/fill-credential`, { credentialName: 'no-such-credential', selector: '#pw' })
     t.equal(refused.status, 404)
-    // a host off the credential's allowlist: refused at the node, with a dotted reason
+    // a host off the credential's allowlist: refused at the pod, with a dotted reason
     t.equal((await api('POST', `/v1/sessions/${sessionId}/navigate`, { url: 'http://example.com/fill-check.html' })).status, 200)
     const offOrigin = await api('POST', `/v1/sessions/${sessionId}/fill-credential`, { credentialName: SECRET_NAME, selector: '#pw' })
     t.equal(offOrigin.status, 403)

@@ -12,12 +12,12 @@ t.test('networks', async (t) => {
   const acme = await s.bootstrap()
   const globex = await s.bootstrap()
   const req = (method: string, path: string, body?: unknown, token = acme.apiKey) => s.request(method, path, { token, body })
-  const controlUrl = s.url.replace('http', 'ws')
+  const tunnelUrl = s.url.replace('http', 'ws')
 
   const startDaemon = (network: string, token: string, extra: { daemonId?: string } = {}) => {
     const ac = new AbortController()
     const lines: string[] = []
-    const done = runDaemon({ network, token, controlUrl, host: 'dev-laptop', ...extra, log: (l) => lines.push(l), backoff: { initialMs: 50, maxMs: 200 } }, { signal: ac.signal })
+    const done = runDaemon({ network, token, tunnelUrl, host: 'dev-laptop', ...extra, log: (l) => lines.push(l), backoff: { initialMs: 50, maxMs: 200 } }, { signal: ac.signal })
     done.catch(() => {})
     t.teardown(() => ac.abort())
     return { ac, lines, done }
@@ -121,7 +121,7 @@ t.test('networks', async (t) => {
     const g = (await req('POST', '/v1/networks', { name: 'g-net' }, globex.apiKey)).body
     for (const token of [`njt_${'x'.repeat(43)}`, b.token.secret, g.token.secret]) {
       const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const ws = new WebSocket(`${controlUrl}/ws/control?network=a-net`, { headers: { authorization: `Bearer ${token}` } })
+        const ws = new WebSocket(`${tunnelUrl}/ws/control?network=a-net`, { headers: { authorization: `Bearer ${token}` } })
         ws.on('unexpected-response', (_req, r) => {
           let body = ''
           r.on('data', (d) => (body += d)).on('end', () => resolve({ status: r.statusCode ?? 0, body }))
@@ -153,7 +153,7 @@ t.test('networks', async (t) => {
     t.equal(asBearer.status, 401)
     t.equal(asBearer.text, bogus.text, 'the same 401 as any bad token')
     const status = await new Promise<number>((resolve) => {
-      const ws = new WebSocket(`${controlUrl}/ws/control?network=planes`, { headers: { authorization: `Bearer ${acme.apiKey}` } })
+      const ws = new WebSocket(`${tunnelUrl}/ws/control?network=planes`, { headers: { authorization: `Bearer ${acme.apiKey}` } })
       ws.on('unexpected-response', (_req, r) => resolve(r.statusCode ?? 0))
       ws.on('open', () => resolve(101))
       ws.on('error', () => {})

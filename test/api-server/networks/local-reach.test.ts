@@ -31,9 +31,9 @@ t.test('local reach through a real daemon', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'nj-daemon-'))
   const tokenFile = join(dir, 'token')
   writeFileSync(tokenFile, created.token.secret, { mode: 0o600 })
-  const controlUrl = `ws://${dev.hostIp}:${new URL(s.url).port}`
+  const tunnelUrl = `ws://${dev.hostIp}:${new URL(s.url).port}`
   const startDaemon = () => {
-    const d = dev.spawn(process.execPath, ['bin/nightjar.mjs', 'daemon', '--network', 'dev', '--control-url', controlUrl, '--network-token-file', tokenFile, '--daemon-host', 'devbox', '--daemon-id', 'ndmn_devbox'], { NODE_PATH: process.cwd() })
+    const d = dev.spawn(process.execPath, ['bin/nightjar.mjs', 'daemon', '--network', 'dev', '--control-url', tunnelUrl, '--network-token-file', tokenFile, '--daemon-host', 'devbox', '--daemon-id', 'ndmn_devbox'], { NODE_PATH: process.cwd() })
     let out = ''
     d.stderr!.on('data', (x) => (out += x))
     d.stdout!.on('data', (x) => (out += x))

@@ -11,8 +11,8 @@ import { loadConfig } from '../../../api-server/config.ts'
 import { build } from '../../../api-server/app.ts'
 import { bootstrapOrg } from '../../../api-server/auth/orgs.ts'
 import { createEmbeddedResources } from '../../../operator/embedded/index.ts'
-import { ResourceError } from '../../../resources/errors.ts'
-import type { ResourceClient } from '../../../resources/ports.ts'
+import { ResourceError } from '../../../ports/errors.ts'
+import type { ResourceClient } from '../../../ports/ports.ts'
 import type { Network } from '../../../crds/types.ts'
 import type { SessionPlane } from '../../../api-server/sessions/plane.ts'
 import type { PlanePorts } from '../../../api-server/sessions/runtime.ts'
@@ -57,7 +57,7 @@ async function server(t: Tap, testDb: TestDb, networks: ResourceClient<Network>)
   let stopped = false
   const plane = async (p: PlanePorts): Promise<SessionPlane> => {
     ports = p
-    return { sessions, networks, nodes: { lookup: async () => undefined }, stop: async () => { stopped = true } }
+    return { sessions, networks, pods: { lookup: async () => undefined }, stop: async () => { stopped = true } }
   }
   const { app } = await build({ config, db: testDb.db, cookieKey: randomBytes(32), logStream, plane })
   t.teardown(() => app.close())

@@ -1,6 +1,6 @@
 // Fill preparation on the control side: credential lookup, grant narrowing before any
 // decrypt, just-in-time open, the deprecated free-text gate and governance, and the
-// value-free audit rows. The node side is a later task; these call the functions.
+// value-free audit rows. The pod side is a later task; these call the functions.
 import t from 'tap'
 import { startTestServer } from '../../helpers/server.ts'
 import { newId } from '../../../contracts/ids.ts'

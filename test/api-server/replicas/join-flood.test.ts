@@ -67,7 +67,7 @@ t.test('1,000 wrong join tokens over two replicas: all refused, a correct join r
   const started = Date.now()
   let joinedMs = -1
   const daemon = runDaemon({
-    network: 'lab', token: created.token.secret, controlUrl: urls[1], host: 'lab-box',
+    network: 'lab', token: created.token.secret, tunnelUrl: urls[1], host: 'lab-box',
     log: (l) => {
       lines.push(l)
       if (l.startsWith('registered as') && joinedMs < 0) {

@@ -1,6 +1,6 @@
 // CDP connect end to end: session_cdp (REST and MCP) gives the URL, and the real
 // playwright-core client connects over CDP to it with the caller's own Bearer credential
-// (an API key, an OAuth token), through the api-server's relay and the node's filter, to
+// (an API key, an OAuth token), through the api-server's relay and the pod's filter, to
 // the session's real Chromium. Refusals before the upgrade are the REST door's own bytes.
 import t from 'tap'
 import { chromium, type Browser } from 'playwright-core'
@@ -11,7 +11,7 @@ import { createPersona } from '../../helpers/personas.ts'
 import { mcpClient } from '../../helpers/mcp.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { mintKey } from '../../../api-server/auth/keys.ts'
-import { CDP_MAX_CLIENT_MESSAGE } from '../../../contracts/node-api.ts'
+import { CDP_MAX_CLIENT_MESSAGE } from '../../../contracts/pod-api.ts'
 import { privilegedTarget } from '../../../browser-pod/cdp-proxy.ts'
 import { loginTokens } from '../oauth/helpers.ts'
 import { shown } from '../../helpers/perceived.ts'

@@ -3,7 +3,7 @@
 // test: a dialog never blocks the page or a tool call — each one is answered the moment
 // it opens, with the answer dialog_handle armed (used once) or by default (alert closed,
 // confirm and prompt dismissed, beforeunload accepted) — and every dialog is reported
-// (dialog_handle's result, console_messages), through the node's echo guard.
+// (dialog_handle's result, console_messages), through the pod's echo guard.
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { startTestServer } from '../../helpers/server.ts'
@@ -141,7 +141,7 @@ t.test('dialogs', async (t) => {
     await rest('DELETE', base)
   })
 
-  t.test('[INV-03] dialog messages pass the node’s echo guard: a filled secret the page shows in a dialog is masked', async (t) => {
+  t.test('[INV-03] dialog messages pass the pod’s echo guard: a filled secret the page shows in a dialog is masked', async (t) => {
     const canary = `Dlg-${randomBytes(6).toString('hex')}`
     const persona = await createPersona(s, acme.apiKey, { name: 'dialog-echo', value: canary, originAllowlist: ['login.example.com'], agentId: acme.agentId })
     const mcp = await mcpClient(t, s.url, acme.apiKey)

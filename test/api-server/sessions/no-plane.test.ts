@@ -17,7 +17,7 @@ t.test('without a session plane', async (t) => {
     for (const [key, value] of Object.entries(s.services)) t.not(value, undefined, key)
     t.equal(s.services.sessions, NO_SESSIONS, 'the explicit stand-in')
     let thrown: unknown
-    try { void s.services.sessions.nodes } catch (e) { thrown = e }
+    try { void s.services.sessions.pods } catch (e) { thrown = e }
     t.match(thrown, { status: 503, reason: 'no_session_plane' }, 'every use of it is the one 503')
   })
 

@@ -74,7 +74,7 @@ t.test('a cloak pod: headful Chromium on its own display, same egress flags', as
   for (const flag of ['--proxy-server=http://127.0.0.1:', '--disable-quic', '--force-webrtc-ip-handling-policy=disable_non_proxied_udp', '--host-resolver-rules=MAP * ~NOTFOUND']) {
     t.ok(args.includes(flag), `egress flag kept: ${flag}`)
   }
-  t.ok(!environ(browser!).includes(pod.token), 'the node token never reaches Chromium')
+  t.ok(!environ(browser!).includes(pod.token), 'the pod token never reaches Chromium')
   t.notOk(environ(browser!).split('\0').some((e) => e.startsWith('NIGHTJAR_')), 'nor any NIGHTJAR_ variable')
 
   t.test('the display admits only the pod: a client without its cookie is refused', async (t) => {

@@ -6,7 +6,7 @@ import type { BrowserSession } from '../../../crds/types.ts'
 import { desiredPod, ownerReference } from '../../../operator/controllers/browser-session/desired-pod.ts'
 import { BrowserSessionReconciler } from '../../../operator/controllers/browser-session/reconciler.ts'
 import { createEmbeddedResources, EmbeddedPodRuntime, startEmbeddedOperator } from '../../../operator/embedded/index.ts'
-import type { AuthStateSource, Condition } from '../../../resources/ports.ts'
+import type { AuthStateSource, Condition } from '../../../ports/ports.ts'
 import { RecordingMetrics } from '../../../operator/runtime/metrics.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { alive, countingClient, fakePodCommand, ManualDaemonCounts, newSession, POD_TIMEOUT } from '../helpers.ts'
@@ -90,7 +90,7 @@ t.test('session created → pod claimed from the warm pool → Live with endpoin
     t.equal(c?.status, status, `${type} ${status}`)
     t.equal(c?.observedGeneration, 1)
   }
-  // the api-server's way in: endpoint from status, token from the NodeDirectory
+  // the api-server's way in: endpoint from status, token from the PodDirectory
   const access = (await pods.lookup('nsess_live'))!
   t.equal(access.endpoint, live.status!.endpoint)
   t.notOk(JSON.stringify(live).includes(access.token), 'the token is not in the resource')

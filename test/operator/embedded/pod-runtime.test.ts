@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import { EmbeddedPodRuntime, type EmbeddedPodRuntimeOptions } from '../../../operator/embedded/pod-runtime.ts'
-import type { PodLaunchConfig } from '../../../resources/ports.ts'
+import type { PodLaunchConfig } from '../../../ports/ports.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { alive, capturingLogger, fakePodCommand, POD_TIMEOUT } from '../helpers.ts'
 
@@ -33,7 +33,7 @@ async function fakeConfig(endpoint: string, token: string) {
   return { status: res.status, body: (await res.json()) as { configured: Record<string, unknown> | null; pid: number; envKeys: string[]; browserKind: string } }
 }
 
-t.test('a claim takes a warm pod, configures it over the node API, and the pool refills', async (t) => {
+t.test('a claim takes a warm pod, configures it over the pod API, and the pool refills', async (t) => {
   const { rt, log } = runtime(t, {
     poolSize: 2,
     env: { PATH: process.env.PATH, NIGHTJAR_HOST_ALIASES: '{"example.com":"198.18.0.10"}', DATABASE_URL: 'postgres://secret', NIGHTJAR_KMS_KEY: 'k' },
@@ -63,7 +63,7 @@ t.test('a claim takes a warm pod, configures it over the node API, and the pool 
     viewport: { width: 1024, height: 700 },
     hasStorageState: true,
   })
-  t.equal((await fakeConfig(access.endpoint, 'wrong-token')).status, 401, 'the node API wants the pod token')
+  t.equal((await fakeConfig(access.endpoint, 'wrong-token')).status, 401, 'the pod API wants the pod token')
   t.ok(body.envKeys.includes('NIGHTJAR_HOST_ALIASES'), 'pass-through env reaches the pod')
   t.notOk(body.envKeys.includes('DATABASE_URL'), 'operator secrets do not')
   t.notOk(body.envKeys.includes('NIGHTJAR_KMS_KEY'))
@@ -142,7 +142,7 @@ t.test('a killed session pod is Failed and subscribers hear of it; delete clears
   t.equal(obs.reason, 'PodExited')
   t.match(obs.message, /SIGKILL/)
   t.ok(notified.includes('nsess_k'))
-  t.equal(await rt.lookup('nsess_k'), undefined, 'no node access to a dead pod')
+  t.equal(await rt.lookup('nsess_k'), undefined, 'no pod access to a dead pod')
   await rt.delete('nsess_k')
   t.equal((await rt.observe('nsess_k')).phase, 'Gone')
   await rt.delete('nsess_k') // idempotent

@@ -3,8 +3,8 @@
 import t from 'tap'
 import type { BrowserSession } from '../../../crds/types.ts'
 import { ResourceStore, ResourceVersionClock } from '../../../operator/embedded/resource-store.ts'
-import { AlreadyExistsError, ConflictError, GoneError, InvalidError, NotFoundError } from '../../../resources/errors.ts'
-import type { WatchEvent } from '../../../resources/ports.ts'
+import { AlreadyExistsError, ConflictError, GoneError, InvalidError, NotFoundError } from '../../../ports/errors.ts'
+import type { WatchEvent } from '../../../ports/ports.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { newSession } from '../helpers.ts'
 

@@ -2,7 +2,7 @@
 // api-server's hand-over (AuthStateHandOver) writes the opened auth-state into a Secret the
 // BrowserSession owns, and the operator's SecretAuthStateSource reads it for the pod launch —
 // both against the Kubernetes-API test server over real HTTP, the operator's reconcilers
-// unchanged, the test playing the kubelet and the browser pod's node API.
+// unchanged, the test playing the kubelet and the browser pod's API.
 // The state is compared with isDeepStrictEqual, never t.same: a failing test must not print it.
 import t, { type Test } from 'tap'
 import { isDeepStrictEqual } from 'node:util'
@@ -11,7 +11,7 @@ import { LABELS, type BrowserSession, type BrowserSessionSpec } from '../../../c
 import { startOperator } from '../../../operator/manager.ts'
 import { AuthStateHandOver, authStateSecretName, kubeName, kubeResources, KubePodRuntime, SecretAuthStateSource } from '../../../operator/kube/index.ts'
 import { authStateSecretManifest } from '../../../operator/kube/auth-state-secrets.ts'
-import type { AuthStateSource, StorageState } from '../../../resources/ports.ts'
+import type { AuthStateSource, StorageState } from '../../../ports/ports.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { capturingLogger, ManualDaemonCounts, newSession } from '../helpers.ts'
 import { kubeConfig, NS, startApi } from './helpers.ts'
@@ -41,7 +41,7 @@ async function setup(t: Test, opts: { now?: () => number } = {}) {
   const source = new SecretAuthStateSource({ kc, namespace: NS, waitMs: 60_000, now: opts.now })
   let stopOperator: (() => Promise<void>) | undefined
   const operator = async () => {
-    const pods = new KubePodRuntime({ kc, namespace: NS, pod: { image: IMAGE, nodePort: kubelet.nodePort }, poolSize: 0, informerBackoff: FAST, configureTimeoutMs: 5000, log })
+    const pods = new KubePodRuntime({ kc, namespace: NS, pod: { image: IMAGE, podApiPort: kubelet.podApiPort }, poolSize: 0, informerBackoff: FAST, configureTimeoutMs: 5000, log })
     await pods.start()
     const running = await startOperator({ sessions, networks, pods, daemonCounts: new ManualDaemonCounts(), authState: source, log, informer: { backoff: FAST }, resyncMs: 0 })
     stopOperator = async () => {
@@ -63,7 +63,7 @@ async function setup(t: Test, opts: { now?: () => number } = {}) {
   /** the operator has looked for the session's Secret (and found none) at least once */
   const looked = (id: string) =>
     waitFor(() => api.requests.some((r) => r.method === 'GET' && r.path === `/api/v1/namespaces/${NS}/secrets/${authStateSecretName(id)}`), { what: `the operator looking for ${id}'s auth-state` })
-  const configuredState = (session: BrowserSession) => [...kubelet.nodes.values()].find((n) => n.configured?.sessionId === session.metadata.name)?.configured?.storageState
+  const configuredState = (session: BrowserSession) => [...kubelet.podApis.values()].find((n) => n.configured?.sessionId === session.metadata.name)?.configured?.storageState
   return { api, kc, kubelet, sessions, log, handOver, source, operator, phase, secretOf, looked, configuredState }
 }
 

@@ -1,9 +1,9 @@
-// A stand-in for the kubelet and the browser pod's node API in the Kubernetes tests (not a
+// A stand-in for the kubelet and the browser pod's API in the Kubernetes tests (not a
 // test file). Each "running" pod gets its own loopback address (127.0.0.N) and a small
-// HTTP server on the node port the PodRuntime was configured with, so the runtime reaches
+// HTTP server on the pod API port the PodRuntime was configured with, so the runtime reaches
 // it at http://<podIP>:<port> exactly as in a cluster. Like a kubelet, it resolves the
 // container's NIGHTJAR_NODE_TOKEN from the Secret named in env.valueFrom.secretKeyRef —
-// so a passing configure proves the token travelled Secret → env → node, never through
+// so a passing configure proves the token travelled Secret → env → pod, never through
 // the Pod object.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -11,7 +11,7 @@ import type { FakeKubeApi } from './fake-apiserver.ts'
 
 type Obj = Record<string, any>
 
-export class FakeNode {
+export class FakePod {
   configured?: Obj
   configureCalls = 0
   /** the W3C traceparent the last configure call carried (tracing tests) */
@@ -37,7 +37,7 @@ export class FakeNode {
 }
 
 export class FakeKubelet {
-  readonly nodes = new Map<string, FakeNode>()
+  readonly podApis = new Map<string, FakePod>()
   private nextIp = 2
   private autoRun = false
   private readonly onChange = (e: { type: string; plural: string; object: Obj }) => {
@@ -48,15 +48,15 @@ export class FakeKubelet {
 
   private readonly api: FakeKubeApi
   private readonly namespace: string
-  readonly nodePort: number
+  readonly podApiPort: number
   private constructor(
     api: FakeKubeApi,
     namespace: string,
-    nodePort: number,
+    podApiPort: number,
   ) {
     this.api = api
     this.namespace = namespace
-    this.nodePort = nodePort
+    this.podApiPort = podApiPort
     api.on('change', this.onChange)
   }
 
@@ -75,17 +75,17 @@ export class FakeKubelet {
     return this
   }
 
-  /** "start the container": node API up, pod Running with Ready=True and an IP */
-  async run(podName: string, opts: { configureStatus?: number } = {}): Promise<FakeNode> {
-    const existing = this.nodes.get(podName)
+  /** "start the container": pod API up, pod Running with Ready=True and an IP */
+  async run(podName: string, opts: { configureStatus?: number } = {}): Promise<FakePod> {
+    const existing = this.podApis.get(podName)
     if (existing) return existing
     const pod = this.api.get('pods', this.namespace, podName)
     if (!pod) throw new Error(`pod ${podName} not found`)
     const token = this.resolveToken(pod)
     const ip = `127.0.${Math.floor(this.nextIp / 250)}.${(this.nextIp % 250) + 2}`
     this.nextIp++
-    const node = new FakeNode(ip, createServer(), token)
-    node.configureStatus = opts.configureStatus
+    const fake = new FakePod(ip, createServer(), token)
+    fake.configureStatus = opts.configureStatus
     const answer = async (req: IncomingMessage, res: ServerResponse) => {
       const send = (status: number, body: unknown) => {
         res.writeHead(status, { 'content-type': 'application/json' })
@@ -93,25 +93,25 @@ export class FakeKubelet {
       }
       const chunks: Buffer[] = []
       for await (const c of req) chunks.push(c as Buffer)
-      if (req.method === 'GET' && req.url === '/healthz') return send(200, { ok: true, configured: !!node.configured })
-      if (req.headers.authorization !== `Bearer ${node.token}`) return send(401, { error: { code: 'unauthorized', message: 'bad token' } })
+      if (req.method === 'GET' && req.url === '/healthz') return send(200, { ok: true, configured: !!fake.configured })
+      if (req.headers.authorization !== `Bearer ${fake.token}`) return send(401, { error: { code: 'unauthorized', message: 'bad token' } })
       if (req.method === 'POST' && req.url === '/v1/configure') {
-        node.configureCalls++
-        node.configureTraceparent = typeof req.headers.traceparent === 'string' ? req.headers.traceparent : undefined
-        if (node.configureStatus) return send(node.configureStatus, { error: { code: 'bad_request', message: 'refused' } })
-        if (node.configured) return send(409, { error: { code: 'conflict', message: 'session already configured', reason: 'already_configured' } })
-        node.configured = JSON.parse(Buffer.concat(chunks).toString('utf8'))
-        return send(200, { ok: true, sessionId: node.configured!.sessionId })
+        fake.configureCalls++
+        fake.configureTraceparent = typeof req.headers.traceparent === 'string' ? req.headers.traceparent : undefined
+        if (fake.configureStatus) return send(fake.configureStatus, { error: { code: 'bad_request', message: 'refused' } })
+        if (fake.configured) return send(409, { error: { code: 'conflict', message: 'session already configured', reason: 'already_configured' } })
+        fake.configured = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+        return send(200, { ok: true, sessionId: fake.configured!.sessionId })
       }
       send(404, { error: { code: 'not_found', message: 'no route' } })
     }
     // a request answer cannot read is an unhandled rejection, which fails the test that sent it
-    node.server.on('request', (req, res) => { void answer(req, res) })
+    fake.server.on('request', (req, res) => { void answer(req, res) })
     await new Promise<void>((resolve, reject) => {
-      node.server.once('error', reject)
-      node.server.listen(this.nodePort, ip, () => resolve())
+      fake.server.once('error', reject)
+      fake.server.listen(this.podApiPort, ip, () => resolve())
     })
-    this.nodes.set(podName, node)
+    this.podApis.set(podName, fake)
     this.api.mutate('pods', this.namespace, podName, (p) => {
       p.status = {
         phase: 'Running',
@@ -126,13 +126,13 @@ export class FakeKubelet {
         containerStatuses: [{ name: 'browser', ready: true, restartCount: 0, state: { running: { startedAt: new Date().toISOString() } } }],
       }
     })
-    return node
+    return fake
   }
 
-  /** the container died: pod Failed, node API gone */
+  /** the container died: pod Failed, pod API gone */
   async fail(podName: string, reason = 'Error', exitCode = 1): Promise<void> {
-    await this.nodes.get(podName)?.close()
-    this.nodes.delete(podName)
+    await this.podApis.get(podName)?.close()
+    this.podApis.delete(podName)
     this.api.mutate('pods', this.namespace, podName, (p) => {
       p.status = {
         ...(p.status ?? {}),
@@ -145,8 +145,8 @@ export class FakeKubelet {
 
   async close(): Promise<void> {
     this.api.off('change', this.onChange)
-    await Promise.all([...this.nodes.values()].map((n) => n.close()))
-    this.nodes.clear()
+    await Promise.all([...this.podApis.values()].map((n) => n.close()))
+    this.podApis.clear()
   }
 
   private resolveToken(pod: Obj): string {

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import { runOperator, type OperatorProcess } from '../../../cli/operator.ts'
 import { LABELS } from '../../../crds/types.ts'
-import { silentLogger } from '../../../resources/ports.ts'
+import { silentLogger } from '../../../ports/ports.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { newSession } from '../helpers.ts'
 import { kubeResources } from '../../../operator/kube/index.ts'
@@ -55,7 +55,7 @@ t.test('two replicas: both serve probes, only the leader reconciles; the followe
     await api.close()
   })
   const start = async (name: string) => {
-    const p = await runOperator({ env: baseEnv({ NIGHTJAR_POD_NAME: name, NIGHTJAR_BROWSER_NODE_PORT: String(kubelet.nodePort) }), kc, log: silentLogger })
+    const p = await runOperator({ env: baseEnv({ NIGHTJAR_POD_NAME: name, NIGHTJAR_BROWSER_NODE_PORT: String(kubelet.podApiPort) }), kc, log: silentLogger })
     procs.push(p)
     return p
   }
@@ -129,7 +129,7 @@ t.test('`nightjar operator` as a process: reconciles, never logs the token, stop
   const port = await freePort()
   const child = spawn(process.execPath, [`${ROOT}bin/nightjar.mjs`, 'operator'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: dir, KUBECONFIG: kubeconfig, ...baseEnv({ NIGHTJAR_POD_NAME: 'operator-proc', NIGHTJAR_OPERATOR_PORT: String(port), NIGHTJAR_BROWSER_NODE_PORT: String(kubelet.nodePort), NIGHTJAR_LOG_LEVEL: 'debug' }) },
+    env: { PATH: process.env.PATH, HOME: dir, KUBECONFIG: kubeconfig, ...baseEnv({ NIGHTJAR_POD_NAME: 'operator-proc', NIGHTJAR_OPERATOR_PORT: String(port), NIGHTJAR_BROWSER_NODE_PORT: String(kubelet.podApiPort), NIGHTJAR_LOG_LEVEL: 'debug' }) },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''
@@ -145,11 +145,11 @@ t.test('`nightjar operator` as a process: reconciles, never logs the token, stop
   const { sessions } = kubeResources(kubeConfig(api), NS)
   await sessions.create(newSession('nsess_Proc1'))
   const pod = await waitFor(() => api.list('pods', NS).find((p) => p.metadata.labels?.[LABELS.session] === 'nsess_Proc1'), { what: 'pod' })
-  const node = await kubelet.run(pod.metadata.name)
+  const fake = await kubelet.run(pod.metadata.name)
   await waitFor(async () => (await sessions.get('nsess_Proc1'))?.status?.phase === 'Live', { what: 'Live' })
-  t.ok(node.configured, 'the process configured the pod')
+  t.ok(fake.configured, 'the process configured the pod')
   t.ok(output.length > 0, 'it logged')
-  t.notOk(output.includes(node.token), 'the node token never appears in its output')
+  t.notOk(output.includes(fake.token), 'the pod token never appears in its output')
 
   child.kill('SIGTERM')
   t.equal(await exited, 0, 'exits 0 on SIGTERM')

@@ -1,12 +1,12 @@
 // The operator's reconcilers — unchanged, through operator/manager.ts — on the Kubernetes
 // adapters, against the Kubernetes-API test server over real HTTP. The test plays the
-// kubelet (marks pods Running/Ready, fails them) and the browser pods' node API.
+// kubelet (marks pods Running/Ready, fails them) and the browser pods' pod API.
 import t, { type Test } from 'tap'
 import { Pod } from 'kubernetes-models/v1'
 import { LABELS, type BrowserSession } from '../../../crds/types.ts'
 import { startOperator } from '../../../operator/manager.ts'
-import { kubeName, kubeResources, KubeNodeDirectory, KubePodRuntime } from '../../../operator/kube/index.ts'
-import type { Condition } from '../../../resources/ports.ts'
+import { kubeName, kubeResources, KubePodDirectory, KubePodRuntime } from '../../../operator/kube/index.ts'
+import type { Condition } from '../../../ports/ports.ts'
 import { RecordingMetrics } from '../../../operator/runtime/metrics.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { countingClient, ManualDaemonCounts, newNetwork, newSession } from '../helpers.ts'
@@ -31,7 +31,7 @@ async function setup(t: Test, opts: { poolSize?: number; autoKubelet?: boolean; 
   const resources = kubeResources(kc, NS)
   const sessions = countingClient(resources.sessions)
   const newRuntime = (poolSize = opts.poolSize ?? 0) =>
-    new KubePodRuntime({ kc, namespace: NS, pod: { image: IMAGE, nodePort: kubelet.nodePort }, poolSize, informerBackoff: FAST, configureTimeoutMs: 5000, startTimeoutMs: opts.startTimeoutMs })
+    new KubePodRuntime({ kc, namespace: NS, pod: { image: IMAGE, podApiPort: kubelet.podApiPort }, poolSize, informerBackoff: FAST, configureTimeoutMs: 5000, startTimeoutMs: opts.startTimeoutMs })
   const pods = newRuntime()
   await pods.start()
   const metrics = new RecordingMetrics()
@@ -95,20 +95,20 @@ t.test('session created → Pod with the expected spec → Ready → configured 
   t.doesNotThrow(() => new Pod(asCreated as never).validate())
   t.same(unknownFields(asCreated, 'V1Pod'), [])
 
-  // the kubelet starts it: the runtime configures the node API, then the session is Live
-  const node = await kubelet.run(pod.metadata.name)
+  // the kubelet starts it: the runtime configures the pod API, then the session is Live
+  const fake = await kubelet.run(pod.metadata.name)
   const live = await phase(id, 'Live')
-  t.equal(live.status?.endpoint, `http://${node.ip}:${kubelet.nodePort}`)
+  t.equal(live.status?.endpoint, `http://${fake.ip}:${kubelet.podApiPort}`)
   t.equal(cond(live, 'Ready')?.status, 'True')
   t.ok(live.status?.startedAt)
-  t.same(node.configured, { sessionId: id, egress: { mode: 'local', declaredHosts: ['app.internal:3000'] }, viewport: { width: 1280, height: 800 } })
+  t.same(fake.configured, { sessionId: id, egress: { mode: 'local', declaredHosts: ['app.internal:3000'] }, viewport: { width: 1280, height: 800 } })
   t.equal(api.get('pods', NS, pod.metadata.name)!.metadata.annotations['nightjar.dev/configured'], 'true')
 
   // the api-server's view: endpoint and token from the Pod and its Secret
-  const directory = new KubeNodeDirectory({ kc, namespace: NS })
+  const directory = new KubePodDirectory({ kc, namespace: NS })
   const access = await directory.lookup(id)
   t.equal(access?.endpoint, live.status?.endpoint)
-  t.ok(access?.token === node.token, 'the directory hands out the token the node accepts')
+  t.ok(access?.token === fake.token, 'the directory hands out the token the pod accepts')
   t.equal(await directory.lookup('nsess_unknown'), undefined)
 })
 
@@ -142,15 +142,15 @@ t.test('pod failed → session Failed; the dead pod is cleaned up', async (t) =>
   await waitFor(() => podsOf(api, id).length === 0, { what: 'failed pod deleted' })
 })
 
-t.test('a pod whose node refuses configure fails the session (ConfigureFailed)', async (t) => {
+t.test('a pod that refuses configure fails the session (ConfigureFailed)', async (t) => {
   const { kubelet, store, phase, podFor } = await setup(t)
   const id = 'nsess_Refused1'
   await store.create(newSession(id))
   const pod = await podFor(id)
-  const node = await kubelet.run(pod.metadata.name, { configureStatus: 400 })
+  const fake = await kubelet.run(pod.metadata.name, { configureStatus: 400 })
   const failed = await phase(id, 'Failed')
   t.match(cond(failed, 'Ready')?.message, /could not be configured: configure rejected: HTTP 400/)
-  t.equal(node.configureCalls, 1, 'a 4xx is final, not retried')
+  t.equal(fake.configureCalls, 1, 'a 4xx is final, not retried')
 })
 
 t.test('session deleted → its pod is deleted, and garbage-collected through the owner reference', async (t) => {
@@ -213,7 +213,7 @@ t.test('after an upgrade changes the browser-pod settings, warm pods made under 
   t.notOk(old.spec.runtimeClassName, 'made without a runtime class')
   // the operator is replaced by one with a runtime class (helm upgrade)
   pods.stop()
-  const upgraded = new KubePodRuntime({ kc, namespace: NS, pod: { image: IMAGE, nodePort: kubelet.nodePort, runtimeClassName: 'gvisor' }, poolSize: 1, informerBackoff: FAST, configureTimeoutMs: 5000 })
+  const upgraded = new KubePodRuntime({ kc, namespace: NS, pod: { image: IMAGE, podApiPort: kubelet.podApiPort, runtimeClassName: 'gvisor' }, poolSize: 1, informerBackoff: FAST, configureTimeoutMs: 5000 })
   await upgraded.start()
   t.teardown(() => upgraded.stop())
   await waitFor(() => !api.get('pods', NS, old.metadata.name), { what: 'the old pool pod deleted' })
@@ -340,8 +340,8 @@ t.test('a restarted operator adopts a starting pod and configures it when it com
     await op2.stop()
     pods2.stop()
   })
-  const node = await kubelet.run(pod.metadata.name)
+  const fake = await kubelet.run(pod.metadata.name)
   await phase(id, 'Live')
-  t.same(node.configured?.egress, { mode: 'split', declaredHosts: ['db.local'] }, 'configured from the launch settings kept on the pod')
+  t.same(fake.configured?.egress, { mode: 'split', declaredHosts: ['db.local'] }, 'configured from the launch settings kept on the pod')
   t.equal(podsOf(api, id).length, 1, 'no second pod')
 })

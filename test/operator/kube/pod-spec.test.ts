@@ -17,7 +17,7 @@ const owner = { apiVersion: 'nightjar.dev/v1', kind: 'BrowserSession', name: 'ns
 const FULL: BrowserPodOptions = {
   image: 'registry.example/nightjar-browser-pod:0.1.0',
   imagePullPolicy: 'Always',
-  nodePort: 9000,
+  podApiPort: 9000,
   resources: { requests: { cpu: '1', memory: '1536Mi' }, limits: { cpu: '2', memory: '3Gi', 'ephemeral-storage': '2Gi' } },
   shmSize: '512Mi',
   serviceAccountName: 'nightjar-browser',

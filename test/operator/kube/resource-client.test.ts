@@ -1,19 +1,19 @@
 // The Kubernetes ResourceClient over a Kubernetes-API test server at the wire: the port's
-// semantics (resources/ports.ts) hold on the api-server's protocol — merge patches with the
+// semantics (ports/ports.ts) hold on the api-server's protocol — merge patches with the
 // right content type, preconditions as 409, the status subresource, finalizers, paging,
 // and watches that end exactly as the WatchHandler contract says.
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { BROWSER_SESSION, GROUP, VERSION, type BrowserSession } from '../../../crds/types.ts'
-import { isConflict, isGone, isNotFound, ResourceError } from '../../../resources/errors.ts'
+import { isConflict, isGone, isNotFound, ResourceError } from '../../../ports/errors.ts'
 import { checkCrdsServed } from '../../../operator/kube/discovery.ts'
 import { kubeName, kubeResources } from '../../../operator/kube/index.ts'
 import { kubeConfigFor } from '../../../operator/kube/kube-config.ts'
 import { watchStream } from '../../../operator/kube/watch.ts'
 import { KubeResourceClient } from '../../../operator/kube/resource-client.ts'
 import { customObjectOps } from '../../../operator/kube/api-ops.ts'
-import type { WatchEvent } from '../../../resources/ports.ts'
+import type { WatchEvent } from '../../../ports/ports.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { newSession } from '../helpers.ts'
 import { kubeConfig, NS, startApi } from './helpers.ts'

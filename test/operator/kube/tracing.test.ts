@@ -1,7 +1,7 @@
 // The Kubernetes runtime's half of a traced start: the BrowserSession's
 // nightjar.dev/traceparent annotation parents the operator's reconcile, and a cold pod's
 // configure — started later, from a watch event — still joins that trace and carries it to
-// the pod's node API in `traceparent`. Real HTTP to the Kubernetes-API test server, a real
+// the pod's API in `traceparent`. Real HTTP to the Kubernetes-API test server, a real
 // OTLP/HTTP receiver, the SDK exporting as in a cluster.
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
@@ -29,7 +29,7 @@ t.test('[ISSUE-38] a start\'s trace crosses the BrowserSession to the reconcile 
   const kc = kubeConfig(api)
   const resources = kubeResources(kc, NS)
   // no warm pool: the pod starts cold, and is configured when the watch shows it up
-  const pods = new KubePodRuntime({ kc, namespace: NS, pod: { image: 'ghcr.io/nightjar-dev/nightjar-browser-pod:0.1.0', nodePort: kubelet.nodePort }, poolSize: 0, informerBackoff: FAST, configureTimeoutMs: 5000 })
+  const pods = new KubePodRuntime({ kc, namespace: NS, pod: { image: 'ghcr.io/nightjar-dev/nightjar-browser-pod:0.1.0', podApiPort: kubelet.podApiPort }, poolSize: 0, informerBackoff: FAST, configureTimeoutMs: 5000 })
   await pods.start()
   const operator = await startOperator({ sessions: resources.sessions, networks: resources.networks, pods, daemonCounts: new ManualDaemonCounts(), informer: { backoff: FAST }, resyncMs: 0 })
   t.teardown(async () => {
@@ -61,7 +61,7 @@ t.test('[ISSUE-38] a start\'s trace crosses the BrowserSession to the reconcile 
   t.ok(reconciles.some((s) => s.spanId === configure.parentSpanId), 'the cold pod\'s configure is a child of the reconcile that created the pod')
   t.equal(configure.attributes['nightjar.outcome'], 'ok')
 
-  const node = [...kubelet.nodes.values()].find((n) => n.configured?.sessionId === id)
-  t.equal(node?.configureTraceparent?.split('-')[1], traceId, 'the pod\'s configure call carries the trace')
-  t.equal(node?.configureTraceparent?.split('-')[2], configure.spanId, 'with the configure span as its parent')
+  const fake = [...kubelet.podApis.values()].find((n) => n.configured?.sessionId === id)
+  t.equal(fake?.configureTraceparent?.split('-')[1], traceId, 'the pod\'s configure call carries the trace')
+  t.equal(fake?.configureTraceparent?.split('-')[2], configure.spanId, 'with the configure span as its parent')
 })

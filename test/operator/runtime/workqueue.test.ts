@@ -1,5 +1,5 @@
 import t from 'tap'
-import { backoffDelay } from '../../../resources/backoff.ts'
+import { backoffDelay } from '../../../watch/backoff.ts'
 import { Controller } from '../../../operator/runtime/controller.ts'
 import { RecordingMetrics } from '../../../operator/runtime/metrics.ts'
 import { WorkQueue } from '../../../operator/runtime/workqueue.ts'

@@ -1,5 +1,5 @@
-// The browser pod's node API, declared once: every route's method, path, schemas, whether
-// it needs the node token or carries secrets, and which result fields the echo guard
+// The browser pod's API, declared once: every route's method, path, schemas, whether
+// it needs the pod token or carries secrets, and which result fields the echo guard
 // leaves alone. The pod serves it, the api-server and operator call it. Driving routes are
 // derived from their operation contracts (operations/drive.ts). Inputs are non-strict, so
 // an unknown field from a newer caller is dropped, not refused.
@@ -11,16 +11,16 @@ import { proxyUrlProblem } from './proxy.ts'
 
 export type { DriveName }
 
-export interface NodeRoute<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+export interface PodRoute<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
   method: 'GET' | 'POST'
   path: string
   /** the request body (a GET has none: `{}` is parsed) */
   input: I
   /** the 2xx body */
   output: O
-  /** false for the health probe only; every other route needs `Authorization: Bearer <node token>` */
+  /** false for the health probe only; every other route needs `Authorization: Bearer <pod token>` */
   auth: boolean
-  /** carries secrets (credential values, auth-state): the node never logs an error's details */
+  /** carries secrets (credential values, auth-state): the pod never logs an error's details */
   secret: boolean
   /** top-level result fields the echo guard leaves alone (base64 payloads, or state sealed at once) */
   opaque: readonly string[]
@@ -97,7 +97,7 @@ export const RecordingReadResult = z.object({
   recording: z.boolean(),
 })
 
-const podRoutes = {
+const ownRoutes = {
   health: { method: 'GET', path: '/healthz', input: Empty, output: HealthResult, auth: false, secret: false, opaque: [] },
   // the storageState it may carry is credential-equivalent
   configure: { method: 'POST', path: '/v1/configure', input: ConfigureInput, output: ConfigureResult, auth: true, secret: true, opaque: [] },
@@ -117,14 +117,14 @@ const podRoutes = {
   recording_start: { method: 'POST', path: '/v1/recording/start', input: Empty, output: z.object({ ok: z.literal(true) }), auth: true, secret: false, opaque: [] },
   // every string of the events passes the echo guard again here (none is opaque)
   recording_read: { method: 'POST', path: '/v1/recording/read', input: RecordingReadInput, output: RecordingReadResult, auth: true, secret: false, opaque: [] },
-} as const satisfies Record<string, NodeRoute>
+} as const satisfies Record<string, PodRoute>
 
 /**
  * CDP connect: a WebSocket upgrade, not a JSON route (so not in the table below). Needs
- * the node token like every route; the node relays CDP messages to its Chromium through
+ * the pod token like every route; the pod relays CDP messages to its Chromium through
  * a filter (browser-pod/cdp-proxy.ts), the api-server relays callers to it (api-server/cdp/).
  */
-export const NODE_CDP_PATH = '/v1/cdp'
+export const POD_CDP_PATH = '/v1/cdp'
 
 /** The largest CDP message a client may send (a frame past it closes the socket, 1009). */
 export const CDP_MAX_CLIENT_MESSAGE = 16 * 1024 * 1024
@@ -135,32 +135,32 @@ export const CDP_MAX_BROWSER_MESSAGE = 128 * 1024 * 1024
 
 type AnyDrive = DriveContract<z.ZodObject, z.ZodType, string, z.ZodType>
 /** the operation's input object without sessionId, non-strict */
-type NodeInputSchema<S extends z.ZodObject> = z.ZodObject<Omit<S['shape'], 'sessionId'>>
-type NodeOutputSchema<C extends AnyDrive> = NonNullable<C['node']['output']>
-type DriveRoute<C extends AnyDrive> = NodeRoute<NodeInputSchema<C['input']>, NodeOutputSchema<C>> & { method: 'POST' }
+type PodInputSchema<S extends z.ZodObject> = z.ZodObject<Omit<S['shape'], 'sessionId'>>
+type PodOutputSchema<C extends AnyDrive> = NonNullable<C['pod']['output']>
+type DriveRoute<C extends AnyDrive> = PodRoute<PodInputSchema<C['input']>, PodOutputSchema<C>> & { method: 'POST' }
 type DriveRoutes = { [C in (typeof driveContracts)[number] as C['name']]: DriveRoute<C> }
 
 /**
- * The node's input for an operation's input schema: its shape without sessionId, with
+ * The pod's input for an operation's input schema: its shape without sessionId, with
  * the object-level refinements re-applied (zod refuses .omit() on a refined object, e.g.
  * wait_for's "exactly one of selector or text").
  */
-function nodeInput<S extends z.ZodObject>(input: S): NodeInputSchema<S> {
+function podInput<S extends z.ZodObject>(input: S): PodInputSchema<S> {
   const { sessionId: _sessionId, ...shape } = input.shape
   const schema = z.object(shape)
   const checks = (input.def.checks ?? []) as Array<z.core.$ZodCheck<Record<string, unknown>>>
-  return (checks.length ? schema.check(...checks) : schema) as unknown as NodeInputSchema<S>
+  return (checks.length ? schema.check(...checks) : schema) as unknown as PodInputSchema<S>
 }
 
 function driveRoute<C extends AnyDrive>(c: C): DriveRoute<C> {
   return {
     method: 'POST',
-    path: c.node.path,
-    input: nodeInput(c.input),
-    output: (c.node.output ?? c.output) as NodeOutputSchema<C>,
+    path: c.pod.path,
+    input: podInput(c.input),
+    output: (c.pod.output ?? c.output) as PodOutputSchema<C>,
     auth: true,
     secret: false,
-    opaque: c.node.opaque ?? [],
+    opaque: c.pod.opaque ?? [],
   }
 }
 
@@ -168,22 +168,22 @@ const driveRoutes = Object.fromEntries(driveContracts.map((c) => [c.name, driveR
 
 // --- the table ---------------------------------------------------------------------------
 
-export const nodeRoutes = { ...podRoutes, ...driveRoutes }
-export type NodeRoutes = typeof nodeRoutes
-export type NodeRouteName = keyof NodeRoutes
+export const podRoutes = { ...ownRoutes, ...driveRoutes }
+export type PodRoutes = typeof podRoutes
+export type PodRouteName = keyof PodRoutes
 
 /** What a caller sends to a route (also what its handler is given: the schemas have no transforms). */
-export type NodeInput<N extends NodeRouteName> = z.input<NodeRoutes[N]['input']>
+export type PodInput<N extends PodRouteName> = z.input<PodRoutes[N]['input']>
 /** What a route answers with. */
-export type NodeOutput<N extends NodeRouteName> = z.output<NodeRoutes[N]['output']>
+export type PodOutput<N extends PodRouteName> = z.output<PodRoutes[N]['output']>
 
-export type ConfigureInput = NodeInput<'configure'>
-export type ConfigureResult = NodeOutput<'configure'>
-export type HealthResult = NodeOutput<'health'>
-export type SecureTypeInput = NodeInput<'secure_type'>
-export type SecureTypeResult = NodeOutput<'secure_type'>
-export type EgressProxyInput = NodeInput<'egress_proxy'>
+export type ConfigureInput = PodInput<'configure'>
+export type ConfigureResult = PodOutput<'configure'>
+export type HealthResult = PodOutput<'health'>
+export type SecureTypeInput = PodInput<'secure_type'>
+export type SecureTypeResult = PodOutput<'secure_type'>
+export type EgressProxyInput = PodInput<'egress_proxy'>
 export type EditableKind = SecureTypeResult['fieldKind']
-export type StorageStateResult = NodeOutput<'storage_state'>
+export type StorageStateResult = PodOutput<'storage_state'>
 export type SessionStorageEntry = z.output<typeof SessionStorageEntry>
 export type ConsoleMessage = z.output<typeof ConsoleMessage>

@@ -1,6 +1,6 @@
 // Driving actions: tabs, popups, go_forward, dialogs and the viewport. Declared with defineDrive (drive.ts); the
-// list below is appended to driveContracts, so each needs its node action
-// (browser-pod/actions/pages.ts) and its journal row (api-server/operations/sessions/drive-pages.ts).
+// list below is appended to driveContracts, so each needs its pod action
+// (browser-pod/actions/tabs.ts) and its journal row (api-server/operations/sessions/drive-tabs.ts).
 import { z } from 'zod'
 import { NavigateResult, defineDrive } from './drive-kit.ts'
 import { navigableUrl, sessionId, viewport, changesArg } from './fields.ts'
@@ -47,7 +47,7 @@ export const goForward = defineDrive({
   input: z.strictObject({ sessionId, changes: changesArg }),
   output: NavigateResult,
   restPath: 'go-forward',
-  node: { path: '/v1/go_forward' },
+  pod: { path: '/v1/go_forward' },
   // REST and the SDK only (credential_request took its place among the 38): an
   // agent goes forward by navigating to the URL it left, which navigate does in one call
   mcp: false,
@@ -61,7 +61,7 @@ export const tabList = defineDrive({
   output: TabsResult,
   restPath: 'tabs',
   restMethod: 'GET',
-  node: { path: '/v1/tab_list' },
+  pod: { path: '/v1/tab_list' },
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 })
 
@@ -71,7 +71,7 @@ export const tabOpen = defineDrive({
   input: z.strictObject({ sessionId, url: navigableUrl.optional() }),
   output: TabOpenResult,
   restPath: 'tabs/open',
-  node: { path: '/v1/tab_open' },
+  pod: { path: '/v1/tab_open' },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
 })
 
@@ -81,7 +81,7 @@ export const tabSelect = defineDrive({
   input: z.strictObject({ sessionId, tabId }),
   output: TabsResult,
   restPath: 'tabs/select',
-  node: { path: '/v1/tab_select' },
+  pod: { path: '/v1/tab_select' },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 })
 
@@ -92,7 +92,7 @@ export const tabClose = defineDrive({
   input: z.strictObject({ sessionId, tabId: tabId.optional() }),
   output: TabCloseResult,
   restPath: 'tabs/close',
-  node: { path: '/v1/tab_close' },
+  pod: { path: '/v1/tab_close' },
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
 })
 
@@ -110,7 +110,7 @@ export const dialogHandle = defineDrive({
   }).refine((v) => v.promptText === undefined || v.action === 'accept', { message: 'promptText goes with accept' }),
   output: DialogResult,
   restPath: 'dialog',
-  node: { path: '/v1/dialog_handle' },
+  pod: { path: '/v1/dialog_handle' },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 })
 
@@ -120,11 +120,11 @@ export const resize = defineDrive({
   input: z.strictObject({ sessionId, width: viewport.shape.width, height: viewport.shape.height }),
   output: ResizeResult,
   restPath: 'resize',
-  node: { path: '/v1/resize' },
+  pod: { path: '/v1/resize' },
   // REST and the SDK only (request_human took its place among the 38): the
   // viewport is chosen at session_start, and a live resize is rarely what an agent needs
   mcp: false,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 })
 
-export const pageContracts = [goForward, tabList, tabOpen, tabSelect, tabClose, dialogHandle, resize] as const
+export const tabContracts = [goForward, tabList, tabOpen, tabSelect, tabClose, dialogHandle, resize] as const

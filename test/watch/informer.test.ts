@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { BrowserSession } from '../../crds/types.ts'
 import { ResourceStore } from '../../operator/embedded/resource-store.ts'
-import { Informer } from '../../resources/informer.ts'
+import { Informer } from '../../watch/informer.ts'
 import { waitFor } from '../helpers/wait.ts'
 import { newSession } from '../operator/helpers.ts'
 

@@ -1,15 +1,15 @@
-// The node's actions for contracts/operations/drive-pages.ts: tabs (the session keeps
+// The pod's actions for contracts/operations/drive-tabs.ts: tabs (the session keeps
 // them, session.ts), dialogs (answered as they open, dialogs.ts), the viewport, and
 // go_forward (navigation.ts, with go_back).
 import type { Page } from 'playwright-core'
-import type { pageContracts } from '../../contracts/operations/drive-pages.ts'
-import type { NodeInput, NodeOutput } from '../../contracts/node-api.ts'
+import type { tabContracts } from '../../contracts/operations/drive-tabs.ts'
+import type { PodInput, PodOutput } from '../../contracts/pod-api.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
 import { checkNavigable, goForward, runNavigation } from './navigation.ts'
 import type { ActionTable } from './types.ts'
 
-type TabsResult = NodeOutput<'tab_list'>
+type TabsResult = PodOutput<'tab_list'>
 
 /** How long a tab's title may take to read (a page busy in a script answers nothing). */
 const TITLE_WAIT_MS = 2000
@@ -38,7 +38,7 @@ export async function tabList(session: PodSession): Promise<TabsResult> {
   return tabsOf(session)
 }
 
-export async function tabOpen(session: PodSession, input: NodeInput<'tab_open'>): Promise<NodeOutput<'tab_open'>> {
+export async function tabOpen(session: PodSession, input: PodInput<'tab_open'>): Promise<PodOutput<'tab_open'>> {
   void session.page
   const url = input.url === undefined ? undefined : checkNavigable(input.url)
   const tab = await session.openTab()
@@ -48,7 +48,7 @@ export async function tabOpen(session: PodSession, input: NodeInput<'tab_open'>)
   return { ...(await tabsOf(session)), tabId: tab.id, status }
 }
 
-export async function tabSelect(session: PodSession, input: NodeInput<'tab_select'>): Promise<TabsResult> {
+export async function tabSelect(session: PodSession, input: PodInput<'tab_select'>): Promise<TabsResult> {
   void session.page
   const tab = session.tab(input.tabId)
   try {
@@ -59,7 +59,7 @@ export async function tabSelect(session: PodSession, input: NodeInput<'tab_selec
   return tabsOf(session)
 }
 
-export async function tabClose(session: PodSession, input: NodeInput<'tab_close'>): Promise<NodeOutput<'tab_close'>> {
+export async function tabClose(session: PodSession, input: PodInput<'tab_close'>): Promise<PodOutput<'tab_close'>> {
   const tab = input.tabId === undefined ? session.activeTab : session.tab(input.tabId)
   let closed: boolean
   try {
@@ -70,13 +70,13 @@ export async function tabClose(session: PodSession, input: NodeInput<'tab_close'
   return { ...(await tabsOf(session)), tabId: tab.id, closed }
 }
 
-export function dialogHandle(session: PodSession, input: NodeInput<'dialog_handle'>): NodeOutput<'dialog_handle'> {
+export function dialogHandle(session: PodSession, input: PodInput<'dialog_handle'>): PodOutput<'dialog_handle'> {
   void session.page
   session.dialogs.arm(input.action, input.promptText)
   return { armed: { action: input.action }, dialogs: session.dialogs.recent }
 }
 
-export async function resize(session: PodSession, input: NodeInput<'resize'>): Promise<NodeOutput<'resize'>> {
+export async function resize(session: PodSession, input: PodInput<'resize'>): Promise<PodOutput<'resize'>> {
   const page = session.page
   const viewport = { width: input.width, height: input.height }
   try {
@@ -87,7 +87,7 @@ export async function resize(session: PodSession, input: NodeInput<'resize'>): P
   return { ok: true, url: page.url(), viewport }
 }
 
-export const tabActions: Pick<ActionTable, (typeof pageContracts)[number]['name']> = {
+export const tabActions: Pick<ActionTable, (typeof tabContracts)[number]['name']> = {
   go_forward: goForward,
   tab_list: tabList,
   tab_open: tabOpen,

@@ -3,7 +3,7 @@
 // connections open now, so that closing the app ends each one and refuses new ones.
 import { WebSocketServer } from 'ws'
 
-export class RelayDoor {
+export class RelayServer {
   readonly wss: WebSocketServer
   readonly #closers = new Set<() => void>()
   #closed = false

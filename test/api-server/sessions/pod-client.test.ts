@@ -1,21 +1,21 @@
-// NodeClient checks the pod's reply against the route's declared output (contracts/node-api.ts)
+// PodClient checks the pod's reply against the route's declared output (contracts/pod-api.ts)
 // instead of casting it: a reply that is not JSON, or JSON of another shape, is the typed
-// 502 node_protocol; a well-formed reply is handed on as sent; the node's own errors come
+// 502 node_protocol; a well-formed reply is handed on as sent; the pod's own errors come
 // back as the ApiError it sent. A plain http server stands in for the pod.
 import t, { type Test } from 'tap'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { NodeClient } from '../../../api-server/sessions/node-client.ts'
+import { PodClient } from '../../../api-server/sessions/pod-client.ts'
 import { ApiError } from '../../../contracts/errors.ts'
 
-/** A stand-in node answering every request with the given status and body. */
-async function fakeNode(t: Test, reply: { status: number; body: string }): Promise<NodeClient> {
+/** A stand-in pod answering every request with the given status and body. */
+async function fakePod(t: Test, reply: { status: number; body: string }): Promise<PodClient> {
   const server = http.createServer((req, res) => {
     req.resume()
     req.on('end', () => res.writeHead(reply.status, { 'content-type': 'application/json' }).end(reply.body))
   })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  const client = new NodeClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, 'node-token')
+  const client = new PodClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, 'pod-token')
   t.teardown(() => {
     client.close()
     return new Promise<void>((r) => server.close(() => r()))
@@ -34,8 +34,8 @@ async function rejection(p: Promise<unknown>): Promise<ApiError> {
 }
 
 t.test('a well-formed reply is handed on as sent', async (t) => {
-  const node = await fakeNode(t, { status: 200, body: JSON.stringify({ ok: true, configured: false }) })
-  t.same(await node.health(), { ok: true, configured: false })
+  const pod = await fakePod(t, { status: 200, body: JSON.stringify({ ok: true, configured: false }) })
+  t.same(await pod.health(), { ok: true, configured: false })
 })
 
 t.test('a reply of another shape is the typed 502 node_protocol, not a cast', async (t) => {
@@ -46,25 +46,25 @@ t.test('a reply of another shape is the typed 502 node_protocol, not a cast', as
     ['null', 'null'],
   ]
   for (const [what, body] of cases) {
-    const node = await fakeNode(t, { status: 200, body })
-    const e = await rejection(node.health())
+    const pod = await fakePod(t, { status: 200, body })
+    const e = await rejection(pod.health())
     t.same({ status: e.status, code: e.code, reason: e.reason }, { status: 502, code: 'E_UPSTREAM', reason: 'node_protocol' }, what)
   }
 })
 
 t.test('a driving action and the secure fill are checked against their own routes', async (t) => {
-  const wrong = await fakeNode(t, { status: 200, body: JSON.stringify({ ok: true, fieldKind: 'button', host: 'example.com' }) })
+  const wrong = await fakePod(t, { status: 200, body: JSON.stringify({ ok: true, fieldKind: 'button', host: 'example.com' }) })
   const secret = Buffer.from('not-a-real-secret')
   const e = await rejection(wrong.secureType({ selector: '#pw', value: secret, allowlist: ['example.com'] }))
   t.equal(e.reason, 'node_protocol', 'a field kind the contract does not list is refused')
-  const right = await fakeNode(t, { status: 200, body: JSON.stringify({ ok: true, fieldKind: 'password', host: 'example.com' }) })
+  const right = await fakePod(t, { status: 200, body: JSON.stringify({ ok: true, fieldKind: 'password', host: 'example.com' }) })
   t.same(await right.secureType({ selector: '#pw', value: secret, allowlist: ['example.com'] }), { ok: true, fieldKind: 'password', host: 'example.com' })
 })
 
-t.test('a reply that is not JSON is node_protocol; the node\'s own error is passed on', async (t) => {
-  const garbled = await fakeNode(t, { status: 200, body: '<html>' })
+t.test('a reply that is not JSON is node_protocol; the pod\'s own error is passed on', async (t) => {
+  const garbled = await fakePod(t, { status: 200, body: '<html>' })
   t.equal((await rejection(garbled.health())).reason, 'node_protocol')
-  const refusing = await fakeNode(t, { status: 409, body: JSON.stringify({ error: { code: 'conflict', reason: 'cdp_connected', message: 'a CDP client is connected' } }) })
+  const refusing = await fakePod(t, { status: 409, body: JSON.stringify({ error: { code: 'conflict', reason: 'cdp_connected', message: 'a CDP client is connected' } }) })
   const e = await rejection(refusing.health())
   t.equal(e.status, 409)
   t.equal(e.reason, 'cdp_connected')

@@ -1,5 +1,5 @@
-// The node API: the api-server's only way into the pod (plain node:http; the routes are
-// the contract's, contracts/node-api.ts). Every route but /healthz needs the node token,
+// The pod API: the api-server's only way into the pod (plain node:http; the routes are
+// the contract's, contracts/pod-api.ts). Every route but /healthz needs the pod token,
 // compared in constant time. It is the pod's response boundary for secrets: every string
 // of every reply and log line passes the echo guard, so new routes are covered by
 // construction; only fields a route names opaque (binary) are left as they are.
@@ -7,12 +7,12 @@ import http from 'node:http'
 import type { Duplex } from 'node:stream'
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { ApiError, errors, upgradeErrors, upgradeRefusal } from '../contracts/errors.ts'
-import { NODE_CDP_PATH, nodeRoutes, type NodeInput, type NodeOutput, type NodeRoute, type NodeRouteName } from '../contracts/node-api.ts'
+import { POD_CDP_PATH, podRoutes, type PodInput, type PodOutput, type PodRoute, type PodRouteName } from '../contracts/pod-api.ts'
 import { actions } from './actions/index.ts'
 import { storageState } from './actions/storage.ts'
 import { secureType } from './secrets/secure-fill.ts'
 import type { CdpProxy } from './cdp-proxy.ts'
-import { NODE_LIVE_PATH } from '../contracts/operations/live-view.ts'
+import { POD_LIVE_PATH } from '../contracts/operations/live-view.ts'
 import { driveContracts } from '../contracts/operations/drive.ts'
 import { liveView } from './screencast.ts'
 import { recorder } from './recorder.ts'
@@ -21,10 +21,10 @@ import { contextFrom, SpanKind, startSpan, withSpan } from '../telemetry/tracing
 
 const MAX_BODY = 16 * 1024 * 1024 // a storageState can be large
 
-type Handler<N extends NodeRouteName> = (session: PodSession, input: NodeInput<N>) => Promise<NodeOutput<N>> | NodeOutput<N>
+type Handler<N extends PodRouteName> = (session: PodSession, input: PodInput<N>) => Promise<PodOutput<N>> | PodOutput<N>
 
-/** One handler per route of the contract (contracts/node-api.ts); a route without one does not compile. */
-const handlers: { [N in NodeRouteName]: Handler<N> } = {
+/** One handler per route of the contract (contracts/pod-api.ts); a route without one does not compile. */
+const handlers: { [N in PodRouteName]: Handler<N> } = {
   health: (s) => ({ ok: true, configured: s.configured, sandbox: s.sandbox }),
   configure: async (s, i) => {
     await s.configure(i)
@@ -56,21 +56,21 @@ const handlers: { [N in NodeRouteName]: Handler<N> } = {
 }
 
 /** The agent's calls a live viewer sees as "agent acting": every driving route and the fill. */
-const ACTING_PATHS: ReadonlySet<string> = new Set([...driveContracts.map((c) => c.node.path), nodeRoutes.secure_type.path])
+const ACTING_PATHS: ReadonlySet<string> = new Set([...driveContracts.map((c) => c.pod.path), podRoutes.secure_type.path])
 
-interface Route extends NodeRoute {
+interface Route extends PodRoute {
   handle: (session: PodSession, input: unknown) => Promise<unknown> | unknown
 }
 
 /** The contract's routes by path, each with its handler. */
 export const ROUTES: ReadonlyMap<string, Route> = new Map(
-  (Object.keys(nodeRoutes) as NodeRouteName[]).map((name) => {
-    const r: NodeRoute = nodeRoutes[name]
+  (Object.keys(podRoutes) as PodRouteName[]).map((name) => {
+    const r: PodRoute = podRoutes[name]
     return [r.path, { ...r, handle: handlers[name] as Route['handle'] }] as const
   }),
 )
 
-export interface NodeApiOptions {
+export interface PodApiOptions {
   token: string
   session: PodSession
   /** Error log (never given values): defaults to stderr. */
@@ -79,7 +79,7 @@ export interface NodeApiOptions {
   cdp?: CdpProxy
 }
 
-export function createNodeApi(opts: NodeApiOptions): http.Server {
+export function createPodApi(opts: PodApiOptions): http.Server {
   const digest = sha256(opts.token)
   const guard = opts.session.echoGuard
   const write = opts.log ?? ((line: string) => process.stderr.write(line + '\n'))
@@ -107,7 +107,7 @@ export function createNodeApi(opts: NodeApiOptions): http.Server {
         // Unexpected only (typed errors are the caller's answer). Routes that carry
         // secrets log the error's name alone: a message might quote a value.
         const detail = !(e instanceof Error) ? '' : ROUTES.get(path)?.secret ? ` ${e.name}` : ` ${e.name}: ${e.message.split('\n')[0]}`
-        log(`node-api ${path} 500${detail}`)
+        log(`pod-api ${path} 500${detail}`)
       }
       if (!res.headersSent) send(res, err.status, guard.scrub(err.toBody()), err.headers)
       else res.destroy()
@@ -119,7 +119,7 @@ export function createNodeApi(opts: NodeApiOptions): http.Server {
   const traced = (req: http.IncomingMessage, res: http.ServerResponse) => {
     const path = (req.url ?? '').split('?')[0]
     const route = ROUTES.has(path) ? path : 'unmatched'
-    const span = startSpan(`node ${req.method} ${route}`, { kind: SpanKind.SERVER, parent: contextFrom(req.headers.traceparent), attributes: { 'http.request.method': req.method ?? '', 'http.route': route } })
+    const span = startSpan(`pod ${req.method} ${route}`, { kind: SpanKind.SERVER, parent: contextFrom(req.headers.traceparent), attributes: { 'http.request.method': req.method ?? '', 'http.route': route } })
     res.once('close', () => {
       span.setAttribute('http.response.status_code', res.statusCode)
       span.setAttribute('nightjar.outcome', res.statusCode < 400 ? 'ok' : 'error')
@@ -133,15 +133,15 @@ export function createNodeApi(opts: NodeApiOptions): http.Server {
   // upgrade is dropped.
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy())
-    if (!authorized(req.headers.authorization, digest)) return void socket.end(upgradeRefusal(upgradeErrors.cdpNodeUnauthorized()))
+    if (!authorized(req.headers.authorization, digest)) return void socket.end(upgradeRefusal(upgradeErrors.cdpPodUnauthorized()))
     // the console's live view (screencast.ts), relayed by the api-server
-    if ((req.url ?? '').split('?')[0] === NODE_LIVE_PATH) return liveView(opts.session, log).handleUpgrade(req, socket, head)
-    if ((req.url ?? '').split('?')[0] !== NODE_CDP_PATH) return void socket.destroy()
+    if ((req.url ?? '').split('?')[0] === POD_LIVE_PATH) return liveView(opts.session, log).handleUpgrade(req, socket, head)
+    if ((req.url ?? '').split('?')[0] !== POD_CDP_PATH) return void socket.destroy()
     if (!opts.cdp) return void socket.end(upgradeRefusal(upgradeErrors.cdpUnavailable()))
     opts.cdp.handleUpgrade(req, socket, head)
   })
   // Live viewers' sockets are upgraded, so neither closeAllConnections nor close reaches
-  // them: closing the node API ends them first (pod.ts closes the CDP proxy itself).
+  // them: closing the pod API ends them first (pod.ts closes the CDP proxy itself).
   const closeServer = server.close.bind(server)
   server.close = ((cb?: (err?: Error) => void) => {
     liveView(opts.session).close()
@@ -174,7 +174,7 @@ function authorized(header: string | undefined, digest: Buffer): boolean {
  */
 export function warmParsers(): void {
   for (const r of ROUTES.values()) r.input.safeParse({})
-  nodeRoutes.configure.input.safeParse({ sessionId: 'warm', egress: { mode: 'platform', declaredHosts: ['warm.invalid'] }, viewport: { width: 1280, height: 720 } })
+  podRoutes.configure.input.safeParse({ sessionId: 'warm', egress: { mode: 'platform', declaredHosts: ['warm.invalid'] }, viewport: { width: 1280, height: 720 } })
 }
 
 /**
@@ -197,8 +197,8 @@ export async function rehearseRequests(endpoint: string, token: string): Promise
       req.on('error', () => resolve()) // best effort: a rehearsal that fails changes nothing
       req.end(body)
     })
-  await call(nodeRoutes.health.path, 'GET', {})
-  await call(nodeRoutes.configure.path, 'POST', { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, '{}')
+  await call(podRoutes.health.path, 'GET', {})
+  await call(podRoutes.configure.path, 'POST', { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, '{}')
 }
 
 function parse(r: Route, raw: Buffer): unknown {

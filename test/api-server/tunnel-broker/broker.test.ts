@@ -1,4 +1,4 @@
-// The control broker: join auth, registration, listing, heartbeats, dial errors and
+// The tunnel broker: join auth, registration, listing, heartbeats, dial errors and
 // isolation between daemons.
 import t from 'tap'
 import http from 'node:http'

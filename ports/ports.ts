@@ -100,7 +100,7 @@ export interface ObjectReader<T> {
 // ---------------------------------------------------------------------------
 
 /** Playwright's storage state (cookies + localStorage). Credential-equivalent: never logged, never in a resource. */
-// (a type, not an interface: it is handed on as the node API's configure body, a JSON record)
+// (a type, not an interface: it is handed on as the pod API's configure body, a JSON record)
 export type StorageState = {
   cookies: unknown[]
   origins: unknown[]
@@ -126,7 +126,7 @@ export interface PodLaunchConfig {
 
 /**
  * Pending: created, browser starting. Running: browser up, not yet configured for the
- * session. Ready: configured; the node API serves the session. Failed: died or could not
+ * session. Ready: configured; the pod API serves the session. Failed: died or could not
  * be configured (terminal — a session's pod is never restarted). Gone: no pod.
  */
 export type PodPhase = 'Pending' | 'Running' | 'Ready' | 'Failed' | 'Gone'
@@ -135,7 +135,7 @@ export interface PodObservation {
   sessionId: string
   phase: PodPhase
   podName?: string
-  /** node API base URL, e.g. http://127.0.0.1:41234 (not a secret; the token is) */
+  /** pod API base URL, e.g. http://127.0.0.1:41234 (not a secret; the token is) */
   endpoint?: string
   /** Ready: what isolates the pod's pages, as it said at configure */
   sandbox?: SandboxKind
@@ -161,8 +161,8 @@ export interface PodRuntime {
   subscribe(listener: (sessionId: string) => void): () => void
 }
 
-/** Where and how to reach a session's node API. The token never goes into a resource. */
-export interface NodeAccess {
+/** Where and how to reach a session's pod API. The token never goes into a resource. */
+export interface PodAccess {
   endpoint: string
   token: string
 }
@@ -171,9 +171,9 @@ export interface NodeAccess {
  * How the api-server reaches a session's browser pod. Embedded: in memory (the same
  * object as the PodRuntime). Kubernetes: the per-session Secret the operator writes.
  */
-export interface NodeDirectory {
+export interface PodDirectory {
   /** undefined unless the session's pod is Ready */
-  lookup(sessionId: string): Promise<NodeAccess | undefined>
+  lookup(sessionId: string): Promise<PodAccess | undefined>
 }
 
 // ---------------------------------------------------------------------------

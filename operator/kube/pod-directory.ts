@@ -1,16 +1,16 @@
-// NodeDirectory for the api-server on Kubernetes: a Ready session pod's IP, node API port
+// PodDirectory for the api-server on Kubernetes: a Ready session pod's IP, pod API port
 // and token. A positive answer is cached briefly (a pod's IP and token never change, and
 // driving makes many calls in a row; a stale entry costs one failed call, reported like any
 // dead browser); a negative one is not, so a pod becoming Ready is seen at once.
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node'
 import { LABELS } from '../../crds/types.ts'
 import { DEFAULT_CALL } from './api-ops.ts'
-import type { NodeAccess, NodeDirectory } from '../../resources/ports.ts'
+import type { PodAccess, PodDirectory } from '../../ports/ports.ts'
 import { BROWSER_POD_SELECTOR, POD_ANNOTATIONS, type PodResource } from './pod-spec.ts'
 import { podObservation } from './pod-state.ts'
 import { TokenSecrets, tokenSecretName } from './token-secrets.ts'
 
-export interface KubeNodeDirectoryOptions {
+export interface KubePodDirectoryOptions {
   kc: KubeConfig
   namespace: string
   /** how long a found endpoint+token is reused (default 15 s; 0 = no cache) */
@@ -18,15 +18,15 @@ export interface KubeNodeDirectoryOptions {
   now?: () => number
 }
 
-export class KubeNodeDirectory implements NodeDirectory {
+export class KubePodDirectory implements PodDirectory {
   private readonly core: CoreV1Api
   private readonly secrets: TokenSecrets
   private readonly now: () => Date
   private readonly ttl: number
-  private readonly cache = new Map<string, { access: NodeAccess; until: number }>()
+  private readonly cache = new Map<string, { access: PodAccess; until: number }>()
 
-  private readonly opts: KubeNodeDirectoryOptions
-  constructor(opts: KubeNodeDirectoryOptions) {
+  private readonly opts: KubePodDirectoryOptions
+  constructor(opts: KubePodDirectoryOptions) {
     this.opts = opts
     this.core = opts.kc.makeApiClient(CoreV1Api)
     this.secrets = new TokenSecrets(opts.kc, opts.namespace)
@@ -35,7 +35,7 @@ export class KubeNodeDirectory implements NodeDirectory {
     this.ttl = opts.cacheTtlMs ?? 15_000
   }
 
-  async lookup(sessionId: string): Promise<NodeAccess | undefined> {
+  async lookup(sessionId: string): Promise<PodAccess | undefined> {
     const t = this.now().getTime()
     const hit = this.cache.get(sessionId)
     if (hit && hit.until > t) return { ...hit.access }
@@ -56,7 +56,7 @@ export class KubeNodeDirectory implements NodeDirectory {
     return undefined
   }
 
-  /** drop a cached answer (e.g. after a node call failed) */
+  /** drop a cached answer (e.g. after a pod call failed) */
   forget(sessionId: string): void {
     this.cache.delete(sessionId)
   }

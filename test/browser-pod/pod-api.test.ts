@@ -1,31 +1,31 @@
-// The node API's transport against its contract (contracts/node-api.ts), without a
+// The pod API's transport against its contract (contracts/pod-api.ts), without a
 // browser: every declared route is served, the health probe alone skips the token, and
 // the refusals (401, 404, 405, 400, 413) come before any handler runs. The routes with
 // Chromium behind them are exercised in pod-process.test.ts.
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { driveContracts } from '../../contracts/operations/drive.ts'
-import { nodeRoutes } from '../../contracts/node-api.ts'
+import { podRoutes } from '../../contracts/pod-api.ts'
 import { EchoGuard } from '../../browser-pod/secrets/echo-guard.ts'
-import { createNodeApi, ROUTES } from '../../browser-pod/node-api.ts'
+import { createPodApi, ROUTES } from '../../browser-pod/pod-api.ts'
 import type { PodSession } from '../../browser-pod/session.ts'
 
-const TOKEN = 'node-api-test-token'
+const TOKEN = 'pod-api-test-token'
 
-t.test('the node serves exactly the contract: every driving action, and the pod\'s own routes', async (t) => {
-  const paths = Object.values(nodeRoutes).map((r) => r.path)
+t.test('the pod serves exactly the contract: every driving action, and the pod\'s own routes', async (t) => {
+  const paths = Object.values(podRoutes).map((r) => r.path)
   t.equal(new Set(paths).size, paths.length, 'one route per path')
   t.same([...ROUTES.keys()].sort(), [...paths].sort())
   for (const c of driveContracts) {
-    const r = nodeRoutes[c.name]
-    t.equal(r.path, c.node.path, `${c.name} at ${c.node.path}`)
+    const r = podRoutes[c.name]
+    t.equal(r.path, c.pod.path, `${c.name} at ${c.pod.path}`)
     t.notOk('sessionId' in r.input.shape, `${c.name}: the pod is the session (no sessionId)`)
-    t.same(r.opaque, c.node.opaque ?? [], `${c.name}: opaque fields`)
+    t.same(r.opaque, c.pod.opaque ?? [], `${c.name}: opaque fields`)
   }
-  t.same(Object.entries(nodeRoutes).filter(([, r]) => !r.auth).map(([n]) => n), ['health'], 'only the health probe goes without the token')
-  t.same(Object.entries(nodeRoutes).filter(([, r]) => r.secret).map(([n]) => n).sort(), ['configure', 'egress_proxy', 'secure_type', 'storage_state'], 'the routes that carry secrets: the node never logs their details')
-  t.notOk(nodeRoutes.wait_for.input.safeParse({ selector: '#a', text: 'b' }).success, "wait_for's refinement holds at the node")
-  t.notOk(nodeRoutes.act.output.safeParse({ ok: true, credentialName: 'c', fieldKind: 'password', host: 'h' }).success, "the node's act answers an ActResult only")
+  t.same(Object.entries(podRoutes).filter(([, r]) => !r.auth).map(([n]) => n), ['health'], 'only the health probe goes without the token')
+  t.same(Object.entries(podRoutes).filter(([, r]) => r.secret).map(([n]) => n).sort(), ['configure', 'egress_proxy', 'secure_type', 'storage_state'], 'the routes that carry secrets: the pod never logs their details')
+  t.notOk(podRoutes.wait_for.input.safeParse({ selector: '#a', text: 'b' }).success, "wait_for's refinement holds at the pod")
+  t.notOk(podRoutes.act.output.safeParse({ ok: true, credentialName: 'c', fieldKind: 'password', host: 'h' }).success, "the pod's act answers an ActResult only")
 })
 
 t.test('refusals before any handler', async (t) => {
@@ -38,7 +38,7 @@ t.test('refusals before any handler', async (t) => {
     },
   } as unknown as PodSession
   const lines: string[] = []
-  const server = createNodeApi({ token: TOKEN, session, log: (l) => lines.push(l) })
+  const server = createPodApi({ token: TOKEN, session, log: (l) => lines.push(l) })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
   t.teardown(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()) }))
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`

@@ -1,9 +1,9 @@
-// The operator's one call to a pod's node API: configure a claimed pod. Transient failures
+// The operator's one call to a pod's API: configure a claimed pod. Transient failures
 // are retryable, a 4xx final; a 409 is an earlier attempt of ours that succeeded (pods are
 // single-use), confirmed by /healthz. The request bytes are zeroed once sent (they may
 // hold auth-state). Design: docs/operator.md#pods-on-kubernetes
 import http from 'node:http'
-import { ConfigureResult, HealthResult, nodeRoutes, type ConfigureInput } from '../contracts/node-api.ts'
+import { ConfigureResult, HealthResult, podRoutes, type ConfigureInput } from '../contracts/pod-api.ts'
 import type { SandboxKind } from '../crds/types.ts'
 import { failSpan, SpanKind, startSpan, traceHeaders, withSpan } from '../telemetry/tracing.ts'
 
@@ -19,7 +19,7 @@ const MAX_REPLY = 64 * 1024
  * Configures a pod for its session, as one span (the session's start trace, when the
  * reconcile runs in it) whose context the pod receives in `traceparent`.
  */
-export function configureNode(endpoint: string, token: string, body: ConfigureInput, timeoutMs: number): Promise<ConfigureOutcome> {
+export function configurePod(endpoint: string, token: string, body: ConfigureInput, timeoutMs: number): Promise<ConfigureOutcome> {
   const span = startSpan('pod.configure', { kind: SpanKind.CLIENT, attributes: { 'nightjar.session.id': body.sessionId } })
   return withSpan(span, () => configure(endpoint, token, body, timeoutMs)).then((outcome) => {
     if (outcome.ok) span.setAttribute('nightjar.outcome', 'ok')
@@ -30,7 +30,7 @@ export function configureNode(endpoint: string, token: string, body: ConfigureIn
 }
 
 async function configure(endpoint: string, token: string, body: ConfigureInput, timeoutMs: number): Promise<ConfigureOutcome> {
-  const route = nodeRoutes.configure
+  const route = podRoutes.configure
   const payload = Buffer.from(JSON.stringify(body))
   let reply: Reply
   try {
@@ -51,7 +51,7 @@ async function configure(endpoint: string, token: string, body: ConfigureInput, 
 
 /** the pod's health when it says it is configured already (an earlier attempt of ours) */
 async function configuredHealth(endpoint: string, timeoutMs: number): Promise<HealthResult | undefined> {
-  const route = nodeRoutes.health
+  const route = podRoutes.health
   try {
     const { status, body } = await request(new URL(route.path, endpoint), route.method, timeoutMs)
     const health = status === 200 ? parsed(HealthResult, body) : undefined
@@ -69,7 +69,7 @@ function parsed<T>(schema: { safeParse(v: unknown): { data?: T } }, body: Buffer
   }
 }
 
-/** only the node's error code (a fixed word such as `bad_request`), never its message */
+/** only the pod's error code (a fixed word such as `bad_request`), never its message */
 function errorCode(body: Buffer): string {
   try {
     const code = (JSON.parse(body.toString('utf8')) as { error?: { code?: unknown } } | null)?.error?.code

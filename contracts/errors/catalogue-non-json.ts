@@ -53,8 +53,8 @@ export const UPGRADE_ERRORS = {
     when: 'an address past its rejected-join limit (a right token is refused too until the window ends)',
   },
   joinNetworkMissing: { status: 400, code: null, reason: null, message: 'missing network', spec: null, when: 'a join without a network' },
-  controlUnavailable: { status: 503, code: null, reason: null, message: 'unavailable', spec: null, when: 'the broker is closing, or the join check could not run' },
-  egressUnauthorized: { status: 401, code: null, reason: null, message: 'unauthorized', spec: null, when: 'a pod\'s /ws/egress upgrade without its session\'s node token or a valid target' },
+  tunnelUnavailable: { status: 503, code: null, reason: null, message: 'unavailable', spec: null, when: 'the broker is closing, or the join check could not run' },
+  egressUnauthorized: { status: 401, code: null, reason: null, message: 'unauthorized', spec: null, when: 'a pod\'s /ws/egress upgrade without its session\'s pod token or a valid target' },
   replicaUnauthorized: { status: 401, code: null, reason: null, message: 'unauthorized', spec: null, when: 'a forwarded tunnel dial (/internal/tunnel) without the replica secret, or on a replica that has none' },
 } as const satisfies Record<string, UpgradeEntry>
 

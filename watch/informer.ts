@@ -2,9 +2,9 @@
 // the list's version into a local cache; relist on 410 Gone and diff, so deletes missed
 // while disconnected are still reported; re-watch with jittered backoff (no stampede on a
 // restarting api-server); resync periodically as a level-triggered safety net.
-import { isGone } from './errors.ts'
-import type { AnyResource, Logger, ObjectReader, ResourceClient, WatchEvent, WatchHandle } from './ports.ts'
-import { silentLogger } from './ports.ts'
+import { isGone } from '../ports/errors.ts'
+import type { AnyResource, Logger, ObjectReader, ResourceClient, WatchEvent, WatchHandle } from '../ports/ports.ts'
+import { silentLogger } from '../ports/ports.ts'
 import { backoffDelay, type BackoffOptions } from './backoff.ts'
 
 export interface InformerHandlers<T> {

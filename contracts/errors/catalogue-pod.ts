@@ -1,15 +1,15 @@
-// Errors raised at the browser node (its API, its actions, its egress gateway) and by
+// Errors raised at the browser pod (its API, its actions, its egress gateway) and by
 // the api-server's client of it. They reach callers unchanged through REST and MCP.
 import type { ApiEntry } from './entry.ts'
 
-export const NODE_ERRORS = {
+export const POD_ERRORS = {
   credentialOriginDenied: {
     status: 403, code: 'forbidden', reason: 'credential.origin_denied', details: 'host', message: 'origin not on the credential allowlist', spec: ['ERR-11', 'EV-03'],
-    when: 'at the node: the live document\'s host is not on the effective allowlist (body carries host)',
+    when: 'at the pod: the live document\'s host is not on the effective allowlist (body carries host)',
   },
   credentialFieldDenied: {
     status: 403, code: 'forbidden', reason: 'credential.field_denied', details: 'field_kind', message: 'target is not an editable field', spec: ['ERR-12', 'EV-04'],
-    when: 'at the node: the fill target is not an editable field (body carries field_kind)',
+    when: 'at the pod: the fill target is not an editable field (body carries field_kind)',
   },
   fillNavigated: { status: 409, code: 'conflict', reason: 'fill_navigated', message: 'the page navigated during the fill; nothing was typed', spec: null, when: 'the field\'s document navigated away mid-fill' },
   fillTargetNotFound: { status: 504, code: 'E_UPSTREAM', reason: 'timeout', message: 'fill target not found', spec: null, when: 'no element matched the fill selector in time' },
@@ -53,15 +53,15 @@ export const NODE_ERRORS = {
     status: 403, code: 'E_REACHABILITY_DENIED', reason: ['host_not_declared', 'deny_floor', 'not_configured'], message: (target: string) => `egress denied: ${target}`, args: ['target'],
     spec: ['ERR-28', 'RULE-08', 'INV-06'], when: 'navigation to a host not in the network\'s declaredHosts, or one under the deny floor',
   },
-  notConfigured: { status: 409, code: 'conflict', reason: 'not_configured', message: 'session is not configured', spec: null, when: 'a node call before configure' },
-  alreadyConfigured: { status: 409, code: 'conflict', reason: 'already_configured', message: 'session already configured', spec: null, when: 'a second configure of a node' },
+  notConfigured: { status: 409, code: 'conflict', reason: 'not_configured', message: 'session is not configured', spec: null, when: 'a pod call before configure' },
+  alreadyConfigured: { status: 409, code: 'conflict', reason: 'already_configured', message: 'session already configured', spec: null, when: 'a second configure of a pod' },
   egressPolicyRejected: {
     status: 500, code: 'internal', reason: 'egress_policy_rejected', message: (detail: string) => `egress policy rejected: ${detail}`, args: ['detail'], spec: null,
-    when: 'configure with declared hosts the node cannot turn into a policy',
+    when: 'configure with declared hosts the pod cannot turn into a policy',
   },
   cloakUserAgent: { status: 400, code: 'bad_request', reason: 'cloak_user_agent', message: 'a cloak browser keeps its own user agent', spec: null, when: 'a user agent override on a cloak browser' },
   invalidStorageState: { status: 400, code: 'bad_request', reason: 'invalid_storage_state', message: 'invalid storageState', spec: null, when: 'a warm-resume auth state the browser refuses' },
-  nodeUnreachable: { status: 502, code: 'E_UPSTREAM', reason: 'node_unreachable', message: 'browser node unreachable', spec: null, when: 'the api-server could not reach the session\'s node' },
-  nodeTimeout: { status: 504, code: 'E_UPSTREAM', reason: 'node_timeout', message: 'browser node timed out', spec: null, when: 'the node did not answer within the client\'s ceiling' },
-  nodeProtocol: { status: 502, code: 'E_UPSTREAM', reason: 'node_protocol', message: 'browser node sent an unreadable reply', spec: null, when: 'the node\'s reply was not JSON, or not of the shape its route declares' },
+  podUnreachable: { status: 502, code: 'E_UPSTREAM', reason: 'node_unreachable', message: 'browser node unreachable', spec: null, when: 'the api-server could not reach the session\'s pod' },
+  podTimeout: { status: 504, code: 'E_UPSTREAM', reason: 'node_timeout', message: 'browser node timed out', spec: null, when: 'the pod did not answer within the client\'s ceiling' },
+  podProtocol: { status: 502, code: 'E_UPSTREAM', reason: 'node_protocol', message: 'browser node sent an unreadable reply', spec: null, when: 'the pod\'s reply was not JSON, or not of the shape its route declares' },
 } as const satisfies Record<string, ApiEntry>

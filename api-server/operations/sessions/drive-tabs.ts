@@ -1,9 +1,9 @@
-// The api-server's rows for the driving actions of contracts/operations/drive-pages.ts:
+// The api-server's rows for the driving actions of contracts/operations/drive-tabs.ts:
 // what the journal keeps of each (never typed text, page content or bytes).
-import type { pageContracts } from '../../../contracts/operations/drive-pages.ts'
+import type { tabContracts } from '../../../contracts/operations/drive-tabs.ts'
 import { journalUrl, nothing, type DriveSpecs } from './drive-spec.ts'
 
-export const pageDrives: DriveSpecs<(typeof pageContracts)[number]['name']> = {
+export const tabDrives: DriveSpecs<(typeof tabContracts)[number]['name']> = {
   go_forward: { journal: nothing },
   tab_list: { journal: nothing },
   tab_open: { journal: ({ url }) => ({ url: url === undefined ? undefined : journalUrl(url) }) },

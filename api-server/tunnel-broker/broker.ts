@@ -13,7 +13,7 @@ import { upgradeErrors, upgradeRefusal, type ErrorReply } from '../../contracts/
 import type { TunnelStream } from '../../tunnel/stream.ts'
 import { boundedLabel, tunnelStreams } from '../metrics/product.ts'
 
-export const CONTROL_PATH = '/ws/control'
+export const TUNNEL_PATH = '/ws/control'
 
 export interface NetworkAuth {
   networkId: string
@@ -124,14 +124,14 @@ export class TunnelBroker {
    */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
     const url = new URL(req.url ?? '/', 'http://x')
-    if (url.pathname !== CONTROL_PATH) return false
+    if (url.pathname !== TUNNEL_PATH) return false
     socket.on('error', () => {}) // a peer vanishing mid-handshake must not crash us
     void this.admit(req, socket, head, url.searchParams.get('network') ?? '')
     return true
   }
 
   private async admit(req: IncomingMessage, socket: Duplex, head: Buffer, network: string): Promise<void> {
-    if (this.closed) return refuseUpgrade(socket, upgradeErrors.controlUnavailable())
+    if (this.closed) return refuseUpgrade(socket, upgradeErrors.tunnelUnavailable())
     const peer = this.opts.clientAddress?.(req) ?? req.socket.remoteAddress ?? ''
     const gate = this.joinGate
     if (gate) {
@@ -156,7 +156,7 @@ export class TunnelBroker {
         auth = await this.opts.authenticate(network, token)
       } catch (e) {
         this.log('warn', 'daemon join: authenticate failed', { error: (e as Error).message })
-        return refuseUpgrade(socket, upgradeErrors.controlUnavailable())
+        return refuseUpgrade(socket, upgradeErrors.tunnelUnavailable())
       }
     }
     if (!auth) {
