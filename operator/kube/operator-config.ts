@@ -67,7 +67,7 @@ const schema = z.object({
   /** a node whose Lease went unrenewed this long (or that is not Ready) is suspect: its pods are probed */
   NIGHTJAR_NODE_SUSPECT_SECONDS: seconds.default(15),
   /** a pod on a suspect node that has not answered this long is lost with it */
-  NIGHTJAR_NODE_UNREACHABLE_SECONDS: seconds.default(8),
+  NIGHTJAR_NODE_UNREACHABLE_SECONDS: seconds.default(6),
   /** a live session on a cordoned (draining) node runs this long, then ends with NodeDrained */
   NIGHTJAR_DRAIN_GRACE_SECONDS: seconds.default(600),
   NIGHTJAR_BROWSER_IMAGE_PULL_SECRETS: z.string().optional(),

@@ -223,7 +223,7 @@ t.test('[ISSUE-37] spread: a soft spread over nodes by default; nodeSelector, to
     NIGHTJAR_DRAIN_GRACE_SECONDS: '120',
   }, 'ns')
   t.match(cfg.browser, { affinity, topologySpreadConstraints: spread, nodeSelector: FULL.nodeSelector, tolerations: FULL.tolerations, priorityClassName: 'nightjar-browsers' })
-  t.same(cfg.nodes, { suspectAfterMs: 15_000, unreachableMs: 8_000, drainGraceMs: 120_000 })
+  t.same(cfg.nodes, { suspectAfterMs: 15_000, unreachableMs: 6_000, drainGraceMs: 120_000 })
   t.equal(loadOperatorConfig({ NIGHTJAR_BROWSER_IMAGE: 'x' }, 'ns').browser.topologySpreadConstraints, undefined, 'unset: the default spread')
   t.equal(loadOperatorConfig({ NIGHTJAR_BROWSER_IMAGE: 'x', NIGHTJAR_NODE_WATCH: 'false' }, 'ns').nodes, undefined)
   t.throws(() => loadOperatorConfig({ NIGHTJAR_BROWSER_IMAGE: 'x', NIGHTJAR_BROWSER_AFFINITY: '[1]' }, 'ns'), /NIGHTJAR_BROWSER_AFFINITY/)
