@@ -17,7 +17,7 @@ import { migrateStoredVersions } from '../operator/kube/storage-migration.ts'
 import { statusOf } from '../operator/kube/errors.ts'
 import { startTracing } from '../telemetry/tracing.ts'
 import { ConfigError } from '../contracts/config-error.ts'
-import { checkCrdsServed, KubeEventRecorder, kubeResources, KubePodRuntime, LeaderElector, loadKubeConfig, podNamespace, PromOperatorMetrics, SecretAuthStateSource } from '../operator/kube/index.ts'
+import { checkCrdsServed, KubeEventRecorder, kubeResources, KubePodRuntime, LeaderElector, loadKubeConfig, NodeHealth, podNamespace, PromOperatorMetrics, SecretAuthStateSource } from '../operator/kube/index.ts'
 
 
 export interface OperatorProcessOptions {
@@ -117,6 +117,13 @@ export async function runOperator(opts: OperatorProcessOptions = {}): Promise<Op
         now: opts.now,
         events,
         poolEventSubject: ownPod,
+        // NodeLost / NodeDrained (docs/nodes.md); off, node trouble surfaces only as Kubernetes deletes the pods
+        ...(config.nodes
+          ? {
+              nodes: new NodeHealth({ kc, suspectAfterMs: config.nodes.suspectAfterMs, watchTimeoutSeconds: config.watchTimeoutSeconds, log, now: opts.now }),
+              nodeChecks: { unreachableMs: config.nodes.unreachableMs, drainGraceMs: config.nodes.drainGraceMs },
+            }
+          : {}),
       })
       pods = runtime
       await runtime.start()

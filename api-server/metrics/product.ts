@@ -21,7 +21,7 @@ export const sessionStartSeconds = new client.Histogram({
 })
 export const sessionFailures = new client.Counter({
   name: 'nightjar_session_failures_total',
-  help: 'Sessions that failed (at start or while live), by reason: the operator\'s condition reason (PodFailed, OOMKilled, StartTimeout …) or the start\'s error code',
+  help: 'Sessions that failed (at start or while live), by reason: the operator\'s condition reason (PodFailed, OOMKilled, StartTimeout, NodeLost, NodeDrained …) or the start\'s error code',
   labelNames: ['reason'] as const,
   registers: [],
 })

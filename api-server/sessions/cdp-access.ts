@@ -5,8 +5,7 @@
 import type { Db } from '../store/db.ts'
 import type { AuthContext } from '../auth/context.ts'
 import { errors } from '../../contracts/errors.ts'
-import { getSession, type SessionRow } from './store.ts'
-import { notLive } from './drive.ts'
+import { getSession, notLive, type SessionRow } from './store.ts'
 import { assertAgentDrives } from './control.ts'
 
 /** The session a caller may open a CDP connection to, or the refusal. */

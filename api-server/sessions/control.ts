@@ -7,7 +7,7 @@ import type { Queryable } from '../store/db.ts'
 import { errors } from '../../contracts/errors.ts'
 import { sessionDriveContracts } from '../../contracts/operations/drive.ts'
 import { recordAudit } from '../audit/audit.ts'
-import { getSession, journal, type SessionRow } from './store.ts'
+import { getSession, journal, notLive, type SessionRow } from './store.ts'
 
 /** Driving tools a person's control leaves working: those that only read (their readOnlyHint). */
 export const READ_ONLY_DRIVES: ReadonlySet<string> = new Set(
@@ -27,7 +27,7 @@ export interface ControlActor {
 /** A person takes control of a live session (again, when they hold it already). Returns the row as it is now. */
 export async function takeControl(db: Queryable, actor: ControlActor, sessionId: string): Promise<SessionRow> {
   const row = await getSession(db, actor.orgId, sessionId)
-  if (row.status !== 'live') throw errors.sessionNotLive(row.status)
+  if (row.status !== 'live') throw notLive(row)
   const r = await db.query(
     `update sessions set control = 'human', control_holder = $3, control_changed_at = now()
       where id = $1 and org_id = $2 and status = 'live' and (control = 'agent' or control_holder = $3)`,
@@ -62,7 +62,7 @@ export async function handBack(db: Queryable, actor: ControlActor, sessionId: st
 
 /** The agent asks for a person: kept on the row for the console, journalled by size only. */
 export async function requestHuman(db: Queryable, row: SessionRow, reason: string): Promise<void> {
-  if (row.status !== 'live') throw errors.sessionNotLive(row.status)
+  if (row.status !== 'live') throw notLive(row)
   await db.query('update sessions set human_requested_at = now(), human_request_reason = $2 where id = $1', [row.id, reason])
   await journal(db, row, { op: 'request_human', outcome: 'ok', detail: { reasonLength: reason.length } })
   await recordAudit(db, { orgId: row.orgId, actor: row.agentId, action: 'session.human_requested', targetType: 'session', targetId: row.id, sessionId: row.id })

@@ -5,8 +5,8 @@ import type { Db } from '../store/db.ts'
 import type { SessionRuntime } from './runtime.ts'
 import type { SessionActivity } from './expiry.ts'
 import type { PodClient } from './pod-client.ts'
-import { errors, isApiError, type ApiError } from '../../contracts/errors.ts'
-import { getSession, journalLater, type SessionRow } from './store.ts'
+import { isApiError } from '../../contracts/errors.ts'
+import { getSession, journalLater, notLive, type SessionRow } from './store.ts'
 import { assertAgentDrives } from './control.ts'
 import { inSpan, SpanKind } from '../../telemetry/tracing.ts'
 
@@ -37,10 +37,6 @@ export interface DriveRequest extends SessionRequest {
 }
 
 const logJournalError = (deps: { log: FastifyBaseLogger }) => (err: unknown) => deps.log.error({ err }, 'journal write failed')
-
-export function notLive(row: SessionRow): ApiError {
-  return errors.sessionNotLive(row.status)
-}
 
 export async function liveSession(deps: { db: Db }, req: SessionRequest): Promise<SessionRow> {
   const row = await getSession(deps.db, req.orgId, req.sessionId)

@@ -1,7 +1,7 @@
 // Session rows and the journal. Every read takes the caller's org: a session of
 // another org is indistinguishable from one that does not exist.
 import type { Queryable } from '../store/db.ts'
-import { errors } from '../../contracts/errors.ts'
+import { errors, type ApiError } from '../../contracts/errors.ts'
 import type { BrowserKind, EgressMode, SandboxKind } from '../../crds/types.ts'
 
 export type SessionStatus = 'pending' | 'live' | 'ended' | 'failed'
@@ -59,6 +59,11 @@ function toRow(r: Record<string, any>): SessionRow {
 }
 
 export const unknownSession = () => errors.notFound('session')
+
+/** the 409 for driving a session that is not live; a failed one names why, so the agent's next call says it */
+export function notLive(row: Pick<SessionRow, 'status' | 'failureReason'>): ApiError {
+  return row.status === 'failed' && row.failureReason ? errors.sessionFailed(row.failureReason) : errors.sessionNotLive(row.status)
+}
 
 /** what a new session's row is made of (the rest starts empty, status pending) */
 export type NewSession = Omit<SessionRow, 'status' | 'failureReason' | 'sandbox' | 'liveAt' | 'endedAt' | 'endReason' | 'control' | 'controlHolder' | 'humanRequest' | 'proxy'>

@@ -60,7 +60,11 @@ export const SESSION_ERRORS = {
   },
   sessionNotLive: {
     status: 409, code: 'conflict', reason: 'session_not_live', message: (status: string) => `session is ${status}`, args: ['status'], spec: null,
-    when: 'driving a session that is pending, ended or failed',
+    when: 'driving a session that is pending or ended (or failed with no reason recorded)',
+  },
+  sessionFailed: {
+    status: 409, code: 'conflict', reason: 'session_not_live', message: (failureReason: string) => `session is failed (${failureReason})`, args: ['failureReason'], spec: null,
+    when: 'driving a session that failed: the message names its failureReason (NodeLost, OOMKilled, PodFailed …), so an agent knows why without another call',
   },
   noSessionPlane: { status: 503, code: 'unavailable', reason: 'no_session_plane', message: 'browser sessions are not available in this process', spec: null, when: 'a process started without a session plane' },
   idleTimeoutTooLong: {

@@ -33,7 +33,7 @@ export const WEBHOOK_EVENT_DATA = {
   }),
   'session.failed': z.object({
     ...sessionRef,
-    reason: z.string().describe('why: the operator’s condition (PodFailed, StartTimeout, OOMKilled …), Orphaned, ResourceDeleted, or a start refusal’s reason'),
+    reason: z.string().describe('why: the operator’s condition (PodFailed, StartTimeout, OOMKilled, NodeLost, NodeDrained …), Orphaned, ResourceDeleted, or a start refusal’s reason'),
   }),
   'human.requested': z.object({
     ...sessionRef,

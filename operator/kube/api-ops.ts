@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto'
 import { Agent as HttpAgent } from 'node:http'
 import { Agent as HttpsAgent, type AgentOptions } from 'node:https'
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig, type V1DeleteOptions, type V1Pod } from '@kubernetes/client-node'
+import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig, type V1DeleteOptions, type V1Pod } from '@kubernetes/client-node'
 // the generated client's own Observable stub: its middleware chain expects these
 import { of } from '@kubernetes/client-node/dist/gen/rxjsStub.js'
 
@@ -126,5 +126,39 @@ export function podOps(kc: KubeConfig, namespace: string): ResourceOps {
     patch: (name, body) => api.patchNamespacedPod({ name, namespace, body }, MERGE_PATCH),
     patchStatus: (name, body) => api.patchNamespacedPodStatus({ name, namespace, body }, MERGE_PATCH),
     delete: (name, body) => api.deleteNamespacedPod({ name, namespace, body }, DEFAULT_CALL),
+  }
+}
+
+const readOnly = (kind: string) => () => Promise.reject(new Error(`${kind}s are read-only here`))
+
+/** Nodes (cluster-scoped), read only: their Ready condition and whether they are cordoned */
+export function nodeOps(kc: KubeConfig): ResourceOps {
+  const api = kc.makeApiClient(CoreV1Api)
+  return {
+    path: '/api/v1/nodes',
+    apiVersion: 'v1',
+    kind: 'Node',
+    get: (name) => api.readNode({ name }, DEFAULT_CALL),
+    list: (q) => api.listNode({ labelSelector: q.labelSelector, limit: q.limit, _continue: q.continueToken }, DEFAULT_CALL),
+    create: readOnly('Node'),
+    patch: readOnly('Node'),
+    patchStatus: readOnly('Node'),
+    delete: readOnly('Node'),
+  }
+}
+
+/** the kubelets' heartbeats: one Lease per node in kube-node-lease, read only */
+export function nodeLeaseOps(kc: KubeConfig, namespace = 'kube-node-lease'): ResourceOps {
+  const api = kc.makeApiClient(CoordinationV1Api)
+  return {
+    path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`,
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    get: (name) => api.readNamespacedLease({ name, namespace }, DEFAULT_CALL),
+    list: (q) => api.listNamespacedLease({ namespace, labelSelector: q.labelSelector, limit: q.limit, _continue: q.continueToken }, DEFAULT_CALL),
+    create: readOnly('Lease'),
+    patch: readOnly('Lease'),
+    patchStatus: readOnly('Lease'),
+    delete: readOnly('Lease'),
   }
 }

@@ -44,7 +44,7 @@ export class PromOperatorMetrics implements OperatorMetrics {
     this.leader = new client.Gauge({ name: 'leader_election_master_status', help: 'Whether this replica currently holds the leader lease (1) or not (0)', labelNames: ['name'], registers })
     this.podFailures = new client.Counter({
       name: 'nightjar_browser_pod_failures_total',
-      help: 'Sessions the operator failed, by specific cause (OOMKilled, PodLost, PodExited, StartTimeout, a Kubernetes reason such as NodeLost or Evicted …)',
+      help: 'Sessions the operator failed, by specific cause (OOMKilled, PodLost, PodExited, StartTimeout, NodeLost, NodeDrained, a Kubernetes reason such as Evicted …)',
       labelNames: ['reason'],
       registers,
     })

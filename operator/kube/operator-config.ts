@@ -59,6 +59,17 @@ const schema = z.object({
   NIGHTJAR_BROWSER_PRIORITY_CLASS: z.string().min(1).optional(),
   NIGHTJAR_BROWSER_NODE_SELECTOR: json(stringMap).optional(),
   NIGHTJAR_BROWSER_TOLERATIONS: json(z.array(z.record(z.string(), z.unknown()))).optional(),
+  NIGHTJAR_BROWSER_AFFINITY: json(z.record(z.string(), z.unknown())).optional(),
+  /** JSON list; unset: the default soft spread over nodes (pod-spec.ts DEFAULT_SPREAD), [] none */
+  NIGHTJAR_BROWSER_TOPOLOGY_SPREAD: json(z.array(z.record(z.string(), z.unknown()))).optional(),
+  /** watch Nodes and their Leases (cluster-wide read): NodeLost and NodeDrained (docs/nodes.md) */
+  NIGHTJAR_NODE_WATCH: z.enum(['true', 'false']).default('true'),
+  /** a node whose Lease went unrenewed this long (or that is not Ready) is suspect: its pods are probed */
+  NIGHTJAR_NODE_SUSPECT_SECONDS: seconds.default(15),
+  /** a pod on a suspect node that has not answered this long is lost with it */
+  NIGHTJAR_NODE_UNREACHABLE_SECONDS: seconds.default(6),
+  /** a live session on a cordoned (draining) node runs this long, then ends with NodeDrained */
+  NIGHTJAR_DRAIN_GRACE_SECONDS: seconds.default(600),
   NIGHTJAR_BROWSER_IMAGE_PULL_SECRETS: z.string().optional(),
   NIGHTJAR_BROWSER_POD_LABELS: json(stringMap).optional(),
   NIGHTJAR_BROWSER_POD_ANNOTATIONS: json(stringMap).optional(),
@@ -89,6 +100,8 @@ export interface OperatorConfig {
   poolSize: number
   startTimeoutMs: number
   browser: BrowserPodOptions
+  /** node health (docs/nodes.md); undefined when NIGHTJAR_NODE_WATCH=false */
+  nodes?: { suspectAfterMs: number; unreachableMs: number; drainGraceMs: number }
   /** this replica's own Pod, when the downward API names it (pool events go there) */
   ownPod?: { name: string; namespace: string; uid: string }
 }
@@ -128,6 +141,9 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv, ownNamespace: string 
     watchTimeoutSeconds: e.NIGHTJAR_WATCH_TIMEOUT_SECONDS,
     poolSize: e.NIGHTJAR_WARM_POOL_SIZE,
     startTimeoutMs: e.NIGHTJAR_BROWSER_START_TIMEOUT_SECONDS * 1000,
+    ...(e.NIGHTJAR_NODE_WATCH === 'true'
+      ? { nodes: { suspectAfterMs: e.NIGHTJAR_NODE_SUSPECT_SECONDS * 1000, unreachableMs: e.NIGHTJAR_NODE_UNREACHABLE_SECONDS * 1000, drainGraceMs: e.NIGHTJAR_DRAIN_GRACE_SECONDS * 1000 } }
+      : {}),
     browser: {
       image: e.NIGHTJAR_BROWSER_IMAGE,
       imagePullPolicy: e.NIGHTJAR_BROWSER_IMAGE_PULL_POLICY,
@@ -141,6 +157,8 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv, ownNamespace: string 
       priorityClassName: e.NIGHTJAR_BROWSER_PRIORITY_CLASS,
       nodeSelector: e.NIGHTJAR_BROWSER_NODE_SELECTOR,
       tolerations: e.NIGHTJAR_BROWSER_TOLERATIONS,
+      affinity: e.NIGHTJAR_BROWSER_AFFINITY,
+      topologySpreadConstraints: e.NIGHTJAR_BROWSER_TOPOLOGY_SPREAD,
       imagePullSecrets: (e.NIGHTJAR_BROWSER_IMAGE_PULL_SECRETS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
       podLabels: e.NIGHTJAR_BROWSER_POD_LABELS,
       podAnnotations: e.NIGHTJAR_BROWSER_POD_ANNOTATIONS,

@@ -13,7 +13,9 @@ import { backoffDelay, type BackoffOptions } from '../../watch/backoff.ts'
 import { configurePod, type ConfigureInput } from '../pod-client.ts'
 import { inContext, tracedContext, type Context } from '../../telemetry/tracing.ts'
 import { Informer } from '../../watch/informer.ts'
-import { podOps } from './api-ops.ts'
+import { podOps, type ResourceOps } from './api-ops.ts'
+import { toResourceError } from './errors.ts'
+import { answers, type NodeHealth } from './node-health.ts'
 import { kubeName } from './names.ts'
 import {
   BROWSER_POD_SELECTOR,
@@ -47,7 +49,25 @@ export interface KubePodRuntimeOptions {
   /** Warning events when the warm pool cannot fill, recorded on poolEventSubject (the operator's own pod) */
   events?: EventRecorder
   poolEventSubject?: EventSubject
+  /** node health (node-health.ts): lost nodes fail their sessions with NodeLost, drained ones with NodeDrained */
+  nodes?: NodeHealth
+  nodeChecks?: NodeCheckOptions
 }
+
+export interface NodeCheckOptions {
+  /** how often pods on suspect and cordoned nodes are looked at (default 2 s) */
+  intervalMs?: number
+  /** a pod on a suspect node whose API has not answered this long is lost (default 6 s) */
+  unreachableMs?: number
+  /** one health probe's deadline (default 2 s) */
+  probeTimeoutMs?: number
+  /** a live session on a cordoned node runs this long after the cordon, then ends with NodeDrained (default 600 s) */
+  drainGraceMs?: number
+}
+
+/** pod failure reasons node trouble gives (the reconciler keeps them as the session's failureReason) */
+export const NODE_LOST = 'NodeLost'
+export const NODE_DRAINED = 'NodeDrained'
 
 /** the non-secret part of the launch config, kept on the pod as an annotation */
 interface LaunchAnnotation {
@@ -95,6 +115,15 @@ export class KubePodRuntime implements PodRuntime {
   private readonly freshMisses = new Map<string, number>()
   /** sessions whose pool claim failed without a known outcome (a claim patch may have landed) */
   private readonly uncertainClaims = new Set<string>()
+  /** pod name → when its pod API first failed to answer while its node was suspect */
+  private readonly unreachableSince = new Map<string, number>()
+  /** pods found lost with their node: deleted with no grace (the kubelet would never confirm) */
+  private readonly lostPods = new Set<string>()
+  /** warm pods on cordoned nodes already sent away */
+  private readonly drainedPool = new Set<string>()
+  private readonly podApi: ResourceOps
+  private nodeTimer?: NodeJS.Timeout
+  private checkingNodes = false
   private poolFailures = 0
   private refillTimer?: NodeJS.Timeout
   private toppingUp = false
@@ -112,7 +141,8 @@ export class KubePodRuntime implements PodRuntime {
     this.startTimeoutMs = opts.startTimeoutMs ?? 5 * 60_000
     this.deleteTimeoutMs = opts.deleteTimeoutMs ?? 60_000
     this.configureTimeoutMs = opts.configureTimeoutMs ?? 30_000
-    this.pods = new KubeResourceClient<PodResource>({ kc: opts.kc, ops: podOps(opts.kc, opts.namespace), watchTimeoutSeconds: opts.watchTimeoutSeconds })
+    this.podApi = podOps(opts.kc, opts.namespace)
+    this.pods = new KubeResourceClient<PodResource>({ kc: opts.kc, ops: this.podApi, watchTimeoutSeconds: opts.watchTimeoutSeconds })
     this.secrets = new TokenSecrets(opts.kc, opts.namespace)
     this.informer = new Informer(this.pods, { labelSelector: BROWSER_POD_SELECTOR, backoff: opts.informerBackoff, log: this.log, resyncMs: 0 })
     this.informer.addHandler({
@@ -126,6 +156,13 @@ export class KubePodRuntime implements PodRuntime {
   async start(): Promise<void> {
     if (this.started) return
     this.started = true
+    if (this.opts.nodes) {
+      await this.opts.nodes.start()
+      // a cordon is an event; a lease going stale is not: both are looked at on a timer too
+      this.opts.nodes.onChange(() => void this.checkNodes())
+      this.nodeTimer = setInterval(() => void this.checkNodes(), this.opts.nodeChecks?.intervalMs ?? 2000)
+      this.nodeTimer.unref()
+    }
     await this.informer.start()
     this.refillPool()
   }
@@ -134,6 +171,8 @@ export class KubePodRuntime implements PodRuntime {
   stop(): void {
     this.closed = true
     this.informer.stop()
+    this.opts.nodes?.stop()
+    if (this.nodeTimer) clearInterval(this.nodeTimer)
     if (this.refillTimer) clearTimeout(this.refillTimer)
     for (const t of this.deadlines.values()) clearTimeout(t)
     this.deadlines.clear()
@@ -209,7 +248,9 @@ export class KubePodRuntime implements PodRuntime {
       [...names].map(async (name) => {
         const gone = this.waitGone(name)
         try {
-          await this.pods.delete(name)
+          const pod = pods.get(name)
+          if (this.lostPods.has(name) || (pod && podFailure(pod)?.reason === NODE_LOST)) await this.forceDelete(name)
+          else await this.pods.delete(name)
           this.log.info({ session: sessionId, pod: name }, 'deleting browser pod')
         } catch (err) {
           if (!isNotFound(err)) {
@@ -286,7 +327,7 @@ export class KubePodRuntime implements PodRuntime {
   private async claimFromPool(config: PodLaunchConfig, owner: OwnerReference, launch: LaunchAnnotation): Promise<PodResource | undefined> {
     const candidates = [...this.poolNames]
       .map((n) => this.informer.get(n))
-      .filter((p): p is PodResource => !!p && p.metadata.labels?.[POD_LABELS.pool] === 'warm' && p.metadata.labels?.[POD_LABELS.browserKind] === config.browserKind && !podFailure(p) && this.isCurrent(p))
+      .filter((p): p is PodResource => !!p && p.metadata.labels?.[POD_LABELS.pool] === 'warm' && p.metadata.labels?.[POD_LABELS.browserKind] === config.browserKind && !podFailure(p) && this.isCurrent(p) && this.nodeUsable(p))
       .sort((a, b) => Number(isUp(b)) - Number(isUp(a)))
     for (const candidate of candidates) {
       const name = candidate.metadata.name
@@ -329,7 +370,7 @@ export class KubePodRuntime implements PodRuntime {
     const token = await this.secrets.create({ name: secretName, podName: name, token: newToken(), labels: { [LABELS.session]: config.sessionId }, owner })
     this.tokens.set(name, token)
     const manifest = browserPodManifest(
-      { name, namespace: this.opts.namespace, browserKind: config.browserKind, tokenSecretName: secretName, labels: config.labels, owner, launch },
+      { name, namespace: this.opts.namespace, browserKind: config.browserKind, tokenSecretName: secretName, labels: config.labels, owner, launch, avoidNodes: this.avoidNodes() },
       this.opts.pod,
     )
     try {
@@ -349,7 +390,7 @@ export class KubePodRuntime implements PodRuntime {
     try {
       const token = await this.secrets.create({ name: secretName, podName: name, token: newToken() })
       this.tokens.set(name, token)
-      const manifest = browserPodManifest({ name, namespace: this.opts.namespace, browserKind: 'chromium', tokenSecretName: secretName, pool: true }, this.opts.pod)
+      const manifest = browserPodManifest({ name, namespace: this.opts.namespace, browserKind: 'chromium', tokenSecretName: secretName, pool: true, avoidNodes: this.avoidNodes() }, this.opts.pod)
       let pod: PodResource
       try {
         pod = await this.pods.create({ metadata: stripNamespace(manifest.metadata), spec: manifest.spec })
@@ -395,7 +436,7 @@ export class KubePodRuntime implements PodRuntime {
         this.topUpAgain = false
         const healthy = [...this.poolNames].filter((n) => {
           const p = this.informer.get(n)
-          return p && !podFailure(p) && this.isCurrent(p)
+          return p && !podFailure(p) && this.isCurrent(p) && this.nodeUsable(p)
         }).length
         for (let have = healthy + this.creating.size; have < this.poolSize && !this.closed; have++) await this.createPoolPod()
       } while (this.topUpAgain && !this.closed)
@@ -459,6 +500,9 @@ export class KubePodRuntime implements PodRuntime {
     const name = pod.metadata.name
     this.creating.delete(name)
     this.tokens.delete(name)
+    this.unreachableSince.delete(name)
+    this.lostPods.delete(name)
+    this.drainedPool.delete(name)
     for (const w of this.goneWaiters.get(name) ?? []) w()
     this.goneWaiters.delete(name)
     if (this.poolNames.delete(name)) this.refillPool()
@@ -541,6 +585,99 @@ export class KubePodRuntime implements PodRuntime {
           },
           () => {},
         ),
+    }
+  }
+
+  // --- nodes (docs/nodes.md) ------------------------------------------------------------------
+
+  /** not on a node that looks lost or is being drained */
+  private nodeUsable(pod: PodResource): boolean {
+    const node = nodeOf(pod)
+    const nodes = this.opts.nodes
+    return !node || !nodes || (nodes.suspicion(node) === undefined && nodes.cordonedSince(node) === undefined)
+  }
+
+  private avoidNodes(): string[] | undefined {
+    const lost = this.opts.nodes?.suspectNodes()
+    return lost?.length ? lost : undefined
+  }
+
+  /**
+   * One pass over the browser pods on suspect or cordoned nodes: a pod whose node looks lost
+   * and whose pod API has not answered for unreachableMs is lost with it (a session pod is
+   * marked NodeLost, a warm one force-deleted); on a cordoned node a warm pod leaves at once
+   * and a session pod is marked NodeDrained once the drain grace has passed since the cordon.
+   */
+  async checkNodes(): Promise<void> {
+    const nodes = this.opts.nodes
+    if (!nodes || this.checkingNodes || this.closed || !this.informer.hasSynced) return
+    this.checkingNodes = true
+    try {
+      const checks = this.opts.nodeChecks ?? {}
+      const unreachableMs = checks.unreachableMs ?? 6000
+      const drainGraceMs = checks.drainGraceMs ?? 600_000
+      await Promise.all(
+        this.informer.list().map(async (pod) => {
+          const name = pod.metadata.name
+          const node = nodeOf(pod)
+          if (!node) return
+          const suspicion = nodes.suspicion(node)
+          if (suspicion === undefined) this.unreachableSince.delete(name)
+          else if (this.lostPods.has(name) || pod.metadata.deletionTimestamp) {
+            // lost already, or deleted gracefully on a node that will never confirm: no grace
+            if (pod.metadata.deletionTimestamp || !sessionOf(pod)) await this.forceDelete(name).catch((err) => this.log.warn({ pod: name, err: errText(err) }, 'could not force-delete a pod of a lost node'))
+            return
+          } else {
+            const endpoint = endpointOfPod(pod)
+            const up = endpoint ? await answers(endpoint, checks.probeTimeoutMs ?? 2000) : false
+            const now = this.now().getTime()
+            if (up) this.unreachableSince.delete(name)
+            else {
+              const since = this.unreachableSince.get(name) ?? now
+              this.unreachableSince.set(name, since)
+              if (now - since >= unreachableMs) await this.podLost(pod, node, `${suspicion}, and browser pod ${name} has not answered for ${Math.round((now - since) / 1000)} s`)
+            }
+            return
+          }
+          const cordoned = nodes.cordonedSince(node)
+          if (cordoned === undefined || pod.metadata.deletionTimestamp || podFailure(pod)) return
+          if (!sessionOf(pod)) {
+            if (pod.metadata.labels?.[POD_LABELS.pool] !== 'warm' || this.drainedPool.has(name)) return
+            // a warm pod holds no session: it leaves the drained node at once, the pool refills elsewhere
+            this.drainedPool.add(name)
+            this.log.info({ pod: name, node }, 'warm pod on a cordoned node; replacing it elsewhere')
+            await this.pods.delete(name).catch((err) => {
+              this.drainedPool.delete(name)
+              if (!isNotFound(err)) this.log.warn({ pod: name, err: errText(err) }, 'could not delete a warm pod of a cordoned node')
+            })
+            return
+          }
+          if (this.now().getTime() >= cordoned + drainGraceMs) {
+            await this.markFailed(pod, NODE_DRAINED, `node ${node} is being drained; the session was ended ${Math.round(drainGraceMs / 1000)} s after the node was cordoned (browserPods.drainGraceSeconds)`)
+          }
+        }),
+      )
+    } finally {
+      this.checkingNodes = false
+    }
+  }
+
+  private async podLost(pod: PodResource, node: string, why: string): Promise<void> {
+    const name = pod.metadata.name
+    this.lostPods.add(name)
+    if (sessionOf(pod)) return this.markFailed(pod, NODE_LOST, `browser pod ${name} was lost with its node: ${why}`)
+    this.log.warn({ pod: name, node }, 'warm pod lost with its node; replacing it')
+    this.poolEvent('PoolPodLost', `warm-pool browser pod ${name} was lost with its node: ${why}; replacing it on another node`)
+    await this.forceDelete(name).catch((err) => this.log.warn({ pod: name, err: errText(err) }, 'could not force-delete a pod of a lost node'))
+  }
+
+  /** delete with gracePeriodSeconds 0: the object goes at once, without the (dead) kubelet's confirmation */
+  private async forceDelete(name: string): Promise<void> {
+    try {
+      await this.podApi.delete(name, { gracePeriodSeconds: 0 })
+    } catch (err) {
+      const mapped = toResourceError(err, 'Pod', name)
+      if (!isNotFound(mapped)) throw mapped
     }
   }
 
@@ -646,6 +783,10 @@ function parseLaunch(raw: string | undefined): LaunchAnnotation | undefined {
   } catch {
     return undefined
   }
+}
+
+function nodeOf(pod: PodResource): string | undefined {
+  return (pod.spec as { nodeName?: string } | undefined)?.nodeName
 }
 
 function stripNamespace(meta: PodResource['metadata']) {

@@ -93,6 +93,13 @@ export interface BrowserPodOptions {
   priorityClassName?: string
   nodeSelector?: Record<string, string>
   tolerations?: Record<string, unknown>[]
+  /** a Pod's spec.affinity, as is */
+  affinity?: Record<string, unknown>
+  /**
+   * spec.topologySpreadConstraints. Unset: DEFAULT_SPREAD (a soft spread over nodes, so a
+   * lost node takes as few sessions as possible); [] turns spreading off.
+   */
+  topologySpreadConstraints?: Record<string, unknown>[]
   imagePullSecrets?: string[]
   /** extra labels/annotations for every browser pod (e.g. for a mesh or cost tracking) */
   podLabels?: Record<string, string>
@@ -113,6 +120,21 @@ export interface BrowserPodOptions {
 }
 
 export const DEFAULT_POD_API_PORT = 8090
+
+/**
+ * Browser pods (warm and claimed alike) spread over nodes as evenly as the scheduler can,
+ * but never wait for it (ScheduleAnyway): one node still runs everything when it is all
+ * there is. Spread, a lost node takes the fewest sessions with it, and the warm pool
+ * survives on the others.
+ */
+export const DEFAULT_SPREAD: Record<string, unknown>[] = [
+  {
+    maxSkew: 1,
+    topologyKey: 'kubernetes.io/hostname',
+    whenUnsatisfiable: 'ScheduleAnyway',
+    labelSelector: { matchLabels: { [POD_LABELS.component]: BROWSER_COMPONENT, [POD_LABELS.managedBy]: MANAGED_BY } },
+  },
+]
 
 export type SeccompProfile = { type: 'RuntimeDefault' | 'Unconfined' } | { type: 'Localhost'; localhostProfile: string }
 
@@ -137,6 +159,8 @@ export interface BrowserPodInput {
   pool?: boolean
   /** non-secret launch settings, recorded as an annotation */
   launch?: object
+  /** nodes the pod must not be scheduled on (ones the operator knows are lost or draining) */
+  avoidNodes?: string[]
 }
 
 /**
@@ -248,6 +272,10 @@ export function browserPodManifest(input: BrowserPodInput, opts: BrowserPodOptio
   if (opts.priorityClassName) spec.priorityClassName = opts.priorityClassName
   if (opts.nodeSelector && Object.keys(opts.nodeSelector).length) spec.nodeSelector = { ...opts.nodeSelector }
   if (opts.tolerations?.length) spec.tolerations = structuredClone(opts.tolerations)
+  const affinity = withAvoidedNodes(opts.affinity, input.avoidNodes ?? [])
+  if (affinity) spec.affinity = affinity
+  const spread = opts.topologySpreadConstraints ?? DEFAULT_SPREAD
+  if (spread.length) spec.topologySpreadConstraints = structuredClone(spread)
   if (opts.imagePullSecrets?.length) spec.imagePullSecrets = opts.imagePullSecrets.map((name) => ({ name }))
 
   return {
@@ -262,6 +290,22 @@ export function browserPodManifest(input: BrowserPodInput, opts: BrowserPodOptio
     } as PodResource['metadata'],
     spec,
   }
+}
+
+/**
+ * The affinity with a required "not on these nodes" added: nodeSelectorTerms are ORed, so
+ * the exclusion joins every term (by metadata.name, which is exact where the hostname
+ * label need not be).
+ */
+export function withAvoidedNodes(affinity: Record<string, unknown> | undefined, nodes: string[]): Record<string, unknown> | undefined {
+  if (!nodes.length) return affinity && Object.keys(affinity).length ? structuredClone(affinity) : undefined
+  const out = structuredClone(affinity ?? {}) as { nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: Record<string, unknown>[] } } }
+  const nodeAffinity = (out.nodeAffinity ??= {})
+  const required = (nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution ??= {})
+  const terms = required.nodeSelectorTerms?.length ? required.nodeSelectorTerms : [{}]
+  const exclusion = { key: 'metadata.name', operator: 'NotIn', values: [...nodes].sort() }
+  required.nodeSelectorTerms = terms.map((term) => ({ ...term, matchFields: [...((term.matchFields as unknown[]) ?? []), exclusion] }))
+  return out
 }
 
 export interface TokenSecretInput {

@@ -125,11 +125,16 @@ t.test('the env the chart renders is accepted by the processes that read it', as
 t.test('RBAC is namespaced and least-privilege', async (t) => {
   for (const extra of [[], ['-f', FULL]]) {
     const docs = render(t, extra)
-    const clusterWide = docs.filter((d) => d.kind.startsWith('Cluster'))
-    if (extra.length) t.equal(clusterWide.length, 0, 'no cluster-wide roles without crds.install')
+    // node health reads Nodes, cluster-wide, and nothing else there
+    const nodeRead = docs.filter((d) => d.kind.startsWith('Cluster') && d.metadata.name.endsWith('-node-health'))
+    t.same(nodeRead.map((d) => d.kind), ['ClusterRole', 'ClusterRoleBinding'], 'node health: one ClusterRole and its binding')
+    t.same(nodeRead[0].rules, [{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] }], 'it reads Nodes only')
+    t.same(nodeRead[1].subjects.map((s: Obj) => s.name), [find(docs, 'Deployment', /operator$/)[0].spec.template.spec.serviceAccountName], 'bound to the operator alone')
+    const clusterWide = docs.filter((d) => d.kind.startsWith('Cluster') && !nodeRead.includes(d))
+    if (extra.length) t.equal(clusterWide.length, 0, 'no other cluster-wide roles without crds.install')
     else {
       // the release that installs the CRDs migrates what they store after an upgrade
-      t.same(clusterWide.map((d) => `${d.kind} ${d.metadata.name}`), ['ClusterRole nj-nightjar-nightjar-storage-migration', 'ClusterRoleBinding nj-nightjar-nightjar-storage-migration'], 'one cluster-wide grant: the storage migration')
+      t.same(clusterWide.map((d) => `${d.kind} ${d.metadata.name}`), ['ClusterRole nj-nightjar-nightjar-storage-migration', 'ClusterRoleBinding nj-nightjar-nightjar-storage-migration'], 'one other cluster-wide grant: the storage migration')
       const crdNames = ['browsersessions.nightjar.dev', 'networks.nightjar.dev']
       t.same(clusterWide[0].rules.map((r: Obj) => [r.apiGroups, r.resources, r.resourceNames, r.verbs]), [
         [['apiextensions.k8s.io'], ['customresourcedefinitions'], crdNames, ['get']],
@@ -247,10 +252,10 @@ t.test('CRD schemas are structural', async (t) => {
 t.test('the chart renders for the server it is installed on: 1.20 gets policy/v1beta1 PodDisruptionBudgets and CRDs without CEL rules', async (t) => {
   const cel = (docs: Obj[]) => find(docs, 'CustomResourceDefinition').flatMap((c) => c.spec.versions.filter((v: Obj) => v.schema.openAPIV3Schema.properties.spec['x-kubernetes-validations']))
   const old = render(t, ['--kube-version', '1.20.2'])
-  t.same(find(old, 'PodDisruptionBudget').map((p) => p.apiVersion), ['policy/v1beta1', 'policy/v1beta1'], 'policy/v1 does not exist before 1.21')
+  t.same(find(old, 'PodDisruptionBudget').map((p) => p.apiVersion), ['policy/v1beta1', 'policy/v1beta1', 'policy/v1beta1'], 'policy/v1 does not exist before 1.21')
   t.equal(cel(old).length, 0, 'a 1.20 schema does not know x-kubernetes-validations: helm would refuse the release')
   const current = render(t, ['--kube-version', '1.27.0'])
-  t.same(find(current, 'PodDisruptionBudget').map((p) => p.apiVersion), ['policy/v1', 'policy/v1'])
+  t.same(find(current, 'PodDisruptionBudget').map((p) => p.apiVersion), ['policy/v1', 'policy/v1', 'policy/v1'])
   t.equal(cel(current).length, 4, 'both CRDs keep their CEL rules (in both served versions) where the server enforces them')
   for (const p of find(current, 'PodDisruptionBudget')) {
     const mod = await import('kubernetes-models/policy/v1/PodDisruptionBudget')
@@ -355,4 +360,39 @@ t.test('[ISSUE-38] availability: api-server and operator pods take topologySprea
     const pod = find(defaults, 'Deployment', new RegExp(`-${component}$`))[0]?.spec.template.spec
     t.notOk(pod?.topologySpreadConstraints ?? pod?.priorityClassName, `${component}: neither by default (the cluster's defaults apply)`)
   }
+})
+
+t.test('[ISSUE-37] browser pods: scheduling values reach the operator, node health and its RBAC, the PodDisruptionBudget over session pods', async (t) => {
+  const opEnv = (docs: Obj[]) => {
+    const env = envOf(find(docs, 'Deployment', /operator$/)[0].spec.template.spec.containers[0])
+    return loadOperatorConfig(Object.fromEntries(Object.entries(env).map(([k, v]) => [k, typeof v === 'string' ? v : 'pod-0'])), RELEASE_NS)
+  }
+  const values = parse(readFileSync(FULL, 'utf8')).browserPods
+  const full = opEnv(render(t, ['-f', FULL]))
+  t.same(full.browser.nodeSelector, values.nodeSelector)
+  t.same(full.browser.tolerations, values.tolerations)
+  t.same(full.browser.affinity, values.affinity)
+  t.same(full.browser.topologySpreadConstraints, values.topologySpreadConstraints, 'given constraints replace the default spread')
+  t.equal(full.browser.priorityClassName, values.priorityClassName)
+  t.same(full.nodes, { suspectAfterMs: 20_000, unreachableMs: 8_000, drainGraceMs: 300_000 })
+
+  const defaults = render(t)
+  const cfg = opEnv(defaults)
+  t.equal(cfg.browser.topologySpreadConstraints, undefined, 'by default the operator’s own soft spread over nodes applies')
+  t.notOk(cfg.browser.affinity ?? cfg.browser.priorityClassName, 'no affinity or priority class by default')
+  t.same(cfg.nodes, { suspectAfterMs: 15_000, unreachableMs: 6_000, drainGraceMs: 600_000 })
+  const leases = find(defaults, 'Role', /-node-leases$/)[0]
+  t.equal(leases?.metadata.namespace, 'kube-node-lease')
+  t.same(leases?.rules, [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch'] }], 'the kubelets’ Leases, read only')
+  const pdb = find(defaults, 'PodDisruptionBudget', /-browser-sessions$/)[0]
+  t.equal(pdb?.metadata.namespace, find(defaults, 'Role', /-operator$/)[0].metadata.namespace, 'in the sessions namespace')
+  t.equal(pdb?.spec.maxUnavailable, 0, 'a session pod is never evicted: the operator ends its session first')
+  t.same(pdb?.spec.selector, { matchLabels: { 'app.kubernetes.io/component': 'browser-pod', 'app.kubernetes.io/managed-by': 'nightjar-operator' }, matchExpressions: [{ key: 'nightjar.dev/session', operator: 'Exists' }] }, 'warm pods (no session label) are not covered and leave at once')
+
+  const off = render(t, ['--set', 'browserPods.nodeHealth.enabled=false', '--set', 'browserPods.spreadOverNodes=false', '--set', 'browserPods.disruptionBudget.enabled=false'])
+  const offCfg = opEnv(off)
+  t.equal(offCfg.nodes, undefined, 'node health off')
+  t.same(offCfg.browser.topologySpreadConstraints, [], 'no spread')
+  t.equal(off.filter((d) => /-node-(health|leases)$/.test(d.metadata.name)).length, 0, 'and no node-reading RBAC')
+  t.equal(find(off, 'PodDisruptionBudget', /-browser-sessions$/).length, 0)
 })

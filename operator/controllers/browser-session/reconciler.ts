@@ -14,6 +14,9 @@ import { writeStatusIfChanged } from '../status-writer.ts'
 import { desiredPod, ownerReference } from './desired-pod.ts'
 import { endedStatus, failedStatus, REASONS, refreshedFailedStatus, statusForPod } from './status.ts'
 
+/** pod failure reasons a user can act on, kept as the session's failureReason (every other one is PodFailed) */
+const KEPT_REASONS = new Set<string>([REASONS.OOMKilled, REASONS.SandboxUnavailable, REASONS.NodeLost, REASONS.NodeDrained])
+
 export interface BrowserSessionReconcilerDeps {
   sessions: ResourceClient<BrowserSession>
   /** where to read from (an informer cache); defaults to the client */
@@ -108,7 +111,7 @@ export class BrowserSessionReconciler implements Reconciler {
     }
     if (pod.phase === 'Failed') {
       // the reasons a user can act on keep their names; every other pod failure is PodFailed
-      const reason = pod.reason === REASONS.OOMKilled || pod.reason === REASONS.SandboxUnavailable ? pod.reason : REASONS.PodFailed
+      const reason = KEPT_REASONS.has(pod.reason ?? '') ? pod.reason! : REASONS.PodFailed
       return this.fail(session, reason, pod.message || `browser pod failed${pod.reason ? ` (${pod.reason})` : ''}`, pod.reason)
     }
     const next = statusForPod(session, pod, this.now())

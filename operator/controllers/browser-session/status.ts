@@ -20,6 +20,10 @@ export const REASONS = {
   OOMKilled: 'OOMKilled',
   /** Chromium's sandbox could not start on the pod's host, and nobody turned it off */
   SandboxUnavailable: 'SandboxUnavailable',
+  /** the pod's node stopped answering (kubelet and containers gone): docs/nodes.md */
+  NodeLost: 'NodeLost',
+  /** the pod's node was drained and the session outlived browserPods.drainGraceSeconds */
+  NodeDrained: 'NodeDrained',
   PodDeleted: 'PodDeleted',
   SessionEnded: 'SessionEnded',
   AsExpected: 'AsExpected',

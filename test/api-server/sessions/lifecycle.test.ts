@@ -4,6 +4,9 @@ import { startTestServer } from '../../helpers/server.ts'
 import { createPersona } from '../../helpers/personas.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { alive, descendants } from '../../helpers/process.ts'
+import { mcpClient } from '../../helpers/mcp.ts'
+import { scrape } from '../../helpers/prometheus.ts'
+import { failedStatus, REASONS } from '../../../operator/controllers/browser-session/status.ts'
 
 t.test('session lifecycle', async (t) => {
   const s = await startTestServer(t, { sessions: true })
@@ -97,8 +100,46 @@ t.test('session lifecycle', async (t) => {
     t.equal(next.status, 201)
     const nav = await s.request('POST', `/v1/sessions/${r.body.id}/navigate`, { token: acme.apiKey, body: { url: 'about:blank' } })
     t.equal(nav.status, 409)
-    t.equal(nav.body.error.message, 'session is failed')
+    const { failureReason } = (await s.request('GET', `/v1/sessions/${r.body.id}`, { token: acme.apiKey })).body
+    t.ok(failureReason, 'the session view names why it failed')
+    t.same(nav.body.error, { code: 'conflict', message: `session is failed (${failureReason})`, reason: 'session_not_live' }, 'and so does the next driving call')
     await s.request('DELETE', `/v1/sessions/${next.body.id}`, { token: acme.apiKey })
+  })
+
+  t.test('[ISSUE-37] a session lost with its node: counted by reason, and the agent\'s next call, over REST and MCP, is a 409 naming it (session is failed (NodeLost))', async (t) => {
+    const r = await open({ identity: persona.identityId })
+    t.equal(r.status, 201)
+    const id = r.body.id
+    const before = await scrape(s.url)
+    // what the operator writes when the pod runtime finds the pod lost with its node
+    const resource = await s.plane!.sessions.get(id)
+    await s.plane!.sessions.patchStatus(id, failedStatus(resource!, REASONS.NodeLost, 'browser pod was lost with its node: node node-a is Ready=Unknown', new Date()))
+    await waitFor(async () => (await s.request('GET', `/v1/sessions/${id}`, { token: acme.apiKey })).body.status === 'failed', { what: 'session failed' })
+    const view = await s.request('GET', `/v1/sessions/${id}`, { token: acme.apiKey })
+    t.equal(view.body.failureReason, 'NodeLost')
+    const after = await waitFor(async () => {
+      const m = await scrape(s.url)
+      return m.value('nightjar_session_failures_total', { reason: 'NodeLost' }) > before.value('nightjar_session_failures_total', { reason: 'NodeLost' }) ? m : undefined
+    }, { what: 'the failure counted' })
+    t.equal(after.value('nightjar_session_failures_total', { reason: 'NodeLost' }) - before.value('nightjar_session_failures_total', { reason: 'NodeLost' }), 1, 'one failure as NodeLost in nightjar_session_failures_total')
+
+    const nav = await s.request('POST', `/v1/sessions/${id}/navigate`, { token: acme.apiKey, body: { url: 'about:blank' } })
+    t.equal(nav.status, 409)
+    t.same(nav.body.error, { code: 'conflict', message: 'session is failed (NodeLost)', reason: 'session_not_live' }, 'REST: the reason is in the message, the wire reason unchanged')
+    const help = await s.request('POST', `/v1/sessions/${id}/request-human`, { token: acme.apiKey, body: { reason: 'stuck' } })
+    t.equal(help.status, 409)
+    t.equal(help.body.error.message, 'session is failed (NodeLost)', 'request_human names it too')
+
+    const mcp = await mcpClient(t, s.url, acme.apiKey)
+    const drive = await mcp.callTool({ name: 'perceive', arguments: { sessionId: id } })
+    t.equal(drive.isError, true)
+    t.match((drive.content as any)[0].text, /session is failed \(NodeLost\)/, 'MCP: the tool error names it')
+
+    // a session still pending or ended says only its status
+    const ended = await open({})
+    await s.request('DELETE', `/v1/sessions/${ended.body.id}`, { token: acme.apiKey })
+    const late = await s.request('POST', `/v1/sessions/${ended.body.id}/navigate`, { token: acme.apiKey, body: { url: 'about:blank' } })
+    t.same(late.body.error, { code: 'conflict', message: 'session is ended', reason: 'session_not_live' })
   })
 
   t.test('a live session is never reaped, even past its lease TTL', async (t) => {

@@ -24,12 +24,16 @@ export interface ResourceType {
   generation: boolean
   schema?: Schema
   shortNames?: string[]
+  /** false: cluster-scoped (/api/v1/nodes/<name>), stored under namespace '' */
+  namespaced?: boolean
 }
 
 export const CORE_TYPES: ResourceType[] = [
   { group: '', version: 'v1', plural: 'pods', kind: 'Pod', statusSubresource: true, generation: true, shortNames: ['po'] },
   { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', statusSubresource: false, generation: false },
   { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease', statusSubresource: false, generation: false },
+  { group: '', version: 'v1', plural: 'events', kind: 'Event', statusSubresource: false, generation: false },
+  { group: '', version: 'v1', plural: 'nodes', kind: 'Node', statusSubresource: true, generation: false, namespaced: false, shortNames: ['no'] },
 ]
 
 /** the resource type a CustomResourceDefinition document describes */
@@ -155,6 +159,11 @@ export class FakeKubeApi extends EventEmitter {
     return this.commit(this.type(plural), namespace, cur, next)
   }
 
+  /** a server-side create (a node registering, a kubelet's first Lease) */
+  add(plural: string, namespace: string, obj: Obj): Obj {
+    return this.create(this.type(plural), namespace, obj)
+  }
+
   /** server-side delete, bypassing finalizers' API path (e.g. a kubelet finishing a pod) */
   remove(plural: string, namespace: string, name: string): void {
     const cur = this.objects.get(`${plural}/${namespace}/${name}`)
@@ -217,6 +226,13 @@ export class FakeKubeApi extends EventEmitter {
     this.failures.push({ method, match, status, times })
   }
 
+  /**
+   * Nodes whose kubelet is gone: a graceful delete of a pod on one only marks it
+   * (deletionTimestamp) and the pod stays, as on a real cluster; gracePeriodSeconds 0
+   * (a force delete) removes it.
+   */
+  readonly deadNodes = new Set<string>()
+
   clearFailures(): void {
     this.failures.length = 0
   }
@@ -269,10 +285,10 @@ export class FakeKubeApi extends EventEmitter {
     if (parts[0] === 'api') [group, version, rest] = ['', parts[1], parts.slice(2)]
     else if (parts[0] === 'apis') [group, version, rest] = [parts[1], parts[2], parts.slice(3)]
     else throw new HttpError(404, 'NotFound', 'the server could not find the requested resource')
-    if (rest[0] !== 'namespaces' || rest.length < 3) throw new HttpError(404, 'NotFound', 'the server could not find the requested resource')
-    const [, ns, plural, name, sub] = rest
+    const namespaced = rest[0] === 'namespaces' && rest.length >= 3
+    const [ns, plural, name, sub] = namespaced ? rest.slice(1) : ['', ...rest]
     const type = this.types.find((t) => t.group === group && t.version === version && t.plural === plural)
-    if (!type) throw new HttpError(404, 'NotFound', 'the server could not find the requested resource')
+    if (!type || (type.namespaced ?? true) !== namespaced) throw new HttpError(404, 'NotFound', 'the server could not find the requested resource')
     if (sub !== undefined && (sub !== 'status' || !type.statusSubresource)) throw new HttpError(404, 'NotFound', 'the server could not find the requested resource')
 
     if (name === undefined) {
@@ -315,8 +331,8 @@ export class FakeKubeApi extends EventEmitter {
     const resources = this.types
       .filter((t) => t.group === group && t.version === version)
       .flatMap((t) => [
-        { name: t.plural, singularName: t.kind.toLowerCase(), namespaced: true, kind: t.kind, verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'], ...(t.shortNames ? { shortNames: t.shortNames } : {}) },
-        ...(t.statusSubresource ? [{ name: `${t.plural}/status`, singularName: '', namespaced: true, kind: t.kind, verbs: ['get', 'patch', 'update'] }] : []),
+        { name: t.plural, singularName: t.kind.toLowerCase(), namespaced: t.namespaced ?? true, kind: t.kind, verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'], ...(t.shortNames ? { shortNames: t.shortNames } : {}) },
+        ...(t.statusSubresource ? [{ name: `${t.plural}/status`, singularName: '', namespaced: t.namespaced ?? true, kind: t.kind, verbs: ['get', 'patch', 'update'] }] : []),
       ])
     return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources }
   }
@@ -414,7 +430,7 @@ export class FakeKubeApi extends EventEmitter {
     obj.metadata = {
       ...clone(meta),
       name,
-      namespace: ns,
+      ...(ns ? { namespace: ns } : {}),
       uid: randomUUID(),
       resourceVersion: '',
       creationTimestamp: now(),
@@ -476,7 +492,7 @@ export class FakeKubeApi extends EventEmitter {
     next.metadata = {
       ...(next.metadata ?? {}),
       name: cur.metadata.name,
-      namespace: ns,
+      ...(ns ? { namespace: ns } : {}),
       uid: cur.metadata.uid,
       creationTimestamp: cur.metadata.creationTimestamp,
       resourceVersion: cur.metadata.resourceVersion,
@@ -509,6 +525,18 @@ export class FakeKubeApi extends EventEmitter {
     const pre = opts?.preconditions ?? {}
     if (pre.resourceVersion !== undefined && pre.resourceVersion !== cur.metadata.resourceVersion) throw conflict(type, name)
     if (pre.uid !== undefined && pre.uid !== cur.metadata.uid) throw conflict(type, name)
+    if (type.plural === 'pods' && this.deadNodes.has(cur.spec?.nodeName) && opts?.gracePeriodSeconds !== 0) {
+      // a graceful delete waits for the pod's kubelet to confirm; on a dead node it never does
+      if (cur.metadata.deletionTimestamp) return clone(cur)
+      const next = clone(cur)
+      next.metadata.deletionTimestamp = now()
+      next.metadata.deletionGracePeriodSeconds = opts?.gracePeriodSeconds ?? cur.spec?.terminationGracePeriodSeconds ?? 30
+      const rv = ++this.rv
+      next.metadata.resourceVersion = String(rv)
+      this.objects.set(`${type.plural}/${ns}/${name}`, next)
+      this.record(type, ns, { rv, type: 'MODIFIED', key: `${type.plural}/${ns}`, object: clone(next), prev: clone(cur) })
+      return clone(next)
+    }
     if (cur.metadata.finalizers?.length) {
       if (cur.metadata.deletionTimestamp) return clone(cur)
       const next = clone(cur)

@@ -1,5 +1,5 @@
 // A stand-in for the kubelet and the browser pod's API in the Kubernetes tests (not a
-// test file). Each "running" pod gets its own loopback address (127.0.0.N) and a small
+// test file). Each "running" pod gets its own loopback address (127.S.0.N) and a small
 // HTTP server on the pod API port the PodRuntime was configured with, so the runtime reaches
 // it at http://<podIP>:<port> exactly as in a cluster. Like a kubelet, it resolves the
 // container's NIGHTJAR_NODE_TOKEN from the Secret named in env.valueFrom.secretKeyRef —
@@ -16,6 +16,8 @@ export class FakePod {
   configureCalls = 0
   /** the W3C traceparent the last configure call carried (tracing tests) */
   configureTraceparent?: string
+  /** GET /healthz answered (the operator's probes of a pod on a suspect node) */
+  healthCalls = 0
   /** answer /v1/configure with this status instead (failure tests) */
   configureStatus?: number
   readonly ip: string
@@ -39,7 +41,13 @@ export class FakePod {
 export class FakeKubelet {
   readonly podApis = new Map<string, FakePod>()
   private nextIp = 2
+  /** a range of loopback addresses of its own (127.<this>.x.y), so kubelets of test files running side by side do not meet on one address and port */
+  private readonly subnet = 1 + Math.floor(Math.random() * 250)
   private autoRun = false
+  /** the node a pod is bound to when it starts (spec.nodeName); none by default */
+  nodeFor?: (podName: string) => string | undefined
+  /** pod name → node it runs on */
+  readonly placement = new Map<string, string>()
   private readonly onChange = (e: { type: string; plural: string; object: Obj }) => {
     if (this.autoRun && e.plural === 'pods' && e.type === 'ADDED' && e.object.metadata.namespace === this.namespace) {
       void this.run(e.object.metadata.name).catch(() => {})
@@ -82,7 +90,7 @@ export class FakeKubelet {
     const pod = this.api.get('pods', this.namespace, podName)
     if (!pod) throw new Error(`pod ${podName} not found`)
     const token = this.resolveToken(pod)
-    const ip = `127.0.${Math.floor(this.nextIp / 250)}.${(this.nextIp % 250) + 2}`
+    const ip = `127.${this.subnet}.${Math.floor(this.nextIp / 250)}.${(this.nextIp % 250) + 2}`
     this.nextIp++
     const fake = new FakePod(ip, createServer(), token)
     fake.configureStatus = opts.configureStatus
@@ -93,6 +101,7 @@ export class FakeKubelet {
       }
       const chunks: Buffer[] = []
       for await (const c of req) chunks.push(c as Buffer)
+      if (req.method === 'GET' && req.url === '/healthz') fake.healthCalls++
       if (req.method === 'GET' && req.url === '/healthz') return send(200, { ok: true, configured: !!fake.configured })
       if (req.headers.authorization !== `Bearer ${fake.token}`) return send(401, { error: { code: 'unauthorized', message: 'bad token' } })
       if (req.method === 'POST' && req.url === '/v1/configure') {
@@ -112,7 +121,10 @@ export class FakeKubelet {
       fake.server.listen(this.podApiPort, ip, () => resolve())
     })
     this.podApis.set(podName, fake)
+    const nodeName = this.nodeFor?.(podName)
+    if (nodeName) this.placement.set(podName, nodeName)
     this.api.mutate('pods', this.namespace, podName, (p) => {
+      if (nodeName) p.spec.nodeName = nodeName
       p.status = {
         phase: 'Running',
         podIP: ip,
@@ -141,6 +153,20 @@ export class FakeKubelet {
         containerStatuses: [{ name: 'browser', ready: false, restartCount: 0, state: { terminated: { exitCode, reason } } }],
       }
     })
+  }
+
+  /**
+   * The node stops: its kubelet and container runtime die and its containers with them, so
+   * none of its pods' APIs answers and nobody updates their status (still Running).
+   * The API server from now on keeps a gracefully deleted pod of that node (deadNodes).
+   */
+  async stopNode(nodeName: string): Promise<void> {
+    this.api.deadNodes.add(nodeName)
+    for (const [pod, on] of this.placement) {
+      if (on !== nodeName) continue
+      await this.podApis.get(pod)?.close()
+      this.podApis.delete(pod)
+    }
   }
 
   async close(): Promise<void> {

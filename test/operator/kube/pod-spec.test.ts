@@ -176,3 +176,55 @@ t.test('operator configuration: defaults, and a bad value names its variable', a
   t.match(bad({ NIGHTJAR_RENEW_DEADLINE_SECONDS: '20' }), /NIGHTJAR_RENEW_DEADLINE_SECONDS: must be less than/)
   t.match(bad({ NIGHTJAR_WATCH_NAMESPACE: 'Bad_NS' }), /NIGHTJAR_WATCH_NAMESPACE/)
 })
+
+t.test('[ISSUE-37] spread: a soft spread over nodes by default; nodeSelector, tolerations, affinity, topologySpreadConstraints and priorityClassName as given', async (t) => {
+  const input = { name: 'nightjar-browser-pool1', namespace: 'ns', browserKind: 'chromium' as const, tokenSecretName: 'nightjar-browser-pool1-token', pool: true }
+  const plain = browserPodManifest(input, { image: 'x' }) as Obj
+  validPod(t, plain)
+  t.same(plain.spec.topologySpreadConstraints, [
+    { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { 'app.kubernetes.io/component': 'browser-pod', 'app.kubernetes.io/managed-by': 'nightjar-operator' } } },
+  ], 'every browser pod, warm or claimed, counts in one soft spread over nodes')
+  const selects = plain.spec.topologySpreadConstraints[0].labelSelector.matchLabels
+  t.ok(Object.entries(selects).every(([k, v]) => plain.metadata.labels[k] === v), 'the spread selects the pod itself')
+  t.notOk(plain.spec.affinity ?? plain.spec.nodeSelector ?? plain.spec.tolerations ?? plain.spec.priorityClassName, 'nothing else by default')
+
+  const affinity = {
+    nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'pool', operator: 'In', values: ['browsers'] }] }, { matchExpressions: [{ key: 'spare', operator: 'Exists' }] }] } },
+    podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 50, podAffinityTerm: { topologyKey: 'topology.kubernetes.io/zone', labelSelector: { matchLabels: { 'app.kubernetes.io/component': 'browser-pod' } } } }] },
+  }
+  const spread = [{ maxSkew: 2, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { 'app.kubernetes.io/component': 'browser-pod' } } }]
+  const custom = browserPodManifest(input, { ...FULL, affinity, topologySpreadConstraints: spread }) as Obj
+  validPod(t, custom)
+  t.same(custom.spec.affinity, affinity)
+  t.same(custom.spec.topologySpreadConstraints, spread, 'a given spread replaces the default')
+  t.same(custom.spec.nodeSelector, FULL.nodeSelector)
+  t.same(custom.spec.tolerations, FULL.tolerations)
+  t.equal(custom.spec.priorityClassName, FULL.priorityClassName)
+  t.notOk((browserPodManifest(input, { image: 'x', topologySpreadConstraints: [] }) as Obj).spec.topologySpreadConstraints, '[] turns spreading off')
+
+  // nodes the operator knows are lost or draining join every nodeSelectorTerm (terms are ORed)
+  const avoiding = browserPodManifest({ ...input, avoidNodes: ['node-b', 'node-a'] }, { ...FULL, affinity }) as Obj
+  validPod(t, avoiding)
+  const exclusion = { key: 'metadata.name', operator: 'NotIn', values: ['node-a', 'node-b'] }
+  t.same(avoiding.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.map((term: Obj) => term.matchFields), [[exclusion], [exclusion]])
+  t.same(avoiding.spec.affinity.podAntiAffinity, affinity.podAntiAffinity)
+  t.same(affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0], { matchExpressions: [{ key: 'pool', operator: 'In', values: ['browsers'] }] }, 'the configured affinity is not changed in place')
+  const bare = browserPodManifest({ ...input, avoidNodes: ['node-a'] }, { image: 'x' }) as Obj
+  t.same(bare.spec.affinity, { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'NotIn', values: ['node-a'] }] }] } } })
+
+  // the operator's env → options
+  const cfg = loadOperatorConfig({
+    NIGHTJAR_BROWSER_IMAGE: 'x',
+    NIGHTJAR_BROWSER_AFFINITY: JSON.stringify(affinity),
+    NIGHTJAR_BROWSER_TOPOLOGY_SPREAD: JSON.stringify(spread),
+    NIGHTJAR_BROWSER_NODE_SELECTOR: JSON.stringify(FULL.nodeSelector),
+    NIGHTJAR_BROWSER_TOLERATIONS: JSON.stringify(FULL.tolerations),
+    NIGHTJAR_BROWSER_PRIORITY_CLASS: 'nightjar-browsers',
+    NIGHTJAR_DRAIN_GRACE_SECONDS: '120',
+  }, 'ns')
+  t.match(cfg.browser, { affinity, topologySpreadConstraints: spread, nodeSelector: FULL.nodeSelector, tolerations: FULL.tolerations, priorityClassName: 'nightjar-browsers' })
+  t.same(cfg.nodes, { suspectAfterMs: 15_000, unreachableMs: 6_000, drainGraceMs: 120_000 })
+  t.equal(loadOperatorConfig({ NIGHTJAR_BROWSER_IMAGE: 'x' }, 'ns').browser.topologySpreadConstraints, undefined, 'unset: the default spread')
+  t.equal(loadOperatorConfig({ NIGHTJAR_BROWSER_IMAGE: 'x', NIGHTJAR_NODE_WATCH: 'false' }, 'ns').nodes, undefined)
+  t.throws(() => loadOperatorConfig({ NIGHTJAR_BROWSER_IMAGE: 'x', NIGHTJAR_BROWSER_AFFINITY: '[1]' }, 'ns'), /NIGHTJAR_BROWSER_AFFINITY/)
+})
