@@ -27,7 +27,7 @@ import { INSIDE_PROBE, podProcesses, processFacts, readAs, seccompFiltersOf, typ
 
 // the first `up` on a machine builds kubelet, kube-proxy, kube-scheduler and the images
 t.setTimeout(60 * 60_000)
-const { kubeconfig, databaseUrl, bridge } = clusterUp()
+const { kubeconfig, databaseUrl, bridge, nodes } = clusterUp()
 const ns = `node-test-${randomBytes(3).toString('hex')}`
 
 const kubectl = kubectlOn(kubeconfig)
@@ -169,7 +169,7 @@ t.test('the README install on the real node: Deployments Ready through the kubel
   const pods = JSON.parse(kubectl(['-n', chartNs, 'get', 'pods', '-l', 'app.kubernetes.io/component in (api-server,operator)', '-o', 'json'])).items
   t.equal(pods.length, 4, 'two api-server and two operator pods (the chart\'s defaults)')
   for (const p of pods) {
-    t.equal(p.spec.nodeName, NODE_NAME, `${p.metadata.name} runs on the real node`)
+    t.ok(nodes.includes(p.spec.nodeName), `${p.metadata.name} runs on a real node`)
     t.ok(p.status.containerStatuses.every((c: any) => c.ready && /^localhost\/nightjar-/.test(c.image)), `${p.metadata.name}: its containers run the built images and are Ready`)
   }
   const svc = JSON.parse(kubectl(['-n', chartNs, 'get', 'service', `${release}-api-server`, '-o', 'json']))
@@ -201,7 +201,7 @@ t.test('the README install on the real node: Deployments Ready through the kubel
     t.equal(started.status, 'live', 'session_start answers live')
     const podName = browserPodOf(started.id)
     const pod = JSON.parse(kubectl(['-n', chartNs, 'get', 'pod', podName, '-o', 'json']))
-    t.equal(pod.spec.nodeName, NODE_NAME, 'the browser pod runs on the real node')
+    t.ok(nodes.includes(pod.spec.nodeName), 'the browser pod runs on a real node')
     t.match(pod.status.containerStatuses[0].image, /nightjar-browser-pod/, 'from the browser-pod image')
     t.equal(pod.spec.runtimeClassName, runtime === 'gvisor' ? 'gvisor' : undefined, `under ${runtime}`)
 
