@@ -42,6 +42,14 @@ export function podRange(net: ClusterNetwork, index: number, count: number): { s
   return { start: `${a}.${b}.${base}.${index === 1 ? 10 : 1}`, end: `${a}.${b}.${base + 1}.254` }
 }
 
+/** the pod subnet's last usable address */
+export function lastAddress(net: ClusterNetwork): string {
+  const size = 2 ** (32 - net.prefix)
+  const ip = net.hostIp.split('.').reduce((a, o) => a * 256 + Number(o), 0)
+  const last = ip - (ip % size) + size - 2
+  return [3, 2, 1, 0].map((k) => Math.floor(last / 256 ** k) % 256).join('.')
+}
+
 /** one more address on the bridge's host side (a further node's) */
 export async function addBridgeAddress(net: ClusterNetwork & { bridge: string }, address: string): Promise<void> {
   await ip('addr', 'add', `${address}/${net.prefix}`, 'dev', net.bridge)

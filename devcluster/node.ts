@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path'
 import { configureContainerd } from './containerd.ts'
 import { configureKubelet, drainPods, nodeReady, restoreSysctls } from './kubelet.ts'
-import { addBridgeAddress, type ClusterNetwork, nodeIp, podRange } from './network.ts'
+import { addBridgeAddress, type ClusterNetwork, lastAddress, nodeIp, podRange } from './network.ts'
 import { stopProcess, type Supervision } from './processes.ts'
 import { CONTAINERD_ROOT, type NodeInfo, nodeName, RUN_DIR } from './state.ts'
 
@@ -53,7 +53,7 @@ export async function startNode(sv: Supervision, opts: NodeOptions): Promise<Dev
   const info: NodeInfo = {
     name,
     ip: nodeIp(network, index),
-    podRange: `${range.start}-${range.end ?? 'end of subnet'}`,
+    podRange: `${range.start}-${range.end ?? lastAddress(network)}`,
     containerdSocket: '',
     containerdRoot: first ? CONTAINERD_ROOT : `${CONTAINERD_ROOT}-${index}`,
     cgroupRoot: first ? '/' : `/${name}`,

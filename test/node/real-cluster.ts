@@ -1,6 +1,7 @@
 // The real node (or nodes) for its tests and its benchmark (not a test file): `npm run cluster
 // -- up`, run as a user would, which is a no-op but for changed images when the cluster is up.
 import { spawn, spawnSync } from 'node:child_process'
+import { alive } from '../../contracts/process.ts'
 import { KUBECTL, NODE_NAME, nodesOf, readState, REPO_ROOT } from '../../devcluster/state.ts'
 
 export { KUBECTL, NODE_NAME }
@@ -18,9 +19,14 @@ export interface RealCluster {
 
 /**
  * `npm run cluster -- up` (its last lines: export KUBECONFIG=…, export DATABASE_URL=…);
- * with nodes, `up --nodes <nodes>`, which fails when a cluster of another size is up
+ * with nodes, `up --nodes <nodes>`, after a `down` when a cluster of another size is up
  */
 export function clusterUp(nodes?: number): RealCluster {
+  const running = readState()
+  if (nodes && running && alive(running.supervisorPid) && nodesOf(running).length !== nodes) {
+    process.stderr.write(`# the cluster is up with ${nodesOf(running).length} node(s); down, then up with ${nodes}\n`)
+    spawnSync(process.execPath, ['--import', 'tsx', `${ROOT}scripts/cluster.ts`, 'down'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], timeout: 10 * 60_000 })
+  }
   const r = spawnSync(process.execPath, ['--import', 'tsx', `${ROOT}scripts/cluster.ts`, 'up', ...(nodes ? ['--nodes', String(nodes)] : [])], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 60 * 60_000 })
   if (r.status !== 0) throw new Error(`npm run cluster -- up failed (exit ${r.status})`)
   const kubeconfig = /^export KUBECONFIG=(.+)$/m.exec(r.stdout)?.[1]
