@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { configureContainerd } from './containerd.ts'
 import { configureKubelet, drainPods, nodeReady, restoreSysctls } from './kubelet.ts'
 import { addBridgeAddress, type ClusterNetwork, lastAddress, nodeIp, podRange } from './network.ts'
-import { stopProcess, type Supervision } from './processes.ts'
+import { exitNote, stopProcess, type Supervision, waitFor } from './processes.ts'
 import { CONTAINERD_ROOT, type NodeInfo, nodeName, RUN_DIR } from './state.ts'
 
 const CGROUP_FS = '/sys/fs/cgroup'
@@ -66,22 +66,19 @@ export async function startNode(sv: Supervision, opts: NodeOptions): Promise<Dev
   }
   const containerd = configureContainerd(sv, { dir: join(base, 'containerd'), network, gvisorShim: opts.gvisorShim, root: info.containerdRoot, podRange: range })
   info.containerdSocket = containerd.socket
-  // a further node's programs share a mount namespace: containerd makes it, the kubelet joins it
-  const privateDirs = NODE_PRIVATE_PATHS.map((p) => join(base, 'host', p.replace(/^\//, '').replaceAll('/', '-')))
-  const containerdWrap = () => {
-    if (first) return []
-    for (const d of [...NODE_PRIVATE_PATHS, ...privateDirs]) mkdirSync(d, { recursive: true })
-    const binds = NODE_PRIVATE_PATHS.map((p, i) => `mount --bind "$${i + 1}" ${p}`).join(' && ')
-    return ['unshare', '--mount', '--propagation', 'slave', '--', 'sh', '-c', `${binds} && shift ${privateDirs.length} && exec "$@"`, 'sh', ...privateDirs]
-  }
-  let containerdProc: ChildProcess = await containerd.launch(logName('containerd'), containerdWrap())
+  // a further node's programs share a mount namespace, held by a process of its own that
+  // node-stop leaves alone: a restarted containerd finds its Pods' network namespaces (bind
+  // mounts there) again, so they keep their addresses, as on a machine that hung and came back
+  const mounts = first ? undefined : await holdMountNamespace(sv, join(base, 'host'), `mounts-${index}`)
+  const wrap = mounts ? ['nsenter', `--target=${mounts.pid}`, '--mount', '--'] : []
+  let containerdProc: ChildProcess = await containerd.launch(logName('containerd'), wrap)
   let kubeletProc: ChildProcess | undefined
   const kubelet = await configureKubelet(sv, {
     binDir: opts.binDir, kubeconfig: opts.kubeconfig, network, socket: containerd.socket, clientCaFile: opts.clientCaFile,
     name, ip: info.ip, rootDir: join(base, 'kubelet'), configFile: join(base, 'kubelet.yaml'), cgroupRoot: info.cgroupRoot,
   })
   const launchKubelet = () => {
-    kubeletProc = kubelet.launch(logName('kubelet'), first ? [] : ['nsenter', `--target=${containerdProc.pid}`, '--mount', '--'])
+    kubeletProc = kubelet.launch(logName('kubelet'), wrap)
   }
   const ready = () => nodeReady(opts.kubeconfig, name, kubeletProc!, join(sv.logs, `${logName('kubelet')}.log`))
 
@@ -91,6 +88,7 @@ export async function startNode(sv: Supervision, opts: NodeOptions): Promise<Dev
     await stopProcess(kubeletProc, 20_000)
     if (first) restoreSysctls() // the first node's teardown runs after every other's
     await stopProcess(containerdProc, 10_000)
+    await stopProcess(mounts, 2000)
   })
 
   return {
@@ -108,7 +106,7 @@ export async function startNode(sv: Supervision, opts: NodeOptions): Promise<Dev
     async start() {
       if (!info.stopped) return
       pause(info, false)
-      containerdProc = await containerd.launch(logName('containerd'), containerdWrap())
+      containerdProc = await containerd.launch(logName('containerd'), wrap)
       launchKubelet()
       info.stopped = false
       await ready()
@@ -118,6 +116,19 @@ export async function startNode(sv: Supervision, opts: NodeOptions): Promise<Dev
       if (!info.stopped) await drainPods(opts.kubeconfig, name, containerd.socket, sv.log)
     },
   }
+}
+
+/**
+ * A process in a new mount namespace (slave to the machine's: its mounts reach in, none go
+ * out) where NODE_PRIVATE_PATHS are bind mounts of directories under dir; resolves once they are
+ */
+async function holdMountNamespace(sv: Supervision, dir: string, name: string): Promise<ChildProcess> {
+  const own = NODE_PRIVATE_PATHS.map((p) => join(dir, p.replace(/^\//, '').replaceAll('/', '-')))
+  for (const d of [...NODE_PRIVATE_PATHS, ...own]) mkdirSync(d, { recursive: true })
+  const binds = NODE_PRIVATE_PATHS.map((p, i) => `mount --bind "$${i + 1}" ${p}`).join(' && ')
+  const holder = sv.launch('unshare', ['--mount', '--propagation', 'slave', '--', 'sh', '-c', `${binds} && exec sleep infinity`, 'sh', ...own], name)
+  await waitFor(`${name}: the mount namespace`, 10_000, async () => readFileSync(`/proc/${holder.pid}/cmdline`, 'utf8').startsWith('sleep'), exitNote(holder, name, join(sv.logs, `${name}.log`)))
+  return holder
 }
 
 async function kill(child: ChildProcess | undefined): Promise<void> {
