@@ -57,6 +57,7 @@ export async function startNode(sv: Supervision, opts: NodeOptions): Promise<Dev
     containerdSocket: '',
     containerdRoot: first ? CONTAINERD_ROOT : `${CONTAINERD_ROOT}-${index}`,
     cgroupRoot: first ? '/' : `/${name}`,
+    podLogDir: first ? '/var/log/pods' : ownPath(join(base, 'host'), '/var/log/pods'),
     stopped: false,
   }
   const logName = (program: string) => (first ? program : `${program}-${index}`)
@@ -118,12 +119,15 @@ export async function startNode(sv: Supervision, opts: NodeOptions): Promise<Dev
   }
 }
 
+/** the directory under dir a further node sees at path */
+const ownPath = (dir: string, path: string) => join(dir, path.replace(/^\//, '').replaceAll('/', '-'))
+
 /**
  * A process in a new mount namespace (slave to the machine's: its mounts reach in, none go
  * out) where NODE_PRIVATE_PATHS are bind mounts of directories under dir; resolves once they are
  */
 async function holdMountNamespace(sv: Supervision, dir: string, name: string): Promise<ChildProcess> {
-  const own = NODE_PRIVATE_PATHS.map((p) => join(dir, p.replace(/^\//, '').replaceAll('/', '-')))
+  const own = NODE_PRIVATE_PATHS.map((p) => ownPath(dir, p))
   for (const d of [...NODE_PRIVATE_PATHS, ...own]) mkdirSync(d, { recursive: true })
   const binds = NODE_PRIVATE_PATHS.map((p, i) => `mount --bind "$${i + 1}" ${p}`).join(' && ')
   const holder = sv.launch('unshare', ['--mount', '--propagation', 'slave', '--', 'sh', '-c', `${binds} && exec sleep infinity`, 'sh', ...own], name)

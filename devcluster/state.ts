@@ -59,6 +59,8 @@ export interface NodeInfo {
   containerdRoot: string
   /** the kubelet's cgroup root: its kubepods cgroup is below it */
   cgroupRoot: string
+  /** where its containers' log files are, seen from the machine (its /var/log/pods) */
+  podLogDir: string
   /** taken down by `node-stop` (until `node-start`) */
   stopped: boolean
 }
@@ -73,5 +75,5 @@ export function readState(): State | undefined {
 
 /** the nodes of a running cluster */
 export function nodesOf(s: State): NodeInfo[] {
-  return s.nodes ?? [{ name: NODE_NAME, ip: s.hostIp, podRange: s.podCidr, containerdSocket: s.containerdSocket, containerdRoot: CONTAINERD_ROOT, cgroupRoot: '/', stopped: false }]
+  return s.nodes ?? [{ name: NODE_NAME, ip: s.hostIp, podRange: s.podCidr, containerdSocket: s.containerdSocket, containerdRoot: CONTAINERD_ROOT, cgroupRoot: '/', podLogDir: '/var/log/pods', stopped: false }]
 }

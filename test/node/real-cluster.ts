@@ -15,6 +15,8 @@ export interface RealCluster {
   bridge: string
   /** every node's name, the first (NODE_NAME) first */
   nodes: string[]
+  /** every node's container log directory as this machine sees it (the first's is /var/log/pods) */
+  podLogDirs: string[]
 }
 
 /**
@@ -34,7 +36,7 @@ export function clusterUp(nodes?: number): RealCluster {
   if (!kubeconfig || !databaseUrl) throw new Error('`up` did not print KUBECONFIG and DATABASE_URL last')
   const state = readState()
   if (!state) throw new Error('`up` printed its exports but left no state.json')
-  return { kubeconfig, databaseUrl, bridge: state.bridge, nodes: nodesOf(state).map((n) => n.name) }
+  return { kubeconfig, databaseUrl, bridge: state.bridge, nodes: nodesOf(state).map((n) => n.name), podLogDirs: nodesOf(state).map((n) => n.podLogDir) }
 }
 
 /** `npm run cluster -- node-stop|node-start <name>`, as a user runs it; resolves with its output */

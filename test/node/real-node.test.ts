@@ -27,7 +27,7 @@ import { INSIDE_PROBE, podProcesses, processFacts, readAs, seccompFiltersOf, typ
 
 // the first `up` on a machine builds kubelet, kube-proxy, kube-scheduler and the images
 t.setTimeout(60 * 60_000)
-const { kubeconfig, databaseUrl, bridge, nodes } = clusterUp()
+const { kubeconfig, databaseUrl, bridge, nodes, podLogDirs } = clusterUp()
 const ns = `node-test-${randomBytes(3).toString('hex')}`
 
 const kubectl = kubectlOn(kubeconfig)
@@ -239,7 +239,7 @@ t.test('the README install on the real node: Deployments Ready through the kubel
     for (const p of JSON.parse(kubectl(['-n', chartNs, 'get', 'pods', '-o', 'json'])).items) {
       for (const c of p.spec.containers) logsSeen.push(spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, '-n', chartNs, 'logs', p.metadata.name, '-c', c.name], { encoding: 'utf8' }).stdout)
     }
-    const onDisk = readdirSafe('/var/log/pods').filter((d) => d.startsWith(`${chartNs}_`)).flatMap((d) => filesUnder(join('/var/log/pods', d))).map((f) => readFileSync(f, 'latin1'))
+    const onDisk = podLogDirs.flatMap((dir) => readdirSafe(dir).filter((d) => d.startsWith(`${chartNs}_`)).flatMap((d) => filesUnder(join(dir, d)))).map((f) => readFileSync(f, 'latin1'))
     const everything = kubectl(['-n', chartNs, 'get', 'all,browsersessions,events,configmaps', '-o', 'json'])
     const dump = await pgDump(dbUrl)
     for (const [what, text] of [['MCP replies', replies.join('\n')], ['kubectl logs', logsSeen.join('\n')], ['container log files on the node', onDisk.join('\n')], ['resources and events', everything], ['database rows', dump]] as const) {
