@@ -121,11 +121,13 @@ export async function configureKubelet(sv: Supervision, opts: KubeletOptions): P
  * The node Ready, and the not-ready taint the kubelet registers with (or the unreachable one
  * a node-stop earned) lifted by nodelifecycle: until then nothing schedules there.
  */
-export async function nodeReady(kubeconfig: string, name: string, kubelet: ChildProcess, logFile: string): Promise<void> {
+export async function nodeReady(kubeconfig: string, name: string, kubelet: ChildProcess, logFile: string, since = 0): Promise<void> {
   await waitFor(`node ${name} Ready`, 180_000, async () => {
     const r = spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, 'get', 'node', name, '-o', 'json'], { encoding: 'utf8' })
     const node = JSON.parse(r.stdout || '{}')
-    const ready = node.status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True')
+    // since: said by this kubelet, not left from before it (the API's times have whole seconds)
+    const ready = node.status?.conditions?.some((c: { type: string; status: string; lastHeartbeatTime: string }) =>
+      c.type === 'Ready' && c.status === 'True' && Date.parse(c.lastHeartbeatTime) >= Math.floor(since / 1000) * 1000)
     return ready && !(node.spec?.taints ?? []).some((t: { key: string }) => /^node\.kubernetes\.io\/(not-ready|unreachable)$/.test(t.key))
   }, () => (kubelet.exitCode !== null || kubelet.signalCode !== null ? `the kubelet exited (${kubelet.exitCode ?? kubelet.signalCode}); see ${logFile}` : undefined))
 }

@@ -79,9 +79,11 @@ export async function startNode(sv: Supervision, opts: NodeOptions): Promise<Dev
     name, ip: info.ip, rootDir: join(base, 'kubelet'), configFile: join(base, 'kubelet.yaml'), cgroupRoot: info.cgroupRoot,
   })
   const launchKubelet = () => {
+    launchedAt = Date.now()
     kubeletProc = kubelet.launch(logName('kubelet'), wrap)
   }
-  const ready = () => nodeReady(opts.kubeconfig, name, kubeletProc!, join(sv.logs, `${logName('kubelet')}.log`))
+  let launchedAt = 0
+  const ready = () => nodeReady(opts.kubeconfig, name, kubeletProc!, join(sv.logs, `${logName('kubelet')}.log`), launchedAt)
 
   sv.onStop(async () => {
     // a stopped node's containers go with `down`'s sweep; thawed, so a kill reaches them
