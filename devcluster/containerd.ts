@@ -1,13 +1,13 @@
 // containerd 1.6 + runc (Debian's) for the kubelet, with Pods on the cluster bridge through
 // the CNI bridge, host-local and portmap plugins (Debian's containernetworking-plugins), and,
 // when its shim was built, gVisor as the `runsc` runtime handler for
-// browserPods.runtimeClassName. Its image store (CONTAINERD_ROOT) outlives the cluster.
-import { spawnSync } from 'node:child_process'
+// browserPods.runtimeClassName. Its image store (one per node) outlives the cluster.
+import { spawnSync, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type ClusterNetwork, podCidr } from './network.ts'
-import { stopProcess, type Supervision, waitFor } from './processes.ts'
-import { CONTAINERD_ROOT, PAUSE_REF } from './state.ts'
+import { exitNote, type Supervision, waitFor } from './processes.ts'
+import { PAUSE_REF } from './state.ts'
 
 /** the RuntimeClass handler name gVisor's Pods ask for */
 export const RUNSC_HANDLER = 'runsc'
@@ -21,13 +21,24 @@ export interface ContainerdOptions {
    * without gVisor (runc's own shim with runsc as its binary never answers Start)
    */
   gvisorShim: string
+  /** its image store (a store has one containerd) */
+  root: string
+  /** the pod addresses its CNI hands out (network.ts podRange) */
+  podRange: { start: string; end?: string }
 }
 
-/** returns containerd's socket once it answers */
-export async function startContainerd(sv: Supervision, opts: ContainerdOptions): Promise<string> {
+/** a configured containerd: launch() starts it (again after a node-stop) and resolves once it answers */
+export interface Containerd {
+  socket: string
+  /** wrap: a command that runs containerd's command line (a mount namespace of its own) */
+  launch(name: string, wrap?: string[]): Promise<ChildProcess>
+}
+
+/** writes containerd's config (and its CNI's) for one node */
+export function configureContainerd(sv: Supervision, opts: ContainerdOptions): Containerd {
   const { dir: cd, network, gvisorShim } = opts
   mkdirSync(join(cd, 'cni'), { recursive: true })
-  mkdirSync(CONTAINERD_ROOT, { recursive: true })
+  mkdirSync(opts.root, { recursive: true })
   const socket = join(cd, 'containerd.sock')
   writeFileSync(join(cd, 'cni', '10-nightjar.conflist'), JSON.stringify({
     cniVersion: '0.4.0',
@@ -35,7 +46,7 @@ export async function startContainerd(sv: Supervision, opts: ContainerdOptions):
     plugins: [
       {
         type: 'bridge', bridge: network.bridge, isGateway: true, ipMasq: false, hairpinMode: true,
-        ipam: { type: 'host-local', dataDir: join(cd, 'ipam'), ranges: [[{ subnet: podCidr(network), rangeStart: network.hostIp.replace(/\.1$/, '.10'), gateway: network.hostIp }]], routes: [{ dst: '0.0.0.0/0' }] },
+        ipam: { type: 'host-local', dataDir: join(cd, 'ipam'), ranges: [[{ subnet: podCidr(network), rangeStart: opts.podRange.start, ...(opts.podRange.end ? { rangeEnd: opts.podRange.end } : {}), gateway: network.hostIp }]], routes: [{ dst: '0.0.0.0/0' }] },
       },
       { type: 'portmap', capabilities: { portMappings: true } },
     ],
@@ -51,7 +62,7 @@ export async function startContainerd(sv: Supervision, opts: ContainerdOptions):
   }
   writeFileSync(join(cd, 'config.toml'), [
     'version = 2',
-    `root = "${CONTAINERD_ROOT}"`,
+    `root = "${opts.root}"`,
     `state = "${join(cd, 'state')}"`,
     '[grpc]',
     `  address = "${socket}"`,
@@ -78,9 +89,16 @@ export async function startContainerd(sv: Supervision, opts: ContainerdOptions):
     `    conf_dir = "${join(cd, 'cni')}"`,
     '',
   ].join('\n'))
-  const containerd = sv.launch('containerd', ['--config', join(cd, 'config.toml')], 'containerd', { PATH: `${shimDir}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}` })
-  sv.onStop(() => stopProcess(containerd, 10_000))
-  await waitFor('containerd', 30_000, async () => existsSync(socket) && spawnSync('ctr', ['--address', socket, 'version'], { stdio: 'ignore' }).status === 0)
-  sv.log('containerd up')
-  return socket
+  const env = { PATH: `${shimDir}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}` }
+  return {
+    socket,
+    async launch(name, wrap = []) {
+      const argv = [...wrap, 'containerd', '--config', join(cd, 'config.toml')]
+      rmSync(socket, { force: true }) // a killed containerd leaves it: wait for the new one's
+      const containerd = sv.launch(argv[0], argv.slice(1), name, env)
+      await waitFor(name, 30_000, async () => existsSync(socket) && spawnSync('ctr', ['--address', socket, 'version'], { stdio: 'ignore' }).status === 0, exitNote(containerd, name, join(sv.logs, `${name}.log`)))
+      sv.log(`${name} up`)
+      return containerd
+    },
+  }
 }

@@ -1,17 +1,23 @@
 // Image import: the pause image made from fetch-kube's build of build/pause, and the three
-// product images scripts/images.mjs built with buildah, into containerd's k8s.io namespace.
-// An image already imported with the same buildah image id is skipped, so `up` on a running
-// cluster imports only what changed.
+// product images scripts/images.mjs built with buildah, into every node's containerd (k8s.io
+// namespace). An image a containerd already holds with the same buildah image id is skipped,
+// so `up` on a running cluster imports only what changed.
 import { execFile, execFileSync } from 'node:child_process'
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { CONTAINERD_ROOT, PAUSE_REF, RUN_DIR } from './state.ts'
+import { PAUSE_REF, RUN_DIR } from './state.ts'
 
 const runAsync = promisify(execFile)
 
+/** one node's containerd: its socket and its image store (where the import stamps are kept) */
+export interface ContainerdTarget {
+  containerdSocket: string
+  containerdRoot: string
+}
+
 /** returns image name → ref (the pause image is not among them: the chart never names it) */
-export async function importImages(socket: string, binDir: string, log: (m: string) => void): Promise<Record<string, string>> {
+export async function importImages(targets: ContainerdTarget[], binDir: string, log: (m: string) => void): Promise<Record<string, string>> {
   // a plain .mjs build script without types: what it exports is used as documented there
   const { IMAGE_NAMES, imageRef, inspectImage } = await import('../scripts/images.mjs' as string)
   if (!inspectImage(PAUSE_REF)) {
@@ -23,31 +29,38 @@ export async function importImages(socket: string, binDir: string, log: (m: stri
   const refs: Record<string, string> = {}
   for (const [name, ref] of [['pause', PAUSE_REF], ...IMAGE_NAMES.map((n: string) => [n, imageRef(n)])] as [string, string][]) {
     if (name !== 'pause') refs[name] = ref
-    await importImage(socket, ref, log)
+    await importImage(targets, ref, log)
   }
   return refs
 }
 
 /**
- * Imports one image buildah holds into containerd's k8s.io namespace, unless containerd
- * already has it with the same buildah image id. Also how a test brings a previous
- * release's images (another tag) onto the node.
+ * Imports one image buildah holds into each containerd's k8s.io namespace that does not
+ * already have it with the same buildah image id (one archive for them all). Also how a test
+ * brings a previous release's images (another tag) onto the nodes.
  */
-export async function importImage(socket: string, ref: string, log: (m: string) => void): Promise<void> {
+export async function importImage(targets: ContainerdTarget[], ref: string, log: (m: string) => void): Promise<void> {
   const { inspectImage } = await import('../scripts/images.mjs' as string)
-  const stampFile = join(CONTAINERD_ROOT, 'nightjar-imported.json')
-  const stamps: Record<string, string> = existsSync(stampFile) ? JSON.parse(readFileSync(stampFile, 'utf8')) : {}
   const id = inspectImage(ref)?.FromImageID as string | undefined
   if (!id) throw new Error(`buildah holds no image ${ref}`)
-  const listed = execFileSync('ctr', ['--address', socket, '-n', 'k8s.io', 'images', 'ls', '-q'], { encoding: 'utf8' }).split('\n')
-  if (stamps[ref] === id && listed.includes(ref)) return
+  const stampFile = (t: ContainerdTarget) => join(t.containerdRoot, 'nightjar-imported.json')
+  const stamps = (t: ContainerdTarget): Record<string, string> => (existsSync(stampFile(t)) ? JSON.parse(readFileSync(stampFile(t), 'utf8')) : {})
+  const missing = targets.filter((t) => {
+    const listed = execFileSync('ctr', ['--address', t.containerdSocket, '-n', 'k8s.io', 'images', 'ls', '-q'], { encoding: 'utf8' }).split('\n')
+    return stamps(t)[ref] !== id || !listed.includes(ref)
+  })
+  if (!missing.length) return
   const started = Date.now()
   const archive = join(RUN_DIR, `${ref.replace(/[^\w.-]+/g, '_')}.tar`)
   await runAsync('buildah', ['push', '--quiet', ref, `docker-archive:${archive}:${ref}`], { maxBuffer: 16 << 20 })
-  await runAsync('ctr', ['--address', socket, '-n', 'k8s.io', 'images', 'import', archive], { maxBuffer: 16 << 20 })
-  rmSync(archive, { force: true })
-  // re-read: another import may have written its stamp meanwhile
-  const now: Record<string, string> = existsSync(stampFile) ? JSON.parse(readFileSync(stampFile, 'utf8')) : {}
-  writeFileSync(stampFile, JSON.stringify({ ...now, [ref]: id }, null, 2))
-  log(`imported ${ref} into containerd in ${Math.round((Date.now() - started) / 1000)} s`)
+  try {
+    for (const t of missing) {
+      await runAsync('ctr', ['--address', t.containerdSocket, '-n', 'k8s.io', 'images', 'import', archive], { maxBuffer: 16 << 20 })
+      // re-read: another import may have written its stamp meanwhile
+      writeFileSync(stampFile(t), JSON.stringify({ ...stamps(t), [ref]: id }, null, 2))
+    }
+  } finally {
+    rmSync(archive, { force: true })
+  }
+  log(`imported ${ref} into ${missing.length > 1 ? `${missing.length} containerds` : 'containerd'} in ${Math.round((Date.now() - started) / 1000)} s`)
 }

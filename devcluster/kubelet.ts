@@ -1,4 +1,4 @@
-// The kubelet 1.20.2 (scripts/fetch-kube.mjs --node) on containerd: registers the one node,
+// The kubelet 1.20.2 (scripts/fetch-kube.mjs --node) on containerd: registers a node,
 // runs its Pods, and serves exec, logs and port-forward to the API server only (a client CA
 // of its own, whose one certificate the API server holds). Also what undoes its marks on
 // the machine: the kernel tunables it sets as it starts, and every Pod's sandbox (drained
@@ -7,8 +7,8 @@ import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { ClusterNetwork } from './network.ts'
-import { freePort, stopProcess, type Supervision, waitFor } from './processes.ts'
-import { KUBECTL, NODE_NAME, PAUSE_REF, RUN_DIR, SECCOMP_ROOT } from './state.ts'
+import { freePort, type Supervision, waitFor } from './processes.ts'
+import { KUBECTL, PAUSE_REF, RUN_DIR, SECCOMP_ROOT } from './state.ts'
 
 /** what the kubelet changes on start (pkg/kubelet/cm setupKernelTunables) */
 const KUBELET_SYSCTLS = ['vm/overcommit_memory', 'vm/panic_on_oom', 'kernel/panic', 'kernel/panic_on_oops', 'kernel/keys/root_maxkeys', 'kernel/keys/root_maxbytes']
@@ -55,24 +55,31 @@ export interface KubeletOptions {
   socket: string
   /** the client CA of makeKubeletClientPki */
   clientCaFile: string
+  /** the Node's name, its address (the kubelet listens there), its root directory and config file */
+  name: string
+  ip: string
+  rootDir: string
+  configFile: string
+  /** --cgroup-root: '/' for the first node, a cgroup of its own for each further one */
+  cgroupRoot: string
 }
 
-export async function startKubelet(sv: Supervision, opts: KubeletOptions): Promise<ChildProcess> {
+/** writes the kubelet's config; launch() starts it (again after a node-stop) */
+export async function configureKubelet(sv: Supervision, opts: KubeletOptions): Promise<{ launch(logName: string, wrap?: string[]): ChildProcess }> {
   const { network } = opts
-  const kubeletDir = join(RUN_DIR, 'kubelet')
-  mkdirSync(kubeletDir, { recursive: true })
-  const kubeletPort = await freePort(network.hostIp)
+  mkdirSync(opts.rootDir, { recursive: true })
+  const kubeletPort = await freePort(opts.ip)
   const healthzPort = await freePort()
-  const config = join(RUN_DIR, 'kubelet.yaml')
-  writeFileSync(config, [
+  writeFileSync(opts.configFile, [
     'apiVersion: kubelet.config.k8s.io/v1beta1',
     'kind: KubeletConfiguration',
-    `address: ${network.hostIp}`,
+    `address: ${opts.ip}`,
     `port: ${kubeletPort}`,
     'readOnlyPort: 0',
     'healthzBindAddress: 127.0.0.1',
     `healthzPort: ${healthzPort}`,
     'cgroupDriver: cgroupfs',
+    `cgroupRoot: ${opts.cgroupRoot}`,
     `clusterDNS: [${network.hostIp}]`,
     'clusterDomain: cluster.local',
     'resolvConf: ""',
@@ -91,37 +98,46 @@ export async function startKubelet(sv: Supervision, opts: KubeletOptions): Promi
     '',
   ].join('\n'))
   // the kubelet sets these kernel tunables as it starts (vm.overcommit_memory=1,
-  // kernel.panic_on_oops=1, …): keep the machine's values, put back when it stops
-  const tunables = Object.fromEntries(KUBELET_SYSCTLS.map((k) => [k, readFileSync(`/proc/sys/${k}`, 'utf8').trim()]))
-  writeFileSync(SYSCTLS_FILE, JSON.stringify(tunables))
-  const kubelet = sv.launch(join(opts.binDir, 'kubelet'), [
-    `--config=${config}`, `--kubeconfig=${opts.kubeconfig}`, `--root-dir=${kubeletDir}`, `--cert-dir=${join(kubeletDir, 'pki')}`,
+  // kernel.panic_on_oops=1, …): keep the machine's values (before the first kubelet), put back when the last stops
+  if (!existsSync(SYSCTLS_FILE)) {
+    const tunables = Object.fromEntries(KUBELET_SYSCTLS.map((k) => [k, readFileSync(`/proc/sys/${k}`, 'utf8').trim()]))
+    writeFileSync(SYSCTLS_FILE, JSON.stringify(tunables))
+  }
+  const argv = [
+    join(opts.binDir, 'kubelet'),
+    `--config=${opts.configFile}`, `--kubeconfig=${opts.kubeconfig}`, `--root-dir=${opts.rootDir}`, `--cert-dir=${join(opts.rootDir, 'pki')}`,
     '--container-runtime=remote', `--container-runtime-endpoint=unix://${opts.socket}`, `--pod-infra-container-image=${PAUSE_REF}`,
-    `--node-ip=${network.hostIp}`, `--hostname-override=${NODE_NAME}`, `--seccomp-profile-root=${SECCOMP_ROOT}`, '--logtostderr=true', '--v=1',
-  ], 'kubelet')
-  sv.onStop(async () => {
-    await stopProcess(kubelet, 20_000)
-    restoreSysctls()
-  })
-  return kubelet
+    `--node-ip=${opts.ip}`, `--hostname-override=${opts.name}`, `--seccomp-profile-root=${SECCOMP_ROOT}`, '--logtostderr=true', '--v=1',
+  ]
+  return {
+    launch(logName, wrap = []) {
+      const all = [...wrap, ...argv]
+      return sv.launch(all[0], all.slice(1), logName)
+    },
+  }
 }
 
-/** the node Ready, and the not-ready taint the kubelet registers with lifted (by nodelifecycle): until then nothing schedules */
-export async function nodeReady(kubeconfig: string, kubelet: ChildProcess, logs: string): Promise<void> {
-  await waitFor('node Ready', 180_000, async () => {
-    const r = spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, 'get', 'node', NODE_NAME, '-o', 'json'], { encoding: 'utf8' })
+/**
+ * The node Ready, and the not-ready taint the kubelet registers with (or the unreachable one
+ * a node-stop earned) lifted by nodelifecycle: until then nothing schedules there.
+ */
+export async function nodeReady(kubeconfig: string, name: string, kubelet: ChildProcess, logFile: string, since = 0): Promise<void> {
+  await waitFor(`node ${name} Ready`, 180_000, async () => {
+    const r = spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, 'get', 'node', name, '-o', 'json'], { encoding: 'utf8' })
     const node = JSON.parse(r.stdout || '{}')
-    const ready = node.status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True')
-    return ready && !(node.spec?.taints ?? []).some((t: { key: string }) => t.key === 'node.kubernetes.io/not-ready')
-  }, () => (kubelet.exitCode !== null ? `the kubelet exited (${kubelet.exitCode}); see ${join(logs, 'kubelet.log')}` : undefined))
+    // since: said by this kubelet, not left from before it (the API's times have whole seconds)
+    const ready = node.status?.conditions?.some((c: { type: string; status: string; lastHeartbeatTime: string }) =>
+      c.type === 'Ready' && c.status === 'True' && Date.parse(c.lastHeartbeatTime) >= Math.floor(since / 1000) * 1000)
+    return ready && !(node.spec?.taints ?? []).some((t: { key: string }) => /^node\.kubernetes\.io\/(not-ready|unreachable)$/.test(t.key))
+  }, () => (kubelet.exitCode !== null || kubelet.signalCode !== null ? `the kubelet exited (${kubelet.exitCode ?? kubelet.signalCode}); see ${logFile}` : undefined))
 }
 
 /**
  * Deletes every Pod on the node and waits for the kubelet to stop their sandboxes (CNI DEL
  * runs then). Stop the scheduler first, so Pods a ReplicaSet makes anew stay unbound.
  */
-export async function drainPods(kubeconfig: string, socket: string, log: (m: string) => void): Promise<void> {
-  const onNode = ['--all-namespaces', '--field-selector', `spec.nodeName=${NODE_NAME}`]
+export async function drainPods(kubeconfig: string, name: string, socket: string, log: (m: string) => void): Promise<void> {
+  const onNode = ['--all-namespaces', '--field-selector', `spec.nodeName=${name}`]
   spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, 'delete', 'pods', ...onNode, '--grace-period=5', '--wait=false'], { stdio: 'ignore' })
   await waitFor('every Pod gone', 90_000, async () => {
     const pods = spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, 'get', 'pods', ...onNode, '-o', 'name'], { encoding: 'utf8' }).stdout.trim()

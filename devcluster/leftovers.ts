@@ -1,11 +1,11 @@
 // What `down` sweeps after the supervisor: everything a supervisor that died could have left
 // on the machine. Each step is a no-op when the machine is clean.
 import { spawnSync } from 'node:child_process'
-import { existsSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { restoreSysctls } from './kubelet.ts'
 import { RUNS_ROOT, sweepDeadRuns } from './stale.ts'
-import { CONTAINERD_ROOT, PIDS_FILE, RUN_DIR, SECCOMP_ROOT } from './state.ts'
+import { CONTAINERD_ROOT, NODE_NAME, PIDS_FILE, RUN_DIR, SECCOMP_ROOT } from './state.ts'
 
 export async function sweepLeftovers(bridge: string | undefined): Promise<void> {
   if (existsSync(PIDS_FILE)) {
@@ -32,18 +32,37 @@ export async function sweepLeftovers(bridge: string | undefined): Promise<void> 
   cleanIptables()
   restoreSysctls()
   if (bridge) spawnSync('ip', ['link', 'del', bridge], { stdio: 'ignore' })
-  // a container whose shim died before it (or a Pod the supervisor could not delete in time)
-  // is left running in the kubelet's cgroups with no parent but init: killed by its cgroup
+  // a container whose shim died before it (or a Pod the supervisor could not delete in time,
+  // or one a node-stop froze: thawed first, or the kill waits) is left running in a kubelet's
+  // cgroups with no parent but init: killed by its cgroup
+  thawNodes()
   for (let i = 0; i < 50; i++) {
     const left = processesInKubepods()
     if (!left.size) break
     for (const pid of left) try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }
     await new Promise((r) => setTimeout(r, 100))
   }
-  // the kubelet's cgroups (empty once their processes are gone): deepest first
-  for (const ctl of readdirSafe('/sys/fs/cgroup')) {
-    const base = join('/sys/fs/cgroup', ctl, 'kubepods')
-    if (existsSync(base)) removeCgroupTree(base)
+  // the kubelets' cgroups (empty once their processes are gone): deepest first
+  for (const base of kubeletCgroups()) removeCgroupTree(base)
+}
+
+/**
+ * Every kubelet's cgroups: the first node's kubepods, each further node's cgroup root (its
+ * kubepods below), in every v1 hierarchy, or once in v2
+ */
+function kubeletCgroups(): string[] {
+  const fs = '/sys/fs/cgroup'
+  const hierarchies = existsSync(join(fs, 'cgroup.controllers')) ? [fs] : readdirSafe(fs).map((c) => join(fs, c))
+  return hierarchies.flatMap((h) => readdirSafe(h).filter((d) => d === 'kubepods' || d.startsWith(`${NODE_NAME}-`)).map((d) => join(h, d)))
+}
+
+/** what node-stop froze, thawed */
+function thawNodes() {
+  for (const base of kubeletCgroups()) {
+    for (const [file, value] of [['freezer.state', 'THAWED'], ['cgroup.freeze', '0']]) {
+      try { if (existsSync(join(base, file))) writeFileSync(join(base, file), value) } catch { /* not a freezer */ }
+      try { if (existsSync(join(base, 'kubepods', file))) writeFileSync(join(base, 'kubepods', file), value) } catch { /* not a freezer */ }
+    }
   }
 }
 
@@ -63,7 +82,7 @@ function readdirSafe(dir: string): string[] {
   }
 }
 
-/** the pids in every kubepods cgroup of every controller hierarchy */
+/** the pids in every kubelet's cgroups */
 function processesInKubepods(): Set<number> {
   const out = new Set<number>()
   const collect = (dir: string) => {
@@ -75,7 +94,7 @@ function processesInKubepods(): Set<number> {
       try { if (statSync(p).isDirectory()) collect(p) } catch { /* gone */ }
     }
   }
-  for (const ctl of readdirSafe('/sys/fs/cgroup')) collect(join('/sys/fs/cgroup', ctl, 'kubepods'))
+  for (const base of kubeletCgroups()) collect(base)
   return out
 }
 

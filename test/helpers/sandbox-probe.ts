@@ -3,7 +3,7 @@
 // namespace. Run as root on the machine the processes run on (the embedded runtime, or a
 // real node's runc containers, which share this kernel).
 import { spawn } from 'node:child_process'
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { descendants } from './process.ts'
 
@@ -101,8 +101,9 @@ export async function readAs(uid: number, target: number, lookFor?: string): Pro
 }
 
 /**
- * The processes of a Kubernetes pod on this machine's kubelet (cgroupfs driver), by the pod's
- * uid: every pid in its cgroup and its containers' (kubepods/<qos>/pod<uid>[/<container>]/cgroup.procs).
+ * The processes of a Kubernetes pod on one of this machine's kubelets (cgroupfs driver), by the
+ * pod's uid: every pid in its cgroup and its containers' ([<node>/]kubepods/<qos>/pod<uid>[/<container>]/cgroup.procs,
+ * <node> the cgroup root of a further node of the development cluster).
  */
 export function podProcesses(podUid: string): number[] {
   const pids = new Set<number>()
@@ -127,7 +128,9 @@ export function podProcesses(podUid: string): number[] {
       } else if (depth < 3) walk(join(dir, name), depth + 1)
     }
   }
-  walk('/sys/fs/cgroup/pids/kubepods', 0)
+  const root = '/sys/fs/cgroup/pids'
+  const nodeRoots = existsSync(root) ? readdirSync(root).filter((d) => d.startsWith('nightjar-node-')).map((d) => join(root, d, 'kubepods')) : []
+  for (const kubepods of [join(root, 'kubepods'), ...nodeRoots]) walk(kubepods, 0)
   return [...pids]
 }
 

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { importImage } from '../../devcluster/images.ts'
-import { readState } from '../../devcluster/state.ts'
+import { nodesOf, readState } from '../../devcluster/state.ts'
 import { ROOT } from './real-cluster.ts'
 
 export const PREVIOUS_RELEASE = { version: '0.1.0', tag: 'v0.1.0', commit: '1ef46b81f82d15d6677477516bed001dcddcc83b' }
@@ -36,8 +36,8 @@ export async function previousRelease(log: (m: string) => void): Promise<Release
   log(`building (or finding) the images of ${version} from its own Dockerfiles…`)
   const built = spawnSync(process.execPath, [join(dir, 'scripts/images.mjs')], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'], timeout: 60 * 60_000 })
   if (built.status !== 0) throw new Error(`building ${version}'s images failed (exit ${built.status})`)
-  const socket = readState()?.containerdSocket
-  if (!socket) throw new Error('the cluster is not up (no state.json)')
-  for (const name of IMAGES) await importImage(socket, `localhost/nightjar-${name}:${version}`, log)
+  const state = readState()
+  if (!state) throw new Error('the cluster is not up (no state.json)')
+  for (const name of IMAGES) await importImage(nodesOf(state), `localhost/nightjar-${name}:${version}`, log)
   return { version, dir, chart: join(dir, 'charts/nightjar'), readme: join(dir, 'README.md') }
 }

@@ -27,7 +27,7 @@ import { INSIDE_PROBE, podProcesses, processFacts, readAs, seccompFiltersOf, typ
 
 // the first `up` on a machine builds kubelet, kube-proxy, kube-scheduler and the images
 t.setTimeout(60 * 60_000)
-const { kubeconfig, databaseUrl, bridge } = clusterUp()
+const { kubeconfig, databaseUrl, bridge, nodes, podLogDirs } = clusterUp()
 const ns = `node-test-${randomBytes(3).toString('hex')}`
 
 const kubectl = kubectlOn(kubeconfig)
@@ -169,7 +169,7 @@ t.test('the README install on the real node: Deployments Ready through the kubel
   const pods = JSON.parse(kubectl(['-n', chartNs, 'get', 'pods', '-l', 'app.kubernetes.io/component in (api-server,operator)', '-o', 'json'])).items
   t.equal(pods.length, 4, 'two api-server and two operator pods (the chart\'s defaults)')
   for (const p of pods) {
-    t.equal(p.spec.nodeName, NODE_NAME, `${p.metadata.name} runs on the real node`)
+    t.ok(nodes.includes(p.spec.nodeName), `${p.metadata.name} runs on a real node`)
     t.ok(p.status.containerStatuses.every((c: any) => c.ready && /^localhost\/nightjar-/.test(c.image)), `${p.metadata.name}: its containers run the built images and are Ready`)
   }
   const svc = JSON.parse(kubectl(['-n', chartNs, 'get', 'service', `${release}-api-server`, '-o', 'json']))
@@ -201,7 +201,7 @@ t.test('the README install on the real node: Deployments Ready through the kubel
     t.equal(started.status, 'live', 'session_start answers live')
     const podName = browserPodOf(started.id)
     const pod = JSON.parse(kubectl(['-n', chartNs, 'get', 'pod', podName, '-o', 'json']))
-    t.equal(pod.spec.nodeName, NODE_NAME, 'the browser pod runs on the real node')
+    t.ok(nodes.includes(pod.spec.nodeName), 'the browser pod runs on a real node')
     t.match(pod.status.containerStatuses[0].image, /nightjar-browser-pod/, 'from the browser-pod image')
     t.equal(pod.spec.runtimeClassName, runtime === 'gvisor' ? 'gvisor' : undefined, `under ${runtime}`)
 
@@ -239,7 +239,7 @@ t.test('the README install on the real node: Deployments Ready through the kubel
     for (const p of JSON.parse(kubectl(['-n', chartNs, 'get', 'pods', '-o', 'json'])).items) {
       for (const c of p.spec.containers) logsSeen.push(spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, '-n', chartNs, 'logs', p.metadata.name, '-c', c.name], { encoding: 'utf8' }).stdout)
     }
-    const onDisk = readdirSafe('/var/log/pods').filter((d) => d.startsWith(`${chartNs}_`)).flatMap((d) => filesUnder(join('/var/log/pods', d))).map((f) => readFileSync(f, 'latin1'))
+    const onDisk = podLogDirs.flatMap((dir) => readdirSafe(dir).filter((d) => d.startsWith(`${chartNs}_`)).flatMap((d) => filesUnder(join(dir, d)))).map((f) => readFileSync(f, 'latin1'))
     const everything = kubectl(['-n', chartNs, 'get', 'all,browsersessions,events,configmaps', '-o', 'json'])
     const dump = await pgDump(dbUrl)
     for (const [what, text] of [['MCP replies', replies.join('\n')], ['kubectl logs', logsSeen.join('\n')], ['container log files on the node', onDisk.join('\n')], ['resources and events', everything], ['database rows', dump]] as const) {
@@ -415,7 +415,9 @@ async function gvisorProven(t: TapTest, session: { id: string; sandbox?: string 
   t.equal(session.sandbox, 'chromium+gvisor', 'the session says it runs in Chromium\'s sandbox inside gVisor')
   const onHost = podProcesses(pod.metadata.uid).map((pid) => ({ pid, cmd: readCmdline(pid) }))
   t.ok(onHost.some((p) => /^runsc-sandbox/.test(p.cmd)), 'this host sees the pod as a runsc sandbox')
-  t.same(onHost.filter((p) => /chrom|node/i.test(p.cmd)).map((p) => p.cmd.split(' ')[0]), [], 'and no Chromium or Node process of it')
+  // the program, not its arguments: a further node's paths (runsc's bundle) hold "node"
+  const program = (cmd: string) => cmd.split(' ')[0].split('/').pop() ?? ''
+  t.same(onHost.map((p) => program(p.cmd)).filter((name) => /chrom|node/i.test(name)), [], 'and no Chromium or Node process of it')
   const exec = (args: string[], input?: string) => execFileSync(KUBECTL, ['--kubeconfig', kubeconfig, '-n', pod.metadata.namespace, 'exec', ...(input === undefined ? [] : ['-i']), pod.metadata.name, '-c', 'browser', '--', ...args], { encoding: 'utf8', input })
   t.match(exec(['dmesg']), /Starting gVisor/, 'inside, the kernel is gVisor\'s')
   const token = execFileSync(KUBECTL, ['--kubeconfig', kubeconfig, '-n', pod.metadata.namespace, 'get', 'secret', pod.metadata.annotations['nightjar.dev/token-secret'], '-o', 'jsonpath={.data.token}'], { encoding: 'utf8' })
