@@ -96,7 +96,8 @@ export async function readAs(uid: number, target: number, lookFor?: string): Pro
   const child = spawn(process.execPath, ['-e', script], { uid, gid: uid, stdio: ['ignore', 'pipe', 'pipe'], cwd: '/', env: lookFor ? { LOOK_FOR: lookFor } : {} })
   let out = ''
   child.stdout.on('data', (d) => (out += d))
-  await new Promise((r) => child.once('exit', r))
+  // 'close', not 'exit': the process may exit before its stdout has all been read
+  await new Promise((r) => child.once('close', r))
   return JSON.parse(out) as ReadAttempt
 }
 
