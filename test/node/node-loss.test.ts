@@ -79,7 +79,7 @@ t.test('[ISSUE-37] two real nodes: sessions spread, a lost node fails its sessio
     const bs = (await kubectlJson(['get', 'browsersessions'])).items.find((b: any) => b.metadata.annotations?.['nightjar.dev/id'] === sessionId)
     return (await kubectlJson(['get', 'pod', bs.status.podName])).spec.nodeName as string
   }
-  const warmOn = async () => (await kubectlJson(['get', 'pods', '-l', 'nightjar.dev/pool=warm'])).items
+  const warmOn = async (): Promise<string[]> => (await kubectlJson(['get', 'pods', '-l', 'nightjar.dev/pool=warm'])).items
     .filter((p: any) => !p.metadata.deletionTimestamp && ready(p)).map((p: any) => p.spec.nodeName as string)
 
   // spread: the warm pool, and so the sessions that claim it, on both nodes
