@@ -44,7 +44,13 @@ t.test('[ISSUE-37] two real nodes: sessions spread, a lost node fails its sessio
   const dir = mkdtempSync(join(tmpdir(), 'nightjar-nodes-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const valuesFile = join(dir, 'values.json')
+  // the api-server and operator on the node that stays, as on a cluster with a system node
+  // pool: an api-server replica frozen with its node would hold requests until the node
+  // controller marks it (40 s), which is not what this test measures
+  const onFirstNode = { nodeSelector: { 'kubernetes.io/hostname': first } }
   writeFileSync(valuesFile, JSON.stringify({
+    apiServer: onFirstNode,
+    operator: onFirstNode,
     browserPods: {
       warmPoolSize: 2,
       drainGraceSeconds: 20,
