@@ -144,7 +144,7 @@ t.test('[ISSUE-37] two real nodes: sessions spread, a lost node fails its sessio
   }, { timeoutMs: 180_000, intervalMs: 500, what: 'a session on the node that came back' })
   t.pass(`${second} takes sessions again once back`)
   const cordoned = Date.now()
-  const drain = sh(`${KUBECTL} drain ${second} --ignore-daemonsets --delete-emptydir-data --timeout=180s`)
+  const drain = sh(`${KUBECTL} drain ${second} --ignore-daemonsets --delete-emptydir-data --force --timeout=180s`)
   await waitFor(async () => !(await warmOn()).includes(second), { timeoutMs: 30_000, intervalMs: 500, what: 'the warm pods left the drained node' })
   t.pass(`warm pods left ${second} at once (${((Date.now() - cordoned) / 1000).toFixed(1)} s)`)
   t.equal((await navigate(onSecondAgain)).body?.title, 'Fill check', 'the session on the draining node is still driven during the grace')
