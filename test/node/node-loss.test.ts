@@ -109,15 +109,18 @@ t.test('[ISSUE-37] two real nodes: sessions spread, a lost node fails its sessio
   t.equal((await navigate(onSecond.id)).body?.title, 'Fill check', 'and the one on the second')
 
   // the second node fails as a machine does: kubelet and containerd killed, containers frozen
-  const stopped = Date.now()
+  // timed from when node-stop returns (its kubelet, containerd and containers are stopped by
+  // then); the command's own start-up (a tsx process) is reported beside it
+  const asked = Date.now()
   await clusterCommand('node-stop', second)
+  const stopped = Date.now()
   const failed = await waitFor(async () => {
     const s = (await rest('GET', `/v1/sessions/${onSecond.id}`)).body
     return s?.status === 'failed' ? s : undefined
   }, { timeoutMs: 90_000, intervalMs: 250, what: 'the lost node\'s session failed' })
   const lostAfter = (Date.now() - stopped) / 1000
   t.equal(failed.failureReason, 'NodeLost', 'its session failed with failureReason NodeLost')
-  t.ok(lostAfter <= 30, `within 30 s of the stop (${lostAfter.toFixed(1)} s)`)
+  t.ok(lostAfter <= 30, `within 30 s of the stop (${lostAfter.toFixed(1)} s; node-stop itself took ${((stopped - asked) / 1000).toFixed(1)} s)`)
   const events = (await kubectlJson(['get', 'events'])).items
   t.ok(events.some((e: any) => e.involvedObject.kind === 'BrowserSession' && e.reason === 'NodeLost'), 'a Kubernetes Event NodeLost on its BrowserSession')
   const next = await navigate(onSecond.id)
