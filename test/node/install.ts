@@ -1,12 +1,13 @@
 // What the node tests share to install the chart as the README says: a database of its own
 // on the cluster's Postgres, the README's install block with only what a reader substitutes
 // changed, helm's own homes, and a wait for Deployments to roll out.
-import { spawnSync } from 'node:child_process'
+import { execFile, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { promisify } from 'node:util'
 import pg from 'pg'
 import { waitFor } from '../helpers/wait.ts'
-import { KUBECTL } from './real-cluster.ts'
+import { KUBECTL, ROOT } from './real-cluster.ts'
 
 /** helm with its cache, config and data under /tmp: the machine's own helm setup is left alone */
 export const helmEnv = { ...process.env, HELM_CACHE_HOME: '/tmp/nightjar-helm/cache', HELM_CONFIG_HOME: '/tmp/nightjar-helm/config', HELM_DATA_HOME: '/tmp/nightjar-helm/data' }
@@ -57,4 +58,29 @@ export async function rolledOut(kubeconfig: string, namespace: string, deploymen
         && (st.status.availableReplicas ?? 0) >= want && (st.status.updatedReplicas ?? 0) >= want && (st.status.replicas ?? 0) === want
     }, { timeoutMs, intervalMs: 1000, what: `${d} rolled out` })
   }
+}
+
+const exec = promisify(execFile)
+
+/**
+ * A shell (helm and kubectl on PATH, the cluster's kubeconfig) and kubectl's JSON in one
+ * namespace, both asynchronous: tests that time an agent's calls meanwhile must not block
+ * the event loop, which would lengthen them.
+ */
+export function clusterShell(kubeconfig: string, namespace: string) {
+  const env = { ...helmEnv, KUBECONFIG: kubeconfig, PATH: `${ROOT}.tools:${process.env.PATH}` }
+  const sh = async (cmd: string, cwd = ROOT): Promise<{ status: number; stdout: string; stderr: string }> => {
+    try {
+      const r = await exec('bash', ['-c', cmd], { env, cwd, maxBuffer: 64 << 20, timeout: 600_000 })
+      return { status: 0, stdout: r.stdout, stderr: r.stderr }
+    } catch (e) {
+      const err = e as { code?: number; stdout?: string; stderr?: string }
+      return { status: typeof err.code === 'number' ? err.code : 1, stdout: err.stdout ?? '', stderr: err.stderr ?? String(e) }
+    }
+  }
+  const kubectlJson = async (args: string[]): Promise<any> => {
+    const r = await exec(KUBECTL, ['--kubeconfig', kubeconfig, '-n', namespace, ...args, '-o', 'json'], { maxBuffer: 64 << 20 })
+    return JSON.parse(r.stdout)
+  }
+  return { sh, kubectlJson }
 }

@@ -1,40 +1,23 @@
 // Two real nodes with the chart installed: sessions spread over them, a node stopped as a
 // failed machine stops (npm run cluster -- node-stop) and what agents and the API see, the
 // node back, then a kubectl drain. Times are measured from the stop; docs/nodes.md.
-import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import t from 'tap'
 import { bridgeWeb } from '../cluster/helpers.ts'
 import type { ClusterInfo } from '../cluster/main.ts'
 import { mcpClient } from '../helpers/mcp.ts'
 import { waitFor } from '../helpers/wait.ts'
-import { freshDatabase, helmEnv, readmeInstall, rolledOut } from './install.ts'
+import { clusterShell, freshDatabase, readmeInstall, rolledOut } from './install.ts'
 import { clusterCommand, clusterUp, KUBECTL, ROOT } from './real-cluster.ts'
 
 t.setTimeout(60 * 60_000)
 const { kubeconfig, databaseUrl, bridge, nodes } = clusterUp(2)
 const [first, second] = nodes as [string, string]
-const exec = promisify(execFile)
 const release = 'nightjar'
 const chartNs = 'nightjar'
-const env = { ...helmEnv, KUBECONFIG: kubeconfig, PATH: `${ROOT}.tools:${process.env.PATH}` }
-
-async function sh(cmd: string): Promise<{ status: number; stdout: string; stderr: string }> {
-  try {
-    const r = await exec('bash', ['-c', cmd], { env, cwd: ROOT, maxBuffer: 64 << 20, timeout: 600_000 })
-    return { status: 0, stdout: r.stdout, stderr: r.stderr }
-  } catch (e) {
-    const err = e as { code?: number; stdout?: string; stderr?: string }
-    return { status: typeof err.code === 'number' ? err.code : 1, stdout: err.stdout ?? '', stderr: err.stderr ?? String(e) }
-  }
-}
-async function kubectlJson(args: string[]): Promise<any> {
-  const r = await exec(KUBECTL, ['--kubeconfig', kubeconfig, '-n', chartNs, ...args, '-o', 'json'], { maxBuffer: 64 << 20 })
-  return JSON.parse(r.stdout)
-}
+const { sh, kubectlJson } = clusterShell(kubeconfig, chartNs)
 const ready = (p: any) => p.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True')
 
 t.test('[ISSUE-37] two real nodes: sessions spread, a lost node fails its sessions with NodeLost within 30 s, the pool refills, the node comes back, and a drain ends its sessions with NodeDrained', async (t) => {

@@ -2,11 +2,9 @@
 // with sessions live and an agent driving them the whole time (REST, MCP, and sessions
 // started and ended). Every answer is timed; the errors and the longest answer of each
 // window are printed beside the steady state before it. Design: docs/upgrades.md
-import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import t from 'tap'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { PRODUCT_VERSION } from '../../contracts/version.ts'
@@ -14,32 +12,16 @@ import { bridgeWeb } from '../cluster/helpers.ts'
 import type { ClusterInfo } from '../cluster/main.ts'
 import { mcpClient } from '../helpers/mcp.ts'
 import { waitFor } from '../helpers/wait.ts'
-import { freshDatabase, helmEnv, readmeInstall, rolledOut } from './install.ts'
+import { clusterShell, freshDatabase, readmeInstall, rolledOut } from './install.ts'
 import { previousRelease } from './previous-release.ts'
 import { clusterUp, KUBECTL, ROOT } from './real-cluster.ts'
 
 t.setTimeout(60 * 60_000)
 const { kubeconfig, databaseUrl, bridge } = clusterUp()
-const exec = promisify(execFile)
 // the README's names, verbatim
 const release = 'nightjar'
 const chartNs = 'nightjar'
-const env = { ...helmEnv, KUBECONFIG: kubeconfig, PATH: `${ROOT}.tools:${process.env.PATH}` }
-
-/** asynchronous: the agent's calls are timed meanwhile, and a blocked event loop would lengthen them */
-async function sh(cmd: string, cwd = ROOT): Promise<{ status: number; stdout: string; stderr: string }> {
-  try {
-    const r = await exec('bash', ['-c', cmd], { env, cwd, maxBuffer: 64 << 20, timeout: 600_000 })
-    return { status: 0, stdout: r.stdout, stderr: r.stderr }
-  } catch (e) {
-    const err = e as { code?: number; stdout?: string; stderr?: string }
-    return { status: typeof err.code === 'number' ? err.code : 1, stdout: err.stdout ?? '', stderr: err.stderr ?? String(e) }
-  }
-}
-async function kubectlJson(args: string[]): Promise<any> {
-  const r = await exec(KUBECTL, ['--kubeconfig', kubeconfig, '-n', chartNs, ...args, '-o', 'json'], { maxBuffer: 64 << 20 })
-  return JSON.parse(r.stdout)
-}
+const { sh, kubectlJson } = clusterShell(kubeconfig, chartNs)
 
 interface Answer { window: string; what: string; ms: number; ok: boolean; status: number | 'network'; detail: string }
 
