@@ -42,6 +42,8 @@ t.test('[ISSUE-37] two real nodes: sessions spread, a lost node fails its sessio
     },
   }))
   t.teardown(async () => {
+    // the node is normally running again by now (node-start answers at once then); if it
+    // cannot start, `down` sweeps a stopped node, and the test's own failure says why
     await clusterCommand('node-start', second).catch(() => undefined)
     await sh(`${KUBECTL} uncordon ${second}`)
     await sh(`helm uninstall ${release} -n ${chartNs} --wait=false`)

@@ -48,7 +48,8 @@ function fetchFrom(from: string, url: string): string | undefined {
 let secondStopped = false
 kubectl(['create', 'namespace', ns])
 t.teardown(async () => {
-  // a run that failed with the node down leaves it up again for the tests after it
+  // a run that failed with the node down leaves it up again for the tests after it; a
+  // node-start that fails here too is left to `down`, which sweeps a stopped node
   if (secondStopped) await clusterCommand('node-start', second).catch(() => {})
   spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, 'delete', 'namespace', ns, '--wait=false'], { stdio: 'ignore' })
 })
