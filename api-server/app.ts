@@ -160,7 +160,7 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
     const reaperIntervalMs = Math.min(5000, Math.max(250, (config.lifetimes.idleTimeoutSecs * 1000) / 4))
     // the events port's listener: every replica stores events and runs a delivery worker
     const webhooks = new Webhooks({ db, sealer, log, now, settings: { denyCidrs: config.denyCidrs, ...config.webhooks } })
-    const live = plane ? new LiveSessions({ db, plane, activity, log, reaperIntervalMs, events: webhooks }) : undefined
+    const live = plane ? new LiveSessions({ db, plane, activity, log, reaperIntervalMs, events: webhooks, replica }) : undefined
     const sessions = live ?? NO_SESSIONS
     const recordings = new Recordings({ db, log, now, pod: (id) => sessions.pods.get(id), settings: recordingSettings(config) })
     const services: Services = {

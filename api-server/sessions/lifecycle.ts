@@ -16,7 +16,7 @@ import {
 } from '../personas/index.ts'
 import type { Sealer } from '../kms/index.ts'
 import type { Admission } from './admission.ts'
-import { bindSessionIdentity, deleteSession, getSession, journal, sessionProxySealedAuth, setLive, setSessionProxy, setStatus, type SessionRow } from './store.ts'
+import { bindSessionIdentity, deleteSession, getSession, journal, sessionProxySealedAuth, setLive, setSessionProxy, setStarter, setStatus, type SessionRow } from './store.ts'
 import { sessionView, type SessionView } from './view.ts'
 import { isNotFound } from '../../ports/errors.ts'
 import { boundedLabel, sessionFailures, sessionStarts, sessionStartSeconds } from '../metrics/product.ts'
@@ -206,6 +206,7 @@ async function openStart(services: SessionDeps, { auth, input, admission, acting
   // lease held …) is decided before it could be answered 202 pending.
   let bound: { identityId: string; grantId: string; leaseExpiresAt: string } | undefined
   try {
+    await setStarter(services.db, id, services.sessions.replicaId)
     if (input.identity) {
       bound = await bindIdentity({ db: services.db, now: services.now }, {
         orgId: auth.orgId, agentId: actingAgentId, scopes: auth.scopes, identityRef: input.identity, sessionId: id, admission,

@@ -33,6 +33,8 @@ export interface SessionRuntime {
   readonly watcher: SessionWatcher
   /** the plane's hand-over of a warm-resume auth-state (SessionPlane.handOverAuthState), where it has one */
   readonly handOverAuthState?: (session: BrowserSession) => Promise<boolean>
+  /** this api-server replica: a start records it, so another replica can fail it if this one dies */
+  readonly replicaId: string
 }
 
 /** The one answer of a process that runs no browser sessions (503 unavailable, no_session_plane). */
@@ -56,6 +58,9 @@ export const NO_SESSIONS: SessionRuntime = Object.freeze({
   get handOverAuthState(): never {
     throw sessionsUnavailable()
   },
+  get replicaId(): never {
+    throw sessionsUnavailable()
+  },
 })
 
 export interface LiveSessionsDeps {
@@ -67,6 +72,8 @@ export interface LiveSessionsDeps {
   reaperIntervalMs: number
   /** where a session's failure or end on its own is reported (session.failed, session.ended) */
   events: OrgEvents
+  /** this replica, and how long a silent one takes to count as dead (replicas/registry.ts) */
+  replica: { id: string; deadAfterMs: number; deadAfterSql: string }
 }
 
 /** The session runtime over a real plane: built at once, started in the app's onReady. */
@@ -75,6 +82,7 @@ export class LiveSessions implements SessionRuntime {
   readonly pods: PodClients
   readonly watcher: SessionWatcher
   readonly handOverAuthState?: (session: BrowserSession) => Promise<boolean>
+  readonly replicaId: string
   #reaper: Reaper | undefined
 
   private readonly deps: LiveSessionsDeps
@@ -84,7 +92,8 @@ export class LiveSessions implements SessionRuntime {
     const { plane } = deps
     if (plane.handOverAuthState) this.handOverAuthState = (session) => plane.handOverAuthState!(session)
     this.pods = new PodClients(deps.plane.pods)
-    this.watcher = sessionWatcher({ db: deps.db, plane: deps.plane, podClients: this.pods, log: deps.log, events: deps.events })
+    this.replicaId = deps.replica.id
+    this.watcher = sessionWatcher({ db: deps.db, plane: deps.plane, podClients: this.pods, log: deps.log, events: deps.events, replica: deps.replica })
   }
 
   /** the shared watch (with its start-up sweeps), then the reaper */

@@ -183,6 +183,25 @@ export async function setLive(db: Queryable, session: { id: string; orgId: strin
   )
 }
 
+/** the replica now starting this session: if it dies first, another one fails the start (orphanedStarts) */
+export async function setStarter(db: Queryable, id: string, replicaId: string): Promise<void> {
+  await db.query('update sessions set starter_replica_id = $2 where id = $1', [id, replicaId])
+}
+
+/**
+ * Pending sessions whose starting replica is not this one and has no heartbeat within
+ * `deadAfterSql` (an interval literal) — or no row at all: nobody will finish their start.
+ */
+export async function orphanedStarts(db: Queryable, replicaId: string, deadAfterSql: string): Promise<string[]> {
+  const r = await db.query(
+    `select s.id from sessions s
+      where s.status = 'pending' and s.starter_replica_id is not null and s.starter_replica_id <> $1
+        and not exists (select 1 from api_replicas r where r.id = s.starter_replica_id and r.heartbeat_at > now() - $2::interval)`,
+    [replicaId, deadAfterSql],
+  )
+  return r.rows.map((x) => x.id)
+}
+
 export async function openSessionIds(db: Queryable): Promise<string[]> {
   const r = await db.query(`select id from sessions where status in ('pending', 'live')`)
   return r.rows.map((x) => x.id)

@@ -1,16 +1,18 @@
 // Keeps session rows true to the resources: a session whose pod died (phase
 // Failed) or whose resource vanished is marked failed and its lease freed. At
-// start-up it sweeps rows left open by a previous process, so a restart never
-// leaves an identity locked by a session nobody runs.
+// start-up it sweeps rows left open by a previous process, and from then on the starts
+// of a replica that died, so a restart never leaves an identity locked or a pod
+// running for a session nobody runs.
 import type { FastifyBaseLogger } from 'fastify'
 import type { BrowserSession, SessionPhase } from '../../crds/types.ts'
 import { errors } from '../../contracts/errors.ts'
 import { Informer } from '../../watch/informer.ts'
+import { isNotFound } from '../../ports/errors.ts'
 import type { Db } from '../store/db.ts'
 import type { OrgEvents } from '../events/port.ts'
 import { release, reapDeadLeases } from '../personas/index.ts'
 import type { SessionPlane } from './plane.ts'
-import { findSessionAnyOrg, journal, openSessionIds, setStatus } from './store.ts'
+import { findSessionAnyOrg, journal, openSessionIds, orphanedStarts, setStatus } from './store.ts'
 import type { PodClients } from './pods.ts'
 import { boundedLabel, sessionFailures } from '../metrics/product.ts'
 
@@ -31,8 +33,8 @@ interface Waiter {
 const REAP_INTERVAL_MS = 30_000
 
 /** Built whole with the app; nothing runs until start(). */
-export function sessionWatcher(deps: { db: Db; plane: SessionPlane; podClients: PodClients; log: FastifyBaseLogger; events: OrgEvents }): SessionWatcher {
-  const { db, plane, podClients, log, events } = deps
+export function sessionWatcher(deps: { db: Db; plane: SessionPlane; podClients: PodClients; log: FastifyBaseLogger; events: OrgEvents; replica: { id: string; deadAfterMs: number; deadAfterSql: string } }): SessionWatcher {
+  const { db, plane, podClients, log, events, replica } = deps
 
   const fail = async (id: string, reason: string) => {
     // the lease goes first: once a session reads as failed, its identity is already free
@@ -91,6 +93,22 @@ export function sessionWatcher(deps: { db: Db; plane: SessionPlane; podClients: 
   const reap = () => reapDeadLeases(db, isAlive)
     .then((freed) => { for (const f of freed) log.warn({ session: f.sessionId, identity: f.identityId }, 'lease reaper freed the lease of a closed session') })
     .catch((err) => log.error({ err }, 'lease reaper'))
+  // a start lives in its replica's memory: when that replica died mid-start, its browser is
+  // told to end (the operator deletes the pod) and the session fails, so a caller polling a
+  // 202 learns it and the identity is free again
+  const endOrphanedStarts = async () => {
+    for (const id of await orphanedStarts(db, replica.id, replica.deadAfterSql)) {
+      await plane.sessions.patch(id, { spec: { desiredState: 'Ended' } }).catch((err: unknown) => {
+        if (!isNotFound(err)) throw err
+      })
+      await fail(id, 'Orphaned')
+      log.warn({ session: id }, 'ended a start whose api-server replica died')
+    }
+  }
+  const sweep = () => Promise.all([
+    reap(),
+    endOrphanedStarts().catch((err) => log.error({ err }, 'ending orphaned starts')),
+  ])
   let timer: ReturnType<typeof setInterval> | undefined
 
   return {
@@ -101,8 +119,9 @@ export function sessionWatcher(deps: { db: Db; plane: SessionPlane; podClients: 
         const obj = await plane.sessions.get(id)
         if (!obj || obj.status?.phase === 'Failed' || obj.status?.phase === 'Ended') await fail(id, 'Orphaned')
       }
-      await reap()
-      timer = setInterval(() => { void reap() }, REAP_INTERVAL_MS) // reap logs its own failure
+      await sweep()
+      // a dead starter's session is found within about twice the time a replica takes to count as dead
+      timer = setInterval(() => { void sweep() }, Math.min(REAP_INTERVAL_MS, replica.deadAfterMs)) // each logs its own failure
       timer.unref()
     },
     waitForPhase(name, phases, timeoutMs) {

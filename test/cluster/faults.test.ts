@@ -1,7 +1,8 @@
 // Faults on a real control plane, with the chart installed: a browser pod's process dies,
-// the api-server pod is replaced, kube-apiserver restarts after an etcd compaction (every
-// watch dropped, old versions gone: informers must relist through 410), the leading
-// operator is killed, and the operator goes down while sessions are starting.
+// the api-server pod is replaced, every api-server dies mid-start, kube-apiserver restarts
+// after an etcd compaction (every watch dropped, old versions gone: informers must relist
+// through 410), the leading operator is killed, and the operator goes down while sessions
+// are starting.
 import t from 'tap'
 import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
@@ -38,7 +39,13 @@ t.test('faults on a real control plane', async (t) => {
     return { status: r.status, text, body: text ? JSON.parse(text) : undefined }
   }
   const open = async (body: Record<string, unknown> = {}) => {
-    const r = await api('POST', '/v1/sessions', body)
+    let r = await api('POST', '/v1/sessions', body)
+    // as a client should: a database stalled by this machine's load answers 503 with
+    // Retry-After: 2, so the start is asked again after it, twice at most
+    for (let retry = 0; retry < 2 && r.status === 503 && r.body?.error?.reason === 'database_unavailable'; retry++) {
+      await new Promise((resolve) => setTimeout(resolve, 2000))
+      r = await api('POST', '/v1/sessions', body)
+    }
     if (r.status !== 201) throw new Error(`session_start: ${r.status} ${r.text}`)
     return r.body.id as string
   }
@@ -67,12 +74,18 @@ t.test('faults on a real control plane', async (t) => {
   const leader = async () => (await kubectlJson(['-n', ns, 'get', 'lease', 'nightjar-operator'])).spec.holderIdentity as string
   const operatorLog = () => readdirSync(info.node.logDir).filter((f) => f.startsWith(`${ns}_`) && f.includes('-operator-')).map((f) => readFileSync(join(info.node.logDir, f), 'utf8')).join('\n')
 
-  t.test("a browser pod's process killed → the session fails and its identity lease is freed", async (t) => {
-    const ident = await api('POST', '/v1/identities', { name: 'shopper' })
+  /** an identity the owner may assume: a session started with it holds its lease */
+  const assumable = async (name: string) => {
+    const ident = await api('POST', '/v1/identities', { name })
     await api('POST', `/v1/identities/${ident.body.id}/grants`, {
       principalAgentId: owner.agentId, role: 'assume', expiresAt: new Date(Date.now() + 3600_000).toISOString(),
       allowedOrigins: [], propagation: 'same_conversation', maxSessionDurationSecs: null, reason: 'faults',
     })
+    return ident
+  }
+
+  t.test("a browser pod's process killed → the session fails and its identity lease is freed", async (t) => {
+    const ident = await assumable('shopper')
     const id = await openFor(t, { identity: ident.body.id })
     const busy = await api('POST', '/v1/sessions', { identity: ident.body.id })
     t.equal(busy.status, 409, 'the identity is leased while the session lives')
@@ -100,6 +113,33 @@ t.test('faults on a real control plane', async (t) => {
     await waitFor(() => drivable(id), { what: 'the session driven through the new api-server', timeoutMs: 30_000, intervalMs: 250 })
     t.pass('the same session answers through the replacement')
     await api('DELETE', `/v1/sessions/${id}`)
+  })
+
+  t.test('every api-server killed in the middle of a start → the restarted ones fail it (Orphaned), end its browser and free its identity', async (t) => {
+    const ident = await assumable('half-started')
+    const operators = `${install.fullname}-operator`
+    const want = (await kubectlJson(['-n', ns, 'get', 'deployment', operators])).spec.replicas as number
+    // with no operator the start cannot go live: it is certainly still in flight when its process dies
+    await kubectl(['-n', ns, 'scale', 'deployment', operators, '--replicas=0'])
+    await waitFor(async () => (await operatorPods()).length === 0, { what: 'no operator pod left', timeoutMs: 90_000, intervalMs: 500 })
+    const r = await fetch(install.apiUrl + '/v1/sessions', { method: 'POST', headers: { authorization: `Bearer ${owner.apiKey}`, prefer: 'wait=1', 'content-type': 'application/json' }, body: JSON.stringify({ identity: ident.body.id }) })
+    const started = await r.json() as { id: string; status: string }
+    t.equal(r.status, 202, 'the start is answered pending')
+    // no graceful stop: SIGKILL, so nothing in the dying process can finish or undo the start
+    const apiPods = (await kubectlJson(['-n', ns, 'get', 'pods', '-l', 'app.kubernetes.io/component=api-server'])).items.map((p: any) => p.metadata.name as string)
+    for (const name of apiPods) await node(`/pods/${ns}/${name}/kill?container=api-server&signal=SIGKILL`)
+    await kubectl(['-n', ns, 'scale', 'deployment', operators, `--replicas=${want}`])
+    await rolledOut(ns, [`${install.fullname}-api-server`, operators])
+    const failed = await waitFor(async () => {
+      const got = await api('GET', `/v1/sessions/${started.id}`)
+      return got.body?.status === 'failed' ? got.body : undefined
+    }, { what: 'the orphaned start failed', timeoutMs: 120_000, intervalMs: 500 })
+    t.equal(failed.failureReason, 'Orphaned', 'the session says why: the process starting it died')
+    await waitFor(async () => {
+      const pods = (await kubectlJson(['-n', ns, 'get', 'pods', '-l', `nightjar.dev/session=${started.id}`])).items
+      return pods.every((p: any) => p.metadata.deletionTimestamp)
+    }, { what: 'no browser pod left running for it', timeoutMs: 90_000, intervalMs: 500 })
+    t.ok(await openFor(t, { identity: ident.body.id }), 'its identity is free again: a new session binds it')
   })
 
   t.test('etcd compacted and kube-apiserver restarted (every watch dropped) → informers relist through 410 and miss no work', async (t) => {
