@@ -10,6 +10,7 @@
 //   3. how many idle sessions stay live at once on this node: browser pods with the
 //      chart's old default requests (500m CPU, 1Gi) and with today's (100m, 384Mi), created
 //      until the scheduler refuses one; each count is of pods Ready together.
+// Whole sessions through the installed chart, beside embedded: bench/node-sessions.ts.
 import { execFileSync, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createServer, type Server } from 'node:http'

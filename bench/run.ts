@@ -42,6 +42,9 @@ const RUNS = {
     printTable('browser pod start on the real node (npm run cluster -- up) vs the same program as a host process, alternating, same run', r.start)
     printTable('one live session in its container, from the container\'s cgroup', r.memory)
     printTable('idle sessions live at once on this node, by the requests each browser pod makes', r.capacity)
+    const { clusterUp } = await import('../test/node/real-cluster.ts')
+    const lifecycle = await (await import('./node-sessions.ts')).benchNodeSessions(clusterUp())
+    printTable('whole sessions: the chart on the real node (README install, warm pool 2) vs npm start\'s embedded runtime (warm pool 2), alternating, same run', lifecycle)
   },
 } satisfies Record<string, () => Promise<void>>
 type Name = keyof typeof RUNS
