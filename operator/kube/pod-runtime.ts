@@ -106,7 +106,7 @@ export class KubePodRuntime implements PodRuntime {
   private readonly storageStates = new Map<string, StorageState>()
   /** the start's trace, per session, for a cold pod configured later from a watch event (only while tracing) */
   private readonly startTraces = new Map<string, Context>()
-  private readonly configuring = new Map<string, Promise<void>>()
+  private readonly configuring = new Map<string, Promise<PodResource | undefined>>()
   private readonly lastPhase = new Map<string, PodPhase>()
   private readonly deadlines = new Map<string, NodeJS.Timeout>()
   private readonly goneWaiters = new Map<string, Set<() => void>>()
@@ -212,8 +212,8 @@ export class KubePodRuntime implements PodRuntime {
     // a warm pod is configured right away, so the first reconcile can already say Live;
     // a starting one is configured when the informer sees it come up
     if (isUp(pod) && !isConfigured(pod)) {
-      await this.configure(pod)
-      pod = (await this.pods.get(pod.metadata.name)) ?? pod
+      // the configured mark's own answer is the pod as it now stands: no read after it
+      pod = (await this.configure(pod)) ?? (await this.pods.get(pod.metadata.name)) ?? pod
     }
     this.log.info({ session: sid, pod: pod.metadata.name, warm: pod.metadata.annotations?.[CLAIMED_AT] !== undefined }, 'browser pod assigned')
     return this.observation(sid, pod)
@@ -297,16 +297,19 @@ export class KubePodRuntime implements PodRuntime {
     if (cached && sessionOf(cached) === sessionId) return cached
     const missed = this.freshMisses.get(sessionId)
     if (!name && missed !== undefined && !this.uncertainClaims.has(sessionId) && this.now().getTime() - missed < MISS_REUSE_MS) return undefined
-    for (const candidate of new Set([...(name ? [name] : []), sessionPodName(sessionId)])) {
-      if (this.informer.get(candidate)) continue // cached, and not this session's
-      const pod = await this.pods.get(candidate)
-      if (pod && sessionOf(pod) === sessionId) return pod
-    }
-    if (!this.claimsPossible(sessionId)) {
+    // the reads by name and the list run side by side: a start that finds nothing (the
+    // common case) waits for one round trip, not two
+    const byName = [...new Set([...(name ? [name] : []), sessionPodName(sessionId)])]
+      .filter((candidate) => !this.informer.get(candidate)) // cached, and not this session's
+      .map((candidate) => this.pods.get(candidate))
+    const listed = this.claimsPossible(sessionId) ? this.pods.list({ labelSelector: `${BROWSER_POD_SELECTOR},${LABELS.session}=${sessionId}` }) : undefined
+    void listed?.catch(() => undefined) // awaited below unless a read by name answers first
+    for (const pod of await Promise.all(byName)) if (pod && sessionOf(pod) === sessionId) return pod
+    if (!listed) {
       this.rememberMiss(sessionId)
       return undefined
     }
-    const { items } = await this.pods.list({ labelSelector: `${BROWSER_POD_SELECTOR},${LABELS.session}=${sessionId}` })
+    const { items } = await listed
     if (!items.length) this.rememberMiss(sessionId)
     // prefer a pod that is not on its way out
     return items.find((p) => !p.metadata.deletionTimestamp) ?? items[0]
@@ -346,9 +349,10 @@ export class KubePodRuntime implements PodRuntime {
         )
         this.poolNames.delete(name)
         const secretName = candidate.metadata.annotations?.[POD_ANNOTATIONS.tokenSecret] ?? tokenSecretName(name)
-        await this.secrets
+        // not awaited: the start does not wait on a write it does not need, and the Secret is
+        // still owned by its pod until this lands, so it is collected with it either way
+        void this.secrets
           .setOwner(secretName, owner, { [LABELS.session]: config.sessionId })
-          // still owned by its pod, so it is collected with it either way
           .catch((err) => this.log.warn({ pod: name, err: errText(err) }, 'could not hand the token secret to the session'))
         return pod
       } catch (err) {
@@ -683,8 +687,8 @@ export class KubePodRuntime implements PodRuntime {
 
   // --- configure ----------------------------------------------------------------------------
 
-  /** never rejects: a failure either marks the pod failed or is retried later */
-  private configure(pod: PodResource, attempt = 0): Promise<void> {
+  /** never rejects: a failure either marks the pod failed or is retried later; resolves with the pod marked configured, when it was */
+  private configure(pod: PodResource, attempt = 0): Promise<PodResource | undefined> {
     const name = pod.metadata.name
     const running = this.configuring.get(name)
     if (running) return running
@@ -694,19 +698,20 @@ export class KubePodRuntime implements PodRuntime {
       .catch((err) => {
         // api-server trouble (reading the token, writing the annotation): try again later
         this.log.warn({ pod: name, err: errText(err) }, 'configure step failed; retrying')
-        if (this.closed || attempt >= 5) return
+        if (this.closed || attempt >= 5) return undefined
         const timer = setTimeout(() => {
           const fresh = this.informer.get(name)
           if (fresh && sessionOf(fresh) && isUp(fresh) && !isConfigured(fresh) && !podFailure(fresh)) void this.configure(fresh, attempt + 1)
         }, backoffDelay(attempt, { initialMs: 500, maxMs: 10_000, jitter: 0.3 }))
         timer.unref()
+        return undefined
       })
       .finally(() => this.configuring.delete(name))
     this.configuring.set(name, p)
     return p
   }
 
-  private async doConfigure(pod: PodResource): Promise<void> {
+  private async doConfigure(pod: PodResource): Promise<PodResource | undefined> {
     const name = pod.metadata.name
     const sid = sessionOf(pod)!
     const launch = parseLaunch(pod.metadata.annotations?.[POD_ANNOTATIONS.launch])
@@ -732,19 +737,23 @@ export class KubePodRuntime implements PodRuntime {
     try {
       const annotations: Record<string, string> = { [POD_ANNOTATIONS.configured]: 'true' }
       if (outcome.sandbox) annotations[POD_ANNOTATIONS.sandbox] = outcome.sandbox
-      await this.pods.patch(name, { metadata: { annotations } })
+      const marked = await this.pods.patch(name, { metadata: { annotations } })
       this.log.info({ session: sid, pod: name }, 'browser pod configured')
+      return marked
     } catch (err) {
       // the next informer event retries; configure is idempotent through the 409 check
       this.log.warn({ session: sid, pod: name, err: errText(err) }, 'could not record the configured pod')
+      return undefined
     }
   }
 
-  private async markFailed(pod: PodResource, reason: string, message: string): Promise<void> {
+  /** resolves with nothing, as a configure that did not mark the pod configured does */
+  private async markFailed(pod: PodResource, reason: string, message: string): Promise<undefined> {
     this.log.warn({ pod: pod.metadata.name, session: sessionOf(pod), reason }, message)
     await this.pods
       .patch(pod.metadata.name, { metadata: { annotations: { [POD_ANNOTATIONS.failureReason]: reason, [POD_ANNOTATIONS.failureMessage]: message } } })
       .catch((err) => this.log.warn({ pod: pod.metadata.name, err: errText(err) }, 'could not mark the pod failed'))
+    return undefined
   }
 
 }

@@ -96,13 +96,17 @@ export class BrowserSessionReconciler implements Reconciler {
       return this.retain(name, status.endedAt)
     }
 
+    // a starting session without a pod will need the server's copy before one is made (below):
+    // it is read beside the pod lookup, so a start waits for one round trip instead of two
+    const serverCopy = !fresh && !session.status?.podName && (!phase || phase === 'Pending') ? sessions.get(name) : undefined
+    void serverCopy?.catch(() => undefined) // awaited below only when the pod is gone
     let pod = await pods.observe(name)
     if (pod.phase === 'Gone') {
       if (session.status?.podName) return this.fail(session, REASONS.PodFailed, `browser pod ${session.status.podName} disappeared`, 'PodLost')
       // Creating a pod is a side effect no resourceVersion precondition can undo, so it is
       // decided on the server's current object, never on a possibly stale cache (which
       // might not show yet that this session already failed or ended).
-      if (!fresh) return this.reconcileSession(name, await sessions.get(name), true)
+      if (!fresh) return this.reconcileSession(name, await (serverCopy ?? sessions.get(name)), true)
       const launch = await this.launchConfig(session)
       if ('failed' in launch) return this.fail(session, launch.failed, launch.message)
       pod = await pods.ensure(launch.config, ownerReference(session))
