@@ -14,7 +14,7 @@ import { KUBECTL, ROOT, type RealCluster } from '../test/node/real-cluster.ts'
 import { waitFor } from '../test/helpers/wait.ts'
 import { ms, percentile, progress, startBench } from './harness.ts'
 
-const ROUNDS = 12
+const ROUNDS = 20
 const WARMUP = 2
 const POOL = 2
 const NS = 'nightjar'
