@@ -141,6 +141,7 @@ const schema = z.object({
   NIGHTJAR_START_QUEUE: z.coerce.number().int().min(0).max(10_000).optional(),
   NIGHTJAR_START_QUEUE_WAIT_SECONDS: z.coerce.number().int().min(1).max(600).default(20),
   NIGHTJAR_START_ANSWER_SECONDS: z.coerce.number().int().min(1).max(120).default(5),
+  NIGHTJAR_BROWSER_START_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
   NIGHTJAR_MAX_LIVE_SESSIONS: z.coerce.number().int().min(1).max(100_000).optional(),
   NIGHTJAR_ORG_MAX_LIVE_SESSIONS: z.coerce.number().int().min(1).max(100_000).default(16),
   // lifetimes (sessions/expiry.ts): the defaults, and the most a session may ask for
@@ -219,6 +220,8 @@ export type Config = {
     startQueueWaitMs: number
     /** how long POST /v1/sessions waits for the browser before answering 202 pending (Prefer: wait=N asks for longer) */
     startAnswerMs: number
+    /** a start not live this long fails (504 start_timeout): the operator's own pod start timeout plus 10 s */
+    startTimeoutMs: number
     /** pending + live sessions on this deployment */
     maxLiveSessions: number
     /** pending + live sessions per org */
@@ -357,6 +360,9 @@ function capacityDefaults(e: z.infer<typeof schema>): Config['capacity'] {
     startQueue: e.NIGHTJAR_START_QUEUE ?? startConcurrency * 4,
     startQueueWaitMs: e.NIGHTJAR_START_QUEUE_WAIT_SECONDS * 1000,
     startAnswerMs: e.NIGHTJAR_START_ANSWER_SECONDS * 1000,
+    // the operator fails a pod not ready in NIGHTJAR_BROWSER_START_TIMEOUT_SECONDS with a
+    // reason (StartTimeout); the api-server's own deadline is only the backstop behind it
+    startTimeoutMs: (e.NIGHTJAR_BROWSER_START_TIMEOUT_SECONDS + 10) * 1000,
     maxLiveSessions: e.NIGHTJAR_MAX_LIVE_SESSIONS ?? Math.min(64, Math.max(2, Math.floor(totalmem() / (384 * 2 ** 20)))),
     orgMaxLiveSessions: e.NIGHTJAR_ORG_MAX_LIVE_SESSIONS,
   }

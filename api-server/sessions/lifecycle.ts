@@ -41,7 +41,6 @@ export interface StartInput {
 
 export type { AuthStateDirectory, NetworkDirectory, ResolvedNetwork } from './directories.ts'
 
-const START_TIMEOUT_MS = 60_000
 
 /** What opening and ending sessions use (the app passes its Services, which has each). */
 export interface SessionDeps {
@@ -287,7 +286,7 @@ async function openStart(services: SessionDeps, { auth, input, admission, acting
       if (warmVersion && handOverAuthState && !(await handOverAuthState(created))) {
         throw errors.noAuthStateVersion()
       }
-      const obj = await watcher.waitForPhase(id, ['Live', 'Failed', 'Ended'], START_TIMEOUT_MS)
+      const obj = await watcher.waitForPhase(id, ['Live', 'Failed', 'Ended'], services.config.capacity.startTimeoutMs)
       if (obj.status?.phase !== 'Live') {
         podFailure = obj.status?.conditions?.find((c) => c.type === 'Ready')?.reason ?? 'PodFailed'
         throw errors.sessionStartFailed()
