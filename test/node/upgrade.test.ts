@@ -91,6 +91,8 @@ t.test('[ISSUE-38] helm upgrade from the previous release and helm rollback to i
   let stop = false
   const agentStart = performance.now()
   const timed = async (what: string, call: () => Promise<{ ok: boolean; status: number; detail: string }>) => {
+    // a call belongs to the window it began in: a start begun as a rollout settles may end in the next
+    const began = window
     const started = performance.now()
     let r: { ok: boolean; status: number | 'network'; detail: string }
     try {
@@ -98,7 +100,7 @@ t.test('[ISSUE-38] helm upgrade from the previous release and helm rollback to i
     } catch (e) {
       r = { ok: false, status: 'network', detail: String((e as Error).cause ?? (e as Error).message).slice(0, 200) }
     }
-    answers.push({ window, what, at: Math.round(started - agentStart), ms: performance.now() - started, ...r })
+    answers.push({ window: began, what, at: Math.round(started - agentStart), ms: performance.now() - started, ...r })
   }
   const rest = async (method: string, path: string, body?: unknown) => {
     const r = await fetch(apiUrl + path, { method, headers: { authorization: `Bearer ${apiKey}`, prefer: 'wait=90', ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined })
