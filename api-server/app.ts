@@ -102,6 +102,9 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
     bodyLimit: 1024 * 1024,
     // on close, idle keep-alive connections go at once; requests in flight finish (http/drain.ts bounds the wait)
     forceCloseConnections: 'idle',
+    // a request on a kept-alive connection once close() began is served as usual (its answer
+    // closes the connection, http/drain.ts), not refused with Fastify's 503
+    return503OnClosing: false,
     // a path that is not valid percent-encoded UTF-8 gets the one error shape, never the URL back
     frameworkErrors: (_err, _req, reply) => {
       const e = errors.invalidRequest('path is not valid percent-encoded UTF-8')

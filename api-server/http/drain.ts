@@ -1,8 +1,8 @@
 // Graceful shutdown of the HTTP server. First, for the shutdown delay, it goes on serving
 // while load balancers and kube-proxy stop sending it traffic: /readyz answers 503, every
-// answer says `connection: close`, so clients open new connections (which go elsewhere). Then it stops accepting, lets the requests in flight
-// finish (Fastify answers new requests on open connections with 503 meanwhile) and only
-// past the drain deadline cuts what is left. Why the delay: docs/upgrades.md#no-error-during-a-rollout
+// answer says `connection: close`, so clients open new connections (which go elsewhere). Then
+// it stops accepting, lets the requests in flight finish (a request arriving on an open
+// connection meanwhile is still served) and only past the drain deadline cuts what is left. Why the delay: docs/upgrades.md#no-error-during-a-rollout
 import type { FastifyInstance } from 'fastify'
 
 const draining = new WeakSet<FastifyInstance>()
