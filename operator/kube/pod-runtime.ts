@@ -37,6 +37,14 @@ export interface KubePodRuntimeOptions {
   pod: BrowserPodOptions
   /** started, unclaimed chromium pods kept ready (default 2; 0 = start on demand) */
   poolSize?: number
+  /**
+   * After a claim that leaves a warm pod in the pool, the refill waits this long (default
+   * 1 s, as the embedded runtime): a new pod's sandbox, network and Chromium launch take
+   * the node's cores for a second or more, while the session just claimed is in its first,
+   * latency-critical steps. A claim that empties the pool refills as soon as the warm
+   * claims in flight are configured.
+   */
+  poolRefillDelayMs?: number
   configureTimeoutMs?: number
   /** a session pod not Ready this long after creation/claim fails with StartTimeout (default 5 min) */
   startTimeoutMs?: number
@@ -126,6 +134,9 @@ export class KubePodRuntime implements PodRuntime {
   private checkingNodes = false
   private poolFailures = 0
   private refillTimer?: NodeJS.Timeout
+  private deferredRefill?: NodeJS.Timeout
+  /** warm claims whose configure is in flight (an empty pool waits for them before refilling) */
+  private warmConfiguring = 0
   private toppingUp = false
   private topUpAgain = false
   private started = false
@@ -174,6 +185,7 @@ export class KubePodRuntime implements PodRuntime {
     this.opts.nodes?.stop()
     if (this.nodeTimer) clearInterval(this.nodeTimer)
     if (this.refillTimer) clearTimeout(this.refillTimer)
+    if (this.deferredRefill) clearTimeout(this.deferredRefill)
     for (const t of this.deadlines.values()) clearTimeout(t)
     this.deadlines.clear()
     this.listeners.clear()
@@ -208,12 +220,19 @@ export class KubePodRuntime implements PodRuntime {
     if (config.browserKind === 'chromium') this.poolClaims[pooled ? 'hits' : 'misses']++
     let pod = pooled ?? (await this.createSessionPod(config, owner, launch))
     this.bySession.set(sid, pod.metadata.name)
-    this.refillPool()
+    const warm = !!pooled && isUp(pod)
+    if (warm) this.warmConfiguring++
+    this.refillAfterClaim()
     // a warm pod is configured right away, so the first reconcile can already say Live;
     // a starting one is configured when the informer sees it come up
-    if (isUp(pod) && !isConfigured(pod)) {
-      // the configured mark's own answer is the pod as it now stands: no read after it
-      pod = (await this.configure(pod)) ?? (await this.pods.get(pod.metadata.name)) ?? pod
+    try {
+      if (isUp(pod) && !isConfigured(pod)) {
+        // the configured mark's own answer is the pod as it now stands: no read after it
+        pod = (await this.configure(pod)) ?? (await this.pods.get(pod.metadata.name)) ?? pod
+      }
+    } finally {
+      // the last warm claim in flight is configured: the refill an empty pool waited for may start
+      if (warm && --this.warmConfiguring === 0) this.refillAfterClaim()
     }
     this.log.info({ session: sid, pod: pod.metadata.name, warm: pod.metadata.annotations?.[CLAIMED_AT] !== undefined }, 'browser pod assigned')
     return this.observation(sid, pod)
@@ -420,6 +439,23 @@ export class KubePodRuntime implements PodRuntime {
   // --- the pool ----------------------------------------------------------------------------
 
   /** keep poolSize unclaimed chromium pods; back off while pool pods keep failing */
+  /** a claim lets the session just claimed take its first steps on free cores (poolRefillDelayMs) */
+  private refillAfterClaim(): void {
+    const delayMs = this.opts.poolRefillDelayMs ?? 1000
+    if (delayMs <= 0) return this.refillPool()
+    const warmLeft = [...this.poolNames].some((n) => {
+      const p = this.informer.get(n)
+      return !!p && isUp(p) && !podFailure(p) && this.isCurrent(p) && this.nodeUsable(p)
+    })
+    if (!warmLeft) return this.warmConfiguring === 0 ? this.refillPool() : undefined
+    if (this.deferredRefill) return
+    this.deferredRefill = setTimeout(() => {
+      this.deferredRefill = undefined
+      this.refillPool()
+    }, delayMs)
+    this.deferredRefill.unref()
+  }
+
   private refillPool(): void {
     if (!this.started || this.closed || this.poolSize <= 0 || this.refillTimer) return
     const delay = this.poolFailures ? backoffDelay(this.poolFailures - 1, { initialMs: 1000, maxMs: 60_000, jitter: 0.2 }) : 0

@@ -23,7 +23,7 @@ const cond = (s: BrowserSession | undefined, type: string): Condition | undefine
 const podsOf = (api: FakeKubeApi, session: string) => api.list('pods', NS).filter((p) => p.metadata.labels?.[LABELS.session] === session)
 const writes = (api: FakeKubeApi) => api.requests.filter((r) => ['POST', 'PATCH', 'PUT', 'DELETE'].includes(r.method)).length
 
-async function setup(t: Test, opts: { poolSize?: number; autoKubelet?: boolean; operator?: boolean; startTimeoutMs?: number } = {}) {
+async function setup(t: Test, opts: { poolSize?: number; autoKubelet?: boolean; operator?: boolean; startTimeoutMs?: number; poolRefillDelayMs?: number } = {}) {
   const api = await startApi()
   const kubelet = await FakeKubelet.create(api, NS)
   if (opts.autoKubelet) kubelet.auto()
@@ -31,7 +31,7 @@ async function setup(t: Test, opts: { poolSize?: number; autoKubelet?: boolean; 
   const resources = kubeResources(kc, NS)
   const sessions = countingClient(resources.sessions)
   const newRuntime = (poolSize = opts.poolSize ?? 0) =>
-    new KubePodRuntime({ kc, namespace: NS, pod: { image: IMAGE, podApiPort: kubelet.podApiPort }, poolSize, informerBackoff: FAST, configureTimeoutMs: 5000, startTimeoutMs: opts.startTimeoutMs })
+    new KubePodRuntime({ kc, namespace: NS, pod: { image: IMAGE, podApiPort: kubelet.podApiPort }, poolSize, informerBackoff: FAST, configureTimeoutMs: 5000, startTimeoutMs: opts.startTimeoutMs, poolRefillDelayMs: opts.poolRefillDelayMs })
   const pods = newRuntime()
   await pods.start()
   const metrics = new RecordingMetrics()
@@ -182,6 +182,22 @@ t.test('warm pool: a session claims a ready pool pod (Live at once) and the pool
   const adopted = api.get('secrets', NS, `${first.metadata.name}-token`)!
   t.same(adopted.metadata.ownerReferences.map((r: Obj) => r.kind), ['BrowserSession'], 'its token Secret now belongs to the session')
   await waitFor(() => poolPods().length === 1 && poolPods()[0].metadata.name !== first.metadata.name, { what: 'pool refilled' })
+})
+
+t.test('[ISSUE-37] a claim that leaves a warm pod lets its session start before the refill; a claim that empties the pool refills once it is configured', async (t) => {
+  const { api, store, phase } = await setup(t, { poolSize: 2, autoKubelet: true, poolRefillDelayMs: 60_000 })
+  const poolPods = () => api.list('pods', NS).filter((p) => p.metadata.labels?.['nightjar.dev/pool'] === 'warm')
+  const podsCreated = () => api.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/pods')).length
+  await waitFor(() => poolPods().filter((p) => p.status?.phase === 'Running').length === 2, { what: 'two ready pool pods' })
+  const before = podsCreated()
+  await store.create(newSession('nsess_Defer1'))
+  await phase('nsess_Defer1', 'Live')
+  t.equal(podsCreated(), before, 'one warm pod is left: no new pod takes the cores while the claimed session starts')
+  t.equal(poolPods().length, 1)
+  await store.create(newSession('nsess_Defer2'))
+  await phase('nsess_Defer2', 'Live')
+  await waitFor(() => podsCreated() > before, { what: 'the emptied pool refilling' })
+  t.pass('the claim that emptied the pool refilled it once configured, without waiting for the delay')
 })
 
 t.test('a pod that never becomes ready fails its session at the start deadline', async (t) => {
