@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1.7
 # The browser pod for browserKind cloak: headful Chromium on Xvfb (browser-pod/cloak.ts).
 # Two images because only cloak needs the full browser and an X server: the headless image
-# the pooled sessions run is some 650 MB smaller. This one is built on it (Node, node_modules,
+# the pooled sessions run is about 540 MB smaller. This one is built on it (Node, node_modules,
 # fonts and sources are its layers, shared on a node) and adds Debian's chromium and xvfb.
 #   docker build -f docker/browser-pod-cloak.Dockerfile -t nightjar-browser-pod-cloak:0.2.0 .
 ARG BROWSER_POD_IMAGE=nightjar-browser-pod:0.2.0

@@ -1,12 +1,11 @@
 // The Dockerfiles cannot be built here (no Docker engine), so their checkable promises are
-// checked statically: a base image pinned by full version, a numeric non-root user, tini
-// as PID 1, the headless shell in the browser-pod image and full Chromium in the cloak one
-// built on it, and — the mistake a build would
-// otherwise reveal only at run time — each image's COPY list is exactly what its entry
-// point imports: every source file reached is COPY'd, and nothing is COPY'd that no
-// entry reaches (an operator image without the api-server's sessions code, a browser
-// pod without the api-server and the operator). Each .dockerignore is an allowlist of
-// the same paths, so the build context holds nothing else either.
+// checked statically: a pinned base, a numeric non-root user, tini as PID 1, the headless
+// shell in the browser-pod image and full Chromium in the cloak one built on it, and — the
+// mistake a build would otherwise reveal only at run time — each image's COPY list is
+// exactly what its entry point imports: every source file reached is COPY'd, and nothing
+// that no entry reaches (an operator image without the api-server's sessions code, a browser
+// pod without the api-server and the operator). Each .dockerignore is an allowlist of the
+// same paths, so the build context holds nothing else either.
 import { cpSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs'
 import { builtinModules } from 'node:module'
 import { tmpdir } from 'node:os'
