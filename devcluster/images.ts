@@ -1,4 +1,4 @@
-// Image import: the pause image made from fetch-kube's build of build/pause, and the three
+// Image import: the pause image made from fetch-kube's build of build/pause, and the four
 // product images scripts/images.mjs built with buildah, into every node's containerd (k8s.io
 // namespace). An image a containerd already holds with the same buildah image id is skipped,
 // so `up` on a running cluster imports only what changed.

@@ -1,11 +1,10 @@
 # syntax=docker/dockerfile:1.7
-# One browser pod: Chromium (Debian's package) behind the pod API and the egress gateway.
-# The operator creates these pods; see operator/kube/pod-spec.ts for how they run
-# (non-root, read-only root filesystem, /tmp, $HOME and /dev/shm as emptyDirs).
+# One headless browser pod: Debian's chromium-headless-shell behind the pod API and the egress
+# gateway; browserKind cloak pods run browser-pod-cloak.Dockerfile (this plus full Chromium).
+# The operator creates these pods; see operator/kube/pod-spec.ts for how they run.
 #   docker build -f docker/browser-pod.Dockerfile -t nightjar-browser-pod:0.2.0 .
-#
 # Base image pinned by full version tag; see api-server.Dockerfile for why not a digest.
-# Debian's chromium is not version-pinned: bookworm-security replaces old builds, so an
+# Debian's Chromium is not version-pinned: bookworm-security replaces old builds, so an
 # exact pin would stop building after the next browser security fix. Rebuild regularly.
 ARG NODE_IMAGE=node:24.9.0-bookworm-slim
 # The run stage is Debian slim with Node's binary alone: npm, yarn and corepack (npm alone
@@ -22,10 +21,24 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force \
 
 FROM ${RUNTIME_IMAGE}
 COPY --from=deps /usr/local/bin/node /usr/local/bin/node
+# What a headless pod never loads, left out of every package (dpkg path-exclude). Vulkan's
+# validation layer: a debugging aid Chromium loads only when asked (23 MB). Noto Serif CJK
+# (53 MB): CJK text falls back to Noto Sans CJK, never to boxes.
+RUN printf '%s\n' \
+      'path-exclude /usr/lib/chromium/libVkLayer_khronos_validation.so*' \
+      'path-exclude /usr/share/fonts/opentype/noto/NotoSerifCJK*' \
+      > /etc/dpkg/dpkg.cfg.d/nightjar-browser
+# Mesa's GPU drivers and the LLVM and Z3 they alone link (166 MB; x11-utils pulls them in):
+# the headless shell draws with its own SwiftShader, WebGL included, and never opens them.
+# A file of its own: the cloak image removes it and reinstalls them for Xvfb's GLX.
+RUN printf '%s\n' \
+      'path-exclude /usr/lib/*/dri/*' \
+      'path-exclude /usr/lib/*/libLLVM*' \
+      'path-exclude /usr/lib/*/libz3.so*' \
+      > /etc/dpkg/dpkg.cfg.d/nightjar-headless
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      chromium \
-      xvfb \
+      chromium-headless-shell \
       fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji \
       ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
@@ -43,8 +56,9 @@ COPY contracts ./contracts
 COPY crds ./crds
 COPY tunnel ./tunnel
 COPY telemetry ./telemetry
+# the binary itself: /usr/bin/chromium-headless-shell is a shell wrapper
 ENV NODE_ENV=production \
-    NIGHTJAR_CHROMIUM_PATH=/usr/bin/chromium \
+    NIGHTJAR_CHROMIUM_PATH=/usr/lib/chromium/chromium-headless-shell \
     HOME=/home/nightjar \
     TMPDIR=/tmp
 USER 10001:10001

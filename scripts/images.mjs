@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-// Builds the three images from docker/*.Dockerfile with buildah on a Node 24 base made here
+// Builds the four images from docker/*.Dockerfile with buildah on a Node 24 base made here
 // (debootstrap + pinned Node and npm), as a platform team without Docker Hub would. An image
 // whose input-digest label matches is not rebuilt; the machine's CA bundle is mounted into
 // RUN steps only, never a layer. Needs root, buildah, runc, debootstrap. Recipe: docs/cluster.md#how-the-binaries-are-built
-//   node scripts/images.mjs [api-server|operator|browser-pod …]   (default: all)
+//   node scripts/images.mjs [api-server|operator|browser-pod|browser-pod-cloak …]   (default: all)
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
@@ -22,7 +22,9 @@ const run = (cmd, args, opts = {}) => spawnSync(cmd, args, { encoding: 'utf8', m
 const have = (cmd) => run('sh', ['-c', `command -v ${cmd}`]).status === 0
 const sha256 = (data) => createHash('sha256').update(data).digest('hex')
 
-export const IMAGE_NAMES = ['api-server', 'operator', 'browser-pod']
+export const IMAGE_NAMES = ['api-server', 'operator', 'browser-pod', 'browser-pod-cloak']
+/** images built FROM another of ours (its BROWSER_POD_IMAGE build arg): that one is built first */
+const BUILT_ON = { 'browser-pod-cloak': 'browser-pod' }
 /** the chart's images.registry for these local images */
 export const REGISTRY = 'localhost'
 export const TAG = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version
@@ -182,6 +184,8 @@ function contextFiles(name) {
 function inputsDigest(name, baseId) {
   const h = createHash('sha256')
   h.update(`base ${baseId}\n`)
+  // built on another of our images: a new one of those makes this one stale too
+  if (BUILT_ON[name]) h.update(`on ${inspectImage(imageRef(BUILT_ON[name])).FromImageID}\n`)
   for (const f of [`docker/${name}.Dockerfile`, `docker/${name}.Dockerfile.dockerignore`, ...contextFiles(name)]) {
     h.update(`${f}\n`)
     h.update(readFileSync(join(root, f)))
@@ -209,7 +213,8 @@ function buildImage(name, digest) {
   const r = spawnSync('buildah', [
     'build', '--layers', '--network', 'host',
     '-f', `docker/${name}.Dockerfile`, '--ignorefile', `docker/${name}.Dockerfile.dockerignore`,
-    '--build-arg', `NODE_IMAGE=${baseRef}`, '--build-arg', `RUNTIME_IMAGE=${debianRef}`, ...mounts,
+    ...(BUILT_ON[name] ? ['--build-arg', `BROWSER_POD_IMAGE=${imageRef(BUILT_ON[name])}`] : ['--build-arg', `NODE_IMAGE=${baseRef}`, '--build-arg', `RUNTIME_IMAGE=${debianRef}`]),
+    ...mounts,
     '--label', `${INPUTS_LABEL}=${digest}`, '-t', imageRef(name), '.',
   ], { cwd: root, stdio: ['ignore', 2, 2] })
   if (r.status !== 0) fail(`buildah build of ${name} failed (exit ${r.status})`)
@@ -239,19 +244,24 @@ export function ensureImages(names = IMAGE_NAMES) {
     for (const ref of others) run('buildah', ['rmi', ref])
   }
   const baseId = `${inspectImage(baseRef).FromImageID} ${inspectImage(debianRef).FromImageID}`
+  // in IMAGE_NAMES order, with what an image is built on before it
+  const wanted = IMAGE_NAMES.filter((n) => names.includes(n) || names.some((m) => BUILT_ON[m] === n))
+  const replaced = []
   const out = {}
-  for (const name of names) {
+  for (const name of wanted) {
     const digest = inputsDigest(name, baseId)
     const have = inspectImage(imageRef(name))
     if (have?.OCIv1?.config?.Labels?.[INPUTS_LABEL] === digest) say(`${imageRef(name)} is up to date`)
     else {
       buildImage(name, digest)
-      // the image this one replaced, now untagged (buildah refuses while a container uses it)
-      if (have?.FromImageID && have.FromImageID !== inspectImage(imageRef(name))?.FromImageID) run('buildah', ['rmi', have.FromImageID])
+      if (have?.FromImageID && have.FromImageID !== inspectImage(imageRef(name))?.FromImageID) replaced.unshift(have.FromImageID)
     }
     const img = inspectImage(imageRef(name))
-    out[name] = { ref: imageRef(name), id: img.FromImageID, size: imageSize(imageRef(name)) }
+    if (names.includes(name)) out[name] = { ref: imageRef(name), id: img.FromImageID, size: imageSize(imageRef(name)) }
   }
+  // the images these replaced, now untagged; an image built on another goes first, as buildah
+  // keeps a parent while its child is there (and refuses while a container uses one)
+  for (const id of replaced) run('buildah', ['rmi', id])
   return out
 }
 

@@ -47,6 +47,8 @@ const schema = z.object({
   NIGHTJAR_SESSION_RETENTION_SECONDS: z.coerce.number().int().min(0).max(30 * 86400).default(3600),
   NIGHTJAR_WATCH_TIMEOUT_SECONDS: seconds.default(300),
   NIGHTJAR_BROWSER_IMAGE: z.string().min(1, 'is required (the browser-pod image)'),
+  /** browserKind cloak pods' image (full Chromium and Xvfb); unset: NIGHTJAR_BROWSER_IMAGE */
+  NIGHTJAR_BROWSER_CLOAK_IMAGE: z.string().min(1).optional(),
   NIGHTJAR_BROWSER_IMAGE_PULL_POLICY: z.enum(['Always', 'IfNotPresent', 'Never']).default('IfNotPresent'),
   NIGHTJAR_BROWSER_NODE_PORT: port.default(8090),
   NIGHTJAR_BROWSER_RESOURCES: json(z.object({ requests: resourceList.optional(), limits: resourceList.optional() }).strict()).optional(),
@@ -146,6 +148,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv, ownNamespace: string 
       : {}),
     browser: {
       image: e.NIGHTJAR_BROWSER_IMAGE,
+      ...(e.NIGHTJAR_BROWSER_CLOAK_IMAGE ? { cloakImage: e.NIGHTJAR_BROWSER_CLOAK_IMAGE } : {}),
       imagePullPolicy: e.NIGHTJAR_BROWSER_IMAGE_PULL_POLICY,
       podApiPort: e.NIGHTJAR_BROWSER_NODE_PORT,
       ...(e.NIGHTJAR_BROWSER_RESOURCES ? { resources: e.NIGHTJAR_BROWSER_RESOURCES } : {}),

@@ -68,7 +68,10 @@ export interface ResourceList {
 }
 
 export interface BrowserPodOptions {
+  /** the headless browser-pod image (docker/browser-pod.Dockerfile) */
   image: string
+  /** the image of browserKind cloak pods, with full Chromium and Xvfb (docker/browser-pod-cloak.Dockerfile); unset: `image` */
+  cloakImage?: string
   imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never'
   /** the pod API port inside the pod (default 8090) */
   podApiPort?: number
@@ -176,6 +179,11 @@ export function podTemplateHash(opts: BrowserPodOptions): string {
   return createHash('sha256').update(JSON.stringify(stable(opts))).digest('hex').slice(0, 16)
 }
 
+/** the image a pod of this kind runs: only cloak needs the full browser */
+export function imageFor(kind: BrowserKind, opts: Pick<BrowserPodOptions, 'image' | 'cloakImage'>): string {
+  return kind === 'cloak' && opts.cloakImage ? opts.cloakImage : opts.image
+}
+
 export function podApiPortOf(opts: BrowserPodOptions): number {
   return opts.podApiPort ?? DEFAULT_POD_API_PORT
 }
@@ -236,7 +244,7 @@ export function browserPodManifest(input: BrowserPodInput, opts: BrowserPodOptio
     containers: [
       {
         name: CONTAINER_NAME,
-        image: opts.image,
+        image: imageFor(input.browserKind, opts),
         imagePullPolicy: opts.imagePullPolicy ?? 'IfNotPresent',
         ports: [{ name: POD_API_PORT_NAME, containerPort: port, protocol: 'TCP' }],
         env,

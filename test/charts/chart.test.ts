@@ -10,6 +10,7 @@ import { parse } from 'yaml'
 import { HTTPRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute'
 import { loadConfig } from '../../api-server/config.ts'
 import { loadOperatorConfig } from '../../operator/kube/operator-config.ts'
+import { browserPodManifest } from '../../operator/kube/pod-spec.ts'
 import { CRD_FILES, ROOT } from '../operator/kube/helpers.ts'
 import { modelFor, structuralErrors, unknownFields } from '../operator/kube/openapi.ts'
 import { restrictedViolations } from '../operator/kube/pod-security.ts'
@@ -117,8 +118,27 @@ t.test('the env the chart renders is accepted by the processes that read it', as
     t.same(opCfg.browser.denyCidrs, values.browserPods.networkPolicy.denyCidrs, 'the gateway gets the NetworkPolicy deny floor')
     t.equal(opCfg.poolSize, values.browserPods.warmPoolSize)
     t.match(opCfg.browser.image, new RegExp(`/${values.images.browserPod}:`))
+    t.match(opCfg.browser.cloakImage, new RegExp(`/${values.images.browserPodCloak}:`))
     t.doesNotThrow(() => loadConfig(resolve(envOf(api))), 'the api-server accepts its env')
     t.equal(resolve(envOf(api)).NIGHTJAR_REPLICA_ADDRESS, 'http://10.1.2.3:8080', 'the replica address expands to the pod IP and the container port')
+  }
+})
+
+t.test('two browser images: the headless one for every kind but cloak, which gets the full browser', async (t) => {
+  const opEnv = (extra: string[]) => envOf(find(render(t, extra), 'Deployment', /operator$/)[0]?.spec.template.spec.containers[0] ?? {})
+  const defaults = opEnv([])
+  t.equal(defaults.NIGHTJAR_BROWSER_IMAGE, 'ghcr.io/nightjar-dev/nightjar-browser-pod:0.2.0', 'the headless image, tagged with the appVersion')
+  t.equal(defaults.NIGHTJAR_BROWSER_CLOAK_IMAGE, 'ghcr.io/nightjar-dev/nightjar-browser-pod-cloak:0.2.0', 'the cloak image beside it, from the same registry and tag')
+  const set = opEnv(['--set', 'images.registry=registry.example.com/platform', '--set', 'images.tag=9.9.9', '--set', 'images.browserPodCloak=my-cloak'])
+  t.equal(set.NIGHTJAR_BROWSER_CLOAK_IMAGE, 'registry.example.com/platform/my-cloak:9.9.9', 'images.browserPodCloak names it')
+  t.equal(set.NIGHTJAR_BROWSER_IMAGE, 'registry.example.com/platform/nightjar-browser-pod:9.9.9', 'and leaves the headless image alone')
+  const cfg = loadOperatorConfig({ NIGHTJAR_BROWSER_IMAGE: set.NIGHTJAR_BROWSER_IMAGE, NIGHTJAR_BROWSER_CLOAK_IMAGE: set.NIGHTJAR_BROWSER_CLOAK_IMAGE, NIGHTJAR_POD_NAME: 'op-0' }, RELEASE_NS)
+  const pod = (browserKind: 'chromium' | 'cloak') => (browserPodManifest({ name: 'p', namespace: RELEASE_NS, browserKind, tokenSecretName: 't', pool: true }, cfg.browser) as Obj).spec.containers[0].image
+  t.equal(pod('chromium'), set.NIGHTJAR_BROWSER_IMAGE, 'a chromium pod runs the headless image')
+  t.equal(pod('cloak'), 'registry.example.com/platform/my-cloak:9.9.9', 'a cloak pod runs the cloak image')
+  for (const bad of ['images.browserPodCloak=', 'images.browserPodClaok=x']) {
+    const r = helm(t, ['template', 'nj', CHART, '--set', bad])
+    t.notOk(r.ok, `the schema rejects ${bad}`)
   }
 })
 

@@ -1,12 +1,12 @@
 // The Dockerfiles cannot be built here (no Docker engine), so their checkable promises are
-// checked statically: a base image pinned by full version, a numeric non-root user, tini
-// as PID 1, Debian chromium in the browser-pod image, and — the mistake a build would
-// otherwise reveal only at run time — each image's COPY list is exactly what its entry
-// point imports: every source file reached is COPY'd, and nothing is COPY'd that no
-// entry reaches (an operator image without the api-server's sessions code, a browser
-// pod without the api-server and the operator). Each .dockerignore is an allowlist of
-// the same paths, so the build context holds nothing else either.
-import { cpSync, existsSync, lstatSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs'
+// checked statically: a pinned base, a numeric non-root user, tini as PID 1, the headless
+// shell in the browser-pod image and full Chromium in the cloak one built on it, and — the
+// mistake a build would otherwise reveal only at run time — each image's COPY list is
+// exactly what its entry point imports: every source file reached is COPY'd, and nothing
+// that no entry reaches (an operator image without the api-server's sessions code, a browser
+// pod without the api-server and the operator). Each .dockerignore is an allowlist of the
+// same paths, so the build context holds nothing else either.
+import { cpSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs'
 import { builtinModules } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
@@ -81,6 +81,23 @@ function packagesOf(files: readonly string[]): string[] {
 const depsList = (image: string) =>
   readFileSync(`${ROOT}docker/${image}.deps`, 'utf8').split('\n').map((l) => l.replace(/#.*/, '').trim()).filter(Boolean).sort()
 
+/** the packages a Dockerfile's `apt-get install`s name (a --reinstall left out) */
+function aptPackages(text: string): string[] {
+  const runs = [...text.replace(/\\\n/g, ' ').matchAll(/apt-get install ([^&\n]*)/g)].map((m) => m[1]!)
+  return runs.filter((r) => !r.includes('--reinstall')).flatMap((r) => r.split(/\s+/).filter((w) => w && !w.startsWith('-')))
+}
+
+/** the dpkg path-exclude patterns a Dockerfile writes, by file under /etc/dpkg/dpkg.cfg.d/ */
+function dpkgExcludes(text: string): Record<string, string[]> {
+  const out: Record<string, string[]> = {}
+  for (const m of text.replace(/\\\n/g, ' ').matchAll(/printf '%s\\n'((?:\s+'[^']*')+)\s*> \/etc\/dpkg\/dpkg\.cfg\.d\/(\S+)/g)) {
+    out[m[2]!] = [...m[1]!.matchAll(/'path-exclude ([^']+)'/g)].map((x) => x[1]!)
+  }
+  return out
+}
+/** dpkg matches path-exclude globs with fnmatch without FNM_PATHNAME: `*` crosses `/` */
+const globMatches = (glob: string, path: string) => new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`).test(path)
+
 const covers = (source: string, file: string) => file === source || file.startsWith(`${source}/`)
 
 for (const [image, { entries, dispatcherOnly }] of Object.entries(IMAGES)) {
@@ -100,7 +117,13 @@ for (const [image, { entries, dispatcherOnly }] of Object.entries(IMAGES)) {
       t.notMatch(text, /tini/, 'no tini')
     } else t.match(text, /^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m, 'tini as PID 1')
     t.match(text, /npm ci --omit=dev/, 'production dependencies from the lock file')
-    if (image === 'browser-pod') t.match(text, /apt-get install[^\n]*\\\n\s+chromium/, 'Debian chromium')
+    if (image === 'browser-pod') {
+      const installed = aptPackages(text)
+      t.ok(installed.includes('chromium-headless-shell'), 'Debian’s chromium-headless-shell')
+      t.same(installed.filter((p) => ['chromium', 'xvfb'].includes(p)), [], 'not full Chromium or Xvfb: only the cloak image has those')
+      t.match(text, /NIGHTJAR_CHROMIUM_PATH=\/usr\/lib\/chromium\/chromium-headless-shell /, 'the binary itself, not /usr/bin’s shell wrapper')
+      for (const p of ['fonts-liberation', 'fonts-noto-core', 'fonts-noto-cjk', 'fonts-noto-color-emoji']) t.ok(installed.includes(p), `${p} installed`)
+    }
 
     const copies = [...text.matchAll(/^COPY (?!--from)(\S+) \.\/(\S*)$/gm)].map((m) => ({ source: m[1].replace(/\/$/, ''), dest: m[2].replace(/\/$/, '') }))
     for (const { source, dest } of copies) {
@@ -133,6 +156,75 @@ for (const [image, { entries, dispatcherOnly }] of Object.entries(IMAGES)) {
     for (const never of ['**/node_modules', '**/.env', '**/*.pem', '**/*.key']) t.ok(last(never), `${never} stays out, even inside what is let in`)
   })
 }
+
+t.test('docker/browser-pod.Dockerfile leaves out only what a headless pod never loads', async (t) => {
+  const text = readFileSync(`${ROOT}docker/browser-pod.Dockerfile`, 'utf8')
+  const excludes = dpkgExcludes(text)
+  t.same(Object.keys(excludes).sort(), ['nightjar-browser', 'nightjar-headless'], 'two dpkg exclusion files')
+  const at = (s: string) => text.indexOf(s)
+  t.ok(at('/etc/dpkg/dpkg.cfg.d/nightjar-headless') > 0 && at('/etc/dpkg/dpkg.cfg.d/nightjar-headless') < at('apt-get install'), 'written before apt-get install, so they apply to it')
+  const all = Object.values(excludes).flat()
+  const out = (path: string) => all.some((g) => globMatches(g, path))
+  for (const path of [
+    '/usr/lib/chromium/libVkLayer_khronos_validation.so',
+    '/usr/lib/chromium/libVkLayer_khronos_validation.so.TOC',
+    '/usr/share/fonts/opentype/noto/NotoSerifCJK-Regular.ttc',
+    '/usr/share/fonts/opentype/noto/NotoSerifCJK-Bold.ttc',
+    '/usr/lib/x86_64-linux-gnu/dri/swrast_dri.so',
+    '/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1',
+    '/usr/lib/x86_64-linux-gnu/libz3.so.4',
+  ]) t.ok(out(path), `${path} is left out`)
+  // what Chromium loads: its resources, ICU data, locales, SwiftShader (its GL, WebGL
+  // included), its Vulkan loader; the fonts that render text; libgbm, which it links
+  for (const path of [
+    '/usr/lib/chromium/chromium-headless-shell',
+    '/usr/lib/chromium/resources.pak',
+    '/usr/lib/chromium/headless_lib_data.pak',
+    '/usr/lib/chromium/icudtl.dat',
+    '/usr/lib/chromium/v8_context_snapshot.bin',
+    '/usr/lib/chromium/locales/en-US.pak',
+    '/usr/lib/chromium/libvk_swiftshader.so',
+    '/usr/lib/chromium/vk_swiftshader_icd.json',
+    '/usr/lib/chromium/libvulkan.so.1',
+    '/usr/lib/chromium/libEGL.so',
+    '/usr/lib/chromium/libGLESv2.so',
+    '/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc',
+    '/usr/share/fonts/truetype/noto/NotoColorEmoji.ttf',
+    '/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf',
+    '/usr/share/fonts/truetype/noto/NotoSans-Regular.ttf',
+    '/usr/lib/x86_64-linux-gnu/libgbm.so.1',
+  ]) t.notOk(out(path), `${path} stays`)
+})
+
+t.test('docker/browser-pod-cloak.Dockerfile: the browser-pod image plus full Chromium and Xvfb', async (t) => {
+  const text = readFileSync(`${ROOT}docker/browser-pod-cloak.Dockerfile`, 'utf8')
+  const headless = readFileSync(`${ROOT}docker/browser-pod.Dockerfile`, 'utf8')
+  const version = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')).version
+  t.equal(/^ARG BROWSER_POD_IMAGE=(\S+)$/m.exec(text)?.[1], `nightjar-browser-pod:${version}`, 'built on this release’s browser-pod image')
+  t.same(text.split('\n').filter((l) => l.startsWith('FROM ')), ['FROM ${BROWSER_POD_IMAGE}'], 'and on nothing else: its Node, node_modules, fonts and sources are that image’s layers')
+  const installed = aptPackages(text)
+  t.ok(installed.includes('chromium') && installed.includes('xvfb'), 'Debian chromium and xvfb')
+  t.match(text, /^ENV NIGHTJAR_CHROMIUM_PATH=\/usr\/bin\/chromium$/m, 'runs full Chromium')
+  t.match(headless, /> \/etc\/dpkg\/dpkg\.cfg\.d\/nightjar-headless$/m)
+  t.match(text, /rm \/etc\/dpkg\/dpkg\.cfg\.d\/nightjar-headless /, 'drops the headless image’s Mesa exclusions before installing')
+  t.match(text, /--reinstall[^&]*libgl1-mesa-dri/, 'and reinstalls the Mesa those emptied (Xvfb’s GLX)')
+  const users = [...text.matchAll(/^USER (\S+)$/gm)].map((m) => m[1])
+  t.equal(users.at(-1), '10001:10001', 'ends as the numeric non-root user')
+  t.notMatch(text, /^(ENTRYPOINT|CMD) /m, 'the browser-pod image’s entry point: the pod process as PID 1, no init')
+  t.notMatch(text, /^(COPY|ADD) /m, 'adds no files of its own')
+  const ignore = readFileSync(`${ROOT}docker/browser-pod-cloak.Dockerfile.dockerignore`, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'))
+  t.equal(ignore[0], '*', '.dockerignore is an allowlist')
+  t.same(ignore.filter((l) => l.startsWith('!')), [], 'of nothing: the build context is empty')
+  for (const never of ['**/node_modules', '**/.env', '**/*.pem', '**/*.key']) t.ok(ignore.includes(never), `${never} stays out`)
+})
+
+t.test('scripts/images.mjs builds every Dockerfile, the cloak image after the one it is built on', async (t) => {
+  const { IMAGE_NAMES } = await import('../../scripts/images.mjs' as string)
+  const dockerfiles = readdirSync(`${ROOT}docker`).filter((f) => f.endsWith('.Dockerfile')).map((f) => f.replace(/\.Dockerfile$/, '')).sort()
+  t.same([...IMAGE_NAMES].sort(), dockerfiles, 'one image for each docker/*.Dockerfile')
+  t.ok(IMAGE_NAMES.indexOf('browser-pod') < IMAGE_NAMES.indexOf('browser-pod-cloak'), 'browser-pod first')
+  t.same(Object.keys(IMAGES).sort(), dockerfiles.filter((d) => d !== 'browser-pod-cloak'), 'every other image has its sources and deps checked above')
+})
 
 // What a build would do, on this machine's node_modules: copy the image's sources, prune a
 // copy of node_modules (hard links: no data copied) to the image's list, and load every

@@ -92,6 +92,27 @@ t.test('a pool pod: the pool label, no owner, minimal options', async (t) => {
   t.notOk(pod.spec.containers[0].env.some((e: Obj) => e.name === 'NIGHTJAR_DENY_CIDRS'))
 })
 
+t.test('the image by browserKind: cloak pods run the cloak image (full Chromium, Xvfb), every other the headless one', async (t) => {
+  const opts = { image: 'reg/nightjar-browser-pod:1', cloakImage: 'reg/nightjar-browser-pod-cloak:1' }
+  const imageOf = (browserKind: 'chromium' | 'cloak', o: BrowserPodOptions) => {
+    const pod = browserPodManifest({ name: `nightjar-browser-${browserKind}`, namespace: 'ns', browserKind, tokenSecretName: 't', owner, labels: { 'nightjar.dev/session': 'nsess_X' } }, o) as Obj
+    validPod(t, pod)
+    return pod.spec.containers[0].image
+  }
+  t.equal(imageOf('chromium', opts), 'reg/nightjar-browser-pod:1', 'chromium: the headless image')
+  t.equal(imageOf('cloak', opts), 'reg/nightjar-browser-pod-cloak:1', 'cloak: the cloak image')
+  const pool = browserPodManifest({ name: 'nightjar-browser-pool1', namespace: 'ns', browserKind: 'chromium', tokenSecretName: 't', pool: true }, opts) as Obj
+  t.equal(pool.spec.containers[0].image, 'reg/nightjar-browser-pod:1', 'warm pool pods (chromium) run the headless image')
+  t.equal(imageOf('cloak', { image: 'reg/one:1' }), 'reg/one:1', 'no cloak image configured: cloak pods run the one image, as before')
+
+  const env = { NIGHTJAR_BROWSER_IMAGE: 'reg/nightjar-browser-pod:1', NIGHTJAR_POD_NAME: 'op-0' }
+  t.equal(loadOperatorConfig(env, 'ns').browser.cloakImage, undefined, 'NIGHTJAR_BROWSER_CLOAK_IMAGE unset: no cloak image')
+  const cfg = loadOperatorConfig({ ...env, NIGHTJAR_BROWSER_CLOAK_IMAGE: 'reg/nightjar-browser-pod-cloak:1' }, 'ns')
+  t.equal(imageOf('cloak', cfg.browser), 'reg/nightjar-browser-pod-cloak:1', 'NIGHTJAR_BROWSER_CLOAK_IMAGE reaches cloak pods')
+  t.equal(imageOf('chromium', cfg.browser), 'reg/nightjar-browser-pod:1', 'and not chromium pods')
+  t.throws(() => loadOperatorConfig({ ...env, NIGHTJAR_BROWSER_CLOAK_IMAGE: '' }, 'ns'), /NIGHTJAR_BROWSER_CLOAK_IMAGE/, 'set but empty is an error, not the default')
+})
+
 t.test('the token Secret: immutable, base64, labelled, optionally owned', async (t) => {
   const secret = tokenSecretManifest({ name: 'p-token', namespace: 'ns', podName: 'p', token: 'tok-123', owner }) as Obj
   t.doesNotThrow(() => new Secret(secret as never).validate())
