@@ -15,7 +15,7 @@ import { execFileSync, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import { request as httpsRequest } from 'node:https'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { once } from 'node:events'
 import { browserPodManifest, tokenSecretManifest, type BrowserPodOptions } from '../operator/kube/pod-spec.ts'
@@ -130,9 +130,13 @@ async function startTimes(kubectl: ReturnType<typeof kubectlOn>, ns: string): Pr
   return [
     row(`real node: Pod created → Ready (kubelet, containerd, runc; probes) — ${ratio.toFixed(2)}× the host process (target ≤ 1.5×)`, pod),
     row('  of which created → container running (schedule, sandbox, network, container)', toRunning),
-    row('baseline: the same program as a host process, spawn → ready (what the test node runs)', host),
+    row(`baseline: the same program as a host process, spawn → ready (what the test node runs; ${hostBrowser() === HEADLESS_SHELL ? 'chromium-headless-shell, as the image' : 'full Chromium: apt-get install chromium-headless-shell for the image\'s browser'})`, host),
   ]
 }
+
+/** the browser the image runs for headless sessions (Debian's chromium-headless-shell), when this machine has it */
+const HEADLESS_SHELL = '/usr/lib/chromium/chromium-headless-shell'
+const hostBrowser = () => (existsSync(HEADLESS_SHELL) ? HEADLESS_SHELL : '/usr/bin/chromium')
 
 /** `node browser-pod/main.ts` on this machine, spawn → its ready line */
 async function hostProcessStart(): Promise<number> {
@@ -140,7 +144,7 @@ async function hostProcessStart(): Promise<number> {
   // as root, as the embedded runtime runs it: a uid of its own (Chromium's sandbox refuses root)
   const user = podUsers.acquire(`bench-pod-${process.pid}-${randomBytes(4).toString('hex')}`)
   const child = spawn(process.execPath, [join(ROOT, 'browser-pod/main.ts')], {
-    env: { ...process.env, ...(user ? { HOME: user.home, TMPDIR: user.home } : {}), NIGHTJAR_NODE_TOKEN: randomBytes(24).toString('base64url'), NIGHTJAR_NODE_PORT: '0', NIGHTJAR_NODE_HOST: '127.0.0.1', NIGHTJAR_CHROMIUM_PATH: '/usr/bin/chromium' },
+    env: { ...process.env, ...(user ? { HOME: user.home, TMPDIR: user.home } : {}), NIGHTJAR_NODE_TOKEN: randomBytes(24).toString('base64url'), NIGHTJAR_NODE_PORT: '0', NIGHTJAR_NODE_HOST: '127.0.0.1', NIGHTJAR_CHROMIUM_PATH: hostBrowser() },
     stdio: ['pipe', 'pipe', 'ignore'],
     ...(user ? { uid: user.uid, gid: user.gid } : {}),
   })

@@ -23,6 +23,7 @@ import { clusterUp, KUBECTL, kubectlOn, NODE_NAME, ROOT } from './real-cluster.t
 import { dumpAllTables } from '../helpers/db.ts'
 import { PRODUCT_VERSION as TAG } from '../../contracts/version.ts'
 import { freshDatabase, helmEnv, readmeInstall, rolledOut } from './install.ts'
+import { browserPodManifest, tokenSecretManifest } from '../../operator/kube/pod-spec.ts'
 import { INSIDE_PROBE, podProcesses, processFacts, readAs, seccompFiltersOf, type ChromiumProcess, type InsideProcess } from '../helpers/sandbox-probe.ts'
 
 // the first `up` on a machine builds kubelet, kube-proxy, kube-scheduler and the images
@@ -57,20 +58,51 @@ t.teardown(() => {
   spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, 'delete', 'namespace', ns, '--wait=false'], { stdio: 'ignore' })
 })
 
-t.test('the node is Ready and holds the three images, with their sizes as the kubelet reports them', async (t) => {
-  const node = JSON.parse(kubectl(['get', 'node', NODE_NAME, '-o', 'json']))
+t.test('the node is Ready and holds the four images, with their sizes as the kubelet reports them', async (t) => {
+  // the images' size bounds: each image holds what its program imports and nothing more
+  // (the operator's grew by OpenTelemetry's trace SDK and exporters, about 25 MB); the
+  // headless browser image is Chromium's headless shell, the cloak one adds full Chromium
+  const bound: Record<string, number> = { 'api-server': 350, operator: 280, 'browser-pod': 750, 'browser-pod-cloak': 1350 }
+  type Image = { names: string[] | null; sizeBytes: number }
+  const find = (images: Image[], name: string) => images.find((i) => (i.names ?? []).some((n) => n.endsWith(`/nightjar-${name}:${TAG}`)))
+  // the kubelet lists its images from a cache it refreshes every 30 s: an image imported into
+  // a running node (`up` again) shows up there within a minute
+  const node = await waitFor(() => {
+    const n = JSON.parse(kubectl(['get', 'node', NODE_NAME, '-o', 'json']))
+    return Object.keys(bound).every((name) => find(n.status.images ?? [], name)) ? n : undefined
+  }, { timeoutMs: 90_000, intervalMs: 1000, what: 'the node listing the four images' })
   const ready = node.status.conditions.find((c: { type: string }) => c.type === 'Ready')
   t.equal(ready?.status, 'True', 'node Ready')
-  const images = node.status.images as { names: string[] | null; sizeBytes: number }[]
-  // the images' size bounds: each image holds what its program imports and nothing more
-  // (the operator's grew by OpenTelemetry's trace SDK and exporters, about 25 MB)
-  const bound: Record<string, number> = { 'api-server': 350, operator: 280, 'browser-pod': 1200 }
-  for (const name of ['api-server', 'operator', 'browser-pod']) {
-    const img = images.find((i) => (i.names ?? []).some((n) => n.includes(`/nightjar-${name}:`)))
-    t.ok(img, `nightjar-${name} is in containerd's store`)
-    const mb = Math.round((img?.sizeBytes ?? Infinity) / 1e6)
-    t.ok(mb <= bound[name]!, `nightjar-${name}: ${mb} MB as the node reports it (≤ ${bound[name]} MB)`)
+  for (const name of Object.keys(bound)) {
+    const mb = Math.round((find(node.status.images, name)?.sizeBytes ?? Infinity) / 1e6)
+    t.ok(mb <= bound[name]!, `nightjar-${name}:${TAG}: ${mb} MB as the node reports it (≤ ${bound[name]} MB)`)
   }
+})
+
+t.test('a cloak browser pod runs the cloak image: full Chromium, headful on its own Xvfb display, as uid 10001', async (t) => {
+  // the headless image has neither; the operator picks the image by the session's browserKind
+  const name = 'cloak'
+  kubectl(['apply', '-f', '-'], JSON.stringify(tokenSecretManifest({ name: `${name}-token`, namespace: ns, podName: name, token: randomBytes(24).toString('base64url') })))
+  const images = { image: `localhost/nightjar-browser-pod:${TAG}`, cloakImage: `localhost/nightjar-browser-pod-cloak:${TAG}`, imagePullPolicy: 'Never' as const }
+  kubectl(['apply', '-f', '-'], JSON.stringify(browserPodManifest({ name, namespace: ns, browserKind: 'cloak', tokenSecretName: `${name}-token` }, images)))
+  await waitFor(podReady(name), { timeoutMs: 180_000, intervalMs: 500, what: 'the cloak pod Ready (its browser launched)' })
+  const pod = JSON.parse(kubectl(['-n', ns, 'get', 'pod', name, '-o', 'json']))
+  t.match(pod.status.containerStatuses[0].image, /nightjar-browser-pod-cloak:/, 'from the cloak image')
+  const procs = podProcesses(pod.metadata.uid).map((pid) => {
+    try {
+      return { uid: /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1], cmd: readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0') }
+    } catch {
+      return undefined // gone meanwhile
+    }
+  }).filter((p): p is { uid: string | undefined; cmd: string[] } => p !== undefined && p.cmd[0] !== '/pause') // the pod's sandbox holder runs as its own user
+  const xvfb = procs.find((p) => p.cmd[0] === 'Xvfb')
+  const browser = procs.find((p) => p.cmd[0] === '/usr/lib/chromium/chromium' && !p.cmd.some((a) => a.startsWith('--type=')))
+  t.ok(xvfb, 'Xvfb runs in the pod')
+  t.ok(browser, 'full Chromium\'s browser process runs in the pod')
+  t.notOk(browser?.cmd.includes('--headless'), 'headful, not headless')
+  t.ok(browser?.cmd.includes('--ozone-platform=x11'), 'drawing on the X display')
+  t.same([...new Set(procs.map((p) => p.uid))], ['10001'], 'every process of the pod runs as uid 10001')
+  kubectl(['-n', ns, 'delete', 'pod', name, '--wait=false'])
 })
 
 t.test('a restricted container runs as uid 10001 with seccomp, no capabilities and a read-only root, read from inside it', async (t) => {
