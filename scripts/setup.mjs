@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Zero-dependency setup run by `npm start` and `npm test`: installs what a fresh machine
-// lacks (Node 24, npm dependencies, Debian chromium and xvfb, iproute2, and search
+// lacks (Node 24, npm dependencies, Debian chromium, chromium-headless-shell and xvfb, iproute2, and search
 // permission above the checkout for embedded Postgres's user) and is a fast no-op when
 // everything is there.
 import { execFileSync, spawnSync } from 'node:child_process'
@@ -64,6 +64,8 @@ function ensureSystemPackages() {
   const chromium = process.env.NIGHTJAR_CHROMIUM_PATH || '/usr/bin/chromium'
   const missing = []
   if (!existsSync(chromium)) missing.push('chromium')
+  // what the browser-pod image runs for headless sessions: the test node runs that image's program
+  if (!existsSync('/usr/lib/chromium/chromium-headless-shell')) missing.push('chromium-headless-shell')
   if (!have('Xvfb')) missing.push('xvfb')
   if (!have('ip')) missing.push('iproute2')
   if (missing.length) aptInstall(missing, 'browser pods, cloak sessions and network tests need them')

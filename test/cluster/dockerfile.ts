@@ -75,12 +75,15 @@ function envPairs(rest: string): [string, string][] {
   return out
 }
 
-export function parseDockerfile(text: string): Omit<ImageConfig, 'dockerfile' | 'name' | 'digest'> {
+export function parseDockerfile(text: string, base?: Omit<ImageConfig, 'dockerfile' | 'name' | 'digest'>): Omit<ImageConfig, 'dockerfile' | 'name' | 'digest'> {
   const ins = instructions(text)
   let start = 0
   ins.forEach((i, n) => { if (i.op === 'FROM') start = n })
-  const cfg: Omit<ImageConfig, 'dockerfile' | 'name' | 'digest'> = { env: [], entrypoint: [], cmd: [], workdir: '/' }
-  for (const { op, rest } of ins.slice(start)) {
+  // a final stage FROM another of the repository's images starts from that image's config
+  const cfg: Omit<ImageConfig, 'dockerfile' | 'name' | 'digest'> = base
+    ? { env: [...base.env], entrypoint: [...base.entrypoint], cmd: [...base.cmd], workdir: base.workdir, ...(base.user ? { user: { ...base.user } } : {}) }
+    : { env: [], entrypoint: [], cmd: [], workdir: '/' }
+  for (const { op, rest } of ins.slice(start + 1)) {
     if (op === 'ENV') cfg.env.push(...envPairs(rest))
     else if (op === 'WORKDIR') cfg.workdir = rest.startsWith('/') ? rest : join(cfg.workdir, rest)
     else if (op === 'ENTRYPOINT') { cfg.entrypoint = commandForm(rest); cfg.cmd = [] } // Docker: ENTRYPOINT resets an inherited CMD
@@ -106,12 +109,27 @@ export function resolveImage(repoRoot: string, ref: string): ImageConfig {
     throw new ImageError(`image "${ref}": no docker/${name || '?'}.Dockerfile in the repository (the test node runs only the repository's images)`)
   }
   const text = readFileSync(dockerfile, 'utf8')
-  const digest = createHash('sha256').update(text).digest('hex')
+  const from = baseImage(text)
+  const base = from && imageName(from) !== name && existsSync(join(repoRoot, 'docker', `${imageName(from)}.Dockerfile`)) ? resolveImage(repoRoot, from) : undefined
+  const digest = createHash('sha256').update(text).update(base?.digest ?? '').digest('hex')
   const hit = cache.get(dockerfile)
   if (hit && hit.digest === digest) return hit
-  const cfg: ImageConfig = { ...parseDockerfile(text), dockerfile, name, digest }
+  const cfg: ImageConfig = { ...parseDockerfile(text, base), dockerfile, name, digest }
   cache.set(dockerfile, cfg)
   return cfg
+}
+
+/** the final stage's FROM, with `${ARG}` taken from the ARG defaults declared before it */
+function baseImage(text: string): string | undefined {
+  const args = new Map<string, string>()
+  let from: string | undefined
+  for (const { op, rest } of instructions(text)) {
+    if (op === 'ARG') {
+      const m = /^([\w.-]+)=(.*)$/.exec(rest)
+      if (m) args.set(m[1], unquote(m[2]))
+    } else if (op === 'FROM') from = rest.split(/\s+/)[0]
+  }
+  return from?.replace(/\$\{?([\w.-]+)\}?/g, (_, n: string) => args.get(n) ?? '')
 }
 
 /**

@@ -254,7 +254,7 @@ export class PodWorker {
     this.startTime = this.pod.status?.startTime ?? now()
     this.requestStatus()
     try {
-      const fakeImage = this.ctx.fake && imageName(this.pod.spec.containers[0]?.image ?? '') === 'browser-pod'
+      const fakeImage = this.ctx.fake && ['browser-pod', 'browser-pod-cloak'].includes(imageName(this.pod.spec.containers[0]?.image ?? ''))
       if (fakeImage) return await this.runFake()
       await this.retry('sandbox', () => (this.setup = this.createSandbox()))
       await this.retry('volumes', () => this.volumes.prepare())
