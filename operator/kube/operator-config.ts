@@ -170,7 +170,6 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv, ownNamespace: string 
       tunnelUrl: e.NIGHTJAR_TUNNEL_URL,
       // browser pods trace as the operator does (the standard OTEL_* variables), never with its headers
       ...(tracingRequested(env) && e.NIGHTJAR_BROWSER_TRACING === 'true' ? { tracingEnv: podTracingEnv(env) } : {}),
-      startupTimeoutSeconds: e.NIGHTJAR_BROWSER_START_TIMEOUT_SECONDS,
     },
   }
 }

@@ -117,6 +117,8 @@ export class KubePodRuntime implements PodRuntime {
   private readonly configuring = new Map<string, Promise<PodResource | undefined>>()
   private readonly lastPhase = new Map<string, PodPhase>()
   private readonly deadlines = new Map<string, NodeJS.Timeout>()
+  /** pool pod name → its start deadline: a pool pod that never comes up is replaced */
+  private readonly poolDeadlines = new Map<string, NodeJS.Timeout>()
   private readonly goneWaiters = new Map<string, Set<() => void>>()
   private readonly listeners = new Set<(sessionId: string) => void>()
   /** session id → when the api-server had no pod for it (findPod) */
@@ -188,6 +190,8 @@ export class KubePodRuntime implements PodRuntime {
     if (this.deferredRefill) clearTimeout(this.deferredRefill)
     for (const t of this.deadlines.values()) clearTimeout(t)
     this.deadlines.clear()
+    for (const t of this.poolDeadlines.values()) clearTimeout(t)
+    this.poolDeadlines.clear()
     this.listeners.clear()
     for (const set of this.goneWaiters.values()) for (const w of set) w()
     this.goneWaiters.clear()
@@ -503,6 +507,7 @@ export class KubePodRuntime implements PodRuntime {
     const sid = sessionOf(pod)
     if (sid) {
       this.poolNames.delete(name)
+      this.clearPoolDeadline(name)
       this.bySession.set(sid, name)
       this.uncertainClaims.delete(sid)
       this.freshMisses.delete(sid)
@@ -526,7 +531,35 @@ export class KubePodRuntime implements PodRuntime {
       this.log.info({ pod: name }, 'pool pod made under earlier settings; replacing')
       void this.pods.delete(name).catch((e) => this.log.warn({ pod: name, err: errText(e) }, 'could not delete an outdated pool pod'))
       this.refillPool()
-    } else if (isUp(pod)) this.poolFailures = 0
+    } else if (isUp(pod)) {
+      this.poolFailures = 0
+      this.clearPoolDeadline(name)
+    } else if (!failure) this.armPoolDeadline(pod)
+  }
+
+  /**
+   * A pool pod not up by its start deadline (browserPods.startTimeoutSeconds) is marked
+   * StartTimeout, and so replaced like any pool pod that failed. A session's pod has its
+   * own deadline (armDeadline); a pool pod's is this one, not a kubelet probe.
+   */
+  private armPoolDeadline(pod: PodResource): void {
+    const name = pod.metadata.name
+    if (this.poolDeadlines.has(name) || this.closed) return
+    const delay = Math.max(0, startDeadline(pod, this.startTimeoutMs) - this.now().getTime()) + 50
+    const timer = setTimeout(() => {
+      this.poolDeadlines.delete(name)
+      const p = this.informer.get(name)
+      if (!p || sessionOf(p) || isUp(p) || podFailure(p)) return
+      void this.markFailed(p, 'StartTimeout', `warm-pool browser pod ${name} was not ready within ${Math.round(this.startTimeoutMs / 1000)} s`)
+    }, delay)
+    timer.unref()
+    this.poolDeadlines.set(name, timer)
+  }
+
+  private clearPoolDeadline(name: string): void {
+    const t = this.poolDeadlines.get(name)
+    if (t) clearTimeout(t)
+    this.poolDeadlines.delete(name)
   }
 
   private templateHash: string | undefined
@@ -543,6 +576,7 @@ export class KubePodRuntime implements PodRuntime {
     this.unreachableSince.delete(name)
     this.lostPods.delete(name)
     this.drainedPool.delete(name)
+    this.clearPoolDeadline(name)
     for (const w of this.goneWaiters.get(name) ?? []) w()
     this.goneWaiters.delete(name)
     if (this.poolNames.delete(name)) this.refillPool()

@@ -211,6 +211,17 @@ t.test('a pod that never becomes ready fails its session at the start deadline',
   await waitFor(() => podsOf(api, id).length === 0, { what: 'pod removed' })
 })
 
+t.test('[ISSUE-37] a pool pod that never comes up is replaced at its start deadline (no kubelet startup probe does it)', async (t) => {
+  const { api } = await setup(t, { poolSize: 1, startTimeoutMs: 1500 })
+  const poolPods = () => api.list('pods', NS).filter((p) => p.metadata.labels?.['nightjar.dev/pool'] === 'warm')
+  // no kubelet ever starts it (an image that hangs on start)
+  const first = await waitFor(() => poolPods()[0], { what: 'a pool pod' })
+  t.notOk(first.spec.containers[0].startupProbe, 'the pod has no startup probe to end it')
+  const replacement = await waitFor(() => poolPods().find((p) => p.metadata.name !== first.metadata.name), { what: 'a replacement pool pod' })
+  t.ok(replacement, 'a new pool pod replaces it')
+  await waitFor(() => !api.get('pods', NS, first.metadata.name), { what: 'the pod that never came up deleted' })
+})
+
 t.test('a pool pod that dies unclaimed is replaced', async (t) => {
   const { api, kubelet } = await setup(t, { poolSize: 1, autoKubelet: true })
   const poolPods = () => api.list('pods', NS).filter((p) => p.metadata.labels?.['nightjar.dev/pool'] === 'warm')

@@ -67,7 +67,8 @@ t.test('a session pod: owner, labels, hardening, token by reference, probes, eve
   t.equal(env.NIGHTJAR_DENY_CIDRS, '10.0.0.0/8,169.254.0.0/16')
   t.same(JSON.parse(env.NIGHTJAR_HOST_ALIASES), FULL.hostAliases)
   t.same(env.NIGHTJAR_POD_NAME, { fieldRef: { fieldPath: 'metadata.name' } })
-  for (const probe of [c.startupProbe, c.readinessProbe]) t.match(probe, { httpGet: { path: '/healthz', port: 'node-api' } })
+  t.match(c.readinessProbe, { httpGet: { path: '/healthz', port: 'node-api' }, periodSeconds: 1 })
+  t.notOk(c.startupProbe, 'no startup probe: readiness would wait for the period after it (the operator times a start out)')
   // writable places: /tmp, the home directory, and /dev/shm in memory
   t.same(c.volumeMounts.map((m: Obj) => m.mountPath).sort(), ['/dev/shm', '/home/nightjar', '/tmp'])
   t.same(s.volumes.find((v: Obj) => v.name === 'dshm').emptyDir, { medium: 'Memory', sizeLimit: '512Mi' })
