@@ -188,7 +188,7 @@ t.test('[ISSUE-38] helm upgrade from the previous release and helm rollback to i
       // the pods that stop are the previous release's, which closed their listener at once
       // on SIGTERM (no shutdown delay yet): the only errors an upgrade from it can show
       const closing = errors.filter((a) => /ECONNREFUSED|other side closed|ECONNRESET|"Service Unavailable"/.test(a.detail))
-      t.same(errors.length, closing.length, `${name}: every error the agent saw was one of ${closingRelease}'s api-server pods closing (${errors.length} of ${answers.filter((a) => a.window === name).length} answers): ${errors.map((a) => `${a.what}: ${a.status} ${a.detail}`).join('; ')}`)
+      t.same(errors.length, closing.length, `${name}: every error the agent saw was one of ${closingRelease}'s api-server pods closing (${errors.length} of ${answers.filter((a) => a.window === name).length} answers): ${errors.map((a) => `${a.what} at +${a.at} ms: ${a.status} ${a.detail}`).join('; ')}`)
       t.ok(errors.length <= 10, `${name}: a handful of them at most`)
     }
   }
