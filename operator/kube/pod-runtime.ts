@@ -442,14 +442,13 @@ export class KubePodRuntime implements PodRuntime {
 
   // --- the pool ----------------------------------------------------------------------------
 
-  /** keep poolSize unclaimed chromium pods; back off while pool pods keep failing */
   /** a claim lets the session just claimed take its first steps on free cores (poolRefillDelayMs) */
   private refillAfterClaim(): void {
     const delayMs = this.opts.poolRefillDelayMs ?? 1000
     if (delayMs <= 0) return this.refillPool()
     const warmLeft = [...this.poolNames].some((n) => {
       const p = this.informer.get(n)
-      return !!p && isUp(p) && !podFailure(p) && this.isCurrent(p) && this.nodeUsable(p)
+      return this.countsInPool(p) && isUp(p)
     })
     if (!warmLeft) return this.warmConfiguring === 0 ? this.refillPool() : undefined
     if (this.deferredRefill) return
@@ -460,6 +459,7 @@ export class KubePodRuntime implements PodRuntime {
     this.deferredRefill.unref()
   }
 
+  /** keep poolSize unclaimed chromium pods; back off while pool pods keep failing */
   private refillPool(): void {
     if (!this.started || this.closed || this.poolSize <= 0 || this.refillTimer) return
     const delay = this.poolFailures ? backoffDelay(this.poolFailures - 1, { initialMs: 1000, maxMs: 60_000, jitter: 0.2 }) : 0
@@ -478,10 +478,7 @@ export class KubePodRuntime implements PodRuntime {
     try {
       do {
         this.topUpAgain = false
-        const healthy = [...this.poolNames].filter((n) => {
-          const p = this.informer.get(n)
-          return p && !podFailure(p) && this.isCurrent(p) && this.nodeUsable(p)
-        }).length
+        const healthy = [...this.poolNames].filter((n) => this.countsInPool(this.informer.get(n))).length
         for (let have = healthy + this.creating.size; have < this.poolSize && !this.closed; have++) await this.createPoolPod()
       } while (this.topUpAgain && !this.closed)
     } catch (err) {
@@ -493,6 +490,11 @@ export class KubePodRuntime implements PodRuntime {
       return
     }
     this.toppingUp = false
+  }
+
+  /** a pool pod that is (or will be) claimable: not failed, made under these settings, on a usable node */
+  private countsInPool(p: PodResource | undefined): p is PodResource {
+    return !!p && !podFailure(p) && this.isCurrent(p) && this.nodeUsable(p)
   }
 
   private poolEvent(reason: string, message: string): void {
@@ -557,9 +559,7 @@ export class KubePodRuntime implements PodRuntime {
   }
 
   private clearPoolDeadline(name: string): void {
-    const t = this.poolDeadlines.get(name)
-    if (t) clearTimeout(t)
-    this.poolDeadlines.delete(name)
+    dropTimer(this.poolDeadlines, name)
   }
 
   private templateHash: string | undefined
@@ -612,9 +612,7 @@ export class KubePodRuntime implements PodRuntime {
   }
 
   private clearDeadline(sid: string): void {
-    const t = this.deadlines.get(sid)
-    if (t) clearTimeout(t)
-    this.deadlines.delete(sid)
+    dropTimer(this.deadlines, sid)
   }
 
   private notify(sid: string): void {
@@ -875,4 +873,11 @@ function stripNamespace(meta: PodResource['metadata']) {
 
 function errText(err: unknown): string {
   return err instanceof Error ? `${err.name}: ${err.message}` : String(err)
+}
+
+/** stops and forgets one timer of a map */
+function dropTimer(timers: Map<string, NodeJS.Timeout>, key: string): void {
+  const t = timers.get(key)
+  if (t) clearTimeout(t)
+  timers.delete(key)
 }
