@@ -102,6 +102,8 @@ t.test('[ISSUE-38] helm upgrade from the previous release and helm rollback to i
     }
     answers.push({ window: began, what, at: Math.round(started - agentStart), ms: performance.now() - started, ...r })
   }
+  /** what an error answer says: the product's code, reason and message, else the body as sent (Fastify's own 503 has a string `error`) */
+  const detailOf = (json: any, text: string) => (typeof json?.error?.code === 'string' ? `${json.error.code} ${json.error.reason ?? ''}: ${json.error.message ?? ''}` : text.slice(0, 160))
   const rest = async (method: string, path: string, body?: unknown) => {
     const r = await fetch(apiUrl + path, { method, headers: { authorization: `Bearer ${apiKey}`, prefer: 'wait=90', ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined })
     const text = await r.text()
@@ -111,11 +113,11 @@ t.test('[ISSUE-38] helm upgrade from the previous release and helm rollback to i
     } catch {
       json = undefined
     }
-    return { status: r.status, body: json, text }
+    return { status: r.status, body: json, text, detail: detailOf(json, text) }
   }
   const navigate = (id: string) => timed('navigate (REST)', async () => {
     const r = await rest('POST', `/v1/sessions/${id}/navigate`, { url: 'http://example.com/fill-check.html' })
-    return { ok: r.status === 200 && r.body?.title === 'Fill check', status: r.status, detail: r.body?.error?.code ?? r.text.slice(0, 120) }
+    return { ok: r.status === 200 && r.body?.title === 'Fill check', status: r.status, detail: r.detail }
   })
   const perceive = (mcp: Client, id: string) => timed('perceive (MCP)', async () => {
     const r = await mcp.callTool({ name: 'perceive', arguments: { sessionId: id } })
@@ -143,13 +145,13 @@ t.test('[ISSUE-38] helm upgrade from the previous release and helm rollback to i
       await timed('session start (REST)', async () => {
         const r = await rest('POST', '/v1/sessions', {})
         id = r.body?.id
-        return { ok: r.status === 201 && r.body?.status === 'live', status: r.status, detail: r.body?.error?.code ?? r.body?.status ?? '' }
+        return { ok: r.status === 201 && r.body?.status === 'live', status: r.status, detail: r.status === 201 ? `status ${r.body?.status}` : r.detail }
       })
       if (!id) continue
       await navigate(id)
       await timed('session end (REST)', async () => {
         const r = await rest('DELETE', `/v1/sessions/${id}`)
-        return { ok: r.status === 200, status: r.status, detail: r.body?.error?.code ?? '' }
+        return { ok: r.status === 200, status: r.status, detail: r.detail }
       })
     }
   })()
