@@ -526,12 +526,12 @@ export class KubePodRuntime implements PodRuntime {
       this.log.warn({ pod: name, reason: failure.reason }, 'pool pod failed; replacing')
       this.poolEvent('PoolPodFailed', `warm-pool browser pod ${name} failed: ${failure.message}; replacing it`)
       // the informer sees the pod again if the delete failed, and this path retries it
-      void this.pods.delete(name).catch((e) => this.log.warn({ pod: name, err: errText(e) }, 'could not delete a failed pool pod'))
+      void this.deleteUnclaimed(pod, 'a failed pool pod')
       this.refillPool()
     } else if (!this.isCurrent(pod) && !pod.metadata.deletionTimestamp) {
       // made under other settings (an upgrade changed them): a session must not get it
       this.log.info({ pod: name }, 'pool pod made under earlier settings; replacing')
-      void this.pods.delete(name).catch((e) => this.log.warn({ pod: name, err: errText(e) }, 'could not delete an outdated pool pod'))
+      void this.deleteUnclaimed(pod, 'an outdated pool pod')
       this.refillPool()
     } else if (isUp(pod)) {
       this.poolFailures = 0
@@ -560,6 +560,25 @@ export class KubePodRuntime implements PodRuntime {
 
   private clearPoolDeadline(name: string): void {
     dropTimer(this.poolDeadlines, name)
+  }
+
+  /**
+   * Deletes a pool pod as this operator last saw it, unclaimed: the delete carries that
+   * resourceVersion, so a claim that landed since (another replica's, or an operator handing
+   * over leadership mid-claim) makes it fail, and the session keeps its pod. The informer
+   * brings the newer pod back to the caller's path. True when the pod is gone or going.
+   */
+  private async deleteUnclaimed(pod: PodResource, what: string): Promise<boolean> {
+    const name = pod.metadata.name
+    try {
+      await this.pods.delete(name, { resourceVersion: pod.metadata.resourceVersion })
+      return true
+    } catch (err) {
+      if (isNotFound(err)) return true
+      if (isConflict(err)) this.log.info({ pod: name }, `${what} changed before its delete (claimed, or its status moved on); looked at again`)
+      else this.log.warn({ pod: name, err: errText(err) }, `could not delete ${what}`)
+      return false
+    }
   }
 
   private templateHash: string | undefined
@@ -718,10 +737,7 @@ export class KubePodRuntime implements PodRuntime {
             // a warm pod holds no session: it leaves the drained node at once, the pool refills elsewhere
             this.drainedPool.add(name)
             this.log.info({ pod: name, node }, 'warm pod on a cordoned node; replacing it elsewhere')
-            await this.pods.delete(name).catch((err) => {
-              this.drainedPool.delete(name)
-              if (!isNotFound(err)) this.log.warn({ pod: name, err: errText(err) }, 'could not delete a warm pod of a cordoned node')
-            })
+            if (!(await this.deleteUnclaimed(pod, 'a warm pod of a cordoned node'))) this.drainedPool.delete(name)
             return
           }
           if (this.now().getTime() >= cordoned + drainGraceMs) {

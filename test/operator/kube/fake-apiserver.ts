@@ -108,6 +108,7 @@ export class FakeKubeApi extends EventEmitter {
   private readonly watchers = new Set<Watcher>()
   private readonly sockets = new Set<Socket>()
   private readonly failures: InjectedFailure[] = []
+  private readonly holds: { method: string; match: RegExp; arrived: () => void; released: Promise<void> }[] = []
   private rv = 100
   private compactedThrough = 0
   private server?: Server
@@ -233,6 +234,18 @@ export class FakeKubeApi extends EventEmitter {
    */
   readonly deadNodes = new Set<string>()
 
+  /**
+   * Hold the next request whose path+query matches until `release()`, then answer it from
+   * the store as it is then (a write that raced it lands first). `arrived` resolves when it is held.
+   */
+  holdNext(method: string, match: RegExp): { arrived: Promise<void>; release: () => void } {
+    let arrived!: () => void
+    let release!: () => void
+    const arrival = new Promise<void>((r) => (arrived = r))
+    this.holds.push({ method, match, arrived: () => arrived(), released: new Promise<void>((r) => (release = r)) })
+    return { arrived: arrival, release: () => release() }
+  }
+
   clearFailures(): void {
     this.failures.length = 0
   }
@@ -256,6 +269,12 @@ export class FakeKubeApi extends EventEmitter {
         throw new HttpError(failure.status, failure.status === 409 ? 'Conflict' : 'InternalError', `injected failure ${failure.status}`)
       }
       const body = await readBody(req)
+      const hold = this.holds.findIndex((h) => h.method === req.method && h.match.test(url.pathname + url.search))
+      if (hold >= 0) {
+        const [h] = this.holds.splice(hold, 1)
+        h!.arrived()
+        await h!.released
+      }
       const result = this.route(req.method ?? 'GET', url.pathname, query, req.headers['content-type'], body, res)
       if (result === undefined) return // streaming (watch)
       send(res, result.code, result.body)

@@ -248,6 +248,31 @@ t.test('after an upgrade changes the browser-pod settings, warm pods made under 
   t.not(fresh.metadata.annotations['nightjar.dev/pod-template'], old.metadata.annotations['nightjar.dev/pod-template'], 'the two carry different template digests')
 })
 
+t.test('a warm pod claimed while an upgraded operator deletes it as outdated stays with its session', async (t) => {
+  const { api, kc, kubelet, pods } = await setup(t, { poolSize: 1, autoKubelet: true, operator: false })
+  const old = await waitFor(() => api.list('pods', NS).find((p) => p.metadata.labels?.['nightjar.dev/pool'] === 'warm' && p.status?.phase === 'Running'), { what: 'a ready pool pod' })
+  pods.stop()
+  // the upgraded operator's delete of the outdated pod, held until the old one's claim lands
+  const held = api.holdNext('DELETE', new RegExp(`/pods/${old.metadata.name}$`))
+  const upgraded = new KubePodRuntime({ kc, namespace: NS, pod: { image: IMAGE, podApiPort: kubelet.podApiPort, runtimeClassName: 'gvisor' }, poolSize: 1, informerBackoff: FAST, configureTimeoutMs: 5000 })
+  await upgraded.start()
+  t.teardown(() => upgraded.stop())
+  await held.arrived
+  // the previous leader's claim, landing while the delete is on its way
+  api.mutate('pods', NS, old.metadata.name, (p) => {
+    p.metadata.labels[LABELS.session] = 'nsess_ClaimedMidDelete'
+    delete p.metadata.labels['nightjar.dev/pool']
+  })
+  held.release()
+  const deletes = () => api.requests.filter((r) => r.method === 'DELETE' && r.path.endsWith(`/pods/${old.metadata.name}`)).length
+  const gone = () => !api.get('pods', NS, old.metadata.name) || !!api.get('pods', NS, old.metadata.name)?.metadata.deletionTimestamp
+  await waitFor(() => deletes() >= 1 && (gone() || upgraded.informer.get(old.metadata.name)?.metadata.labels?.[LABELS.session]), { what: 'the delete answered: the pod gone, or its claim seen' })
+  await waitFor(() => api.list('pods', NS).some((p) => p.metadata.name !== old.metadata.name && p.spec.runtimeClassName === 'gvisor'), { what: 'the pool refilled under the new settings' })
+  const kept = api.get('pods', NS, old.metadata.name)
+  t.ok(kept && !kept.metadata.deletionTimestamp, 'the claimed pod is not deleted')
+  t.equal(kept?.metadata.labels[LABELS.session], 'nsess_ClaimedMidDelete', 'and still carries its session')
+})
+
 t.test('two claims race for one pool pod: exactly one wins, the other starts its own pod', async (t) => {
   const { api, newRuntime, kubelet, store } = await setup(t, { operator: false })
   kubelet.auto()
