@@ -15,26 +15,63 @@ FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json docker/prune-deps.mjs docker/browser-pod.deps ./
 # production dependencies from the lock file, then only what this image's sources import and
-# what those need (docker/prune-deps.mjs), without type declarations, maps and documents
+# what those need (docker/prune-deps.mjs), without type declarations, maps and documents;
+# and without Playwright's web UIs (trace viewer, recorder, report, dashboard: 4 MB), which
+# only its own tools serve, never a browser it drives
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force \
+ && rm -r node_modules/playwright-core/lib/vite \
  && node prune-deps.mjs browser-pod.deps
 
 FROM ${RUNTIME_IMAGE}
 COPY --from=deps /usr/local/bin/node /usr/local/bin/node
-# What a headless pod never loads, left out of every package (dpkg path-exclude). Vulkan's
-# validation layer: a debugging aid Chromium loads only when asked (23 MB). Noto Serif CJK
-# (53 MB): CJK text falls back to Noto Sans CJK, never to boxes.
+# What a page never needs, left out of every package (dpkg path-exclude); both images.
+# Vulkan's validation layer: a debugging aid Chromium loads only when asked (23 MB).
+# Fonts whose text falls back to a kept font, never to boxes: Noto Serif CJK and Noto
+# Sans CJK Bold (72 MB; Noto Sans CJK Regular renders it, bold synthesized), the serif
+# cut of each script Noto Sans also covers, Noto's Display cuts of Latin, Greek and
+# Cyrillic (Noto Sans and Serif render them), and two scripts no page uses as text,
+# SignWriting and Tangut (8 MB).
 RUN printf '%s\n' \
       'path-exclude /usr/lib/chromium/libVkLayer_khronos_validation.so*' \
       'path-exclude /usr/share/fonts/opentype/noto/NotoSerifCJK*' \
+      'path-exclude /usr/share/fonts/opentype/noto/NotoSansCJK-Bold.ttc' \
+      'path-exclude /usr/share/fonts/truetype/noto/NotoSansDisplay-*' \
+      'path-exclude /usr/share/fonts/truetype/noto/NotoSerifDisplay-*' \
+      'path-exclude /usr/share/fonts/truetype/noto/NotoSansSignWriting-*' \
+      'path-exclude /usr/share/fonts/truetype/noto/NotoSerifTangut-*' \
+      'path-exclude /usr/share/fonts/truetype/noto/NotoSerifArmenian-*' \
+      'path-exclude /usr/share/fonts/truetype/noto/NotoSerifBalinese-*' \
+      'path-exclude /usr/share/fonts/truetype/noto/NotoSerifBengali-*' \
+      'path-exclude /usr/share/fonts/truetype/noto/NotoSerifDevanagari-*' \
+      'path-exclude /usr/share/fonts/truetype/noto/NotoSerifEthiopic-*' \
+      'path-exclude /usr/share/fonts/truetype/noto/NotoSerifGeorgian-*' \
+      'path-exclude /usr/share/fonts/truetype/noto/NotoSerifGrantha-*' \
+      'path-exclude /usr/share/fonts/truetype/noto/NotoSerifGujarati-*' \
+      'path-exclude /usr/share/fonts/truetype/noto/NotoSerifGurmukhi-*' \
+      'path-exclude /usr/share/fonts/truetype/noto/NotoSerifHebrew-*' \
+      'path-exclude /usr/share/fonts/truetype/noto/NotoSerifKannada-*' \
+      'path-exclude /usr/share/fonts/truetype/noto/NotoSerifKhmer-*' \
+      'path-exclude /usr/share/fonts/truetype/noto/NotoSerifKhojki-*' \
+      'path-exclude /usr/share/fonts/truetype/noto/NotoSerifLao-*' \
+      'path-exclude /usr/share/fonts/truetype/noto/NotoSerifMalayalam-*' \
+      'path-exclude /usr/share/fonts/truetype/noto/NotoSerifMyanmar-*' \
+      'path-exclude /usr/share/fonts/truetype/noto/NotoSerifSinhala-*' \
+      'path-exclude /usr/share/fonts/truetype/noto/NotoSerifTamil-*' \
+      'path-exclude /usr/share/fonts/truetype/noto/NotoSerifTelugu-*' \
+      'path-exclude /usr/share/fonts/truetype/noto/NotoSerifThai-*' \
       > /etc/dpkg/dpkg.cfg.d/nightjar-browser
-# Mesa's GPU drivers and the LLVM and Z3 they alone link (166 MB; x11-utils pulls them in):
-# the headless shell draws with its own SwiftShader, WebGL included, and never opens them.
-# A file of its own: the cloak image removes it and reinstalls them for Xvfb's GLX.
+# What only Mesa's GPU drivers, or an X server, load (205 MB; chromium-common pulls them in
+# through x11-utils): the drivers, the LLVM and Z3 they link, the ICU and libxml2 LLVM
+# links, and the X keyboard maps. The headless shell draws with its own SwiftShader, WebGL
+# included, and takes keys from CDP. A file of its own: the cloak image removes it and
+# reinstalls them for Xvfb.
 RUN printf '%s\n' \
       'path-exclude /usr/lib/*/dri/*' \
       'path-exclude /usr/lib/*/libLLVM*' \
       'path-exclude /usr/lib/*/libz3.so*' \
+      'path-exclude /usr/lib/*/libicu*' \
+      'path-exclude /usr/lib/*/libxml2.so*' \
+      'path-exclude /usr/share/X11/xkb/*' \
       > /etc/dpkg/dpkg.cfg.d/nightjar-headless
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \

@@ -2,7 +2,7 @@
 // Builds the four images from docker/*.Dockerfile with buildah on a Node 24 base made here
 // (debootstrap + pinned Node and npm), as a platform team without Docker Hub would. An image
 // whose input-digest label matches is not rebuilt; the machine's CA bundle is mounted into
-// RUN steps only, never a layer. Needs root, buildah, runc, debootstrap. Recipe: docs/cluster.md#how-the-binaries-are-built
+// RUN steps only, never a layer. Needs root, buildah, runc, debootstrap, strip (binutils). Recipe: docs/cluster.md#how-the-binaries-are-built
 //   node scripts/images.mjs [api-server|operator|browser-pod|browser-pod-cloak …]   (default: all)
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
@@ -63,7 +63,7 @@ const APT_CLEAN = {
   'docker-autoremove-suggests': ['Apt::AutoRemove::SuggestsImportant "false";'],
 }
 /** the base image's recipe: any change makes a new base (and so rebuilds the images) */
-const BASE_RECIPE = { suite: 'bookworm', variant: 'minbase', node: NODE_PIN, npm: NPM_PIN, apt: APT_SOURCES, slim: DPKG_SLIM, aptClean: APT_CLEAN, v: 1 }
+const BASE_RECIPE = { suite: 'bookworm', variant: 'minbase', node: NODE_PIN, npm: NPM_PIN, apt: APT_SOURCES, slim: DPKG_SLIM, aptClean: APT_CLEAN, stripNode: true, v: 1 }
 export const baseRef = `${REGISTRY}/nightjar-node-base:${NODE_PIN.version}-${sha256(JSON.stringify(BASE_RECIPE)).slice(0, 12)}`
 /** the same root filesystem before Node and npm: the Dockerfiles' RUNTIME_IMAGE (their run stage copies Node's binary in) */
 export const debianRef = `${REGISTRY}/nightjar-debian-base:bookworm-${sha256(JSON.stringify(BASE_RECIPE)).slice(0, 12)}`
@@ -71,7 +71,7 @@ const cacheRoot = join(process.env.NIGHTJAR_IMAGES_CACHE || join(homedir(), '.ca
 const INPUTS_LABEL = 'dev.nightjar.inputs'
 
 function ensureTools() {
-  const missing = [['buildah', 'buildah'], ['runc', 'runc'], ['debootstrap', 'debootstrap']].filter(([cmd]) => !have(cmd)).map(([, pkg]) => pkg)
+  const missing = [['buildah', 'buildah'], ['runc', 'runc'], ['debootstrap', 'debootstrap'], ['strip', 'binutils']].filter(([cmd]) => !have(cmd)).map(([, pkg]) => pkg)
   if (!missing.length) return
   if (process.getuid?.() !== 0 || !have('apt-get')) fail(`missing ${missing.join(', ')}; install them with: sudo apt-get install -y ${missing.join(' ')}`)
   say(`installing ${missing.join(', ')} with apt-get…`)
@@ -128,6 +128,9 @@ function buildBase() {
     say(`adding Node ${NODE_PIN.version} and npm ${NPM_PIN.version}…`)
     const node = ensurePinnedNode()
     copyFileSync(node, join(rootfs, 'usr/local/bin/node'))
+    // nodejs.org's binary carries its symbol table and some DWARF (18 MB): stripped, as Debian
+    // strips its own node. Addons still link: strip keeps the dynamic symbols they resolve.
+    if (run('strip', ['--strip-all', join(rootfs, 'usr/local/bin/node')]).status !== 0) fail('strip of Node\'s binary failed')
     chmodSync(join(rootfs, 'usr/local/bin/node'), 0o755)
     mkdirSync(join(rootfs, 'usr/local/share/doc/node'), { recursive: true })
     copyFileSync(join(dirname(dirname(node)), 'LICENSE'), join(rootfs, 'usr/local/share/doc/node/LICENSE'))

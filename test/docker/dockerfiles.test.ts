@@ -173,7 +173,18 @@ t.test('docker/browser-pod.Dockerfile leaves out only what a headless pod never 
     '/usr/lib/x86_64-linux-gnu/dri/swrast_dri.so',
     '/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1',
     '/usr/lib/x86_64-linux-gnu/libz3.so.4',
+    '/usr/lib/x86_64-linux-gnu/libicudata.so.72.1',
+    '/usr/lib/x86_64-linux-gnu/libxml2.so.2.9.14',
+    '/usr/share/X11/xkb/symbols/us',
+    '/usr/share/fonts/opentype/noto/NotoSansCJK-Bold.ttc',
+    '/usr/share/fonts/truetype/noto/NotoSansDisplay-Regular.ttf',
+    '/usr/share/fonts/truetype/noto/NotoSerifThai-Regular.ttf',
+    '/usr/share/fonts/truetype/noto/NotoSerifTangut-Regular.ttf',
   ]) t.ok(out(path), `${path} is left out`)
+  // a script's serif cut goes only where its sans cut stays: its text never turns to boxes
+  const serifCuts = all.map((g) => /\/NotoSerif([A-Z][A-Za-z]+)-\*$/.exec(g)?.[1]).filter((s) => s && !['Display', 'Tangut'].includes(s))
+  t.ok(serifCuts.length > 0, 'serif cuts of scripts are left out')
+  for (const script of serifCuts) t.notOk(out(`/usr/share/fonts/truetype/noto/NotoSans${script}-Regular.ttf`), `Noto Sans ${script} stays for Noto Serif ${script}'s text`)
   // what Chromium loads: its resources, ICU data, locales, SwiftShader (its GL, WebGL
   // included), its Vulkan loader; the fonts that render text; libgbm, which it links
   for (const path of [
@@ -193,6 +204,11 @@ t.test('docker/browser-pod.Dockerfile leaves out only what a headless pod never 
     '/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf',
     '/usr/share/fonts/truetype/noto/NotoSans-Regular.ttf',
     '/usr/lib/x86_64-linux-gnu/libgbm.so.1',
+    '/usr/lib/x86_64-linux-gnu/libxkbcommon.so.0.0.0',
+    '/usr/share/fonts/truetype/noto/NotoSerif-Regular.ttf',
+    '/usr/share/fonts/truetype/noto/NotoSerifTibetan-Regular.ttf',
+    '/usr/share/fonts/truetype/noto/NotoSerifTamilSlanted-Regular.ttf',
+    '/usr/share/fonts/truetype/noto/NotoSansThai-Regular.ttf',
   ]) t.notOk(out(path), `${path} stays`)
 })
 
@@ -208,6 +224,7 @@ t.test('docker/browser-pod-cloak.Dockerfile: the browser-pod image plus full Chr
   t.match(headless, /> \/etc\/dpkg\/dpkg\.cfg\.d\/nightjar-headless$/m)
   t.match(text, /rm \/etc\/dpkg\/dpkg\.cfg\.d\/nightjar-headless /, 'drops the headless image’s Mesa exclusions before installing')
   t.match(text, /--reinstall[^&]*libgl1-mesa-dri/, 'and reinstalls the Mesa those emptied (Xvfb’s GLX)')
+  t.match(text, /--reinstall[^&]*'libicu\*' libxml2 xkb-data/, 'with the ICU and libxml2 its LLVM links and the keyboard maps Xvfb reads')
   const users = [...text.matchAll(/^USER (\S+)$/gm)].map((m) => m[1])
   t.equal(users.at(-1), '10001:10001', 'ends as the numeric non-root user')
   t.notMatch(text, /^(ENTRYPOINT|CMD) /m, 'the browser-pod image’s entry point: the pod process as PID 1, no init')
