@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { podHealthy } from '../pod-client.ts'
 import { READINESS_GATE, type PodResource } from './pod-spec.ts'
-import { awaitsGate, endpointOfPod } from './pod-state.ts'
+import { awaitsGate, endpointOfPod, gateStillShut } from './pod-state.ts'
 
 type Condition = NonNullable<NonNullable<PodResource['status']>['conditions']>[number]
 
@@ -28,17 +28,17 @@ export function gateOpen(now: Date): Condition {
 }
 
 /**
- * Opens the pod's gate once its pod API answers: asked every 50 ms for the first 10 s, then
- * each second. True once opened here; false when the pod no longer awaits it (gone, failed,
- * opened by someone else) or the caller stopped. A pod that never answers is the caller's
- * start deadline's to end.
+ * Opens the pod's gate once its pod API answers: asked every 50 ms for the first 10 s of
+ * waiting, then each second; a pod not running yet is waited for. True once opened here;
+ * false when the pod is gone, failed or going, its gate opened by someone else, or the
+ * caller stopped. A pod that never answers is the caller's start deadline's to end.
  */
 export async function openReadinessGate(target: GateTarget): Promise<boolean> {
   for (let asked = 0; !target.stopped(); asked++) {
     const pod = await target.current()
-    const endpoint = pod && awaitsGate(pod) ? endpointOfPod(pod) : undefined
-    if (!endpoint) return false
-    if (await podHealthy(endpoint, 1000)) {
+    if (!pod || !gateStillShut(pod)) return false
+    const endpoint = awaitsGate(pod) ? endpointOfPod(pod) : undefined
+    if (endpoint && (await podHealthy(endpoint, 1000))) {
       try {
         await target.patchStatus({ conditions: [gateOpen(target.now())] })
         return true
