@@ -17,7 +17,6 @@ import { clusterUp, kubectlOn, ROOT } from '../test/node/real-cluster.ts'
 import { waitFor } from '../test/helpers/wait.ts'
 import { descendants } from '../test/helpers/process.ts'
 import { percentile, progress, startBench, type Bench } from './harness.ts'
-import { kubeClient, openGate, type KubeClient } from './kube.ts'
 import { PRODUCT_VERSION } from '../contracts/version.ts'
 
 type Row = Record<string, string | number>
@@ -105,7 +104,6 @@ interface NodeMode { name: string; opts: Partial<BrowserPodOptions> }
 async function benchNode(): Promise<Row[]> {
   const cluster = clusterUp()
   const kubectl = kubectlOn(cluster.kubeconfig)
-  const kube = kubeClient(cluster.kubeconfig)
   // what the chart puts on nodes: the seccomp profile (its DaemonSet) and the RuntimeClass
   const profile = join('/var/lib/kubelet/seccomp', (CHROMIUM_SECCOMP_PROFILE as { localhostProfile: string }).localhostProfile)
   if (!existsSync(profile)) {
@@ -128,7 +126,7 @@ async function benchNode(): Promise<Row[]> {
         if (failures[m.name]) continue
         progress(`real node ${m.name} ${i + 1}/${NODE_ROUNDS}`)
         try {
-          await nodeRound(kubectl, kube, ns, `${m.name.replace('+', '-')}-${i}`, m, figures[m.name])
+          await nodeRound(kubectl, ns, `${m.name.replace('+', '-')}-${i}`, m, figures[m.name])
         } catch (err) {
           failures[m.name] = (err as Error).message.split('\n')[0].slice(0, 200)
           progress(`${m.name} failed: ${failures[m.name]}`)
@@ -143,13 +141,12 @@ async function benchNode(): Promise<Row[]> {
   return out
 }
 
-async function nodeRound(kubectl: ReturnType<typeof kubectlOn>, kube: KubeClient, ns: string, name: string, mode: NodeMode, f: Figures): Promise<void> {
+async function nodeRound(kubectl: ReturnType<typeof kubectlOn>, ns: string, name: string, mode: NodeMode, f: Figures): Promise<void> {
   const token = randomBytes(24).toString('base64url')
   const opts: BrowserPodOptions = { image: IMAGE, imagePullPolicy: 'Never', resources: { requests: { cpu: '100m', memory: '384Mi' }, limits: { memory: '2Gi' } }, ...mode.opts }
   kubectl(['apply', '-f', '-'], JSON.stringify(tokenSecretManifest({ name: `${name}-token`, namespace: ns, podName: name, token })))
   const t0 = performance.now()
   kubectl(['apply', '-f', '-'], JSON.stringify(browserPodManifest({ name, namespace: ns, browserKind: 'chromium', tokenSecretName: `${name}-token`, pool: true }, opts)))
-  openGate(kube, ns, name)
   try {
     const pod = await waitFor(() => {
       const p = JSON.parse(kubectl(['-n', ns, 'get', 'pod', name, '-o', 'json']))

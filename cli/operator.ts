@@ -19,8 +19,6 @@ import { startTracing } from '../telemetry/tracing.ts'
 import { ConfigError } from '../contracts/config-error.ts'
 import { checkCrdsServed, KubeEventRecorder, kubeResources, KubePodRuntime, LeaderElector, loadKubeConfig, NodeHealth, podNamespace, PromOperatorMetrics, SecretAuthStateSource } from '../operator/kube/index.ts'
 
-/** the longest a stopping operator waits for its starting pods to answer (well inside the 25 s shutdown bound) */
-const HAND_OVER_MS = 10_000
 
 export interface OperatorProcessOptions {
   env?: NodeJS.ProcessEnv
@@ -85,14 +83,12 @@ export async function runOperator(opts: OperatorProcessOptions = {}): Promise<Op
   let crdTimer: NodeJS.Timeout | undefined
   let migrationTimer: NodeJS.Timeout | undefined
 
-  /** stops the controllers; the pod runtime is the caller's to stop (or to hand over first) */
-  const stopControllers = async (): Promise<KubePodRuntime | undefined> => {
+  const stopControllers = async () => {
     const r = running
     running = undefined
     await r?.stop()
-    const runtime = pods
+    pods?.stop()
     pods = undefined
-    return runtime
   }
 
   const elector: LeaderElector = new LeaderElector({
@@ -158,7 +154,7 @@ export async function runOperator(opts: OperatorProcessOptions = {}): Promise<Op
       metrics.setLeader(config.leaseName, false)
       if (stopping) return
       log.error({ lease: config.leaseName }, 'leadership lost; stopping')
-      void stopControllers().then((runtime) => runtime?.stop()).finally(() => opts.onLeadershipLost?.())
+      void stopControllers().finally(() => opts.onLeadershipLost?.())
     },
   })
 
@@ -248,11 +244,8 @@ export async function runOperator(opts: OperatorProcessOptions = {}): Promise<Op
         stopping = true
         if (crdTimer) clearTimeout(crdTimer)
         if (migrationTimer) clearTimeout(migrationTimer)
-        const runtime = await stopControllers()
+        await stopControllers()
         await elector.stop({ release: true })
-        // pods this leader started and that are still coming up get their readiness gates
-        // opened, whoever leads next: a rolled-back operator may know no gate
-        await runtime?.handOver(HAND_OVER_MS)
         server.closeAllConnections()
         await new Promise<void>((r) => server.close(() => r()))
         await tracing.flush().catch(() => {}) // the last spans go out; a collector that is down costs nothing more

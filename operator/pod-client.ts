@@ -1,7 +1,7 @@
-// The operator's calls to a pod's API: is it up (the pod's readiness gate), and configure a
-// claimed pod. Transient failures are retryable, a 4xx final; a 409 is an earlier attempt of
-// ours that succeeded (pods are single-use), confirmed by /healthz. The request bytes are
-// zeroed once sent (they may hold auth-state). Design: docs/operator.md#pods-on-kubernetes
+// The operator's one call to a pod's API: configure a claimed pod. Transient failures
+// are retryable, a 4xx final; a 409 is an earlier attempt of ours that succeeded (pods are
+// single-use), confirmed by /healthz. The request bytes are zeroed once sent (they may
+// hold auth-state). Design: docs/operator.md#pods-on-kubernetes
 import http from 'node:http'
 import { ConfigureResult, HealthResult, podRoutes, type ConfigureInput } from '../contracts/pod-api.ts'
 import type { SandboxKind } from '../crds/types.ts'
@@ -47,17 +47,6 @@ async function configure(endpoint: string, token: string, body: ConfigureInput, 
     if (health) return { ok: true, sandbox: health.sandbox }
   }
   return { ok: false, retryable: status >= 500, message: `configure rejected: HTTP ${status}${errorCode(reply.body)}` }
-}
-
-/** does the pod API answer its health route with a well-formed 200 (it listens only once Chromium runs) */
-export async function podHealthy(endpoint: string, timeoutMs: number): Promise<boolean> {
-  const route = podRoutes.health
-  try {
-    const { status, body } = await request(new URL(route.path, endpoint), route.method, timeoutMs)
-    return status === 200 && parsed(HealthResult, body) !== undefined
-  } catch {
-    return false
-  }
 }
 
 /** the pod's health when it says it is configured already (an earlier attempt of ours) */

@@ -68,8 +68,6 @@ export function withTimeout(ms: number = REQUEST_TIMEOUT_MS): CallOptions {
 
 /** a JSON merge patch call (explicit Content-Type), with the default deadline */
 export const MERGE_PATCH: CallOptions = setHeaderOptions('Content-Type', PatchStrategy.MergePatch, withTimeout())
-/** a strategic merge patch call: a pod's status conditions merge by type, as the kubelet's own writes do */
-export const STRATEGIC_MERGE_PATCH: CallOptions = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch, withTimeout())
 export const DEFAULT_CALL: CallOptions = withTimeout()
 
 export interface ListPage {
@@ -126,8 +124,7 @@ export function podOps(kc: KubeConfig, namespace: string): ResourceOps {
     list: (q) => api.listNamespacedPod({ namespace, labelSelector: q.labelSelector, limit: q.limit, _continue: q.continueToken }, DEFAULT_CALL),
     create: (body) => api.createNamespacedPod({ namespace, body: body as V1Pod }, DEFAULT_CALL),
     patch: (name, body) => api.patchNamespacedPod({ name, namespace, body }, MERGE_PATCH),
-    // strategic: the operator adds its readiness-gate condition beside the kubelet's
-    patchStatus: (name, body) => api.patchNamespacedPodStatus({ name, namespace, body }, STRATEGIC_MERGE_PATCH),
+    patchStatus: (name, body) => api.patchNamespacedPodStatus({ name, namespace, body }, MERGE_PATCH),
     delete: (name, body) => api.deleteNamespacedPod({ name, namespace, body }, DEFAULT_CALL),
   }
 }

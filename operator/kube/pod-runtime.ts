@@ -4,7 +4,6 @@
 // informer, with a fresh read where a stale cache could make a new pod look gone.
 // Design: docs/operator.md#pods-on-kubernetes
 import { createHash, randomBytes } from 'node:crypto'
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { KubeConfig } from '@kubernetes/client-node'
 import { EGRESS_MODES, LABELS, type EgressMode, type Viewport } from '../../crds/types.ts'
 import { isConflict, isNotFound } from '../../ports/errors.ts'
@@ -17,7 +16,6 @@ import { Informer } from '../../watch/informer.ts'
 import { podOps, type ResourceOps } from './api-ops.ts'
 import { toResourceError } from './errors.ts'
 import { answers, type NodeHealth } from './node-health.ts'
-import { openReadinessGate } from './readiness-gate.ts'
 import { kubeName } from './names.ts'
 import {
   BROWSER_POD_SELECTOR,
@@ -28,7 +26,7 @@ import {
   type BrowserPodOptions,
   type PodResource,
 } from './pod-spec.ts'
-import { awaitsGate, CLAIMED_AT, gateStillShut, endpointOfPod, isConfigured, isUp, podFailure, podObservation, sessionOf, startDeadline } from './pod-state.ts'
+import { CLAIMED_AT, endpointOfPod, isConfigured, isUp, podFailure, podObservation, sessionOf, startDeadline } from './pod-state.ts'
 import { KubeResourceClient } from './resource-client.ts'
 import { TokenSecrets, newToken, tokenSecretName } from './token-secrets.ts'
 
@@ -133,8 +131,6 @@ export class KubePodRuntime implements PodRuntime {
   private readonly lostPods = new Set<string>()
   /** warm pods on cordoned nodes already sent away */
   private readonly drainedPool = new Set<string>()
-  /** pods whose readiness gate is being opened (their pod API asked until it answers) */
-  private readonly opening = new Set<string>()
   private readonly podApi: ResourceOps
   private nodeTimer?: NodeJS.Timeout
   private checkingNodes = false
@@ -147,8 +143,6 @@ export class KubePodRuntime implements PodRuntime {
   private topUpAgain = false
   private started = false
   private closed = false
-  /** handing over (handOver): only readiness gates are opened */
-  private gatesOnly = false
 
   private readonly opts: KubePodRuntimeOptions
   constructor(opts: KubePodRuntimeOptions) {
@@ -190,28 +184,6 @@ export class KubePodRuntime implements PodRuntime {
   stop(): void {
     this.closed = true
     this.informer.stop()
-    this.stopWork()
-    this.listeners.clear()
-    for (const set of this.goneWaiters.values()) for (const w of set) w()
-    this.goneWaiters.clear()
-  }
-
-  /**
-   * Hands the pods still starting over to the next leader, which may be an older operator
-   * that knows no readiness gate (a rollback): for up to `ms` this runtime does nothing but
-   * open the gates of its pods still starting, then stops. Call once the controllers have
-   * stopped and the lease is released.
-   */
-  async handOver(ms: number): Promise<void> {
-    this.gatesOnly = true
-    this.stopWork()
-    const until = Date.now() + ms
-    while (!this.closed && Date.now() < until && this.informer.list().some(gateStillShut)) await sleep(100)
-    this.stop()
-  }
-
-  /** every timer and watch but the pod informer: no refill, deadline or node check from here on */
-  private stopWork(): void {
     this.opts.nodes?.stop()
     if (this.nodeTimer) clearInterval(this.nodeTimer)
     if (this.refillTimer) clearTimeout(this.refillTimer)
@@ -220,6 +192,9 @@ export class KubePodRuntime implements PodRuntime {
     this.deadlines.clear()
     for (const t of this.poolDeadlines.values()) clearTimeout(t)
     this.poolDeadlines.clear()
+    this.listeners.clear()
+    for (const set of this.goneWaiters.values()) for (const w of set) w()
+    this.goneWaiters.clear()
   }
 
   // --- PodRuntime ------------------------------------------------------------------------
@@ -486,7 +461,7 @@ export class KubePodRuntime implements PodRuntime {
 
   /** keep poolSize unclaimed chromium pods; back off while pool pods keep failing */
   private refillPool(): void {
-    if (!this.started || this.closed || this.gatesOnly || this.poolSize <= 0 || this.refillTimer) return
+    if (!this.started || this.closed || this.poolSize <= 0 || this.refillTimer) return
     const delay = this.poolFailures ? backoffDelay(this.poolFailures - 1, { initialMs: 1000, maxMs: 60_000, jitter: 0.2 }) : 0
     this.refillTimer = setTimeout(() => {
       this.refillTimer = undefined
@@ -531,8 +506,6 @@ export class KubePodRuntime implements PodRuntime {
   private track(pod: PodResource): void {
     const name = pod.metadata.name
     this.creating.delete(name)
-    if (awaitsGate(pod)) this.openGate(name)
-    if (this.gatesOnly) return
     const sid = sessionOf(pod)
     if (sid) {
       this.poolNames.delete(name)
@@ -587,21 +560,6 @@ export class KubePodRuntime implements PodRuntime {
 
   private clearPoolDeadline(name: string): void {
     dropTimer(this.poolDeadlines, name)
-  }
-
-  /** opens the pod's readiness gate once its pod API answers (readiness-gate.ts); one opener per pod */
-  private openGate(name: string): void {
-    if (this.opening.has(name) || this.closed) return
-    this.opening.add(name)
-    void openReadinessGate({
-      current: () => this.informer.get(name),
-      patchStatus: (status) => this.pods.patchStatus(name, status),
-      stopped: () => this.closed,
-      now: this.now,
-      onPatchError: (err) => {
-        if (!isNotFound(err)) this.log.warn({ pod: name, err: errText(err) }, 'could not open the pod\'s readiness gate; trying again')
-      },
-    }).finally(() => this.opening.delete(name))
   }
 
   /**

@@ -12,7 +12,7 @@ export type PodResource = Resource<Record<string, unknown>, PodStatusLike>
 export interface PodStatusLike {
   phase?: string
   podIP?: string
-  conditions?: { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }[]
+  conditions?: { type: string; status: string; reason?: string; message?: string }[]
   containerStatuses?: {
     name: string
     ready?: boolean
@@ -34,9 +34,6 @@ export const POD_LABELS = {
   /** on token Secrets: the pod the token belongs to */
   pod: 'nightjar.dev/pod',
 } as const
-
-/** the pod condition the operator sets True once the pod API answers: the pod's readiness gate */
-export const READINESS_GATE = 'nightjar.dev/pod-api-ready'
 
 export const POD_ANNOTATIONS = {
   /** the Secret holding this pod's token (key "token") */
@@ -192,6 +189,12 @@ export function podApiPortOf(opts: BrowserPodOptions): number {
 export function browserPodManifest(input: BrowserPodInput, opts: BrowserPodOptions): PodResource {
   const port = podApiPortOf(opts)
   const uid = opts.uid ?? 10001
+  const probe = (periodSeconds: number, failureThreshold: number) => ({
+    httpGet: { path: '/healthz', port: POD_API_PORT_NAME, scheme: 'HTTP' },
+    periodSeconds,
+    failureThreshold,
+    timeoutSeconds: 2,
+  })
   const env: Record<string, unknown>[] = [
     { name: 'NIGHTJAR_NODE_TOKEN', valueFrom: { secretKeyRef: { name: input.tokenSecretName, key: TOKEN_KEY } } },
     { name: 'NIGHTJAR_NODE_HOST', value: opts.listenHost ?? '0.0.0.0' },
@@ -236,12 +239,6 @@ export function browserPodManifest(input: BrowserPodInput, opts: BrowserPodOptio
       fsGroup: uid,
       seccompProfile: structuredClone(seccomp),
     },
-    // Ready waits for the operator's gate, not a kubelet probe: the operator asks the pod API
-    // (GET /healthz) every 50 ms once the container runs and opens the gate when it answers.
-    // A probe is seen only on the kubelet's next period (1 s at least), which cost 0.5 s p50
-    // of created → Ready (bench/README.md). A pod that never answers meets its StartTimeout;
-    // one whose Chromium dies exits, and the kubelet reports that.
-    readinessGates: [{ conditionType: READINESS_GATE }],
     containers: [
       {
         name: CONTAINER_NAME,
@@ -257,6 +254,11 @@ export function browserPodManifest(input: BrowserPodInput, opts: BrowserPodOptio
           capabilities: { drop: ['ALL'] },
           seccompProfile: structuredClone(seccomp),
         },
+        // Readiness alone, each second, gates "pod API up"; five misses in a row mark the pod
+        // unready. No startup probe: the kubelet starts readiness only on the period after
+        // startup passed, which cost 0.6 s p50 of created → Ready (bench/README.md). A pod
+        // that never comes up is the operator's: StartTimeout, for a session's pod and a pool's.
+        readinessProbe: probe(1, 5),
         volumeMounts: [
           { name: 'tmp', mountPath: '/tmp' },
           { name: 'home', mountPath: '/home/nightjar' },

@@ -6,7 +6,7 @@ import type { PodObservation } from '../../ports/ports.ts'
 
 /** the reason a pod gives when Chromium's sandbox would not start (browser-pod/sandbox.ts) */
 const SANDBOX_UNAVAILABLE = 'SandboxUnavailable'
-import { CONTAINER_NAME, POD_API_PORT_NAME, POD_ANNOTATIONS, DEFAULT_POD_API_PORT, READINESS_GATE, type PodResource } from './pod-spec.ts'
+import { CONTAINER_NAME, POD_API_PORT_NAME, POD_ANNOTATIONS, DEFAULT_POD_API_PORT, type PodResource } from './pod-spec.ts'
 
 export const CLAIMED_AT = 'nightjar.dev/claimed-at'
 
@@ -21,28 +21,10 @@ export function isConfigured(pod: PodResource): boolean {
   return pod.metadata.annotations?.[POD_ANNOTATIONS.configured] === 'true'
 }
 
-/** the pod API answers: the pod runs and is Ready (its readiness gate open, or an older pod's probe passed) */
+/** the pod API answers: the pod runs and its readiness probe (GET /healthz) passes */
 export function isUp(pod: PodResource): boolean {
   const st = pod.status
   return st?.phase === 'Running' && !!st.podIP && !!st.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') && !pod.metadata.deletionTimestamp
-}
-
-/** a pod with the readiness gate, not open yet, that may still come up (not failed or going) */
-export function gateStillShut(pod: PodResource): boolean {
-  const spec = pod.spec as { readinessGates?: { conditionType?: string }[] }
-  if (!spec.readinessGates?.some((g) => g.conditionType === READINESS_GATE) || pod.metadata.deletionTimestamp) return false
-  if (pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded' || podFailure(pod)) return false
-  return !pod.status?.conditions?.some((c) => c.type === READINESS_GATE && c.status === 'True')
-}
-
-/** the container runs and has an address, and the pod's readiness gate is not open yet: the operator asks the pod API */
-export function awaitsGate(pod: PodResource): boolean {
-  const spec = pod.spec as { readinessGates?: { conditionType?: string }[] }
-  if (!spec.readinessGates?.some((g) => g.conditionType === READINESS_GATE)) return false
-  const st = pod.status
-  if (st?.phase !== 'Running' || !st.podIP || pod.metadata.deletionTimestamp) return false
-  if (!st.conditions?.some((c) => c.type === 'ContainersReady' && c.status === 'True')) return false
-  return !st.conditions.some((c) => c.type === READINESS_GATE && c.status === 'True')
 }
 
 export function podApiPortOfPod(pod: PodResource): number {

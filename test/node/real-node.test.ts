@@ -24,7 +24,6 @@ import { dumpAllTables } from '../helpers/db.ts'
 import { PRODUCT_VERSION as TAG } from '../../contracts/version.ts'
 import { freshDatabase, helmEnv, readmeInstall, rolledOut } from './install.ts'
 import { browserPodManifest, tokenSecretManifest } from '../../operator/kube/pod-spec.ts'
-import { endpointOfPod } from '../../operator/kube/pod-state.ts'
 import { INSIDE_PROBE, podProcesses, processFacts, readAs, seccompFiltersOf, type ChromiumProcess, type InsideProcess } from '../helpers/sandbox-probe.ts'
 
 // the first `up` on a machine builds kubelet, kube-proxy, kube-scheduler and the images
@@ -62,8 +61,8 @@ t.teardown(() => {
 t.test('the node is Ready and holds the four images, with their sizes as the kubelet reports them', async (t) => {
   // the images' size bounds: each image holds what its program imports and nothing more
   // (the operator's grew by OpenTelemetry's trace SDK and exporters, about 25 MB); the
-  // headless browser image is Chromium's headless shell (the 600 MB targeted), the
-  // cloak one adds full Chromium, Xvfb and Mesa
+  // headless browser image is Chromium's headless shell (the 600 MB targeted), the cloak
+  // one adds full Chromium, Xvfb and Mesa
   const bound: Record<string, number> = { 'api-server': 350, operator: 280, 'browser-pod': 600, 'browser-pod-cloak': 1250 }
   type Image = { names: string[] | null; sizeBytes: number }
   const find = (images: Image[], name: string) => images.find((i) => (i.names ?? []).some((n) => n.endsWith(`/nightjar-${name}:${TAG}`)))
@@ -87,12 +86,8 @@ t.test('a cloak browser pod runs the cloak image: full Chromium, headful on its 
   kubectl(['apply', '-f', '-'], JSON.stringify(tokenSecretManifest({ name: `${name}-token`, namespace: ns, podName: name, token: randomBytes(24).toString('base64url') })))
   const images = { image: `localhost/nightjar-browser-pod:${TAG}`, cloakImage: `localhost/nightjar-browser-pod-cloak:${TAG}`, imagePullPolicy: 'Never' as const }
   kubectl(['apply', '-f', '-'], JSON.stringify(browserPodManifest({ name, namespace: ns, browserKind: 'cloak', tokenSecretName: `${name}-token` }, images)))
-  // no operator opens this pod's readiness gate here: the test asks its pod API, as the operator would
-  const pod = await waitFor(async () => {
-    const p = JSON.parse(kubectl(['-n', ns, 'get', 'pod', name, '-o', 'json']))
-    const endpoint = endpointOfPod(p)
-    return endpoint && (await fetch(`${endpoint}/healthz`).then((r) => r.ok, () => false)) ? p : undefined
-  }, { timeoutMs: 180_000, intervalMs: 500, what: 'the cloak pod\'s API answering (its browser launched)' })
+  await waitFor(podReady(name), { timeoutMs: 180_000, intervalMs: 500, what: 'the cloak pod Ready (its browser launched)' })
+  const pod = JSON.parse(kubectl(['-n', ns, 'get', 'pod', name, '-o', 'json']))
   t.match(pod.status.containerStatuses[0].image, /nightjar-browser-pod-cloak:/, 'from the cloak image')
   const procs = podProcesses(pod.metadata.uid).map((pid) => {
     try {

@@ -98,22 +98,6 @@ export class HttpError extends Error {
 
 const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z')
 const clone = <T>(v: T): T => structuredClone(v)
-
-/** a strategic merge of a pod status: `conditions` merge by type (the list's patch merge key), the rest as a merge patch */
-function mergeConditionsByType(cur: Obj, patch: Obj): Obj {
-  const { conditions, ...rest } = patch ?? {}
-  const merged = applyMergePatch(cur, rest) as Obj
-  if (Array.isArray(conditions)) {
-    const list: Obj[] = [...(cur.conditions ?? [])]
-    for (const c of conditions) {
-      const at = list.findIndex((x) => x.type === c.type)
-      if (at >= 0) list[at] = { ...list[at], ...c }
-      else list.push(c)
-    }
-    merged.conditions = list
-  }
-  return merged
-}
 const MICRO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}(Z|[+-]\d\d:\d\d)$/
 
 export class FakeKubeApi extends EventEmitter {
@@ -339,15 +323,11 @@ export class FakeKubeApi extends EventEmitter {
         if (!o) throw notFound(type, name)
         return ok(clone(o))
       }
-      case 'PATCH': {
-        const media = contentType?.split(';')[0].trim()
-        // strategic merge: built-in kinds only, as a real server; here only a pod's status, whose conditions merge by type
-        const strategic = media === 'application/strategic-merge-patch+json' && type.kind === 'Pod' && sub === 'status'
-        if (media !== 'application/merge-patch+json' && !strategic) {
+      case 'PATCH':
+        if (contentType?.split(';')[0].trim() !== 'application/merge-patch+json') {
           throw new HttpError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/merge-patch+json (got ${contentType ?? 'none'})`)
         }
-        return ok(this.patch(type, ns, name, parseJson(body), sub === 'status', strategic))
-      }
+        return ok(this.patch(type, ns, name, parseJson(body), sub === 'status'))
       case 'PUT':
         return ok(this.replace(type, ns, name, parseJson(body), sub === 'status'))
       case 'DELETE':
@@ -488,7 +468,7 @@ export class FakeKubeApi extends EventEmitter {
     return clone(obj)
   }
 
-  private patch(type: ResourceType, ns: string, name: string, patch: Obj, status: boolean, strategic = false): Obj {
+  private patch(type: ResourceType, ns: string, name: string, patch: Obj, status: boolean): Obj {
     const cur = this.objects.get(`${type.plural}/${ns}/${name}`)
     if (!cur) throw notFound(type, name)
     const precondition = patch?.metadata?.resourceVersion
@@ -497,7 +477,7 @@ export class FakeKubeApi extends EventEmitter {
     if (status) {
       next = clone(cur)
       if ('status' in (patch ?? {})) {
-        const merged = strategic ? mergeConditionsByType(cur.status ?? {}, patch.status) : applyMergePatch(cur.status ?? {}, patch.status)
+        const merged = applyMergePatch(cur.status ?? {}, patch.status)
         if (merged && Object.keys(merged).length) next.status = merged
         else delete next.status
       }

@@ -11,11 +11,6 @@ import type { FakeKubeApi } from './fake-apiserver.ts'
 
 type Obj = Record<string, any>
 
-/** every readiness gate of the pod has its condition True */
-const gatesOpen = (pod: Obj) => (pod.spec?.readinessGates ?? []).every((g: Obj) => pod.status?.conditions?.some((c: Obj) => c.type === g.conditionType && c.status === 'True'))
-/** Ready as a kubelet computes it: the containers ready and the gates open */
-const readyOf = (pod: Obj) => pod.status?.phase === 'Running' && !!pod.status.conditions?.some((c: Obj) => c.type === 'ContainersReady' && c.status === 'True') && gatesOpen(pod)
-
 export class FakePod {
   configured?: Obj
   configureCalls = 0
@@ -25,8 +20,6 @@ export class FakePod {
   healthCalls = 0
   /** answer /v1/configure with this status instead (failure tests) */
   configureStatus?: number
-  /** answer GET /healthz with this status instead (a pod API not up yet) */
-  healthStatus?: number
   readonly ip: string
   readonly server: Server
   readonly token: string
@@ -56,17 +49,8 @@ export class FakeKubelet {
   /** pod name → node it runs on */
   readonly placement = new Map<string, string>()
   private readonly onChange = (e: { type: string; plural: string; object: Obj }) => {
-    if (e.plural !== 'pods' || e.object.metadata.namespace !== this.namespace) return
-    if (this.autoRun && e.type === 'ADDED') void this.run(e.object.metadata.name).catch(() => {})
-    // a kubelet recomputes Ready when a readiness gate's condition changes
-    if (e.type === 'MODIFIED' && e.object.spec?.readinessGates?.length) {
-      const conditions: Obj[] = e.object.status?.conditions ?? []
-      const ready = readyOf(e.object)
-      if (conditions.some((c) => c.type === 'Ready') && conditions.find((c) => c.type === 'Ready')?.status !== (ready ? 'True' : 'False')) {
-        this.api.mutate('pods', this.namespace, e.object.metadata.name, (p) => {
-          p.status.conditions = p.status.conditions.map((c: Obj) => (c.type === 'Ready' ? { ...c, status: readyOf(p) ? 'True' : 'False' } : c))
-        })
-      }
+    if (this.autoRun && e.plural === 'pods' && e.type === 'ADDED' && e.object.metadata.namespace === this.namespace) {
+      void this.run(e.object.metadata.name).catch(() => {})
     }
   }
 
@@ -99,8 +83,8 @@ export class FakeKubelet {
     return this
   }
 
-  /** "start the container": pod API up, pod Running with an IP, Ready once its readiness gates are open */
-  async run(podName: string, opts: { configureStatus?: number; healthStatus?: number } = {}): Promise<FakePod> {
+  /** "start the container": pod API up, pod Running with Ready=True and an IP */
+  async run(podName: string, opts: { configureStatus?: number } = {}): Promise<FakePod> {
     const existing = this.podApis.get(podName)
     if (existing) return existing
     const pod = this.api.get('pods', this.namespace, podName)
@@ -110,7 +94,6 @@ export class FakeKubelet {
     this.nextIp++
     const fake = new FakePod(ip, createServer(), token)
     fake.configureStatus = opts.configureStatus
-    fake.healthStatus = opts.healthStatus
     const answer = async (req: IncomingMessage, res: ServerResponse) => {
       const send = (status: number, body: unknown) => {
         res.writeHead(status, { 'content-type': 'application/json' })
@@ -119,7 +102,6 @@ export class FakeKubelet {
       const chunks: Buffer[] = []
       for await (const c of req) chunks.push(c as Buffer)
       if (req.method === 'GET' && req.url === '/healthz') fake.healthCalls++
-      if (req.method === 'GET' && req.url === '/healthz' && fake.healthStatus) return send(fake.healthStatus, { error: { code: 'unavailable', message: 'starting' } })
       if (req.method === 'GET' && req.url === '/healthz') return send(200, { ok: true, configured: !!fake.configured })
       if (req.headers.authorization !== `Bearer ${fake.token}`) return send(401, { error: { code: 'unauthorized', message: 'bad token' } })
       if (req.method === 'POST' && req.url === '/v1/configure') {
@@ -151,9 +133,7 @@ export class FakeKubelet {
           { type: 'PodScheduled', status: 'True' },
           { type: 'Initialized', status: 'True' },
           { type: 'ContainersReady', status: 'True' },
-          // Ready also waits for every readiness gate's condition (set by others, e.g. the operator)
-          { type: 'Ready', status: gatesOpen(p) ? 'True' : 'False' },
-          ...(p.status?.conditions ?? []).filter((c: Obj) => (p.spec.readinessGates ?? []).some((g: Obj) => g.conditionType === c.type)),
+          { type: 'Ready', status: 'True' },
         ],
         containerStatuses: [{ name: 'browser', ready: true, restartCount: 0, state: { running: { startedAt: new Date().toISOString() } } }],
       }

@@ -200,39 +200,6 @@ t.test('[ISSUE-37] a claim that leaves a warm pod lets its session start before 
   t.pass('the claim that emptied the pool refilled it once configured, without waiting for the delay')
 })
 
-t.test('[ISSUE-37] a browser pod turns Ready when the operator finds its pod API answering: its readiness gate, not a kubelet probe period', async (t) => {
-  const { api, kubelet } = await setup(t, { poolSize: 1, operator: false })
-  const pool = await waitFor(() => api.list('pods', NS).find((p) => p.metadata.labels?.['nightjar.dev/pool'] === 'warm'), { what: 'a pool pod' })
-  const ready = () => api.get('pods', NS, pool.metadata.name)?.status?.conditions?.find((c: Obj) => c.type === 'Ready')?.status
-  // the container runs, but its pod API does not answer yet (Chromium still starting)
-  const fake = await kubelet.run(pool.metadata.name, { healthStatus: 503 })
-  await waitFor(() => fake.healthCalls >= 3, { what: 'the operator asking the pod API' })
-  t.equal(ready(), 'False', 'not Ready while the pod API does not answer')
-  fake.healthStatus = undefined
-  await waitFor(() => ready() === 'True', { what: 'the pod Ready' })
-  const gate = api.get('pods', NS, pool.metadata.name)?.status?.conditions?.find((c: Obj) => c.type === 'nightjar.dev/pod-api-ready')
-  t.match(gate, { status: 'True', reason: 'PodApiAnswers' }, 'the gate\'s condition, set by the operator')
-  const statusPatches = api.requests.filter((r) => r.method === 'PATCH' && r.path.endsWith(`/pods/${pool.metadata.name}/status`))
-  t.equal(statusPatches.length, 1, 'one status write opens it')
-  t.equal(statusPatches[0]?.contentType, 'application/strategic-merge-patch+json', 'a strategic merge: the kubelet\'s conditions stay')
-  t.ok(api.get('pods', NS, pool.metadata.name)?.status?.conditions?.some((c: Obj) => c.type === 'ContainersReady' && c.status === 'True'), 'beside the kubelet\'s own conditions')
-})
-
-t.test('a stopping operator hands its starting pods over: it opens their readiness gates, and does nothing else', async (t) => {
-  const { api, kubelet, pods } = await setup(t, { poolSize: 1, operator: false })
-  const pool = await waitFor(() => api.list('pods', NS).find((p) => p.metadata.labels?.['nightjar.dev/pool'] === 'warm'), { what: 'a pool pod' })
-  const fake = await kubelet.run(pool.metadata.name, { healthStatus: 503 })
-  await waitFor(() => fake.healthCalls >= 1, { what: 'the operator asking the pod API' })
-  // the controllers stopped and the lease released; the next leader may know no gate
-  const handing = pods.handOver(60_000)
-  const writesBefore = writes(api)
-  fake.healthStatus = undefined
-  await handing
-  const gate = api.get('pods', NS, pool.metadata.name)?.status?.conditions?.find((c: Obj) => c.type === 'nightjar.dev/pod-api-ready')
-  t.equal(gate?.status, 'True', 'the gate of the pod still starting is opened before it stops')
-  t.equal(writes(api) - writesBefore, 1, 'and that status patch is its one write (no refill, no deadline, no delete)')
-})
-
 t.test('a pod that never becomes ready fails its session at the start deadline', async (t) => {
   const { api, store, phase } = await setup(t, { startTimeoutMs: 1500 })
   const id = 'nsess_Slow1'

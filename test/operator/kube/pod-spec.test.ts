@@ -38,7 +38,7 @@ function validPod(t: Test, pod: Obj) {
   t.same(restrictedViolations(pod.spec), [], 'meets Pod Security "restricted"')
 }
 
-t.test('a session pod: owner, labels, hardening, token by reference, readiness gate, every option', async (t) => {
+t.test('a session pod: owner, labels, hardening, token by reference, probes, every option', async (t) => {
   const pod = browserPodManifest(
     { name: 'nightjar-browser-sabc', namespace: 'ns', browserKind: 'chromium', tokenSecretName: 'nightjar-browser-sabc-token', labels: { 'nightjar.dev/session': 'nsess_X' }, owner, launch: { sessionId: 'nsess_X' } },
     FULL,
@@ -67,9 +67,8 @@ t.test('a session pod: owner, labels, hardening, token by reference, readiness g
   t.equal(env.NIGHTJAR_DENY_CIDRS, '10.0.0.0/8,169.254.0.0/16')
   t.same(JSON.parse(env.NIGHTJAR_HOST_ALIASES), FULL.hostAliases)
   t.same(env.NIGHTJAR_POD_NAME, { fieldRef: { fieldPath: 'metadata.name' } })
-  t.same(pod.spec.readinessGates, [{ conditionType: 'nightjar.dev/pod-api-ready' }], 'Ready waits for the operator\'s gate: it asks the pod API itself, sooner than a probe period')
-  t.notOk(c.readinessProbe, 'no readiness probe: it would hold Ready to the kubelet\'s next period')
-  t.notOk(c.startupProbe, 'no startup probe (the operator times a start out)')
+  t.match(c.readinessProbe, { httpGet: { path: '/healthz', port: 'node-api' }, periodSeconds: 1 })
+  t.notOk(c.startupProbe, 'no startup probe: readiness would wait for the period after it (the operator times a start out)')
   // writable places: /tmp, the home directory, and /dev/shm in memory
   t.same(c.volumeMounts.map((m: Obj) => m.mountPath).sort(), ['/dev/shm', '/home/nightjar', '/tmp'])
   t.same(s.volumes.find((v: Obj) => v.name === 'dshm').emptyDir, { medium: 'Memory', sizeLimit: '512Mi' })
