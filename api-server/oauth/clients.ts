@@ -8,7 +8,7 @@ import {
   DEFAULT_SCOPE_STRING, GRANT_AUTHORIZATION_CODE, OOB_REDIRECT_URI, SUPPORTED_GRANT_TYPES,
 } from './constants.ts'
 import { oauthErrors } from '../../contracts/errors.ts'
-import { hiddenCharacter } from '../../contracts/person-text.ts'
+import { hiddenCharacter, isBlank } from '../../contracts/person-text.ts'
 
 export interface OAuthClient {
   id: string
@@ -154,6 +154,7 @@ export function validateClientMetadata(body: unknown): ClientMetadata {
     // the consent page shows the name to a person: nothing in it may hide or reorder the page (contracts/person-text.ts)
     const hidden = hiddenCharacter(m.client_name)
     if (hidden) throw oauthErrors.clientNameHidden(hidden)
+    if (isBlank(m.client_name)) throw oauthErrors.clientNameBlank()
     clientName = m.client_name.trim()
   }
   return { grantTypes, responseTypes, redirectUris: [...new Set(redirectUris)], clientName }

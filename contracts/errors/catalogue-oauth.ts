@@ -82,6 +82,11 @@ export const OAUTH_ERRORS = {
     message: (codePoint: string) => `client_name must not contain control, invisible or text-direction characters (found ${codePoint})`, args: ['codePoint'],
     when: 'registration (or a client metadata document) whose client_name holds a control, format (bidi override, zero-width, …) or invisible character (contracts/person-text.ts)',
   },
+  clientNameBlank: {
+    status: 400, code: 'invalid_client_metadata', reason: null, spec: null,
+    message: 'client_name must contain a visible character (not only spaces or invisible characters)',
+    when: 'registration (or a client metadata document) whose client_name shows nothing: only spaces, marks or invisible characters (contracts/person-text.ts)',
+  },
   redirectUrisInvalid: { status: 400, code: 'invalid_redirect_uri', reason: null, message: 'redirect_uris must be an array of at most 10 strings', spec: null, when: 'registration with malformed redirect_uris' },
   redirectUriRequired: {
     status: 400, code: 'invalid_redirect_uri', reason: null, message: 'the authorization_code grant needs at least one redirect_uri', spec: null, when: 'registration for the code grant without a redirect URI',

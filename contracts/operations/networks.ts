@@ -118,7 +118,7 @@ export const localReachEnsure = defineContract({
   scopes: [],
   input: z.strictObject({
     target: z.string().min(1).max(300).describe('host[:port] or http(s) URL on the developer machine, e.g. localhost:3000'),
-    network: z.string().min(1).max(63).optional().describe('network name (default "local"; with a reach grant, the network granted)'),
+    network: personText(z.string().min(1).max(63)).optional().describe('network name (default "local"; with a reach grant, the network granted)'),
   }),
   output: z.object({
     network: NetworkView,
