@@ -6,9 +6,10 @@
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { WebSocket, WebSocketServer, type RawData } from 'ws'
-import { closeQuietly, sender } from '../tunnel/ws-relay.ts'
-import { upgradeErrors, upgradeRefusal, type ErrorReply } from '../contracts/errors.ts'
+import { closeQuietly } from '../tunnel/ws-relay.ts'
+import { upgradeErrors, upgradeRefusal } from '../contracts/errors.ts'
 import { CDP_MAX_BROWSER_MESSAGE, CDP_MAX_CLIENT_MESSAGE } from '../contracts/pod-api.ts'
+import type { CdpChannel, CdpTap } from './cdp-pipe.ts'
 import type { PodSession } from './session.ts'
 import { beginCdpClient, cdpClients } from './secrets/fill-lock.ts'
 
@@ -370,15 +371,19 @@ export function refusal(id: number | undefined, sessionId: string | undefined, w
 
 export interface CdpProxyOptions {
   session: PodSession
-  /** Chromium's DevTools browser endpoint (chromium.ts devtoolsEndpoint), or undefined: no CDP on this pod */
-  endpoint: string | undefined
+  /** the tap on Chromium's pipe (cdp-pipe.ts), or undefined: no CDP on this pod */
+  tap: CdpTap | undefined
   /** error lines (never a message's content) */
   log?: (line: string) => void
 }
 
+/** A client that reads slower than Chromium writes is dropped past this: the pipe is shared, so it cannot be paused for one client. */
+const CLIENT_BACKLOG = CDP_MAX_BROWSER_MESSAGE
+
 export class CdpProxy {
   readonly #wss = new WebSocketServer({ noServer: true, maxPayload: CDP_MAX_CLIENT_MESSAGE, perMessageDeflate: false })
   readonly #sockets = new Set<WebSocket>()
+  readonly #channels = new Set<CdpChannel>()
   readonly #opts: CdpProxyOptions
   #closed = false
 
@@ -394,44 +399,40 @@ export class CdpProxy {
   /** An authorized /v1/cdp upgrade (pod-api.ts checked the pod token). */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', () => socket.destroy())
-    const { session, endpoint } = this.#opts
-    if (this.#closed || !endpoint || !session.configured) return void socket.end(upgradeRefusal(upgradeErrors.cdpUnavailable()))
+    const { session, tap } = this.#opts
+    if (this.#closed || !tap || !session.configured) return void socket.end(upgradeRefusal(upgradeErrors.cdpUnavailable()))
     // a page a secret was typed into may still hold it: no raw access to it, ever; once
     // admitted the client is counted, so a fill starting while Chromium answers is refused
     const release = beginCdpClient(session)
     if (!release) return void socket.end(upgradeRefusal(upgradeErrors.cdpAfterFill()))
-    const upstream = new WebSocket(endpoint, { maxPayload: CDP_MAX_BROWSER_MESSAGE, perMessageDeflate: false, handshakeTimeout: 10_000 })
     let settled = false
-    const fail = (reply: ErrorReply) => {
+    const fail = () => {
       if (settled) return
       settled = true
       release()
-      upstream.terminate()
-      if (!socket.destroyed) socket.end(upgradeRefusal(reply))
+      if (!socket.destroyed) socket.end(upgradeRefusal(upgradeErrors.cdpUnavailable()))
     }
-    const unreachable = (why: string) => {
-      if (!settled) this.#opts.log?.(`cdp: the browser's DevTools endpoint ${why}`)
-      fail(upgradeErrors.cdpUnavailable())
-    }
-    upstream.once('unexpected-response', (_r, res) => unreachable(`answered ${res.statusCode}`))
-    upstream.once('error', (e) => unreachable(`failed: ${(e as NodeJS.ErrnoException).code ?? e.name}`))
     // the client went away while Chromium was answering
-    socket.once('close', () => { if (!settled) { settled = true; release(); upstream.terminate() } })
-    upstream.once('open', () => {
-      if (settled) return upstream.terminate()
-      settled = true
-      if (this.#closed) {
-        release()
-        upstream.terminate()
-        return void socket.end(upgradeRefusal(upgradeErrors.cdpUnavailable()))
-      }
-      this.#wss.handleUpgrade(req, socket, head, (client) => this.#relay(client, upstream, release))
-    })
+    socket.once('close', () => { if (!settled) { settled = true; release() } })
+    tap.open().then(
+      (channel) => {
+        if (settled || this.#closed) {
+          channel.close()
+          return fail()
+        }
+        settled = true
+        this.#wss.handleUpgrade(req, socket, head, (client) => this.#relay(client, channel, release))
+      },
+      (e: unknown) => {
+        if (!settled) this.#opts.log?.(`cdp: the browser gave no session (${e instanceof Error ? e.message : 'error'})`)
+        fail()
+      },
+    )
   }
 
-  #relay(client: WebSocket, upstream: WebSocket, release: () => void): void {
+  #relay(client: WebSocket, upstream: CdpChannel, release: () => void): void {
     this.#sockets.add(client)
-    this.#sockets.add(upstream)
+    this.#channels.add(upstream)
     const filter = new CdpFilter()
     let done = false
     const end = (code: number, reason: string) => {
@@ -439,37 +440,40 @@ export class CdpProxy {
       done = true
       release()
       this.#sockets.delete(client)
-      this.#sockets.delete(upstream)
+      this.#channels.delete(upstream)
       closeQuietly(client, code, reason)
-      closeQuietly(upstream, 1000, '')
+      upstream.close()
     }
-    const toBrowser = sender(upstream, client)
-    const toClient = sender(client, upstream)
+    const toClient = (data: RawData | string) => {
+      if (client.readyState !== WebSocket.OPEN) return
+      if (client.bufferedAmount > CLIENT_BACKLOG) return end(1008, 'the client reads too slowly')
+      client.send(data as Buffer | string, { binary: false })
+    }
     client.on('message', (data, isBinary) => {
       if (isBinary) return end(1003, 'CDP messages are text')
       const req = parseRequest(data.toString())
       if ('invalid' in req) return toClient(refusal(req.id, req.sessionId, req.invalid))
       const verdict = filter.judge(req)
       if ('refuse' in verdict) return toClient(refusal(req.id, req.sessionId, `${req.method} is refused: ${verdict.refuse}`))
-      toBrowser(JSON.stringify(verdict.forward))
+      upstream.send(JSON.stringify(verdict.forward))
     })
-    upstream.on('message', (data) => {
-      const seen = filter.observe(data)
-      for (const m of seen.toBrowser ?? []) toBrowser(m)
+    upstream.onMessage = (text) => {
+      const seen = filter.observe(Buffer.from(text))
+      for (const m of seen.toBrowser ?? []) upstream.send(m)
       if (seen.toClient !== null) toClient(seen.toClient)
-    })
+    }
+    upstream.onClose = (why) => end(1011, why)
     client.on('close', () => end(1000, ''))
-    upstream.on('close', () => end(1011, 'the browser closed the connection'))
     client.on('error', () => end(1011, 'error'))
-    upstream.on('error', () => end(1011, 'the browser connection failed'))
   }
 
   /** Closes every CDP connection and refuses new ones (the pod is closing). */
   close(): void {
     this.#closed = true
     for (const s of this.#sockets) closeQuietly(s, 1001, 'the session ended')
+    for (const c of this.#channels) c.close()
     this.#sockets.clear()
+    this.#channels.clear()
     this.#wss.close()
   }
 }
-

@@ -16,6 +16,9 @@ export function chromiumArgs(sandbox: SandboxSetting = 'chromium'): string[] {
     '--headless',
     ...(sandbox === 'none' ? ['--no-sandbox'] : []),
     '--disable-gpu',
+    // no SwiftShader: the GPU process then runs under seccomp-bpf like the renderers (with it,
+    // Chromium leaves that process unsandboxed in the pod's network namespace); costs WebGL
+    '--disable-software-rasterizer',
     '--disable-quic', // QUIC (UDP) would not traverse an HTTP proxy
     '--no-first-run',
     '--disable-background-networking',
@@ -39,14 +42,14 @@ export function chromiumArgs(sandbox: SandboxSetting = 'chromium'): string[] {
 
 /**
  * browserKind cloak (cloak.ts): headful Chromium on a virtual display. It keeps every
- * flag above except --headless and --disable-gpu, so the egress flags (QUIC off, WebRTC
+ * flag above except --headless and the GPU switches, so the egress flags (QUIC off, WebRTC
  * proxied-only, no DNS of its own) are the same by construction (RULE-33). The GPU
- * process stays on: on a node with a GPU the real WebGL renderer shows; without one
- * (measured here) WebGL is SwiftShader either way, as headless gives.
+ * process stays on, for WebGL as a real browser has it (SwiftShader without a GPU): its
+ * price is that process unsandboxed (docs/security.md).
  */
 export function cloakArgs(window: { width: number; height: number }, sandbox: SandboxSetting = 'chromium'): string[] {
   return [
-    ...chromiumArgs(sandbox).filter((a) => a !== '--headless' && a !== '--disable-gpu'),
+    ...chromiumArgs(sandbox).filter((a) => a !== '--headless' && a !== '--disable-gpu' && a !== '--disable-software-rasterizer'),
     // navigator.webdriver stays false (with --enable-automation dropped, below)
     '--disable-blink-features=AutomationControlled',
     '--ozone-platform=x11', // the virtual display is X11, whatever the host runs
@@ -63,36 +66,6 @@ export function cloakArgs(window: { width: number; height: number }, sandbox: Sa
  */
 export const CLOAK_DROPPED_DEFAULT_ARGS = ['--enable-automation', '--disable-popup-blocking']
 
-/**
- * CDP connect (cdp-proxy.ts): Chromium's DevTools server on a kernel-picked loopback port,
- * beside Playwright's own pipe; only the pod's CDP proxy is told where it is. In Kubernetes
- * that loopback is the pod's own; in the embedded runtime it is the host's and the server has
- * no authentication, so run it only where local users are trusted (docs/sessions.md#the-toolbox).
- * (The way out is a CDP multiplexer over Playwright's pipe, which Playwright does not allow.)
- */
-export function devtoolsArgs(): string[] {
-  return ['--remote-debugging-port=0']
-}
-
-/**
- * The browser's DevTools WebSocket endpoint (ws://127.0.0.1:N/devtools/browser/<id>), or
- * undefined. Playwright reads it from Chromium's "DevTools listening on" line when the
- * port flag is given; it keeps it on its in-process server object, which the public API
- * does not expose, so this reaches it through the in-process connection. Only a loopback
- * ws:// endpoint is accepted; anything else (a Playwright without that internal) leaves
- * CDP connect unavailable, never the pod.
- */
-export function devtoolsEndpoint(browser: Browser): string | undefined {
-  try {
-    const connection = (browser as unknown as { _connection?: { toImpl?: (o: unknown) => { options?: { wsEndpoint?: unknown } } | undefined } })._connection
-    const ws = connection?.toImpl?.(browser)?.options?.wsEndpoint
-    if (typeof ws !== 'string') return undefined
-    return /^ws:\/\/(127\.0\.0\.1|\[::1\]):\d{1,5}\/devtools\/browser\/[0-9a-f-]{1,64}$/.test(ws) ? ws : undefined
-  } catch {
-    return undefined // no such internal: CDP connect is unavailable (the pod answers 503)
-  }
-}
-
 export interface LaunchOptions {
   /** http://127.0.0.1:<port> of the egress gateway. */
   proxyServer: string
@@ -106,7 +79,8 @@ export async function launchChromium(opts: LaunchOptions): Promise<Browser> {
     headless: true,
     // Playwright adds --no-sandbox unless told the sandbox is wanted
     chromiumSandbox: opts.sandbox === 'chromium',
-    args: [...chromiumArgs(opts.sandbox), ...devtoolsArgs()],
+    // no --remote-debugging-port: CDP goes over Playwright's pipe only (cdp-pipe.ts)
+    args: chromiumArgs(opts.sandbox),
     // Playwright adds --proxy-bypass-list=<-loopback>, so loopback goes through the gateway
     // too (platform egress must be able to refuse it).
     proxy: { server: opts.proxyServer },

@@ -3,7 +3,8 @@
 import type { AddressInfo } from 'node:net'
 import type { Browser } from 'playwright-core'
 import type { BrowserKind } from '../crds/types.ts'
-import { devtoolsEndpoint, launchChromium } from './chromium.ts'
+import { launchChromium } from './chromium.ts'
+import { cdpTap } from './cdp-pipe.ts'
 import { CdpProxy } from './cdp-proxy.ts'
 import { launchCloak } from './cloak.ts'
 import { EgressGateway, type TunnelDialer } from './egress-gateway.ts'
@@ -81,8 +82,8 @@ export async function startPod(opts: PodOptions): Promise<Pod> {
   // a warm pod opens its context before any session claims it; a cloak pod has one
   // context (its profile) and opens it at configure, with the session's auth-state
   if (opts.browserKind !== 'cloak') session.prewarm()
-  // CDP connect relays to Chromium's DevTools endpoint (a cloak browser has none: CDP is unavailable there)
-  const cdp = new CdpProxy({ session, endpoint: opts.browserKind === 'cloak' ? undefined : devtoolsEndpoint(browser), log: opts.log })
+  // CDP connect relays over Chromium's pipe (cdp-pipe.ts); a cloak browser offers none
+  const cdp = new CdpProxy({ session, tap: opts.browserKind === 'cloak' ? undefined : cdpTap(browser), log: opts.log })
   const server = createPodApi({ token: opts.token, session, log: opts.log, cdp })
   const host = opts.host ?? '127.0.0.1'
   try {

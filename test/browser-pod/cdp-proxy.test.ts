@@ -4,7 +4,7 @@
 // the deny floor forbids (it must never see a request). Raw CDP over `ws` for the
 // refusals: each is answered with a CDP error and never reaches Chromium.
 import t, { type Test } from 'tap'
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium } from 'playwright-core'
@@ -13,7 +13,7 @@ import { PodClient } from '../../api-server/sessions/pod-client.ts'
 import type { ApiError } from '../../contracts/errors.ts'
 import { CDP_MAX_CLIENT_MESSAGE, POD_CDP_PATH } from '../../contracts/pod-api.ts'
 import { startPod } from '../../browser-pod/pod.ts'
-import { devtoolsEndpoint } from '../../browser-pod/chromium.ts'
+import { cdpTap } from '../../browser-pod/cdp-pipe.ts'
 import { CdpFilter, parseRequest, privilegedTarget } from '../../browser-pod/cdp-proxy.ts'
 import { startPublicWeb } from '../helpers/netns.ts'
 import { waitFor } from '../helpers/wait.ts'
@@ -77,6 +77,69 @@ async function rawCdp(t: Test, url: string, token?: string): Promise<Raw> {
     }),
     sendText: (text) => ws.send(text),
   }
+}
+
+/** The control: an unfiltered channel on Chromium's pipe (what the filter stands in front of). */
+async function rawPipe(t: Test, browser: Parameters<typeof cdpTap>[0]): Promise<Pick<Raw, 'send' | 'close' | 'events'>> {
+  const channel = await cdpTap(browser)!.open()
+  let next = 1
+  const waiting = new Map<number, (r: Reply) => void>()
+  const events: Raw['events'] = []
+  channel.onMessage = (text) => {
+    const msg = JSON.parse(text)
+    if (msg.method) return void events.push(msg)
+    waiting.get(msg.id)?.(msg)
+    waiting.delete(msg.id)
+  }
+  const close = async () => channel.close()
+  t.teardown(close)
+  return {
+    close,
+    events,
+    send: (method, params, sessionId) => new Promise<Reply>((resolve) => {
+      const id = next++
+      waiting.set(id, resolve)
+      channel.send(JSON.stringify(sessionId ? { id, method, params, sessionId } : { id, method, params }))
+    }),
+  }
+}
+
+/** This process's Chromium processes: its descendants whose command is chromium's. */
+function chromiumPids(_browser: unknown): number[] {
+  const parent = new Map<number, number>()
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue
+    try {
+      const ppid = /^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${d}/status`, 'utf8'))?.[1]
+      if (ppid) parent.set(Number(d), Number(ppid))
+    } catch { /* gone meanwhile */ }
+  }
+  const below = (pid: number): boolean => { for (let p = parent.get(pid); p; p = parent.get(p)) if (p === process.pid) return true; return false }
+  return [...parent.keys()].filter((pid) => below(pid) && processArgs([pid]).some((a) => /chrom/.test(a.split('/').pop() ?? '')))
+}
+
+function processArgs(pids: number[]): string[] {
+  return pids.flatMap((pid) => { try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0') } catch { return [] } })
+}
+
+/** TCP ports these processes listen on (from /proc/net/tcp{,6} and their open sockets). */
+function listeningPorts(pids: number[]): number[] {
+  const inodes = new Set<string>()
+  for (const pid of pids) {
+    try {
+      for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+        try { const l = readlinkSync(`/proc/${pid}/fd/${fd}`); const m = /^socket:\[(\d+)\]$/.exec(l); if (m) inodes.add(m[1]) } catch { /* closed meanwhile */ }
+      }
+    } catch { /* gone meanwhile */ }
+  }
+  const ports: number[] = []
+  for (const f of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(f, 'utf8').split('\n').slice(1)) {
+      const c = line.trim().split(/\s+/)
+      if (c[3] === '0A' && inodes.has(c[9])) ports.push(parseInt(c[1].split(':').pop()!, 16))
+    }
+  }
+  return ports
 }
 
 /** The HTTP status a refused upgrade answers with, and its body. */
@@ -218,10 +281,12 @@ t.test('CDP at the pod, real Chromium', async (t) => {
   const podApi = new PodClient(pod.endpoint, token)
   t.teardown(() => podApi.close())
   const url = pod.endpoint.replace(/^http/, 'ws') + POD_CDP_PATH
-  const devtools = devtoolsEndpoint(pod.browser)!
 
-  t.test('the DevTools endpoint is on loopback, on a port the kernel picked', async (t) => {
-    t.match(devtools, /^ws:\/\/(127\.0\.0\.1|\[::1\]):\d+\/devtools\/browser\//)
+  t.test('Chromium opens no DevTools port: CDP reaches it over the pipe only', async (t) => {
+    const pids = chromiumPids(pod.browser)
+    t.ok(pids.length > 0, 'the browser and its helpers are running')
+    t.same(listeningPorts(pids), [], 'no process of this browser listens on TCP')
+    t.notOk(processArgs(pids).some((a) => a.startsWith('--remote-debugging-port')), 'and none was started with a debugging port')
   })
 
   t.test('refusals before the upgrade: token, configure, path', async (t) => {
@@ -272,7 +337,7 @@ t.test('CDP at the pod, real Chromium', async (t) => {
 
     // the control: Chromium's raw endpoint (which nothing but the proxy is told) would have gone direct
     const control = await loopbackServer(t, 'control loopback')
-    const direct = await rawCdp(t, devtools)
+    const direct = await rawPipe(t, pod.browser)
     const { result: ctx2 } = await direct.send('Target.createBrowserContext', { proxyServer: 'direct://', disposeOnDetach: true })
     const { result: t2 } = await direct.send('Target.createTarget', { url: 'about:blank', browserContextId: ctx2.browserContextId })
     const { result: a2 } = await direct.send('Target.attachToTarget', { targetId: t2.targetId, flatten: true })
@@ -287,7 +352,7 @@ t.test('CDP at the pod, real Chromium', async (t) => {
     t.equal(pod.session.page.url(), 'http://example.com/cdp-drive.html', 'the session’s page (the Playwright subtest opened it)')
     const cdp = await rawCdp(t, url, token)
     // the control: on the raw endpoint the WebUI targets exist, and attaching gives a privileged renderer
-    const direct = await rawCdp(t, devtools)
+    const direct = await rawPipe(t, pod.browser)
     const all = (await direct.send('Target.getTargets', { filter: [{}] })).result.targetInfos as Array<{ targetId: string; type: string; url: string }>
     const webui = all.filter((x) => privilegedTarget(x))
     t.ok(webui.length > 0 && webui.every((x) => /^chrome:/.test(x.url)), `Chromium keeps WebUI targets (${webui.map((x) => x.type).join(', ')})`)
