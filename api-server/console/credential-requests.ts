@@ -15,7 +15,7 @@ import { hostsView } from '../door-kit/host-view.ts'
 import { assertWellFormed, parseInput } from '../door-kit/validate.ts'
 import { checkCsrf, csrfToken, type ConsoleUser } from '../door-kit/console-session.ts'
 import { sameOriginRequest } from '../door-kit/console-guard.ts'
-import type { ConsolePageKit } from './reach.ts'
+import type { ConsolePageKit } from './page-kit.ts'
 
 /** One text field of a form ('' when absent or sent twice: then the field's own rule refuses it). */
 const formField = (body: Record<string, unknown>, name: string): string => (typeof body[name] === 'string' ? (body[name] as string) : '')

@@ -1,22 +1,21 @@
 // The console's Local reach page: the org's reach grants, a form to grant an agent reach
 // (to one network, or the right to create its own with local_reach_ensure) and a revoke
 // button per live grant. Every form carries the session's CSRF token; granting and
-// revoking need networks:write (owners and admins; members see the list only), the same
-// rule and the same domain functions as POST /v1/local-reach/grants.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+// revoking run the REST operations themselves (POST /v1/local-reach/grants …) as the
+// signed-in person: networks:write (owners and admins; members see the list only), and
+// the same checks, in the same order and words.
+import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { Services } from '../services.ts'
-import { errors, isApiError } from '../../contracts/errors.ts'
-import { grantReach, listReach, revokeReach } from '../networks/reach.ts'
+import { isApiError } from '../../contracts/errors.ts'
+import { networkReachGrantCreate, networkReachGrantRevoke } from '../operations/networks/index.ts'
+import { listReach } from '../networks/reach.ts'
 import { listNetworks } from '../networks/store.ts'
-import { Html, html, page } from '../door-kit/html.ts'
+import { Html, html, page, theirs } from '../door-kit/html.ts'
+import { revealHidden } from '../../contracts/person-text.ts'
 import { checkCsrf, csrfToken, type ConsoleUser } from '../door-kit/console-session.ts'
+import { runOp, type ConsolePageKit } from './page-kit.ts'
 
-export interface ConsolePageKit {
-  send: (reply: FastifyReply, status: number, body: string) => FastifyReply
-  chrome: (u: ConsoleUser) => { user: { email: string; orgName: string }; logoutAction: string; csrf: string; consoleBase?: string }
-  requireUser: (req: FastifyRequest, reply: FastifyReply) => Promise<ConsoleUser | null>
-  formTokenInvalid: (reply: FastifyReply, u?: ConsoleUser) => FastifyReply
-}
+export type { ConsolePageKit } from './page-kit.ts'
 
 const GRANTING_SCOPE = 'networks:write'
 
@@ -34,9 +33,9 @@ export function registerReachPage(app: FastifyInstance, services: Services, kit:
     const csrf = csrfToken(services, u)
     const canGrant = u.scopes.has(GRANTING_SCOPE)
     const rows = grants.map((g) => html`<tr id="grant-${g.id}">
-      <td>${agentName.get(g.agentId) ?? g.agentId}<div class="muted"><code>${g.agentId}</code></div></td>
+      <td>${theirs(agentName.get(g.agentId) ?? g.agentId)}<div class="muted"><code>${g.agentId}</code></div></td>
       <td>${g.kind === 'seed' ? 'may create its own network' : 'one network'}</td>
-      <td>${g.networkId ? html`${netName.get(g.networkId) ?? ''} <div class="muted"><code>${g.networkId}</code></div>` : '—'}</td>
+      <td>${g.networkId ? html`${theirs(netName.get(g.networkId) ?? '')} <div class="muted"><code>${g.networkId}</code></div>` : '—'}</td>
       <td class="state">${g.state}</td>
       <td>${g.state === 'live' && canGrant
         ? html`<form method="post" action="${path}/${g.id}/revoke"><input type="hidden" name="csrf" value="${csrf}"><button type="submit" class="revoke">Revoke</button></form>`
@@ -55,9 +54,9 @@ export function registerReachPage(app: FastifyInstance, services: Services, kit:
         <form method="post" action="${path}">
           <input type="hidden" name="csrf" value="${csrf}">
           <label for="agent">Agent</label>
-          <select id="agent" name="agentId">${agents.map((a) => html`<option value="${a.id}" ${new Html(a.id === o.agent ? 'selected' : '')}>${a.name} (${a.kind}, ${a.id})</option>`)}</select>
+          <select id="agent" name="agentId">${agents.map((a) => html`<option value="${a.id}" ${new Html(a.id === o.agent ? 'selected' : '')}>${revealHidden(a.name)} (${a.kind}, ${a.id})</option>`)}</select>
           <label for="network">Network</label>
-          <select id="network" name="networkId"><option value="">(let the agent create its own network)</option>${nets.map((n) => html`<option value="${n.id}">${n.name} (${n.id})</option>`)}</select>
+          <select id="network" name="networkId"><option value="">(let the agent create its own network)</option>${nets.map((n) => html`<option value="${n.id}">${revealHidden(n.name)} (${n.id})</option>`)}</select>
           <button type="submit" id="grant-submit" ${new Html(canGrant ? '' : 'disabled')}>Grant reach</button>
         </form>
       </div>
@@ -85,10 +84,10 @@ export function registerReachPage(app: FastifyInstance, services: Services, kit:
     const body = (req.body ?? {}) as Record<string, unknown>
     if (!checkCsrf(services, u, body.csrf)) return kit.formTokenInvalid(reply, u)
     const agentId = typeof body.agentId === 'string' ? body.agentId : ''
+    // the select's empty choice: no network, the agent creates its own
     const networkId = typeof body.networkId === 'string' && body.networkId ? body.networkId : undefined
     try {
-      if (!u.scopes.has(GRANTING_SCOPE)) throw errors.missingScope(GRANTING_SCOPE)
-      await grantReach(services, { orgId: u.orgId, actor: u.userId, agentId, networkId })
+      await runOp(services, req, u, networkReachGrantCreate, { agentId, ...(networkId ? { networkId } : {}) })
     } catch (e) {
       return refused(reply, u, e, agentId)
     }
@@ -101,8 +100,7 @@ export function registerReachPage(app: FastifyInstance, services: Services, kit:
     const body = (req.body ?? {}) as Record<string, unknown>
     if (!checkCsrf(services, u, body.csrf)) return kit.formTokenInvalid(reply, u)
     try {
-      if (!u.scopes.has(GRANTING_SCOPE)) throw errors.missingScope(GRANTING_SCOPE)
-      await revokeReach(services, { orgId: u.orgId, actor: u.userId, grantId: String((req.params as Record<string, unknown>).grantId) })
+      await runOp(services, req, u, networkReachGrantRevoke, { grantId: String((req.params as Record<string, unknown>).grantId) })
     } catch (e) {
       return refused(reply, u, e)
     }

@@ -15,7 +15,7 @@ import { WATCH_SCOPE } from './live-socket.ts'
 import { getRecording, listRecordings } from '../recordings/service.ts'
 import { html, page } from '../door-kit/html.ts'
 import type { ConsoleUser } from '../door-kit/console-session.ts'
-import type { ConsolePageKit } from './reach.ts'
+import type { ConsolePageKit } from './page-kit.ts'
 
 const REPLAY_CSP = "default-src 'none'; style-src 'self' 'unsafe-inline'; script-src 'self'; img-src data:; connect-src 'self'; frame-src 'self'; form-action 'self'; frame-ancestors 'none'"
 

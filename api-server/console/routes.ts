@@ -17,6 +17,7 @@ import { checkCsrf, consoleUser, csrfToken, endConsoleSession, startConsoleSessi
 import { accountKey, addressKey, limitsFor, strictest } from '../limits/index.ts'
 import { checkLoginCsrf, issueLoginCsrf, knownBrowser, rememberBrowser, safeNext, sameOriginRequest, sendTooMany } from '../door-kit/console-guard.ts'
 import { registerReachPage } from './reach.ts'
+import { guardConsoleForms } from './page-kit.ts'
 import { registerLivePages } from './live.ts'
 import { registerRecordingPages } from './recordings.ts'
 import { registerSetupPages } from './setup-pages.ts'
@@ -36,6 +37,17 @@ export function registerConsole(app: FastifyInstance, services: Services) {
     const e = pageErrors.formTokenInvalid()
     return send(reply, e.status, page('Forbidden', html`<p class="error">${e.message}</p>`, u && chrome(u)))
   }
+  const requireUser = async (req: FastifyRequest, reply: FastifyReply): Promise<ConsoleUser | null> => {
+    const u = await consoleUser(services, req)
+    if (!u) {
+      reply.redirect(loginUrl(req.url), 303)
+      return null
+    }
+    return u
+  }
+  const kit = { send, chrome, requireUser, formTokenInvalid }
+  // every console form from here on is held to REST's first check; sign-in checks its own fields
+  guardConsoleForms(app, services, kit, [`${base}/login`])
 
   const loginPage = (csrf: string, next: string, error?: string) => page('Sign in', html`
     <div class="card" style="max-width:420px;margin:40px auto">
@@ -64,9 +76,16 @@ export function registerConsole(app: FastifyInstance, services: Services) {
   app.post(`${base}/login`, async (req, reply) => {
     const body = (req.body ?? {}) as Record<string, unknown>
     const next = safeNext(body.next, `${base}/keys`)
-    const again = (e: ErrorReply) => send(reply.headers(e.headers), e.status, loginPage(issueLoginCsrf(services, req, reply), next, e.message))
+    const again = (e: Pick<ErrorReply, 'status' | 'message' | 'headers'>) => send(reply.headers(e.headers), e.status, loginPage(issueLoginCsrf(services, req, reply), next, e.message))
     if (!sameOriginRequest(services, req) || !checkLoginCsrf(services, req, body.csrf)) {
       return again(pageErrors.signInFormExpired())
+    }
+    // the REST door's first check on what the form looks up (next is made safe by safeNext instead)
+    try {
+      assertWellFormed({ email: body.email, password: body.password }, 'body')
+    } catch (e) {
+      if (!isApiError(e)) throw e
+      return again(e)
     }
     const email = normaliseEmail(body.email)
     const password = typeof body.password === 'string' ? body.password : ''
@@ -95,15 +114,6 @@ export function registerConsole(app: FastifyInstance, services: Services) {
     await endConsoleSession(services, reply, u)
     return reply.redirect(`${base}/login`, 303)
   })
-
-  const requireUser = async (req: FastifyRequest, reply: FastifyReply): Promise<ConsoleUser | null> => {
-    const u = await consoleUser(services, req)
-    if (!u) {
-      reply.redirect(loginUrl(req.url), 303)
-      return null
-    }
-    return u
-  }
 
   const keysPage = async (u: ConsoleUser, prefill: { open: boolean; name: string; scopes: Set<string>; agent: string }, notice?: Html, error?: string) => {
     const keys = await listKeys(services.db, u.orgId)
@@ -174,15 +184,15 @@ export function registerConsole(app: FastifyInstance, services: Services) {
   })
 
   // the Local reach page: reach grants for agents (api-server/console/reach.ts)
-  registerReachPage(app, services, { send, chrome, requireUser, formTokenInvalid })
+  registerReachPage(app, services, kit)
   // the Sessions pages: live view, take control, hand back (api-server/console/live.ts)
-  registerLivePages(app, services, { send, chrome, requireUser, formTokenInvalid })
+  registerLivePages(app, services, kit)
   // recorded sessions, replayed (api-server/console/recordings.ts)
-  registerRecordingPages(app, services, { send, chrome, requireUser, formTokenInvalid })
+  registerRecordingPages(app, services, kit)
   // setting up without curl: identities, credentials, grants, networks, governance (api-server/console/setup-*.ts)
-  registerSetupPages(app, services, { send, chrome, requireUser, formTokenInvalid })
-  registerSharePages(app, services, { send, chrome, requireUser, formTokenInvalid })
+  registerSetupPages(app, services, kit)
+  registerSharePages(app, services, kit)
   // an agent's credential_request, answered by a person (api-server/console/credential-requests.ts)
-  registerCredentialRequestPages(app, services, { send, chrome, requireUser, formTokenInvalid })
+  registerCredentialRequestPages(app, services, kit)
 }
 

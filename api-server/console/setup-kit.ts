@@ -3,31 +3,19 @@
 // every refusal is the API's own catalogue error (and a foreign id the same 404). Secrets
 // travel only in POST bodies, which nothing logs; redirects carry ids, never a value.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { z } from 'zod'
 import type { Services } from '../services.ts'
-import type { AnyContract } from '../../contracts/operations/types.ts'
-import type { Operation } from '../operations/types.ts'
 import { errors, isApiError, type ApiError } from '../../contracts/errors.ts'
 import { hasScopes } from '../auth/scopes.ts'
-import { assertWellFormed, parseInput } from '../door-kit/validate.ts'
 import { Html, html, page } from '../door-kit/html.ts'
-import { checkCsrf, consoleAuthContext, csrfToken, type ConsoleUser } from '../door-kit/console-session.ts'
-import type { ConsolePageKit } from './reach.ts'
+import { checkCsrf, csrfToken, type ConsoleUser } from '../door-kit/console-session.ts'
+import type { ConsolePageKit } from './page-kit.ts'
+
+export { runOp } from './page-kit.ts'
 
 export interface SetupKit extends ConsolePageKit {
   services: Services
   /** the console's base path (/console) */
   base: string
-}
-
-/** Runs one operation as the signed-in person, exactly as the REST door would. */
-export async function runOp<C extends AnyContract>(
-  services: Services, req: FastifyRequest, u: ConsoleUser, op: Operation<C>, input: Record<string, unknown>,
-): Promise<z.input<C['output']>> {
-  if (!hasScopes(u.scopes, op.scopes)) throw errors.missingScope(op.scopes.filter((s: string) => !u.scopes.has(s)).join(' '))
-  assertWellFormed(input, 'body')
-  const parsed = parseInput(op.input, input)
-  return op.handler({ auth: consoleAuthContext(u), services, log: req.log, via: 'rest', ip: req.ip }, parsed)
 }
 
 /** May this person run the operation (its scopes are all theirs)? */

@@ -2,7 +2,7 @@
 // together: Identities with their credentials and grants, Networks, Governance, Webhooks.
 import type { FastifyInstance } from 'fastify'
 import type { Services } from '../services.ts'
-import type { ConsolePageKit } from './reach.ts'
+import type { ConsolePageKit } from './page-kit.ts'
 import type { SetupKit } from './setup-kit.ts'
 import { registerIdentityPages } from './setup-identities.ts'
 import { registerNetworkPages } from './setup-networks.ts'

@@ -11,7 +11,7 @@ import { activeShares, createShare, revokeShare, SHARE_TTL_MINUTES, type ShareRo
 import { WATCH_SCOPE } from './live-socket.ts'
 import { Html, html, page } from '../door-kit/html.ts'
 import { checkCsrf, csrfToken, type ConsoleUser } from '../door-kit/console-session.ts'
-import type { ConsolePageKit } from './reach.ts'
+import type { ConsolePageKit } from './page-kit.ts'
 
 /** the share viewer runs our one script and opens one WebSocket to this origin */
 const SHARE_CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'self'; img-src data:; connect-src 'self'; form-action 'none'; frame-ancestors 'none'"
