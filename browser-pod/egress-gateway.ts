@@ -63,6 +63,8 @@ export interface GatewayOptions {
   dns?: Resolver
   /** extra CAs trusted for an https:// upstream proxy (tests); the system's otherwise */
   proxyCa?: string[]
+  /** who may connect (loopback-peer.ts): embedded, only the pod's own uid; default anyone who reaches the port */
+  admits?: (socket: net.Socket) => boolean
 }
 
 export class EgressGateway {
@@ -90,7 +92,9 @@ export class EgressGateway {
     this.server.on('connect', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
       this.onConnect(req, socket, head).catch(() => socket.destroy())
     })
-    this.server.on('connection', (s: net.Socket) => this.track(s))
+    // synchronous: a refused socket is gone before the HTTP parser reads a byte of it
+    const admits = opts.admits
+    this.server.on('connection', (s: net.Socket) => (admits && !admits(s) ? s.destroy() : this.track(s)))
     this.server.on('clientError', (_e, socket) => socket.destroy())
   }
 

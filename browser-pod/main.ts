@@ -67,6 +67,8 @@ function config() {
     denyCidrs,
     tunnelUrl: process.env.NIGHTJAR_TUNNEL_URL || undefined,
     sandbox: readSandboxSetting(),
+    // set by the embedded runtime: this pod's loopback is every local user's
+    sharedLoopback: process.env.NIGHTJAR_POD_SHARED_LOOPBACK === '1',
   }
 }
 

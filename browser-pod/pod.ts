@@ -8,6 +8,7 @@ import { cdpTap } from './cdp-pipe.ts'
 import { CdpProxy } from './cdp-proxy.ts'
 import { launchCloak } from './cloak.ts'
 import { EgressGateway, type TunnelDialer } from './egress-gateway.ts'
+import { sameUidOnly } from './loopback-peer.ts'
 import { createPodApi, rehearseRequests, warmParsers } from './pod-api.ts'
 import { CompiledPolicy } from './egress-policy.ts'
 import { oomKills } from './memory.ts'
@@ -26,6 +27,8 @@ export interface PodOptions {
   tunnel?: TunnelDialer
   /** Chromium's sandbox on (the default) or, only when the operator said so, off */
   sandbox?: SandboxSetting
+  /** the host's loopback, not a pod network namespace's (embedded): the gateway then serves only this uid */
+  sharedLoopback?: boolean
   log?: (line: string) => void
 }
 
@@ -45,7 +48,7 @@ export interface Pod {
 }
 
 export async function startPod(opts: PodOptions): Promise<Pod> {
-  const gateway = new EgressGateway()
+  const gateway = new EgressGateway({ admits: opts.sharedLoopback ? sameUidOnly() : undefined })
   await gateway.listen()
   let browser: Browser
   const sandbox = opts.sandbox ?? 'chromium'

@@ -340,6 +340,7 @@ export class EmbeddedPodRuntime implements PodRuntime, PodDirectory {
       NIGHTJAR_NODE_PORT: '0',
       NIGHTJAR_BROWSER_KIND: kind,
       NIGHTJAR_POD_NAME: name,
+      NIGHTJAR_POD_SHARED_LOOPBACK: '1',
     }
     const rec: PodRecord = {
       name,
