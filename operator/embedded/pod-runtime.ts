@@ -153,8 +153,10 @@ export class EmbeddedPodRuntime implements PodRuntime, PodDirectory {
     this.users = opts.users ?? podUsersFromEnv(source)
   }
 
-  /** fill the warm pool (call once at start-up) */
+  /** sweep the pod homes a killed run left, then fill the warm pool (call once at start-up) */
   start(): void {
+    this.users.sweepLeftovers(({ swept, inUse, dir }) =>
+      this.log.info({ swept, inUse, dir }, `swept ${swept} browser-pod home(s) left by runs that are gone${inUse ? `; ${inUse} still in use` : ''}`))
     this.refillPool()
   }
 
