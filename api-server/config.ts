@@ -89,6 +89,13 @@ const schema = z.object({
   NIGHTJAR_WEBHOOK_ALLOWED_HOSTS: z.string().default(''),
   NIGHTJAR_WEBHOOK_RETRY_SECONDS: z.string().regex(/^\s*\d{1,6}(\s*,\s*\d{1,6}){0,19}\s*$/, 'must be up to 20 comma-separated whole seconds (e.g. 5,300,1800)')
     .default('5,300,1800,7200,18000,36000,36000'),
+  // webhooks: endpoints per org; attempts in flight per replica, per org and per answering endpoint; auto-disable
+  NIGHTJAR_WEBHOOK_MAX_ENDPOINTS_PER_ORG: z.coerce.number().int().min(1).max(1000).default(20),
+  NIGHTJAR_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
+  NIGHTJAR_WEBHOOK_ORG_CONCURRENCY: z.coerce.number().int().min(2).max(1000).default(16),
+  NIGHTJAR_WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(4),
+  NIGHTJAR_WEBHOOK_DISABLE_AFTER_FAILURES: z.coerce.number().int().min(1).max(100_000).default(20),
+  NIGHTJAR_WEBHOOK_DISABLE_AFTER_SECONDS: z.coerce.number().int().min(0).max(90 * 86_400).default(86_400),
   NIGHTJAR_RUNTIME: z.enum(['embedded', 'kubernetes']).default('embedded'),
   NIGHTJAR_WATCH_NAMESPACE: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a Kubernetes namespace name').optional(),
   // extra Origins (and their hosts) that /mcp accepts besides the base URL's (mcp/origin.ts)
@@ -195,8 +202,11 @@ export type Config = {
   podUidBase?: number
   hostAliases: Record<string, string>
   denyCidrs: string[]
-  /** webhooks: hosts that may resolve to loopback or private addresses (and use http); seconds before each retry */
-  webhooks: { allowedHosts: string[]; retrySecs: number[] }
+  /** webhooks: hosts that may resolve to loopback or private addresses (and use http); seconds before each retry; the fairness bounds and auto-disable */
+  webhooks: {
+    allowedHosts: string[]; retrySecs: number[]; maxEndpointsPerOrg: number
+    workerConcurrency: number; orgConcurrency: number; endpointConcurrency: number; disableAfterFailures: number; disableAfterSecs: number
+  }
   /** embedded: operator and browser pods in this process; kubernetes: resources and Pods in a cluster */
   runtime: 'embedded' | 'kubernetes'
   watchNamespace?: string
@@ -308,6 +318,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhooks: {
       allowedHosts: e.NIGHTJAR_WEBHOOK_ALLOWED_HOSTS.split(',').map((h) => h.trim().toLowerCase().replace(/^\[|\]$/g, '')).filter(Boolean),
       retrySecs: e.NIGHTJAR_WEBHOOK_RETRY_SECONDS.split(',').map((x) => Number(x.trim())),
+      maxEndpointsPerOrg: e.NIGHTJAR_WEBHOOK_MAX_ENDPOINTS_PER_ORG,
+      workerConcurrency: e.NIGHTJAR_WEBHOOK_CONCURRENCY,
+      orgConcurrency: e.NIGHTJAR_WEBHOOK_ORG_CONCURRENCY,
+      endpointConcurrency: e.NIGHTJAR_WEBHOOK_ENDPOINT_CONCURRENCY,
+      disableAfterFailures: e.NIGHTJAR_WEBHOOK_DISABLE_AFTER_FAILURES,
+      disableAfterSecs: e.NIGHTJAR_WEBHOOK_DISABLE_AFTER_SECONDS,
     },
     runtime: e.NIGHTJAR_RUNTIME,
     watchNamespace: e.NIGHTJAR_WATCH_NAMESPACE,

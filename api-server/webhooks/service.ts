@@ -1,7 +1,8 @@
 // Webhooks, built whole by the app: the events-port listener, the delivery worker, and what
 // webhook_* calls. An event is stored with one due delivery per endpoint before anything is
-// sent; every replica's worker claims due rows (FOR UPDATE SKIP LOCKED), signs, sends and
-// retries on a schedule, and starts with the app so pending deliveries survive a restart.
+// sent; every replica's worker keeps a bounded pool of attempts in flight, refilled from a
+// claim that takes orgs and endpoints in turn, retries on a schedule, disables an endpoint
+// that keeps failing, and starts with the app so pending deliveries survive a restart.
 // Endpoint secrets are sealed under the org's data key. Design: docs/webhooks.md
 import { randomBytes } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
@@ -10,18 +11,31 @@ import type { Sealer, SealContext } from '../kms/index.ts'
 import { noKmsError } from '../kms/index.ts'
 import type { OrgEvent, OrgEvents } from '../events/port.ts'
 import { errors } from '../../contracts/errors.ts'
+import { recordAudit } from '../audit/audit.ts'
 import { newId } from '../../contracts/ids.ts'
 import type { WebhookEventType } from '../../contracts/operations/webhooks.ts'
 import { Destinations, type DestinationSettings } from './destination.ts'
 import { attempt } from './sender.ts'
 import {
-  claimDue, deleteEndpoint, findEndpoint, insertEndpoint, listDeliveries, listEndpoints, recordAttempt, recordEvent, setEndpointSecret, sweepEvents,
-  type Claimed, type DeliveryRow, type EndpointRow,
+  claimDue, deleteEndpoint, disableIfFailing, enableEndpoint, findEndpoint, insertEndpoint, listDeliveries, listEndpoints, recordAttempt, recordEvent,
+  setEndpointSecret, sweepEvents, type ClaimBounds, type Claimed, type DeliveryRow, type Disabled, type EndpointRow,
 } from './store.ts'
 
 export interface WebhookSettings extends DestinationSettings {
   /** seconds to wait before each retry after a failed attempt; the delivery fails after the last */
   retrySecs: readonly number[]
+  /** endpoints an org may register */
+  maxEndpointsPerOrg: number
+  /** attempts in flight in this replica's worker */
+  workerConcurrency: number
+  /** attempts in flight per org, every replica together; half of them at most to endpoints not answering */
+  orgConcurrency: number
+  /** attempts in flight per endpoint whose last attempt got a 2xx, every replica together (others: one) */
+  endpointConcurrency: number
+  /** an endpoint is disabled after this many failed attempts in a row ... */
+  disableAfterFailures: number
+  /** ... spanning at least this long */
+  disableAfterSecs: number
 }
 
 export interface WebhooksDeps {
@@ -39,35 +53,44 @@ export interface WebhookView {
   description: string
   createdAt: string
   createdBy: string
+  disabled: Disabled | null
 }
 
 /** How often an idle worker looks for due deliveries (another replica's, retries coming due). */
 const POLL_MS = 1000
 /** A claimed row is another worker's again after this (a send takes at most ATTEMPT_TIMEOUT_MS). */
 const LEASE_MS = 60_000
-/** Deliveries sent at once by one worker. */
-const BATCH = 10
 /** Events and their deliveries are kept this long (every retry schedule ends well before). */
 const RETENTION_MS = 30 * 86_400_000
 const SWEEP_EVERY_MS = 3600_000
 
 const secretContext = (orgId: string, endpointId: string): SealContext => ({ orgId, kind: 'webhook_secret', ids: [endpointId] })
 const asSecret = (key: Buffer) => `whsec_${key.toString('base64')}`
-const view = (e: EndpointRow): WebhookView => ({ id: e.id, url: e.url, events: e.events, description: e.description, createdAt: e.createdAt, createdBy: e.createdBy })
+const view = (e: EndpointRow): WebhookView => ({
+  id: e.id, url: e.url, events: e.events, description: e.description, createdAt: e.createdAt, createdBy: e.createdBy, disabled: e.disabled,
+})
+/** The audit trail's actor for what the delivery worker decides on its own. */
+const WORKER_ACTOR = 'nightjar:webhooks'
 export const webhookNotFound = () => errors.notFound('webhook')
 
 export class Webhooks implements OrgEvents {
   private readonly destinations: Destinations
   private readonly deps: WebhooksDeps
+  private readonly bounds: ClaimBounds
   private timer: NodeJS.Timeout | undefined
-  private running: Promise<void> | undefined
+  /** the claim running, if any: one at a time per worker */
+  private filling: Promise<void> | undefined
   private again = false
   private stopped = true
   private lastSweep = 0
+  /** the attempts in flight, each resolving once its outcome is recorded */
+  private readonly inFlight = new Set<Promise<void>>()
 
   constructor(deps: WebhooksDeps) {
     this.deps = deps
     this.destinations = new Destinations(deps.settings)
+    const s = deps.settings
+    this.bounds = { endpoint: s.endpointConcurrency, org: s.orgConcurrency, orgQuiet: Math.max(1, Math.floor(s.orgConcurrency / 2)) }
   }
 
   // --- the events port ---------------------------------------------------------------
@@ -91,13 +114,15 @@ export class Webhooks implements OrgEvents {
     // fail closed before any work: a secret that cannot be sealed is never stored
     if (!sealer.enabled) throw noKmsError()
     const u = await this.destinations.checkForRegistration(input.url)
+    const max = this.deps.settings.maxEndpointsPerOrg
     const id = newId('nwhk_')
     const key = randomBytes(32)
     try {
       const sealed = await sealer.seal(secretContext(orgId, id), key)
       const row = await insertEndpoint(db, orgId, {
         id, url: u.href, events: input.events, description: input.description ?? '', secretSealed: sealed, createdBy: actor, createdAt: new Date(this.deps.now()),
-      })
+      }, max)
+      if (!row) throw errors.tooManyWebhooks(max)
       return { webhook: view(row), secret: asSecret(key) }
     } finally {
       key.fill(0)
@@ -110,6 +135,17 @@ export class Webhooks implements OrgEvents {
 
   async delete(orgId: string, id: string): Promise<void> {
     if (!(await deleteEndpoint(this.deps.db, orgId, id))) throw webhookNotFound()
+  }
+
+  /** Enables an endpoint disabled after failing: its pending deliveries go out again. Enabling an enabled one changes nothing. */
+  async enable(orgId: string, actor: string, id: string): Promise<WebhookView> {
+    const out = await enableEndpoint(this.deps.db, orgId, id)
+    if (!out) throw webhookNotFound()
+    if (out.wasDisabled) {
+      await recordAudit(this.deps.db, { orgId, actor, action: 'webhook.enable', targetType: 'webhook', targetId: id })
+      this.wake()
+    }
+    return view(out.row)
   }
 
   async rotateSecret(orgId: string, id: string): Promise<{ webhook: WebhookView; secret: string }> {
@@ -147,20 +183,21 @@ export class Webhooks implements OrgEvents {
   async stop(): Promise<void> {
     this.stopped = true
     clearInterval(this.timer)
-    await this.running
+    await this.filling
+    await Promise.all(this.inFlight)
   }
 
-  /** One pass now, or right after the one running. */
+  /** Fills the pool now, or right after the claim running. */
   wake(): void {
     if (this.stopped) return
-    if (this.running) {
+    if (this.filling) {
       this.again = true
       return
     }
-    this.running = this.pass()
-      .catch((err) => this.deps.log.error({ err }, 'webhook delivery pass'))
+    this.filling = this.fill()
+      .catch((err) => this.deps.log.error({ err }, 'webhook delivery claim'))
       .finally(() => {
-        this.running = undefined
+        this.filling = undefined
         if (this.again) {
           this.again = false
           this.wake()
@@ -168,24 +205,34 @@ export class Webhooks implements OrgEvents {
       })
   }
 
-  /** Resolves when nothing is due and nothing is in flight (tests). */
+  /** Resolves when nothing is being claimed and nothing is in flight (tests). */
   async idle(): Promise<void> {
-    while (this.running) await this.running
+    while (this.filling || this.inFlight.size) await Promise.all([this.filling, ...this.inFlight])
   }
 
-  private async pass(): Promise<void> {
-    const { db } = this.deps
+  /** Claims for every free slot of the pool; each attempt that ends frees its slot and wakes this again. */
+  private async fill(): Promise<void> {
+    const { db, settings } = this.deps
     if (this.deps.now() - this.lastSweep > SWEEP_EVERY_MS) {
       this.lastSweep = this.deps.now()
       await sweepEvents(db, new Date(this.deps.now() - RETENTION_MS))
     }
-    // a full batch may mean more are due: claim again until a batch comes back short
     for (;;) {
-      if (this.stopped) return
-      const claimed = await claimDue(db, BATCH, LEASE_MS)
-      await Promise.all(claimed.map((c) => this.deliver(c)))
-      if (claimed.length < BATCH) return
+      const free = settings.workerConcurrency - this.inFlight.size
+      if (this.stopped || free <= 0) return
+      const claimed = await claimDue(db, free, LEASE_MS, this.bounds)
+      for (const c of claimed) this.launch(c)
+      // a short claim means nothing more may go out now, within the bounds
+      if (claimed.length < free) return
     }
+  }
+
+  private launch(c: Claimed): void {
+    const attempt: Promise<void> = this.deliver(c).finally(() => {
+      this.inFlight.delete(attempt)
+      this.wake()
+    })
+    this.inFlight.add(attempt)
   }
 
   private async deliver(c: Claimed): Promise<void> {
@@ -196,11 +243,22 @@ export class Webhooks implements OrgEvents {
       // the schedule's nth step follows the nth failed attempt
       const step = settings.retrySecs[c.attemptsBefore]
       await recordAttempt(db, c.id, a, delivered ? { delivered: true } : { delivered: false, retryInMs: step === undefined ? null : step * 1000 })
-      if (!delivered) log.info({ delivery: c.id, webhook: c.endpointId, status: a.responseStatus, error: a.error, attempt: c.attemptsBefore + 1 }, 'webhook attempt failed')
+      if (!delivered) {
+        log.info({ delivery: c.id, webhook: c.endpointId, status: a.responseStatus, error: a.error, attempt: c.attemptsBefore + 1 }, 'webhook attempt failed')
+        const disabled = await disableIfFailing(db, c.endpointId, settings.disableAfterFailures, settings.disableAfterSecs)
+        if (disabled?.disabled) await this.disabled(disabled.orgId, disabled.id, disabled.disabled)
+      }
     } catch (err) {
       // the database did not take the outcome: the lease runs out and the row is claimed again
       log.error({ err, delivery: c.id, webhook: c.endpointId }, 'webhook attempt could not be recorded')
     }
+  }
+
+  /** An endpoint was just disabled: the audit trail, the log, and the event to the org's other endpoints. */
+  private async disabled(orgId: string, webhookId: string, d: Disabled): Promise<void> {
+    this.deps.log.warn({ org: orgId, webhook: webhookId, failures: d.failures, failingSince: d.failingSince }, 'webhook endpoint disabled after failing')
+    await recordAudit(this.deps.db, { orgId, actor: WORKER_ACTOR, action: 'webhook.disable', targetType: 'webhook', targetId: webhookId, reason: d.reason })
+    await this.emit({ orgId, type: 'webhook.disabled', data: { webhookId, reason: d.reason, failures: d.failures, failingSince: d.failingSince } })
   }
 
   /** Opens the secret just in time, sends, zeroes it; a secret that does not open is a failed attempt like any other. */

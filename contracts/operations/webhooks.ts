@@ -6,9 +6,14 @@
 import { z } from 'zod'
 import { defineContract } from './types.ts'
 import { idParam, isoTime } from './fields.ts'
+import { personText } from '../person-text.ts'
+
+/** Why an endpoint was disabled: consecutive_failures, every attempt failing for the set number and time. */
+export const WEBHOOK_DISABLE_REASONS = ['consecutive_failures'] as const
 
 export const WEBHOOK_EVENT_TYPES = [
   'session.live', 'session.ended', 'session.failed', 'human.requested', 'credential_request.created', 'credential_request.answered',
+  'webhook.disabled',
 ] as const
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number]
 
@@ -53,6 +58,12 @@ export const WEBHOOK_EVENT_DATA = {
     credentialName: z.string(),
     credentialId: z.string().describe('the credential a person entered (its value never leaves the KMS envelope)'),
   }),
+  'webhook.disabled': z.object({
+    webhookId: z.string().describe('the endpoint disabled (nwhk_…); it is never sent this event itself'),
+    reason: z.enum(WEBHOOK_DISABLE_REASONS),
+    failures: z.number().int().describe('failed attempts in a row when it was disabled'),
+    failingSince: isoTime.describe('the first failed attempt of that run'),
+  }),
 } as const satisfies Record<WebhookEventType, z.ZodObject>
 
 export type WebhookEventData<T extends WebhookEventType> = z.infer<(typeof WEBHOOK_EVENT_DATA)[T]>
@@ -66,7 +77,7 @@ const payload = <T extends WebhookEventType>(type: T) => z.object({
 /** The JSON body of a delivery (the Standard Webhooks payload structure: type, timestamp, data). */
 export const WebhookPayload = z.discriminatedUnion('type', [
   payload('session.live'), payload('session.ended'), payload('session.failed'), payload('human.requested'),
-  payload('credential_request.created'), payload('credential_request.answered'),
+  payload('credential_request.created'), payload('credential_request.answered'), payload('webhook.disabled'),
 ])
 
 // --- endpoints and their delivery log ----------------------------------------------------
@@ -80,6 +91,12 @@ export const WebhookView = z.object({
   description: z.string(),
   createdAt: isoTime,
   createdBy: z.string().describe('the console user or the agent behind the key'),
+  disabled: z.object({
+    since: isoTime,
+    reason: z.enum(WEBHOOK_DISABLE_REASONS),
+    failures: z.number().int().describe('failed attempts in a row when it was disabled'),
+    failingSince: isoTime.describe('the first failed attempt of that run'),
+  }).nullable().describe('null while deliveries go out; set when it was disabled after failing: nothing is attempted or queued for it until webhook_enable'),
 })
 
 export const WebhookSecret = z.object({
@@ -117,7 +134,7 @@ const webhookInput = {
   url: z.string().min(1).max(2000).describe('https URL the events are POSTed to; it must reach a public address (the deny floor applies, after DNS too, and redirects are not followed)'),
   events: z.array(z.enum(WEBHOOK_EVENT_TYPES)).min(1).max(WEBHOOK_EVENT_TYPES.length)
     .refine((a) => new Set(a).size === a.length, 'must not repeat an event').describe('the events to deliver'),
-  description: z.string().max(200).optional().describe('what it is for, shown in the console'),
+  description: personText(z.string().max(200)).optional().describe('what it is for, shown in the console (no control, invisible or text-direction characters)'),
 }
 
 // --- operations -------------------------------------------------------------------------
@@ -181,4 +198,15 @@ export const webhookDeliveries = defineContract({
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 })
 
-export const webhookContracts = [webhookCreate, webhookList, webhookDelete, webhookRotateSecret, webhookDeliveries] as const
+export const webhookEnable = defineContract({
+  name: 'webhook_enable',
+  mcp: false,
+  description: 'Enable an endpoint disabled after failing: its pending deliveries are attempted again, and new events are queued for it',
+  scopes: ['org:admin'],
+  input: z.strictObject({ webhookId }),
+  output: WebhookView,
+  rest: { method: 'POST', path: '/v1/webhooks/:webhookId/enable' },
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+})
+
+export const webhookContracts = [webhookCreate, webhookList, webhookDelete, webhookRotateSecret, webhookDeliveries, webhookEnable] as const

@@ -27,4 +27,8 @@ export const webhookDeliveries = implement(c.webhookDeliveries, {
   handler: async (ctx, { webhookId, before, limit }) => hooks(ctx).deliveries(ctx.auth.orgId, webhookId, { before, limit }),
 })
 
-export const webhookOperations = [webhookCreate, webhookList, webhookDelete, webhookRotateSecret, webhookDeliveries]
+export const webhookEnable = implement(c.webhookEnable, {
+  handler: async (ctx, { webhookId }) => hooks(ctx).enable(ctx.auth.orgId, actor(ctx), webhookId),
+})
+
+export const webhookOperations = [webhookCreate, webhookList, webhookDelete, webhookRotateSecret, webhookDeliveries, webhookEnable]

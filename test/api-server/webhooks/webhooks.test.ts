@@ -1,12 +1,13 @@
-// Webhooks without browser sessions: registration and the deny floor,
-// the secret shown once and never stored in clear, deliveries signed per Standard Webhooks
-// and checked by a receiver with its own HMAC (test/helpers/webhook-receiver.ts), retries
-// after a failing receiver, redirects not followed, the address judged again at send time,
-// the delivery log, another org's ids, a restart with a delivery pending, and two replicas
-// sending each delivery once. The events here come from credential requests; the session
-// events are test/api-server/webhooks/session-events.test.ts.
+// Webhooks without browser sessions: registration (the deny floor, a description a person
+// can read, the cap per org), the secret shown once and never stored in clear, deliveries
+// signed per Standard Webhooks and checked by a receiver with its own HMAC, retries,
+// redirects not followed, the address judged again at send time, the delivery log, another
+// org's ids, a restart with a delivery pending, two replicas sending each delivery once, and
+// an endpoint disabled after failing and enabled again. Events come from credential
+// requests; session events: session-events.test.ts; fairness: fair-delivery.alone.test.ts.
 import t, { type Test } from 'tap'
 import { createServer } from 'node:net'
+import { createServer as createHttpServer } from 'node:http'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -104,6 +105,42 @@ t.test('webhooks', async (t) => {
     t.equal(member.status, 403, 'org:admin is needed')
   })
 
+  t.test('a description with a text-direction, invisible or control character is refused, naming the character', async (t) => {
+    const cases: Array<[string, string]> = [
+      ['abc\u202Eevil', 'U+202E'], ['\u2066isolated\u2069', 'U+2066'], ['zero\u200Bwidth', 'U+200B'], ['two\nlines', 'U+000A'],
+    ]
+    for (const [description, codePoint] of cases) {
+      const r = await create({ url: 'https://example.com/described', events: ['session.live'], description })
+      t.equal(r.status, 400, `${codePoint} refused`)
+      t.equal(r.body.error.message, `invalid request: description: must not contain control, invisible or text-direction characters (found ${codePoint})`)
+    }
+    t.equal((await h.rest('GET', '/v1/webhooks')).body.length, 0, 'nothing was registered')
+  })
+
+  t.test('an org registers at most NIGHTJAR_WEBHOOK_MAX_ENDPOINTS_PER_ORG endpoints, however many requests race', async (t) => {
+    const max = s.config.webhooks.maxEndpointsPerOrg
+    t.equal(max, 20, 'the documented default')
+    const first = await Promise.all(Array.from({ length: max - 2 }, (_, i) => create({ url: `https://example.com/cap-${i}`, events: ['session.live'] })))
+    t.same(first.map((r) => r.status), first.map(() => 201))
+    // five at once for the last two places
+    const burst = await Promise.all(Array.from({ length: 5 }, (_, i) => create({ url: `https://example.com/burst-${i}`, events: ['session.live'] })))
+    t.same(burst.map((r) => r.status).sort(), [201, 201, 409, 409, 409], 'two fit, three are refused')
+    const refused = burst.find((r) => r.status === 409)!
+    t.same(refused.body, { error: {
+      code: 'conflict', reason: 'too_many_webhooks',
+      message: `the org already has its limit of ${max} webhook endpoints: delete one first (the limit is NIGHTJAR_WEBHOOK_MAX_ENDPOINTS_PER_ORG)`,
+    } })
+    const listed = (await h.rest('GET', '/v1/webhooks')).body as Array<{ id: string }>
+    t.equal(listed.length, max)
+    t.equal((await create({ url: 'https://example.com/other-org', events: ['session.live'] }, other.apiKey)).status, 201, 'another org has its own count')
+    await h.rest('DELETE', `/v1/webhooks/${listed[0].id}`)
+    t.equal((await create({ url: 'https://example.com/after-delete', events: ['session.live'] })).status, 201, 'a place freed by a delete is taken again')
+    for (const w of (await h.rest('GET', '/v1/webhooks')).body as Array<{ id: string }>) await h.rest('DELETE', `/v1/webhooks/${w.id}`)
+    for (const w of (await s.request('GET', '/v1/webhooks', { token: other.apiKey })).body as Array<{ id: string }>) {
+      await s.request('DELETE', `/v1/webhooks/${w.id}`, { token: other.apiKey })
+    }
+  })
+
   t.test('the signing secret is shown once and stored only sealed', async (t) => {
     const r = await create({ url: 'https://example.com/nightjar', events: ['session.live', 'session.ended'], description: 'prod backend' })
     t.equal(r.status, 201)
@@ -159,7 +196,8 @@ t.test('webhooks', async (t) => {
     t.ok(!bodies.includes('whsec_') && !bodies.includes(made.body.secret.slice(6)), 'no secret in a payload')
     t.equal(receiver.received[0].headers['content-type'], 'application/json')
 
-    const log = await h.rest('GET', `/v1/webhooks/${made.body.webhook.id}/deliveries`)
+    // the receiver has answered; the worker records each outcome right after
+    const log = await logWhen(h, made.body.webhook.id, (items) => items.length === 2 && items.every((d) => d.state !== 'pending'), { what: 'both outcomes recorded' })
     t.equal(log.status, 200)
     t.same(log.body.items.map((d: any) => [d.eventType, d.state, d.attempts.map((a: any) => a.responseStatus)]),
       [['credential_request.answered', 'delivered', [204]], ['credential_request.created', 'delivered', [204]]], 'the log, newest first, with response statuses')
@@ -279,4 +317,78 @@ t.test('two replicas send each delivery once', async (t) => {
   const ids = verified(t, receiver, made.body.secret).map((g) => g.id)
   t.equal(ids.length, events, 'as many requests as events')
   t.equal(new Set(ids).size, events, 'no webhook-id twice')
+})
+
+/** A receiver that answers `status.code` to every request, for as long as the test says; the bodies it got. */
+async function switchable(t: Test, code: number) {
+  const status = { code }
+  const received: string[] = []
+  const server = createHttpServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      received.push(Buffer.concat(chunks).toString('utf8'))
+      res.writeHead(status.code).end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { server.closeAllConnections(); server.close() })
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks`, status, received }
+}
+
+t.test('an endpoint that keeps failing is disabled, with an event and an audit row, and an admin enables it again', async (t) => {
+  // three failed attempts in a row spanning two seconds at least; a retry every second
+  const s = await startTestServer(t, { env: {
+    ...ENV, NIGHTJAR_WEBHOOK_RETRY_SECONDS: '1,1,1,1,1,1,1,1', NIGHTJAR_WEBHOOK_DISABLE_AFTER_FAILURES: '3', NIGHTJAR_WEBHOOK_DISABLE_AFTER_SECONDS: '2',
+  } })
+  const acme = await s.bootstrap()
+  const other = await s.bootstrap()
+  const h = helpers(s, acme)
+  const failing = await switchable(t, 500)
+  const made = await h.rest('POST', '/v1/webhooks', { url: failing.url, events: ['credential_request.created', 'webhook.disabled'] })
+  const watcher = await startReceiver(t)
+  const watching = await h.rest('POST', '/v1/webhooks', { url: watcher.url, events: ['webhook.disabled'] })
+  const id: string = made.body.webhook.id
+  t.equal(made.body.webhook.disabled, null, 'a new endpoint is enabled')
+  const asked = await h.ask()
+
+  const view = await waitFor(async () => {
+    const r = await h.rest('GET', '/v1/webhooks')
+    return (r.body as Array<{ id: string; disabled: unknown }>).find((w) => w.id === id && w.disabled)
+  }, { what: 'the endpoint disabled', timeoutMs: 20_000 }) as { disabled: { since: string; reason: string; failures: number; failingSince: string } }
+  t.equal(view.disabled.reason, 'consecutive_failures')
+  t.ok(view.disabled.failures >= 3, `${view.disabled.failures} failures in a row`)
+  t.ok(Date.parse(view.disabled.since) - Date.parse(view.disabled.failingSince) >= 2000, 'over two seconds at least: a burst alone does not disable')
+  t.equal(failing.received.length, view.disabled.failures, 'every attempt it got failed')
+
+  // the org's other endpoint is told; the disabled one is not sent the event about itself
+  await waitFor(() => watcher.received.length === 1, { what: 'the webhook.disabled event' })
+  const [told] = verified(t, watcher, watching.body.secret)
+  t.same(told.payload.data, { webhookId: id, reason: 'consecutive_failures', failures: view.disabled.failures, failingSince: view.disabled.failingSince })
+  t.equal(told.payload.type, 'webhook.disabled')
+  t.match((await h.rest('GET', '/v1/audit?action=webhook.disable')).body.items, [{ action: 'webhook.disable', targetId: id, reason: 'consecutive_failures' }], 'an audit row')
+
+  // its pending delivery is not attempted once due, and a new event is not queued for it
+  const pending = (await h.rest('GET', `/v1/webhooks/${id}/deliveries`)).body.items
+  t.same(pending.map((d: any) => d.state), ['pending'], 'the delivery waits, with retries left')
+  await waitFor(() => Date.now() > Date.parse(pending[0].nextAttemptAt) + 200, { what: 'the retry to come due', timeoutMs: 5000 })
+  s.services.webhooks.wake()
+  await s.services.webhooks.idle()
+  t.equal(failing.received.length, view.disabled.failures, 'no attempt after it was disabled')
+  // (an event is stored, with its deliveries, before the request that raised it is answered)
+  await h.ask()
+  t.equal((await h.rest('GET', `/v1/webhooks/${id}/deliveries`)).body.items.length, 1, 'nothing new queued for it')
+
+  // another org's id is the unknown 404; the org's admin enables it, and the waiting delivery goes out
+  t.equal((await s.request('POST', `/v1/webhooks/${id}/enable`, { token: other.apiKey })).status, 404)
+  failing.status.code = 204
+  const enabled = await h.rest('POST', `/v1/webhooks/${id}/enable`)
+  t.equal(enabled.status, 200)
+  t.equal(enabled.body.disabled, null, 'enabled')
+  const delivered = await logWhen(h, id, (items) => items[0]?.state === 'delivered', { what: 'the waiting delivery delivered' })
+  t.equal(delivered.body.items[0].attempts.at(-1).responseStatus, 204)
+  t.ok(failing.received.at(-1)!.includes(asked.id), 'the delivery that waited is the one sent')
+  t.match((await h.rest('GET', '/v1/audit?action=webhook.enable')).body.items, [{ action: 'webhook.enable', targetId: id }], 'an audit row')
+  t.equal((await h.rest('POST', `/v1/webhooks/${id}/enable`)).status, 200, 'enabling an enabled endpoint changes nothing')
+  t.equal((await h.rest('GET', '/v1/audit?action=webhook.enable')).body.items.length, 1, 'and audits nothing')
 })
