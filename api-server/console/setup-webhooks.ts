@@ -1,20 +1,26 @@
-// The console's Webhooks pages: the org's endpoints with a create form
-// (URL, events, description), and one endpoint's page — its delivery log, newest first,
-// with every attempt's response status — with "Rotate secret" and "Delete". The signing
-// secret is shown exactly once, on the page that answers the create or rotate POST (201/200,
-// no redirect: nothing keeps it to show again). Everything runs the webhook_* operations,
-// which need org:admin (owners, admins); anyone else reads the API's 403 in words.
+// The console's Webhooks pages: the org's endpoints with a create form, and one endpoint's
+// page — its delivery log with every attempt's status, "Rotate secret", "Delete", and
+// "Enable" for one disabled after failing (both pages say so up front). The signing secret
+// is shown once, on the page that answers the create or rotate POST (no redirect: nothing
+// keeps it). A description is another party's text: isolated, hidden characters written
+// out. Everything runs the webhook_* operations (org:admin); others read the 403 in words.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors, type ApiError } from '../../contracts/errors.ts'
 import { WEBHOOK_EVENT_TYPES } from '../../contracts/operations/webhooks.ts'
-import { webhookCreate, webhookDeliveries, webhookDelete, webhookList, webhookRotateSecret } from '../operations/webhooks/index.ts'
-import { Html, html, page } from '../door-kit/html.ts'
+import { webhookCreate, webhookDeliveries, webhookDelete, webhookEnable, webhookList, webhookRotateSecret } from '../operations/webhooks/index.ts'
+import { Html, html, page, theirs } from '../door-kit/html.ts'
 import type { ConsoleUser } from '../door-kit/console-session.ts'
 import {
   csrfInput, disabledUnless, errorLine, field, formRoute, notice, okNotice, pageRoute, param, refusalPage, roleNote, rotateDeleteCard, runOp, setupNav, type FormCall, type SetupKit,
 } from './setup-kit.ts'
 
 const NOTICES: Record<string, string> = { deleted: 'Webhook deleted. Nothing more is sent to it.' }
+
+interface DisabledInfo { since: string; failures: number; failingSince: string }
+
+/** Why an endpoint is disabled, in words. */
+const disabledWords = (d: DisabledInfo) =>
+  html`Disabled since ${d.since}: its last ${d.failures} attempts failed, from ${d.failingSince} on. Nothing is sent to it, and new events are not queued for it, until it is enabled.`
 
 /** The events ticked on the form (a repeated field arrives as an array). */
 const eventsField = (body: Record<string, unknown>): string[] => {
@@ -38,10 +44,14 @@ export function registerWebhookPages(app: FastifyInstance, kit: SetupKit) {
   const listPage = async (req: FastifyRequest, u: ConsoleUser, o: { card?: Html; error?: string; url?: string; events?: string[]; description?: string } = {}) => {
     const hooks = await runOp(kit.services, req, u, webhookList, {})
     const ticked = new Set(o.events ?? [])
+    const off = hooks.filter((h) => h.disabled)
     return page('Webhooks', html`
       <h1>Webhooks</h1>
       ${setupNav(kit)}
       ${o.card ?? okNotice(notice(req, NOTICES))}
+      ${off.length ? html`<div class="card" role="alert" id="webhooks-disabled-notice"><p class="error">${off.length === 1 ? 'One endpoint was' : `${off.length} endpoints were`} disabled after failing
+        again and again: nothing is sent to ${off.length === 1 ? 'it' : 'them'} until enabled on ${off.length === 1 ? 'its' : 'each'} page.</p>
+        <ul>${off.map((h) => html`<li><a href="${list}/${h.id}">${h.url}</a></li>`)}</ul></div>` : ''}
       <div class="card" id="webhook-create-card">
         <h2>Add an endpoint</h2>
         <p class="muted">Nightjar POSTs the events you choose to an https URL of yours, signed, and retries for about a day until it answers 2xx. Payloads carry ids and reasons only, never a secret or page content.</p>
@@ -61,14 +71,14 @@ export function registerWebhookPages(app: FastifyInstance, kit: SetupKit) {
       <div class="card"><h2>Endpoints of ${u.orgName}</h2>
         ${hooks.length
           ? html`<table><thead><tr><th>URL</th><th>Events</th><th>Description</th></tr></thead><tbody>${hooks.map((h) => html`<tr id="webhook-${h.id}">
-            <td><a href="${list}/${h.id}">${h.url}</a><div class="muted"><code>${h.id}</code></div></td>
-            <td>${h.events.map((e) => html`<code>${e}</code> `)}</td><td>${h.description}</td></tr>`)}</tbody></table>`
+            <td><a href="${list}/${h.id}">${h.url}</a><div class="muted"><code>${h.id}</code></div>${h.disabled ? html`<div class="error webhook-disabled">disabled</div>` : ''}</td>
+            <td>${h.events.map((e) => html`<code>${e}</code> `)}</td><td class="webhook-description">${theirs(h.description)}</td></tr>`)}</tbody></table>`
           : html`<p id="no-webhooks">No webhooks yet.</p>`}
       </div>`, kit.chrome(u))
   }
 
   /** One endpoint's page with its delivery log, or (unknown or foreign id) the API's refusal. */
-  const show = async (req: FastifyRequest, reply: FastifyReply, u: ConsoleUser, webhookId: string, o: { status?: number; error?: ApiError; card?: Html } = {}) => {
+  const show = async (req: FastifyRequest, reply: FastifyReply, u: ConsoleUser, webhookId: string, o: { status?: number; error?: ApiError; card?: Html | string } = {}) => {
     let log
     try {
       // the log is the existence check: the REST door's 404 for another org's id
@@ -84,10 +94,17 @@ export function registerWebhookPages(app: FastifyInstance, kit: SetupKit) {
       <p><a href="${list}">All webhooks</a> · <code>${h.id}</code></p>
       ${o.card ?? ''}
       ${o.error ? html`<div class="card">${errorLine(o.error.message)}</div>` : ''}
+      ${h.disabled ? html`<div class="card" role="alert" id="webhook-disabled">
+        <p class="error">${disabledWords(h.disabled)}</p>
+        <p class="muted">Fix the receiver first; enabling it sends its pending deliveries again and starts a fresh count of failures.</p>
+        ${roleNote(u, webhookEnable)}
+        <form method="post" action="${list}/${h.id}/enable" id="webhook-enable">${csrfInput(kit, u)}
+          <button type="submit" ${disabledUnless(u, webhookEnable)}>Enable webhook</button>
+        </form></div>` : ''}
       <div class="card" id="webhook-details">
         <p><code id="webhook-url-shown">${h.url}</code></p>
         <p>${h.events.map((e) => html`<code>${e}</code> `)}</p>
-        ${h.description ? html`<p class="muted">${h.description}</p>` : ''}
+        ${h.description ? html`<p class="muted" id="webhook-description">${theirs(h.description)}</p>` : ''}
       </div>
       <div class="card" id="deliveries">
         <h2>Deliveries</h2>
@@ -138,6 +155,14 @@ export function registerWebhookPages(app: FastifyInstance, kit: SetupKit) {
       const webhookId = param(req, 'webhookId')
       const { webhook, secret } = await runOp(kit.services, req, u, webhookRotateSecret, { webhookId })
       return show(req, reply, u, webhookId, { card: secretCard(webhook.url, secret, true) })
+    },
+    refusedOnWebhook)
+
+  formRoute(app, kit, `${list}/:webhookId/enable`,
+    async ({ req, reply, u }) => {
+      const webhookId = param(req, 'webhookId')
+      await runOp(kit.services, req, u, webhookEnable, { webhookId })
+      return show(req, reply, u, webhookId, { card: okNotice('Webhook enabled. Its pending deliveries go out again.') })
     },
     refusedOnWebhook)
 
