@@ -20,7 +20,8 @@ const SELECTOR_SYNTAX = new RegExp([
   'while parsing (css )?selector', 'InvalidSelectorError', 'Unsupported token', 'Unexpected token', 'Unexpected end of selector',
   'Error while parsing selector', 'Malformed selector', 'Unknown engine', 'Failed to parse selector', 'cannot be first',
   'Can not capture the selector', 'Only one of the selectors can capture', 'is not a valid (selector|XPath expression)',
-  'Invalid regular expression',
+  'Invalid regular expression', 'Invalid flags supplied to RegExp', 'Selector cannot (start|end) with entering frame',
+  'unknown internal:control selector', 'selector is not supported', "Can't query n-th element",
 ].join('|'), 'i')
 
 /** Is this Playwright message a selector that cannot be parsed (never the page's own failure)? */
@@ -50,5 +51,6 @@ export function actionError(e: unknown, what: string): ApiError {
   if (/Target page, context or browser has been closed|Browser has been closed/.test(msg)) {
     return errors.browserClosed()
   }
-  return errors.actionFailed(what, headline(e))
+  // a TypeError here is Playwright's injected script failing, never words for a caller
+  return errors.actionFailed(what, /\bTypeError\b/.test(headline(e)) ? 'the browser could not carry it out' : headline(e))
 }

@@ -5,7 +5,7 @@ import { errors } from '../../contracts/errors.ts'
 import type { PodInput, PodOutput } from '../../contracts/pod-api.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
-import { target } from '../perception/refs.ts'
+import { locate } from './selector.ts'
 import { checkNavigable, runNavigation } from './navigation.ts'
 import type { ActionTable } from './types.ts'
 
@@ -26,7 +26,7 @@ export async function act(session: PodSession, input: ActInput): Promise<PodOutp
   const named = input.selector !== undefined || input.ref !== undefined
   if (input.verb === 'click' && !named) throw errors.invalidRequest('ref or selector: required for click')
   // a ref is checked (same document, still on the page) before anything happens
-  const element = named ? await target(page, input) : undefined
+  const element = named ? await locate(page, input) : undefined
   try {
     switch (input.verb) {
       case 'click':
@@ -81,7 +81,7 @@ async function scroll(session: PodSession, input: ActInput, element: Locator | u
 
 export async function hover(session: PodSession, input: PodInput<'hover'>): Promise<PodOutput<'hover'>> {
   const page = session.page
-  const element = await target(page, input)
+  const element = await locate(page, input)
   try {
     await element.hover()
   } catch (e) {
@@ -92,7 +92,7 @@ export async function hover(session: PodSession, input: PodInput<'hover'>): Prom
 
 export async function selectOption(session: PodSession, input: PodInput<'select_option'>): Promise<PodOutput<'select_option'>> {
   const page = session.page
-  const element = await target(page, input)
+  const element = await locate(page, input)
   try {
     const selected = await element.selectOption(input.values)
     return { ok: true, url: page.url(), selected }
@@ -103,7 +103,7 @@ export async function selectOption(session: PodSession, input: PodInput<'select_
 
 export async function waitFor(session: PodSession, input: PodInput<'wait_for'>): Promise<PodOutput<'wait_for'>> {
   const page = session.page
-  const locator = input.text === undefined ? await target(page, input) : page.getByText(input.text).first()
+  const locator = input.text === undefined ? await locate(page, input) : page.getByText(input.text).first()
   try {
     await locator.waitFor({ state: 'visible', timeout: input.timeoutMs })
   } catch (e) {

@@ -3,14 +3,14 @@ import type { PodInput, PodOutput } from '../../contracts/pod-api.ts'
 import { errors } from '../../contracts/errors.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
-import { target } from '../perception/refs.ts'
+import { locate } from './selector.ts'
 import type { ActionTable } from './types.ts'
 
 export async function screenshot(session: PodSession, input: PodInput<'screenshot'>): Promise<PodOutput<'screenshot'>> {
   const page = session.page
   // a ref is checked (same document, still on the page) before anything is captured;
   // an element's pixels are the page's, so field masking holds for them as for the viewport
-  const element = input.ref !== undefined || input.selector !== undefined ? await target(page, input) : undefined
+  const element = input.ref !== undefined || input.selector !== undefined ? await locate(page, input) : undefined
   try {
     const png = element ? await element.screenshot({ type: 'png', timeout: 10_000 }) : await page.screenshot({ type: 'png', fullPage: false })
     return { png: png.toString('base64') }

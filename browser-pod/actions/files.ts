@@ -7,7 +7,7 @@ import type { fileContracts } from '../../contracts/operations/drive-files.ts'
 import type { PodInput, PodOutput } from '../../contracts/pod-api.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
-import { target } from '../perception/refs.ts'
+import { locate } from './selector.ts'
 import type { ActionTable } from './types.ts'
 
 export async function filePut(session: PodSession, input: PodInput<'file_put'>): Promise<PodOutput<'file_put'>> {
@@ -17,9 +17,9 @@ export async function filePut(session: PodSession, input: PodInput<'file_put'>):
 
 export async function fileUpload(session: PodSession, input: PodInput<'file_upload'>): Promise<PodOutput<'file_upload'>> {
   const page = session.page
-  // every file is found and complete before the page is touched
+  // the element is named rightly and every file is found and complete before the page changes
+  const element = await locate(page, input)
   const { files, payloads } = await session.files.payloads(input.files)
-  const element = await target(page, input)
   try {
     // Playwright sets nothing, and says nothing, for an <input> of another type: asked first
     if (!(await element.evaluate(isFileInput))) throw errors.notAFileInput()

@@ -7,15 +7,15 @@ import type { PodInput, PodOutput } from '../../contracts/pod-api.ts'
 import type { FORM_FIELD_KINDS, mouseContracts } from '../../contracts/operations/drive-mouse.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
-import { target } from '../perception/refs.ts'
+import { locate } from './selector.ts'
 import type { ActionTable } from './types.ts'
 
 type FieldKind = (typeof FORM_FIELD_KINDS)[number]
 
 export async function drag(session: PodSession, input: PodInput<'drag'>): Promise<PodOutput<'drag'>> {
   const page = session.page
-  const from = await target(page, { selector: input.from, ref: input.fromRef })
-  const to = await target(page, { selector: input.to, ref: input.toRef })
+  const from = await locate(page, { selector: input.from, ref: input.fromRef })
+  const to = await locate(page, { selector: input.to, ref: input.toRef })
   try {
     await from.dragTo(to)
   } catch (e) {
@@ -106,7 +106,7 @@ export async function fillForm(session: PodSession, input: PodInput<'fill_form'>
     let locator: Locator
     let kind: string
     try {
-      locator = await target(page, field)
+      locator = await locate(page, field)
       kind = await locator.evaluate(fieldKind)
     } catch (e) {
       throw actionError(e, `fill_form fields[${index}]`)

@@ -13,6 +13,7 @@ import { armFieldMask, MASK_PROPERTY, MASK_VALUE, type ArmedMask } from './field
 import type { PodSession } from '../session.ts'
 import { locateRef } from '../perception/refs.ts'
 import { changesAfter } from '../perception/perceive.ts'
+import { checkSelector } from '../actions/selector.ts'
 
 interface Inspection {
   href: string
@@ -50,8 +51,8 @@ async function findTarget(session: PodSession, by: { selector?: string; ref?: st
     // A ref names one element of a document still on the page (or is refused as stale);
     // its frame, whatever its origin, is judged as itself in fillElement below.
     // Strict: a selector matching several elements is refused rather than guessed.
+    if (by.ref === undefined) await checkSelector(session.page, by.selector ?? '') // the one selector rule of every element tool
     const locator = by.ref !== undefined ? await locateRef(session.page, by.ref) : session.page.locator(by.selector ?? '')
-    if (by.ref === undefined && /aria-ref\s*=/i.test(by.selector ?? '')) throw errors.invalidSelector('')
     handle = await locator.elementHandle({ timeout })
   } catch (e) {
     if (e instanceof ApiError) throw e

@@ -19,7 +19,7 @@ export const POD_ERRORS = {
   },
   invalidSelector: {
     status: 400, code: 'bad_request', reason: 'invalid_selector', message: (detail: string) => `selector is not valid${detail ? `: ${detail}` : ''}`, args: ['detail'], spec: null,
-    when: 'a selector the browser cannot parse',
+    when: 'a selector that cannot name an element: Playwright or the page cannot parse it, an engine it no longer ships, nth= other than an integer (every selector tool, at once)',
   },
   staleRef: {
     status: 409, code: 'conflict', reason: 'stale_ref', message: (ref: string) => `ref ${ref} is unknown or stale (its element or its document is gone): call perceive again and use a ref from its answer`, args: ['ref'], spec: null,
