@@ -16,6 +16,8 @@ import { PodUsers } from '../../../operator/embedded/pod-users.ts'
 
 const BIN = fileURLToPath(new URL('../../../bin/nightjar.mjs', import.meta.url))
 const root = process.getuid?.() === 0
+/** a uid no process runs as (below the pods' range, above any account) */
+const IDLE_UID = 1_999_000_000
 
 interface Server {
   pid: number
@@ -70,7 +72,8 @@ function homesUnder(dir: string, depth = 2): Array<{ path: string; uid: number }
 
 async function setUp(t: Test) {
   const servers: Server[] = []
-  const tmp = mkdtempSync(join(tmpdir(), 'nightjar-homes-'))
+  // short: Chromium's sockets go under the homes, and a socket path has 107 bytes at most
+  const tmp = mkdtempSync(join(tmpdir(), 'nj-'))
   chmodSync(tmp, 0o711) // pods (other uids) pass through to their homes
   // registered first, so it runs before the databases are dropped
   t.teardown(async () => {
@@ -123,10 +126,15 @@ t.test('a start after kill -9 sweeps the pod homes the killed server left, and n
   const homesA = homesUnder(homesRoot).filter((h) => uidsA.includes(h.uid)).map((h) => h.path)
   t.ok(besideHomes.every(existsSync), 'a start leaves the live server’s homes alone')
 
-  // a user's own folder that happens to be in the homes root
+  // a user's own folder in the homes root, owned by a uid that runs nothing, as a pod's home is
   const foreign = join(homesRoot, 'photos')
   mkdirSync(foreign)
   writeFileSync(join(foreign, 'cat.jpg'), 'not Nightjar’s')
+  chownSync(foreign, IDLE_UID, IDLE_UID)
+  // a home the release before run records left: named as the runtime names homes, no pod runs as it
+  const unrecorded = join(homesRoot, 'browser-pod-9-abc123')
+  mkdirSync(join(unrecorded, '.cache', 'dconf'), { recursive: true })
+  chownSync(unrecorded, IDLE_UID + 1, IDLE_UID + 1)
 
   process.kill(a.pid, 'SIGKILL') // no shutdown, no exit handlers
   await a.exited
@@ -137,9 +145,10 @@ t.test('a start after kill -9 sweeps the pod homes the killed server left, and n
   t.same(homesA.filter(existsSync), [], 'the restart swept the homes the killed server left')
   t.same(besideHomes.filter((h) => !existsSync(h)), [], 'the live server’s homes beside it are untouched')
   t.ok(existsSync(join(foreign, 'cat.jpg')), 'a folder that is not Nightjar’s is untouched')
+  t.notOk(existsSync(unrecorded), 'a home an earlier release left, whose pod is gone, is swept too')
   const swept = again.out().split('\n').filter((l) => l.includes('"swept"')).map((l) => JSON.parse(l) as { swept: number; msg: string })
   t.equal(swept.length, 1, 'one log line says what was swept')
-  t.ok(swept[0]?.swept >= homesA.length, `it counts the homes swept: ${swept[0]?.msg}`)
+  t.ok(swept[0]?.swept >= homesA.length + 1, `it counts the homes swept: ${swept[0]?.msg}`)
 })
 
 t.test('pod homes are only made in a root no other user can write', async (t) => {
