@@ -66,7 +66,9 @@ export function flatten(roots: Array<AriaNode | string>, opts: FlattenOptions): 
     const level = typeof node.level === 'number' ? node.level : 0
     const outline: 0 | 1 | 2 = node.role === 'heading' ? (level > 0 && level <= 2 ? 1 : 2) : LANDMARKS.has(node.role) && (node.role !== 'region' && node.role !== 'form' || !!node.name) ? 1 : 0
     const ref = node.ref ? opts.give(node.ref) : undefined
-    lines.push({ depth, text: renderNode(node, ref, opts.secrets), ref, pwRef: node.ref, role: node.role, outline, level, inView: true, inChildFrame, parent, end: 0 })
+    // the AI snapshot leaves a heading's name out when its words are in its children; the outline shows the heading alone
+    const named = node.role === 'heading' && !node.name && node.children?.length ? { ...node, name: nameFromContent(node.children) } : node
+    lines.push({ depth, text: renderNode(named, ref, opts.secrets), ref, pwRef: node.ref, role: node.role, outline, level, inView: true, inChildFrame, parent, end: 0 })
     visitAll(node.children ?? [], depth + 1, index, inChildFrame || node.role === 'iframe')
     lines[index]!.end = lines.length
   }
@@ -77,6 +79,33 @@ export function flatten(roots: Array<AriaNode | string>, opts: FlattenOptions): 
   }
   visitAll(roots, 0, -1, false)
   return lines
+}
+
+/** Roles whose content is a value a user typed or picked: never part of another element's name (it may be a secret). */
+const VALUE_ROLES = new Set(['textbox', 'searchbox', 'combobox', 'spinbutton', 'slider', 'listbox'])
+/** a name computed from content is cut here, as a heading's line must stay an outline's line */
+const CONTENT_NAME_MAX = 200
+
+/**
+ * An element's name from its content, as the accessible name is computed from descendants:
+ * text runs, and each element's name, else its text, else its own content. Pieces are joined
+ * with a space, but not before closing punctuation.
+ */
+export function nameFromContent(children: ReadonlyArray<AriaNode | string>): string {
+  const pieces: string[] = []
+  const visit = (nodes: ReadonlyArray<AriaNode | string>) => {
+    for (const n of nodes) {
+      if (typeof n === 'string') pieces.push(n)
+      else if (VALUE_ROLES.has(n.role)) continue
+      else if (n.name) pieces.push(n.name)
+      else if (typeof n.text === 'string' && n.text) pieces.push(n.text)
+      else if (n.children) visit(n.children)
+    }
+  }
+  visit(children)
+  let name = ''
+  for (const p of pieces.map(normalizeWhitespace).filter(Boolean)) name += name && !/^[)\]},.;:!?]/.test(p) ? ' ' + p : p
+  return name.length > CONTENT_NAME_MAX ? name.slice(0, CONTENT_NAME_MAX - 1) + '…' : name
 }
 
 /**

@@ -97,3 +97,21 @@ t.test('ref reads one element\'s subtree; a ref the snapshot does not hold is st
     'the Bravo row and its button, nothing else')
   t.equal(refusal(() => subtree(snap, 'e99')), '409 stale_ref')
 })
+
+t.test('a heading whose words sit in its children is named in the first answer\'s outline', async (t) => {
+  // the AI snapshot's shapes: Debian Policy's field headings (a link around a number and a code)
+  // and rustdoc's method headings (text around a link); the page is too long for one answer
+  const filler = (from: number) => Array.from({ length: 60 }, (_, i) => el('paragraph', undefined, `e${from + i}`, [`Filler paragraph number ${from + i} of the reference.`]))
+  const snap = snapshotOf([el('main', undefined, 'e0', [
+    el('heading', undefined, 'e1', [el('link', undefined, 'e2', ['5.6.1.', el('code', undefined, 'e3', [], { text: 'Source' })], { url: '#s-f-source' })], { level: 3 }),
+    ...filler(100),
+    el('heading', undefined, 'e4', ['pub fn', el('link', 'push', 'e5', [], { url: '#method.push' }), '(&mut self, value: T)'], { level: 3, cursor: 'pointer' }),
+    ...filler(200),
+  ])])
+  markInView(snap.lines, new Set())
+  const first = firstPart(snap, BUDGET)
+  t.ok(first.truncated, 'the page is larger than one answer')
+  t.match(first.snapshot, /^ {2}- heading "5\.6\.1\. Source" \[level=3\] \[ref=e1\]$/m, 'the policy field heading carries its name')
+  t.match(first.snapshot, /^ {2}- heading "pub fn push ?\(&mut self, value: T\)" \[level=3\] \[ref=e4\]/m, 'the method heading carries its name')
+  t.notMatch(first.snapshot, /- heading \[level/, 'no heading prints nameless')
+})
