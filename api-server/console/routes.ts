@@ -17,7 +17,7 @@ import { checkCsrf, consoleUser, csrfToken, endConsoleSession, startConsoleSessi
 import { accountKey, addressKey, limitsFor, strictest } from '../limits/index.ts'
 import { checkLoginCsrf, issueLoginCsrf, knownBrowser, rememberBrowser, safeNext, sameOriginRequest, sendTooMany } from '../door-kit/console-guard.ts'
 import { registerReachPage } from './reach.ts'
-import { guardConsoleForms } from './page-kit.ts'
+import { guardConsoleRoutes } from './page-kit.ts'
 import { registerLivePages } from './live.ts'
 import { registerRecordingPages } from './recordings.ts'
 import { registerSetupPages } from './setup-pages.ts'
@@ -46,8 +46,8 @@ export function registerConsole(app: FastifyInstance, services: Services) {
     return u
   }
   const kit = { send, chrome, requireUser, formTokenInvalid }
-  // every console form from here on is held to REST's first check; sign-in checks its own fields
-  guardConsoleForms(app, services, kit, [`${base}/login`])
+  // every console page and form from here on is held to REST's first check; sign-in checks its own fields
+  guardConsoleRoutes(app, services, kit, [`${base}/login`])
 
   const loginPage = (csrf: string, next: string, error?: string) => page('Sign in', html`
     <div class="card" style="max-width:420px;margin:40px auto">

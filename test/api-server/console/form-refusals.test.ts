@@ -2,23 +2,24 @@
 // a NUL in any field or path segment, a lone surrogate (a JSON body), and a few inputs
 // the operation's own schema refuses (compared with what REST answers the same input).
 // The table is checked against Fastify's route table: a console POST route missing from
-// it fails here, so a new form cannot arrive without these checks.
+// it fails here, so a new form cannot arrive without these checks. Pages with an id in
+// their address are read from the route table too, each refusing a NUL there.
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { startTestServer } from '../../helpers/server.ts'
 import { consoleLogin, hiddenFields, loginForm, postLogin } from '../oauth/helpers.ts'
 import { errors } from '../../../contracts/errors.ts'
 
-/** Fastify's POST routes, as registered ("/console/reach/:grantId/revoke"), read from its own route tree. */
-function postRoutes(app: FastifyInstance): string[] {
+/** Fastify's routes of one method, as registered ("/console/reach/:grantId/revoke"), read from its own route tree. */
+function routesOf(app: FastifyInstance, method: 'GET' | 'POST'): string[] {
   const out: string[] = []
   const stack: string[] = []
-  for (const line of app.printRoutes({ commonPrefix: false, method: 'POST' }).split('\n')) {
+  for (const line of app.printRoutes({ commonPrefix: false, method }).split('\n')) {
     const m = /^((?:[│ ] {3})*)[├└]── (.*?)(?: \(([^)]*)\))?$/.exec(line)
     if (!m) continue
     stack.length = m[1].length / 4
     stack.push(m[2])
-    if (m[3]?.split(', ').includes('POST')) out.push(stack.join(''))
+    if (m[3]?.split(', ').includes(method)) out.push(stack.join(''))
   }
   return out
 }
@@ -178,7 +179,7 @@ t.test('[FLD-07] every console form refuses what REST refuses, in its words, nev
   }
 
   await t.test('the table holds every console form the server has', async (t) => {
-    const routes = postRoutes(s.app).filter((r) => r.startsWith(`${base}/`) && r !== `${base}/login`)
+    const routes = routesOf(s.app, 'POST').filter((r) => r.startsWith(`${base}/`) && r !== `${base}/login`)
     t.ok(routes.length >= 20, `${routes.length} console forms found in the route table`)
     t.same(routes.sort(), Object.keys(FORMS).sort(), 'every console POST route is in the table (a new form needs its row)')
   })
@@ -216,6 +217,23 @@ t.test('[FLD-07] every console form refuses what REST refuses, in its words, nev
       }
     })
   }
+
+  await t.test('every console page with an id in its address refuses a NUL there, as REST does, never with a 500', async (t) => {
+    const pages = routesOf(s.app, 'GET').filter((r) => r.startsWith(`${base}/`) && r.includes('/:'))
+    t.ok(pages.length >= 5, `${pages.length} console pages with ids in their address`)
+    for (const route of pages) {
+      for (const param of route.split('/').filter((seg) => seg.startsWith(':'))) {
+        const path = route.split('/').map((seg) => (seg === param ? 'nx_1%00' : seg.startsWith(':') ? 'nx_1' : seg)).join('/')
+        const words = errors.invalidRequest(`${param.slice(1)}: contains a NUL character`).message
+        const page = await fetch(s.url + path, { headers: { cookie, accept: 'text/html' }, redirect: 'manual' })
+        const alert = unescape(/<p class="error" role="alert">([^<]*)<\/p>/.exec(await page.text())?.[1] ?? '')
+        t.same({ status: page.status, alert }, { status: 400, alert: words }, `${route}, a NUL in ${param}: the page says ${words}`)
+        const script = await fetch(s.url + path, { headers: { cookie }, redirect: 'manual' })
+        const body = await script.json().catch(() => null)
+        t.same({ status: script.status, message: body?.error?.message }, { status: 400, message: words }, `${route}, asked without text/html: the API's JSON`)
+      }
+    }
+  })
 
   await t.test(`${base}/login: a NUL in what the form looks up is refused, never a 500`, async (t) => {
     for (const field of ['email', 'password'] as const) {
