@@ -1,7 +1,8 @@
 // The deny floor: addresses no outbound connection of Nightjar may reach — a browser's
-// (browser-pod/egress-policy.ts) and the api-server's own webhook deliveries
-// (api-server/webhooks/destination.ts) — and the "local" ranges (loopback, LAN) each of
-// them refuses unless told otherwise. One table, so the two cannot drift. Pure: node:net only.
+// (browser-pod/egress-policy.ts), a session's upstream proxy (contracts/proxy.ts), the
+// api-server's webhook deliveries and client metadata fetches — and the "local" ranges
+// and names (loopback, LAN, localhost) each of them refuses unless told otherwise. One
+// table, so they cannot drift. Pure: node:net only.
 import { BlockList, isIP } from 'node:net'
 
 // The deny floor, every mode: from the IANA special-purpose registries, every block that is
@@ -130,6 +131,12 @@ export function isLocalAddress(address: string): boolean {
   return localList.check(n.address, n.type)
 }
 
+/** `localhost` and every `*.localhost` name (RFC 6761), in any case, trailing dots or not. */
+export function isLocalName(host: string): boolean {
+  const h = host.toLowerCase().replace(/\.+$/, '')
+  return h === 'localhost' || h.endsWith('.localhost')
+}
+
 /** The floor plus configured ranges (NIGHTJAR_DENY_CIDRS: the cluster's pod and service networks, the control plane). */
 export class DenyRules {
   private readonly extra: BlockList
@@ -143,5 +150,11 @@ export class DenyRules {
     // a configured IPv6 range (say 64:ff9b::/96 itself) also matches the address as written
     const raw = address.replace(/^\[|\]$/g, '').toLowerCase()
     return n.type === 'ipv4' && isIP(raw) === 6 && this.extra.check(raw, 'ipv6')
+  }
+
+  /** Why an outbound connection may not dial `address`: the floor or a configured range, or a local address; null when it may. */
+  refusal(address: string): 'deny_floor' | 'local' | null {
+    if (this.denied(address)) return 'deny_floor'
+    return isLocalAddress(address) ? 'local' : null
   }
 }

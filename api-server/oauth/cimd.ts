@@ -1,14 +1,16 @@
 // Client ID Metadata Documents: a client_id that is an https URL names the client's
 // metadata, which we fetch from an address a stranger chose, so the fetch is fenced: https
 // only, no redirects, one deadline and a size cap, and the address dialled is the address
-// checked (a custom lookup refuses private and special-use addresses before connecting,
-// unless NIGHTJAR_CIMD_ALLOWED_HOSTS lists the host). Design: docs/mcp.md
+// checked: the deny floor's rule (contracts/deny-floor.ts), as for webhooks and browsers —
+// the floor and NIGHTJAR_DENY_CIDRS always, local addresses and localhost names unless
+// NIGHTJAR_CIMD_ALLOWED_HOSTS lists the host. Design: docs/mcp.md
 import { request } from 'node:https'
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
-import { BlockList, isIP, type LookupFunction } from 'node:net'
+import { isIP, type LookupFunction } from 'node:net'
 import { readFileSync } from 'node:fs'
 import type { Services } from '../services.ts'
 import { pageErrors, type ErrorReply } from '../../contracts/errors.ts'
+import { DenyRules, isLocalName } from '../../contracts/deny-floor.ts'
 import { validateClientMetadata } from './clients.ts'
 import type { OAuthClient } from './clients.ts'
 import { DEFAULT_SCOPE_STRING } from './constants.ts'
@@ -20,37 +22,6 @@ const CACHE_DEFAULT_MS = 5 * 60_000
 
 /** Does this client_id name a metadata document (rather than a registered ncli_ id)? */
 export const isMetadataUrl = (clientId: string) => /^https?:\/\//i.test(clientId)
-
-// Addresses no fetch of ours may reach unless the host is allowed by name: IANA special-purpose
-// ranges (RFC 6890 and successors) — this host, private, shared (CGN), loopback, link-local,
-// IETF protocol assignments, documentation, benchmarking, multicast, reserved; IPv6 likewise,
-// with IPv4-mapped and NAT64 addresses judged by the IPv4 address they carry.
-const NOT_PUBLIC = new BlockList()
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) NOT_PUBLIC.addSubnet(net, prefix, 'ipv4')
-for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) NOT_PUBLIC.addSubnet(net, prefix, 'ipv6')
-
-/** Is this a public unicast address? IPv4-mapped and NAT64 (64:ff9b::/96, 64:ff9b:1::/48) are judged by their IPv4 address. */
-export function isPublicAddress(address: string): boolean {
-  const family = isIP(address)
-  if (family === 4) return !NOT_PUBLIC.check(address, 'ipv4')
-  if (family !== 6) return false
-  const lower = address.toLowerCase()
-  const embedded = /^(?:::ffff:|64:ff9b::|64:ff9b:1:(?:[0-9a-f]{0,4}:){0,4}:?)(\d+\.\d+\.\d+\.\d+)$/.exec(lower)?.[1]
-  if (embedded) return isPublicAddress(embedded)
-  const hexMapped = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower)
-  if (hexMapped) {
-    const n = (parseInt(hexMapped[1], 16) << 16 | parseInt(hexMapped[2], 16)) >>> 0
-    return isPublicAddress([n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.'))
-  }
-  if (lower.startsWith('64:ff9b:')) return false // a NAT64 form not spelled as above: refused, not guessed
-  return !NOT_PUBLIC.check(address, 'ipv6')
-}
 
 /** A document refused: the authorization page shows its reply (nothing is redirected). */
 export class MetadataRefused extends Error {
@@ -90,15 +61,21 @@ export function cimdFetcher(services: Pick<Services, 'db' | 'config' | 'now'>): 
   const cfg = services.config.cimd
   const ca = cfg.caFile ? readFileSync(cfg.caFile, 'utf8') : undefined
   const allowed = new Set(cfg.allowedHosts.map((h: string) => h.toLowerCase()))
+  const deny = new DenyRules(services.config.denyCidrs)
   const cache = new Map<string, Cached>()
+  // the floor and the denied ranges bind every host; local addresses and names only the unlisted
+  const refusedAddress = (host: string, address: string) => {
+    const refusal = deny.refusal(address)
+    return refusal === 'deny_floor' || (refusal === 'local' && !allowed.has(host))
+  }
+  const refusedName = (host: string) => !isIP(host) && isLocalName(host) && !allowed.has(host)
 
   // the check runs on the addresses the socket will dial: this is the request's own lookup
   const guardedLookup = (host: string): LookupFunction => (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, '', 0)
       const list = addresses as LookupAddress[]
-      const bad = list.find((a) => !isPublicAddress(a.address))
-      if (bad && !allowed.has(host)) return callback(Object.assign(new Error('not a public address'), { code: 'ENOTPUBLIC' }), '', 0)
+      if (list.some((a) => refusedAddress(host, a.address))) return callback(Object.assign(new Error('not a public address'), { code: 'ENOTPUBLIC' }), '', 0)
       if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list)
       return callback(null, list[0].address, list[0].family)
     })
@@ -106,7 +83,7 @@ export function cimdFetcher(services: Pick<Services, 'db' | 'config' | 'now'>): 
 
   async function fetchDocument(u: URL): Promise<{ body: unknown; maxAgeMs: number }> {
     const host = u.hostname.replace(/^\[|\]$/g, '').toLowerCase()
-    if (isIP(host) && !isPublicAddress(host) && !allowed.has(host)) throw refused('its address is not public')
+    if ((isIP(host) && refusedAddress(host, host)) || refusedName(host)) throw refused('its address is not public')
     return new Promise((resolve, reject) => {
       const req = request(u, {
         method: 'GET', headers: { accept: 'application/json' }, lookup: guardedLookup(host), ca: ca ? [ca] : undefined, agent: false,

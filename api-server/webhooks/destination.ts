@@ -1,11 +1,12 @@
 // Where a webhook may be sent: every delivery goes to an address a stranger chose, so it is
 // held to what a platform-egress browser is (contracts/deny-floor.ts): https, never under
-// the deny floor, never loopback or private unless NIGHTJAR_WEBHOOK_ALLOWED_HOSTS lists the
-// host, judged on the addresses the socket dials (no re-binding between check and connect),
-// and no redirects followed. Registration runs the same check once.
+// the deny floor, never loopback, private or a localhost name unless
+// NIGHTJAR_WEBHOOK_ALLOWED_HOSTS lists the host, judged on the addresses the socket dials
+// (no re-binding between check and connect), and no redirects followed. Registration runs
+// the same check once.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import { isIP, type LookupFunction } from 'node:net'
-import { DenyRules, isLocalAddress } from '../../contracts/deny-floor.ts'
+import { DenyRules, isLocalName } from '../../contracts/deny-floor.ts'
 import { errors } from '../../contracts/errors.ts'
 
 export interface DestinationSettings {
@@ -59,10 +60,15 @@ export class Destinations {
 
   /** null when `address` may be dialled for `host`, else why not. */
   judge(host: string, address: string): Refusal | null {
-    if (this.deny.denied(address)) return 'deny_floor'
+    const refusal = this.deny.refusal(address)
+    if (refusal === 'deny_floor') return 'deny_floor'
     if (this.allowed.has(host)) return null
-    if (isLocalAddress(address) || host === 'localhost' || host.endsWith('.localhost')) return 'private_address'
-    return null
+    return refusal === 'local' || isLocalName(host) ? 'private_address' : null
+  }
+
+  /** A localhost name (any case, trailing dots, every *.localhost) is local before any lookup. */
+  nameRefusal(host: string): Refusal | null {
+    return !isIP(host) && !this.allowed.has(host) && isLocalName(host) ? 'private_address' : null
   }
 
   /**
@@ -73,6 +79,8 @@ export class Destinations {
   async check(url: string): Promise<URL> {
     const u = this.parse(url)
     const host = hostOf(u)
+    const named = this.nameRefusal(host)
+    if (named) throw new DestinationRefused(named)
     const addresses = isIP(host) ? [host] : await resolveAll(host)
     for (const a of addresses) {
       const why = this.judge(host, a)
@@ -98,6 +106,8 @@ export class Destinations {
    */
   guardedLookup(host: string): LookupFunction {
     return (hostname, options, callback) => {
+      const named = this.nameRefusal(host)
+      if (named) return callback(new DestinationRefused(named) as unknown as NodeJS.ErrnoException, '', 0)
       dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
         if (err) return callback(err, '', 0)
         const list = addresses as LookupAddress[]

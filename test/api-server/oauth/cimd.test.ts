@@ -3,9 +3,9 @@
 // certificate made with the openssl CLI, trusted through NIGHTJAR_CIMD_CA_FILE; the
 // server's host is allowed through NIGHTJAR_CIMD_ALLOWED_HOSTS), the consent page naming
 // the document's host. Refused, each with a page and no redirect: an http URL, a document
-// whose client_id is not its URL, a host resolving to a private address that is not
-// allowed (by IP literal, and by a name the fetch's own lookup resolves), an oversized
-// document and a server too slow to answer. All traffic stays on loopback.
+// whose client_id is not its URL, a private address not allowed (a literal, IPv4 in IPv6
+// too, a localhost name, a name the fetch's own lookup resolves), an oversized document
+// and a server too slow to answer. All traffic stays on loopback.
 import t from 'tap'
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync } from 'node:fs'
@@ -144,6 +144,24 @@ t.test('client ID metadata documents', async (t) => {
       t.equal(r.headers.get('location'), null, 'no redirect')
       t.match(r.text, why)
       if (/private/.test(what) || /http URL/.test(what)) t.equal(fetches, before, 'no request reached the server')
+    })
+  }
+
+  // the deny floor's own reading of an address (contracts/deny-floor.ts), as webhooks and
+  // browsers have it: IPv4 carried in IPv6 is judged as IPv4; localhost names are local
+  for (const [what, host] of [
+    ['loopback as IPv4-compatible IPv6', '[::7f00:1]'],
+    ['loopback as IPv4-translated IPv6', '[::ffff:0:7f00:1]'],
+    ['the metadata address as IPv4-translated IPv6', '[::ffff:0:a9fe:a9fe]'],
+    ['a *.localhost name', 'foo.localhost'],
+    ['localhost with a trailing dot (not the allowed host)', 'localhost.'],
+  ] as const) {
+    await t.test(`refused by the deny floor's rule: ${what}`, async (t) => {
+      const before = fetches
+      const r = await refusedPage(url(host, '/client.json'))
+      t.equal(r.status, 400)
+      t.match(r.text, /address is not public/)
+      t.equal(fetches, before, 'no request reached the server')
     })
   }
 
