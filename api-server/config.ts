@@ -2,6 +2,7 @@
 // A bad value stops start-up with one line naming the variable.
 import proxyaddr from 'proxy-addr'
 import { ConfigError } from '../contracts/config-error.ts'
+import { parsePlatformProxies } from '../contracts/proxy.ts'
 import { isIPv6 } from 'node:net'
 import { availableParallelism, totalmem } from 'node:os'
 import { resolve } from 'node:path'
@@ -85,6 +86,12 @@ const schema = z.object({
     })
     .optional(),
   NIGHTJAR_DENY_CIDRS: z.string().optional(),
+  // the platform's own proxies (host:port): the only session proxies that may be internal (docs/proxy.md)
+  NIGHTJAR_PLATFORM_PROXIES: z.string().default('').transform((s, ctx) => {
+    const list = parsePlatformProxies(s)
+    if (typeof list === 'string') { ctx.addIssue({ code: 'custom', message: list }); return z.NEVER }
+    return list
+  }),
   // webhooks (webhooks/): hosts that may be loopback or private (and use http); the retry schedule
   NIGHTJAR_WEBHOOK_ALLOWED_HOSTS: z.string().default(''),
   NIGHTJAR_WEBHOOK_RETRY_SECONDS: z.string().regex(/^\s*\d{1,6}(\s*,\s*\d{1,6}){0,19}\s*$/, 'must be up to 20 comma-separated whole seconds (e.g. 5,300,1800)')
@@ -202,6 +209,8 @@ export type Config = {
   podUidBase?: number
   hostAliases: Record<string, string>
   denyCidrs: string[]
+  /** session proxies the platform names (host:port): these alone may be internal */
+  platformProxies: string[]
   /** webhooks: hosts that may resolve to loopback or private addresses (and use http); seconds before each retry; the fairness bounds and auto-disable */
   webhooks: {
     allowedHosts: string[]; retrySecs: number[]; maxEndpointsPerOrg: number
@@ -315,6 +324,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     podUidBase: e.NIGHTJAR_POD_UID_BASE,
     hostAliases: e.NIGHTJAR_HOST_ALIASES ?? {},
     denyCidrs: (e.NIGHTJAR_DENY_CIDRS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    platformProxies: e.NIGHTJAR_PLATFORM_PROXIES,
     webhooks: {
       allowedHosts: e.NIGHTJAR_WEBHOOK_ALLOWED_HOSTS.split(',').map((h) => h.trim().toLowerCase().replace(/^\[|\]$/g, '')).filter(Boolean),
       retrySecs: e.NIGHTJAR_WEBHOOK_RETRY_SECONDS.split(',').map((x) => Number(x.trim())),

@@ -5,10 +5,12 @@
 // through it after the same checks; tunnelled targets are unchanged.
 import http from 'node:http'
 import net from 'node:net'
+import { networkInterfaces } from 'node:os'
 import { lookup } from 'node:dns/promises'
 import type { Duplex } from 'node:stream'
+import { formatProxyUrl, ProxyReach } from '../contracts/proxy.ts'
 import { CompiledPolicy, decide, decideProxy, type Decision, type EgressPolicy, type Resolver } from './egress-policy.ts'
-import { dialThroughProxy, ProxyError, type ProxyFailure, type UpstreamProxy } from './upstream-proxy.ts'
+import { dialThroughProxy, ProxyError, type UpstreamProxy } from './upstream-proxy.ts'
 
 export type { EgressPolicy, TunnelDialer, EgressMode } from './egress-policy.ts'
 
@@ -22,11 +24,10 @@ export interface EgressRecord {
   route?: 'direct' | 'tunnel' | 'proxy'
   /** deny/refuse reason, e.g. deny_floor, host_not_declared, local_address, no_tunnel */
   reason?: string
-  /** the session's upstream proxy failed (route proxy): which way, and a value-free detail */
-  proxyFailure?: ProxyFailure
+  /** the session's upstream proxy could not be used (route proxy): one error to the caller */
+  proxyFailed?: boolean
+  /** why, value-free, for the pod's log and tests only: never in an answer */
   proxyDetail?: string
-  /** denied because the proxy's own address is (deny_floor), not the destination's */
-  proxyDenied?: boolean
   /** Chromium-style error name for refused/failed connections, e.g. net::ERR_CONNECTION_REFUSED */
   netError?: string
   at: number
@@ -57,8 +58,26 @@ export function netErrorFor(err: unknown): string {
   }
 }
 
+/**
+ * How long the gateway gives a session's proxy — its name's lookup, connecting, TLS and its
+ * answer to CONNECT together — so that navigate answers within the documented 15 s: the
+ * rest is Chromium's, the pod's and the api-server's time to report the failure.
+ */
+export const PROXY_DEADLINE_MS = 13_000
+
+/** Every address of this machine's interfaces: a proxy there would be the pod (or, embedded, the api-server) itself. */
+function interfaceAddresses(): string[] {
+  return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address))
+}
+
 export interface GatewayOptions {
   connectTimeoutMs?: number
+  /** the one deadline of a dial through the session's proxy (default PROXY_DEADLINE_MS) */
+  proxyDeadlineMs?: number
+  /** where a proxy failure's detail is logged (default stderr); never a credential */
+  log?: (line: string) => void
+  /** this machine's addresses, refused as a proxy (default: its interfaces'); replaceable for tests */
+  ownAddresses?: () => Iterable<string>
   /** DNS after hostAliases; replaceable for tests. Default: the OS resolver (dns.lookup). */
   dns?: Resolver
   /** extra CAs trusted for an https:// upstream proxy (tests); the system's otherwise */
@@ -74,14 +93,21 @@ export class EgressGateway {
   private readonly sockets = new Set<net.Socket | Duplex>()
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 64 })
   private readonly connectTimeoutMs: number
+  private readonly proxyDeadlineMs: number
   private readonly dns: Resolver
   private readonly proxyCa?: string[]
+  private readonly log: (line: string) => void
+  private readonly ownAddresses: () => Iterable<string>
+  private proxyReach: ProxyReach | null = null
   private upstreamProxy: UpstreamProxy | null = null
   private counter = 0
 
   constructor(opts: GatewayOptions = {}) {
     this.connectTimeoutMs = opts.connectTimeoutMs ?? 15_000
+    this.proxyDeadlineMs = opts.proxyDeadlineMs ?? PROXY_DEADLINE_MS
     this.proxyCa = opts.proxyCa
+    this.log = opts.log ?? ((line) => process.stderr.write(line + '\n'))
+    this.ownAddresses = opts.ownAddresses ?? interfaceAddresses
     this.dns = opts.dns ?? (async (host) => {
       const r = await lookup(host)
       return { address: r.address, family: r.family === 6 ? 6 : 4 }
@@ -118,6 +144,7 @@ export class EgressGateway {
   /** Set once per session (launch-time declared hosts); throws on an invalid CIDR or alias. */
   configure(policy: EgressPolicy): void {
     this.policy = new CompiledPolicy(policy)
+    this.proxyReach = new ProxyReach({ denyCidrs: policy.denyCidrs, ownAddresses: this.ownAddresses })
   }
 
   /**
@@ -196,12 +223,11 @@ export class EgressGateway {
   /** The daemon re-checks declared hosts; its "not declared" is a policy denial, not a failure. */
   private recordDialFailure(host: string, port: number, route: 'direct' | 'tunnel' | 'proxy', err: unknown): number {
     if (err instanceof ProxyError) {
-      this.record(host, port, 'failed', { route, proxyFailure: err.failure, proxyDetail: err.detail, netError: 'net::ERR_TUNNEL_CONNECTION_FAILED' })
+      // one answer whatever the cause (upstream-proxy.ts ProxyError); the cause goes to the log
+      const p = this.upstreamProxy
+      if (p) this.log(`egress gateway: the session's proxy ${formatProxyUrl(p)} could not be used: ${err.detail}`)
+      this.record(host, port, 'failed', { route, proxyFailed: true, proxyDetail: err.detail, netError: 'net::ERR_TUNNEL_CONNECTION_FAILED' })
       return 502
-    }
-    if (err instanceof ProxyAddressDenied) {
-      this.record(host, port, 'denied', { route, reason: 'deny_floor', proxyDenied: true })
-      return 403
     }
     if ((err as { code?: unknown } | undefined)?.code === 'not_declared') {
       this.record(host, port, 'denied', { route, reason: 'host_not_declared' })
@@ -309,20 +335,26 @@ export class EgressGateway {
 
   /**
    * Through the session's proxy to the address the policy checked. The proxy's own address
-   * is judged first (decideProxy): a name must not resolve into the deny floor, the
-   * cluster's ranges or a local address; a literal address the admin allowlisted is
-   * held to the fixed floor only.
+   * is judged first by the platform's rule (decideProxy), then dialled; the lookup of its
+   * name and the dial share one deadline. The credentials go nowhere the rule refused.
    */
   private async dialProxy(address: string, port: number): Promise<net.Socket> {
     const proxy = this.upstreamProxy!
+    const deadline = Date.now() + this.proxyDeadlineMs
+    let timer: NodeJS.Timeout | undefined
+    const expired = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new ProxyError('timed out resolving the proxy')), this.proxyDeadlineMs)
+    })
     let judged
     try {
-      judged = await decideProxy(this.policy!, proxy.host, this.dns)
+      judged = await Promise.race([decideProxy(this.policy!, this.proxyReach!, proxy, this.dns), expired])
     } catch (err) {
-      throw new ProxyError('proxy_unreachable', errnoName(err))
+      throw err instanceof ProxyError ? err : new ProxyError(errnoName(err))
+    } finally {
+      clearTimeout(timer)
     }
-    if (judged.action === 'deny') throw new ProxyAddressDenied()
-    return dialThroughProxy({ proxy, proxyAddress: judged.address, address, port, timeoutMs: this.connectTimeoutMs, ca: this.proxyCa })
+    if (judged.action === 'deny') throw new ProxyError('refused by the platform: the proxy\'s address is internal or denied')
+    return dialThroughProxy({ proxy, proxyAddress: judged.address, address, port, deadline, ca: this.proxyCa })
   }
 
   private connectDirect(address: string, port: number): Promise<net.Socket> {
@@ -334,9 +366,6 @@ export class EgressGateway {
     })
   }
 }
-
-/** The proxy's own address is refused (deny floor, cluster range or a local address by name). */
-class ProxyAddressDenied extends Error {}
 
 function errnoName(err: unknown): string {
   const code = (err as NodeJS.ErrnoException | undefined)?.code

@@ -5,7 +5,8 @@
 import { isIP } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { hostAllowed } from '../contracts/hosts.ts'
-import { DenyRules, inDenyFloor, isLocalAddress } from '../contracts/deny-floor.ts'
+import { DenyRules, inDenyFloor, isLocalAddress, isLocalName } from '../contracts/deny-floor.ts'
+import type { ProxyReach } from '../contracts/proxy.ts'
 import type { EgressMode } from '../crds/types.ts'
 
 export type { EgressMode }
@@ -43,13 +44,9 @@ export interface Resolved {
 }
 export type Resolver = (host: string) => Promise<Resolved>
 
-// The deny floor and the "local" ranges live in contracts/deny-floor.ts: the api-server's
-// webhook deliveries are held to the same table.
-export { normalizeAddress, parseCidr } from '../contracts/deny-floor.ts'
-
-export function isLocalName(host: string): boolean {
-  return host === 'localhost' || host.endsWith('.localhost')
-}
+// The deny floor and the "local" ranges and names live in contracts/deny-floor.ts: the
+// api-server's webhook deliveries and metadata fetches are held to the same table.
+export { isLocalName, normalizeAddress, parseCidr } from '../contracts/deny-floor.ts'
 
 /** A compiled policy: CIDR lists parsed once at configure time. */
 export class CompiledPolicy {
@@ -137,19 +134,16 @@ export async function decide(policy: CompiledPolicy | null, host: string, port: 
 }
 
 /**
- * Judge the session's upstream proxy itself (docs/proxy.md). The org's admin allowlisted
- * its host; still, a proxy named by a host name must resolve to a public address — not
- * the deny floor, not the cluster's ranges, not loopback, RFC 1918 or fc00::/7 — since
- * whoever controls that name's DNS could otherwise point sessions at an internal service.
- * A proxy named by a literal address is exactly what the admin allowlisted, so an
- * internal proxy (10.0.0.5) works when named that way; the fixed floor (metadata,
- * link-local …) still applies to it.
+ * Judge the session's upstream proxy itself (docs/proxy.md) by the platform's rule
+ * (contracts/proxy.ts ProxyReach), which the org's allowlist cannot widen: a literal as
+ * given, a name once resolved (hostAliases, then DNS), so whoever controls a name's DNS
+ * cannot point it inside either. The address judged is the address dialled.
  */
-export async function decideProxy(policy: CompiledPolicy, host: string, resolve: Resolver): Promise<{ action: 'direct'; address: string } | { action: 'deny' }> {
-  if (isIP(host) !== 0) return policy.floorDenied(host) ? { action: 'deny' } : { action: 'direct', address: host }
-  if (isLocalName(host)) return { action: 'deny' }
-  const alias = policy.alias(host)
-  const address = alias ?? (await resolve(host)).address
-  if (policy.denied(address) || policy.isLocalAddress(address)) return { action: 'deny' }
-  return { action: 'direct', address }
+export async function decideProxy(
+  policy: CompiledPolicy, reach: ProxyReach, proxy: { host: string; platformProxy?: boolean }, resolve: Resolver,
+): Promise<{ action: 'direct'; address: string } | { action: 'deny' }> {
+  const platform = proxy.platformProxy === true
+  if (reach.hostRefused(proxy.host, platform)) return { action: 'deny' }
+  const address = isIP(proxy.host) ? proxy.host : (policy.alias(proxy.host) ?? (await resolve(proxy.host)).address)
+  return reach.addressRefused(address, platform) ? { action: 'deny' } : { action: 'direct', address }
 }

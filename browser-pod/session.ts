@@ -267,7 +267,9 @@ export class PodSession {
     if (this.gateway.proxy) throw errors.alreadyConfigured()
     const a = parseProxyUrl(input.url)
     if (typeof a === 'string') throw errors.invalidRequest(`url: ${a}`)
-    this.gateway.setProxy({ ...a, username: input.username, password: input.username !== undefined ? (input.password ?? '') : undefined })
+    this.gateway.setProxy({
+      ...a, username: input.username, password: input.username !== undefined ? (input.password ?? '') : undefined, platformProxy: input.platformProxy === true,
+    })
   }
 
   /** The active tab's page, the one every driving action acts on; 409 before configure. */

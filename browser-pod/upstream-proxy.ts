@@ -2,7 +2,7 @@
 // destination, the connection is opened through the proxy (HTTP CONNECT, over TLS for
 // https://, or SOCKS5 with username/password). The proxy is always asked for the address
 // the gateway checked, never a name, so nothing resolves differently there. One deadline
-// bounds the dial; a ProxyError names which step failed.
+// bounds the whole dial; a ProxyError's detail says which step failed, for the log only.
 import http from 'node:http'
 import net from 'node:net'
 import tls from 'node:tls'
@@ -17,22 +17,21 @@ export interface UpstreamProxy {
   port: number
   username?: string
   password?: string
+  /** the platform names this proxy (NIGHTJAR_PLATFORM_PROXIES): it may be internal */
+  platformProxy?: boolean
 }
 
 /**
- * - proxy_unreachable: the proxy could not be reached (refused, timed out, DNS, TLS)
- * - proxy_auth_failed: the proxy refused the credentials (407, SOCKS auth failure), or wants some and has none
- * - proxy_refused: the proxy answered but would not open the connection (its status or SOCKS reply)
+ * The proxy could not be used. Whatever the cause — refused by the platform, refused or
+ * reset by the proxy's host, TLS, a status other than 200, a SOCKS reply, the deadline —
+ * a caller sees one error (proxy_failed): telling them apart would let whoever names a
+ * proxy probe what listens where. The detail is for the pod's log.
  */
-export type ProxyFailure = 'proxy_unreachable' | 'proxy_auth_failed' | 'proxy_refused'
-
 export class ProxyError extends Error {
-  readonly failure: ProxyFailure
-  /** value-free: a status line, a SOCKS reply name or an errno code */
+  /** value-free: a status line, a SOCKS reply name, an errno code or the platform's refusal */
   readonly detail: string
-  constructor(failure: ProxyFailure, detail: string) {
-    super(`${failure}: ${detail}`)
-    this.failure = failure
+  constructor(detail: string) {
+    super(`proxy_failed: ${detail}`)
     this.detail = detail
   }
 }
@@ -44,15 +43,15 @@ export interface ProxyDial {
   /** the destination the gateway checked (an IP address) */
   address: string
   port: number
-  timeoutMs: number
+  /** when the dial gives up (epoch ms): one deadline for every step, shared with the proxy's lookup */
+  deadline: number
   /** extra CAs for an https:// proxy (tests); the system's otherwise */
   ca?: string[]
 }
 
 /** Opens a tunnel to address:port through the proxy: a socket carrying the destination's bytes. */
 export async function dialThroughProxy(d: ProxyDial): Promise<net.Socket> {
-  const deadline = Date.now() + d.timeoutMs
-  const left = () => Math.max(1, deadline - Date.now())
+  const left = () => Math.max(1, d.deadline - Date.now())
   const socket = await connectToProxy(d, left())
   try {
     if (d.proxy.scheme === 'socks5') return await socksConnect(d, socket, left())
@@ -68,7 +67,7 @@ function errnoOf(e: unknown): string {
   return typeof code === 'string' && /^[A-Z_0-9]{2,40}$/.test(code) ? code : 'error'
 }
 
-/** TCP (and for https:// TLS) to the proxy itself; any failure is proxy_unreachable. */
+/** TCP (and for https:// TLS) to the proxy itself. */
 function connectToProxy(d: ProxyDial, timeoutMs: number): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
     const tlsOptions = d.proxy.scheme === 'https'
@@ -77,11 +76,11 @@ function connectToProxy(d: ProxyDial, timeoutMs: number): Promise<net.Socket> {
     const s: net.Socket = tlsOptions
       ? tls.connect({ host: d.proxyAddress, port: d.proxy.port, ...tlsOptions })
       : net.connect({ host: d.proxyAddress, port: d.proxy.port })
-    const timer = setTimeout(() => s.destroy(new ProxyError('proxy_unreachable', 'timed out')), timeoutMs)
+    const timer = setTimeout(() => s.destroy(new ProxyError('timed out')), timeoutMs)
     s.once(tlsOptions ? 'secureConnect' : 'connect', () => { clearTimeout(timer); s.removeListener('error', fail); resolve(s) })
     const fail = (e: unknown) => {
       clearTimeout(timer)
-      reject(e instanceof ProxyError ? e : new ProxyError('proxy_unreachable', errnoOf(e)))
+      reject(e instanceof ProxyError ? e : new ProxyError(errnoOf(e)))
     }
     s.once('error', fail)
   })
@@ -100,7 +99,7 @@ function httpConnect(d: ProxyDial, socket: net.Socket, timeoutMs: number): Promi
   }
   return new Promise((resolve, reject) => {
     const req = http.request({ method: 'CONNECT', path: target, headers, createConnection: () => socket })
-    const timer = setTimeout(() => req.destroy(new ProxyError('proxy_unreachable', 'no answer to CONNECT')), timeoutMs)
+    const timer = setTimeout(() => req.destroy(new ProxyError('no answer to CONNECT in time')), timeoutMs)
     req.once('connect', (res: http.IncomingMessage, tunnel: net.Socket, head: Buffer) => {
       clearTimeout(timer)
       const status = res.statusCode ?? 0
@@ -109,19 +108,18 @@ function httpConnect(d: ProxyDial, socket: net.Socket, timeoutMs: number): Promi
         return resolve(tunnel)
       }
       tunnel.destroy()
-      if (status === 407) return reject(new ProxyError('proxy_auth_failed', 'HTTP 407'))
-      reject(new ProxyError('proxy_refused', `HTTP ${status}`))
+      reject(new ProxyError(`HTTP ${status}`))
     })
     req.once('response', (res: http.IncomingMessage) => {
       // not a CONNECT answer at all
       clearTimeout(timer)
       res.resume()
       socket.destroy()
-      reject(new ProxyError('proxy_refused', `HTTP ${res.statusCode ?? 0}`))
+      reject(new ProxyError(`HTTP ${res.statusCode ?? 0}, not an answer to CONNECT`))
     })
     req.once('error', (e) => {
       clearTimeout(timer)
-      reject(e instanceof ProxyError ? e : new ProxyError('proxy_unreachable', errnoOf(e)))
+      reject(e instanceof ProxyError ? e : new ProxyError(errnoOf(e)))
     })
     req.end()
   })
@@ -144,13 +142,13 @@ async function socksConnect(d: ProxyDial, socket: net.Socket, timeoutMs: number)
   }
 }
 
-/** The library's errors are messages (constants.ts ERRORS); sorted into the three failures. */
+/** The library's errors are messages (constants.ts ERRORS); their gist becomes the detail. */
 export function socksFailure(e: unknown): ProxyError {
   const message = e instanceof Error ? e.message : ''
-  if (/Authentication failed|no accepted authentication type/i.test(message)) return new ProxyError('proxy_auth_failed', 'SOCKS5 authentication failed')
+  if (/Authentication failed|no accepted authentication type/i.test(message)) return new ProxyError('SOCKS5 authentication failed')
   const rejected = /proxy rejected connection - (\w+)/i.exec(message)
-  if (rejected) return new ProxyError('proxy_refused', `SOCKS5 ${rejected[1]}`)
-  if (/timed out/i.test(message)) return new ProxyError('proxy_unreachable', 'timed out')
-  if (/closed/i.test(message)) return new ProxyError('proxy_unreachable', 'closed during the SOCKS5 handshake')
-  return new ProxyError('proxy_refused', 'SOCKS5 handshake failed')
+  if (rejected) return new ProxyError(`SOCKS5 ${rejected[1]}`)
+  if (/timed out/i.test(message)) return new ProxyError('timed out')
+  if (/closed/i.test(message)) return new ProxyError('closed during the SOCKS5 handshake')
+  return new ProxyError('SOCKS5 handshake failed')
 }

@@ -70,6 +70,8 @@ export const EgressProxyInput = z.object({
   url: z.string().max(300).refine((u) => proxyUrlProblem(u) === null, 'must be http://, https:// or socks5:// host[:port] without credentials'),
   username: z.string().min(1).max(255).optional(),
   password: z.string().max(255).optional(),
+  /** the platform names this proxy (NIGHTJAR_PLATFORM_PROXIES): it may be internal; otherwise it may not */
+  platformProxy: z.boolean().optional(),
 })
 
 const NameValue = z.object({ name: z.string(), value: z.string() })

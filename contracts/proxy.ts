@@ -2,9 +2,10 @@
 // pod read it (docs/proxy.md): `http://`, `https://` or `socks5://` host[:port], nothing
 // else in the URL — credentials travel as their own fields, so a URL can be shown and
 // logged as it is. Shared by the operation schemas, the api-server's allowlist check and
-// the pod's API.
-import { isIP } from 'node:net'
-import { parseHostPattern } from './hosts.ts'
+// the pod's API. Where a proxy may be is the platform's rule, not the org's (proxyReach).
+import { BlockList, isIP } from 'node:net'
+import { DenyRules, inDenyFloor, isLocalName, normalizeAddress } from './deny-floor.ts'
+import { formatHostPattern, parseHostPattern } from './hosts.ts'
 
 export const PROXY_SCHEMES = ['http', 'https', 'socks5'] as const
 export type ProxyScheme = (typeof PROXY_SCHEMES)[number]
@@ -62,4 +63,60 @@ export function proxyAllowed(a: ProxyAddress, allowlist: readonly string[]): boo
     const p = parseHostPattern(entry)
     return p !== null && p.host === a.host && (p.port === undefined || p.port === a.port)
   })
+}
+
+/**
+ * NIGHTJAR_PLATFORM_PROXIES: the platform's own proxies, `host:port` each (the port is
+ * required: an entry opens that one port, not a host to scan). The normalised entries,
+ * or the rule an entry breaks.
+ */
+export function parsePlatformProxies(text: string): string[] | string {
+  const out: string[] = []
+  for (const entry of text.split(',').map((e) => e.trim()).filter(Boolean)) {
+    const p = parseHostPattern(entry)
+    if (!p || p.port === undefined) return 'must be comma-separated host:port entries ([v6]:port for IPv6)'
+    out.push(formatHostPattern(p))
+  }
+  return out
+}
+
+/** Does the platform name this proxy (host and port exactly)? */
+export function isPlatformProxy(a: Pick<ProxyAddress, 'host' | 'port'>, platformProxies: readonly string[]): boolean {
+  return platformProxies.includes(formatHostPattern({ host: a.host, port: a.port }))
+}
+
+/**
+ * Where a session's upstream proxy may be: the platform's rule, which no org allowlist
+ * can widen. Never under the fixed deny floor; unless the platform itself names the proxy
+ * (NIGHTJAR_PLATFORM_PROXIES), also never in NIGHTJAR_DENY_CIDRS, local (loopback, LAN,
+ * a localhost name) or one of this machine's own addresses. The api-server judges a
+ * literal when the proxy is given; the pod judges the address it dials, names resolved.
+ */
+export class ProxyReach {
+  private readonly deny: DenyRules
+  private readonly own: () => Iterable<string>
+  constructor(opts: { denyCidrs: readonly string[]; ownAddresses: () => Iterable<string> }) {
+    this.deny = new DenyRules(opts.denyCidrs)
+    this.own = opts.ownAddresses
+  }
+
+  /** May the proxy's address (a literal, or what its name resolved to) be dialled? */
+  addressRefused(address: string, platformProxy: boolean): boolean {
+    if (inDenyFloor(address)) return true
+    if (platformProxy) return false
+    if (this.deny.refusal(address) !== null) return true
+    const own = new BlockList()
+    for (const a of this.own()) {
+      const o = normalizeAddress(a)
+      if (isIP(o.address)) own.addAddress(o.address, o.type)
+    }
+    const n = normalizeAddress(address)
+    return own.check(n.address, n.type)
+  }
+
+  /** Is the proxy's host refused before any lookup: a refused literal, or a localhost name? */
+  hostRefused(host: string, platformProxy: boolean): boolean {
+    if (isIP(host)) return this.addressRefused(host, platformProxy)
+    return !platformProxy && isLocalName(host)
+  }
 }

@@ -1,14 +1,17 @@
 // Upstream proxies on the api-server's side (docs/proxy.md), a session's or an identity's
-// default (here, so sessions/ reads it as it reads the rest of personas/): checked against
-// the org's allowlist, its credentials sealed at once under the owner's id (the KMS
-// envelope, like a credential), opened only for the one pod call that hands them to a
+// default (here, so sessions/ reads it as it reads the rest of personas/): held to the
+// platform's address rule, then the org's allowlist; its credentials sealed at once under
+// the owner's id (the KMS envelope), opened only for the one pod call that hands them to a
 // session's egress gateway. Nothing here logs, journals or returns a username or password.
+import { isIP } from 'node:net'
+import { networkInterfaces } from 'node:os'
 import type { Queryable } from '../store/db.ts'
+import type { Config } from '../config.ts'
 import type { Sealer, SealContext } from '../kms/index.ts'
 import { noKmsError } from '../kms/index.ts'
 import { errors } from '../../contracts/errors.ts'
 import { formatHostPattern } from '../../contracts/hosts.ts'
-import { formatProxyUrl, parseProxyUrl, proxyAllowed, type ProxyAddress } from '../../contracts/proxy.ts'
+import { formatProxyUrl, isPlatformProxy, parseProxyUrl, proxyAllowed, ProxyReach, type ProxyAddress } from '../../contracts/proxy.ts'
 import { getGovernance } from './governance.ts'
 
 /** A proxy as a caller names it (session_start's `proxy`, an identity's default). */
@@ -27,11 +30,36 @@ export interface ProxyOwner {
 
 const sealContext = (o: ProxyOwner): SealContext => ({ orgId: o.orgId, kind: `proxy_auth:${o.kind}`, ids: [o.id] })
 
-/** The proxy's normalised URL once its host is on the org's allowlist; 400 proxy_host_not_allowed otherwise. */
-export async function allowedProxy(db: Queryable, orgId: string, url: string): Promise<{ url: string; address: ProxyAddress }> {
+/** What the platform says of proxies: its deny ranges, its own proxies, where it listens. */
+export type ProxyPlatform = Pick<Config, 'denyCidrs' | 'platformProxies' | 'host'> & { replica: Pick<Config['replica'], 'address'> }
+
+/** This api-server's own addresses: its interfaces', the one it listens on, the one replicas reach it at. */
+function ownAddresses(platform: ProxyPlatform): string[] {
+  const out = Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address))
+  if (isIP(platform.host)) out.push(platform.host)
+  const replicaHost = platform.replica.address ? URL.parse(platform.replica.address)?.hostname.replace(/^\[|\]$/g, '') : undefined
+  if (replicaHost && isIP(replicaHost)) out.push(replicaHost)
+  return out
+}
+
+/** Is this proxy one the platform itself names (NIGHTJAR_PLATFORM_PROXIES)? The pod is told, so it may be internal. */
+export function platformProxy(platform: Pick<Config, 'platformProxies'>, url: string): boolean {
+  const a = parseProxyUrl(url)
+  return typeof a !== 'string' && isPlatformProxy(a, platform.platformProxies)
+}
+
+/**
+ * The proxy's normalised URL once the platform's rule and the org's allowlist allow it:
+ * 400 proxy_address_refused for an address (or a localhost name) no allowlist can allow —
+ * known now for a literal; a name is judged again by the pod once resolved —, 400
+ * proxy_host_not_allowed for a host the org admin has not listed.
+ */
+export async function allowedProxy(db: Queryable, orgId: string, url: string, platform: ProxyPlatform): Promise<{ url: string; address: ProxyAddress }> {
   const address = parseProxyUrl(url)
   // the operation's schema refused a malformed URL already; a stored one is re-read here
   if (typeof address === 'string') throw errors.invalidRequest(`proxy.url: ${address}`)
+  const reach = new ProxyReach({ denyCidrs: platform.denyCidrs, ownAddresses: () => ownAddresses(platform) })
+  if (reach.hostRefused(address.host, isPlatformProxy(address, platform.platformProxies))) throw errors.proxyAddressRefused()
   const { proxyHosts } = await getGovernance(db, orgId)
   if (!proxyAllowed(address, proxyHosts)) throw errors.proxyHostNotAllowed(formatHostPattern({ host: address.host, port: address.port }))
   return { url: formatProxyUrl(address), address }

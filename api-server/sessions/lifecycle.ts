@@ -12,7 +12,7 @@ import { ANNOTATIONS, LABELS, type BrowserKind, type BrowserSession, type Egress
 import { newId } from '../../contracts/ids.ts'
 import { errors, isApiError } from '../../contracts/errors.ts'
 import {
-  allowedProxy, bindIdentity, getGovernance, identityDefaultProxy, openProxyAuth, release, sealProxyAuth, urlIsAdvisorOrigin, type ProxyRequest, type StartPath,
+  allowedProxy, bindIdentity, getGovernance, identityDefaultProxy, openProxyAuth, platformProxy, release, sealProxyAuth, urlIsAdvisorOrigin, type ProxyRequest, type StartPath,
 } from '../personas/index.ts'
 import type { Sealer } from '../kms/index.ts'
 import type { Admission } from './admission.ts'
@@ -97,7 +97,7 @@ async function precheck(services: SessionDeps, auth: AuthContext, input: StartIn
     network = await services.networks.resolve(auth.orgId, input.network)
     if (!network) throw errors.networkNotFound()
   }
-  const proxy = input.proxy ? await allowedProxy(services.db, auth.orgId, input.proxy.url) : null
+  const proxy = input.proxy ? await allowedProxy(services.db, auth.orgId, input.proxy.url, services.config) : null
   return { network, proxy }
 }
 
@@ -215,7 +215,7 @@ async function openStart(services: SessionDeps, { auth, input, admission, acting
       // credentials sealed again under this session
       const fallback = proxy ? null : await identityDefaultProxy(services.db, auth.orgId, bound.identityId)
       if (fallback) {
-        const { url } = await allowedProxy(services.db, auth.orgId, fallback.url)
+        const { url } = await allowedProxy(services.db, auth.orgId, fallback.url, services.config)
         let sealedAuth: string | null = null
         if (fallback.sealedAuth) {
           const creds = await openProxyAuth(services.sealer, { orgId: auth.orgId, kind: 'identity', id: bound.identityId }, fallback.sealedAuth)
@@ -321,7 +321,7 @@ async function handOverProxy(services: SessionDeps, session: { orgId: string; id
   const sealed = await sessionProxySealedAuth(services.db, session.orgId, session.id)
   const creds = sealed ? await openProxyAuth(services.sealer, { orgId: session.orgId, kind: 'session', id: session.id }, sealed) : null
   const pod = await services.sessions.pods.get(session.id)
-  await pod.egressProxy({ url, ...(creds ?? {}) })
+  await pod.egressProxy({ url, ...(creds ?? {}), platformProxy: platformProxy(services.config, url) })
 }
 
 /**

@@ -107,13 +107,8 @@ export function navigationError(gateway: EgressGateway, seq: number, url: string
 
 /** A gateway record as the typed error the spec names. */
 export function egressError(rec: EgressRecord, where: string): ApiError {
-  if (rec.proxyFailure) {
-    const detail = rec.proxyDetail ?? 'failed'
-    if (rec.proxyFailure === 'proxy_auth_failed') return errors.proxyAuthFailed(where, detail)
-    if (rec.proxyFailure === 'proxy_unreachable') return errors.proxyUnreachable(where, detail)
-    return errors.proxyRefused(where, detail)
-  }
-  if (rec.proxyDenied) return errors.reachabilityDenied('deny_floor', `the session's proxy, for ${rec.host}:${rec.port} (deny_floor: the proxy's own address)`)
+  // one error whatever the proxy's failure: its cause is in the pod's log only
+  if (rec.proxyFailed) return errors.proxyFailed(where)
   if (rec.outcome === 'denied') {
     const reason = (rec.reason ?? 'not_configured') as DenyReason
     return errors.reachabilityDenied(reason, `${rec.host}:${rec.port} (${reason})`)

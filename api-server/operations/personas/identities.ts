@@ -32,10 +32,10 @@ export const identityDelete = implement(c.identityDelete, {
 
 export const identityProxyPut = implement(c.identityProxyPut, {
   handler: async (ctx, { identityId, ...proxy }) => {
-    const { db, sealer } = ctx.services
+    const { db, sealer, config } = ctx.services
     const orgId = ctx.auth.orgId
     await requireIdentityById(db, orgId, identityId)
-    const { url } = await allowedProxy(db, orgId, proxy.url)
+    const { url } = await allowedProxy(db, orgId, proxy.url, config)
     const sealedAuth = await sealProxyAuth(sealer, { orgId, kind: 'identity', id: identityId }, proxy)
     if (!(await setIdentityDefaultProxy(db, orgId, identityId, { url, sealedAuth }))) throw errors.notFound('identity')
     // the URL only: never a username or password

@@ -15,7 +15,7 @@ const CANARY = `Prx-${randomBytes(9).toString('hex')}-pw`
 t.test('[#39-proxy] sessions through an upstream proxy', async (t) => {
   const world = await startProxyWorld(t, CANARY)
   const aliases = { 'example.com': world.ip, 'proxy.example': world.ip, 'socks.example': world.ip }
-  const s = await startTestServer(t, { sessions: true, env: { NIGHTJAR_HOST_ALIASES: JSON.stringify(aliases) } })
+  const s = await startTestServer(t, { sessions: true, env: { NIGHTJAR_HOST_ALIASES: JSON.stringify(aliases), NIGHTJAR_DENY_CIDRS: '10.0.0.0/24,fd00::/120' } })
   const acme = await s.bootstrap()
   const replies: string[] = []
   const req = async (method: string, path: string, body?: unknown): Promise<Reply> => {
@@ -56,6 +56,26 @@ t.test('[#39-proxy] sessions through an upstream proxy', async (t) => {
     t.equal(subdomain.body.error?.reason, 'proxy_host_not_allowed', 'hosts match exactly, never a subdomain')
   })
 
+  t.test('an address the platform refuses is a 400 whatever the org allowlisted, before anything is written', async (t) => {
+    const port = new URL(s.url).port
+    const hosts = ['10.0.0.5:3128', '127.0.0.1:9999', '[::1]:443', `127.0.0.1:${port}`, '[::ffff:7f00:1]:8080', 'localhost:3128', 'a.localhost:3128', '169.254.169.254:80']
+    await req('PUT', '/v1/governance', { proxyHosts: [...hosts, 'proxy.example:3129', 'socks.example'] })
+    const persona = await createPersona(s, acme.apiKey, { name: 'refused-proxy', value: 'unrelated-secret-2', originAllowlist: ['example.com'], agentId: acme.agentId })
+    const before = await sessionCount()
+    const bodies = new Set<string>()
+    for (const host of hosts) {
+      const start = await req('POST', '/v1/sessions', { proxy: { url: `http://${host}`, username: PROXY_USER, password: CANARY } })
+      t.equal(start.status, 400, `${host}: refused at the start`)
+      t.equal(start.body.error?.reason, 'proxy_address_refused')
+      bodies.add(start.text)
+      const put = await req('PUT', `/v1/identities/${persona.identityId}/proxy`, { url: `socks5://${host}` })
+      t.equal(put.body.error?.reason, 'proxy_address_refused', `${host}: refused as an identity's default`)
+    }
+    t.equal(bodies.size, 1, 'one body for every refused address: it names none of them')
+    t.equal(await sessionCount(), before, 'no session was written')
+    await req('PUT', '/v1/governance', { proxyHosts: ['proxy.example:3129', 'socks.example'] })
+  })
+
   t.test('[#39-proxy] an HTTP CONNECT proxy with credentials carries the page to the site', async (t) => {
     const start = await req('POST', '/v1/sessions', { proxy: httpProxy })
     t.equal(start.status, 201)
@@ -90,11 +110,11 @@ t.test('[#39-proxy] sessions through an upstream proxy', async (t) => {
     await req('DELETE', `/v1/sessions/${id}`)
   })
 
-  t.test('[#39-proxy] refusals: wrong credentials and a proxy that is down are typed errors on navigate', async (t) => {
+  t.test('[#39-proxy] refusals: wrong credentials and a proxy that is down are the one proxy error on navigate', async (t) => {
     for (const [proxy, reason] of [
-      [{ ...httpProxy, password: 'wrong-password' }, 'proxy_auth_failed'],
-      [{ ...socksProxy, password: 'wrong-password' }, 'proxy_auth_failed'],
-      [{ url: 'socks5://socks.example:3999' }, 'proxy_unreachable'],
+      [{ ...httpProxy, password: 'wrong-password' }, 'proxy_failed'],
+      [{ ...socksProxy, password: 'wrong-password' }, 'proxy_failed'],
+      [{ url: 'socks5://socks.example:3999' }, 'proxy_failed'],
     ] as const) {
       const start = await req('POST', '/v1/sessions', { proxy })
       t.equal(start.status, 201)
