@@ -27,6 +27,8 @@ export function param(source: unknown, name: string): string | undefined {
   const v = (source as Record<string, unknown>)[name]
   if (v === undefined || v === null || v === '') return undefined
   if (typeof v !== 'string') throw oauthErrors.oauthParamRepeated(name)
+  // never as far as a lookup: Postgres refuses a NUL with an error, not a miss
+  if (v.includes('\0') || !v.isWellFormed()) throw oauthErrors.oauthParamMalformed(name)
   return v
 }
 

@@ -11,6 +11,10 @@ export const OAUTH_ERRORS = {
     status: 400, code: 'invalid_request', reason: null, message: (name: string) => `parameter ${name} must be given once, as a string`, args: ['name'], spec: null,
     when: 'a parameter sent twice or not as a string (RFC 6749 §3.1)',
   },
+  oauthParamMalformed: {
+    status: 400, code: 'invalid_request', reason: null, message: (name: string) => `parameter ${name} must not contain NUL or unpaired surrogate characters`, args: ['name'], spec: null,
+    when: 'a parameter holding a NUL or a lone surrogate (text no client sends and the database cannot store)',
+  },
   oauthParamMissing: { status: 400, code: 'invalid_request', reason: null, message: (name: string) => `missing parameter: ${name}`, args: ['name'], spec: null, when: 'a required parameter is absent' },
   oauthStateTooLong: { status: 400, code: 'invalid_request', reason: null, message: 'state is longer than 1024 characters', spec: null, when: 'authorize with an over-long state' },
   oauthPkceRequired: { status: 400, code: 'invalid_request', reason: null, message: 'a PKCE code_challenge (S256, 43 characters) is required', spec: ['RULE-21'], when: 'authorize without a valid code_challenge' },
