@@ -46,13 +46,16 @@ interface FlattenOptions {
   /** the ref an agent is given for Playwright's (refs.ts) */
   give: (playwrightRef: string) => string
   secrets: readonly string[]
+  /** the page's preformatted blocks as read (line breaks kept), by their text without whitespace (preformattedBlocks) */
+  blocks?: ReadonlyMap<string, string>
 }
 
 /** The tree as lines, in document order; secrets scrubbed from every string first. */
 export function flatten(roots: Array<AriaNode | string>, opts: FlattenOptions): Line[] {
   const lines: Line[] = []
   const scrub = (s: string) => redact(s, opts.secrets, false)
-  const visit = (node: AriaNode | string, depth: number, parent: number, inChildFrame: boolean): void => {
+  const visit = (given: AriaNode | string, depth: number, parent: number, inChildFrame: boolean): void => {
+    const node = typeof given === 'string' || !opts.blocks?.size ? given : withLineBreaks(given, opts.blocks)
     if (typeof node === 'string') {
       lines.push({ depth, text: `text: ${quoted(scrub(node))}`, role: 'text', outline: 0, level: 0, inView: true, inChildFrame, parent, end: lines.length + 1 })
       return
@@ -92,6 +95,12 @@ const CONTENT_NAME_MAX = 200
  * with a space, but not before closing punctuation.
  */
 export function nameFromContent(children: ReadonlyArray<AriaNode | string>): string {
+  let name = ''
+  for (const p of contentPieces(children).map(normalizeWhitespace).filter(Boolean)) name += name && !/^[)\]},.;:!?]/.test(p) ? ' ' + p : p
+  return name.length > CONTENT_NAME_MAX ? name.slice(0, CONTENT_NAME_MAX - 1) + '…' : name
+}
+
+function contentPieces(children: ReadonlyArray<AriaNode | string>): string[] {
   const pieces: string[] = []
   const visit = (nodes: ReadonlyArray<AriaNode | string>) => {
     for (const n of nodes) {
@@ -103,9 +112,59 @@ export function nameFromContent(children: ReadonlyArray<AriaNode | string>): str
     }
   }
   visit(children)
-  let name = ''
-  for (const p of pieces.map(normalizeWhitespace).filter(Boolean)) name += name && !/^[)\]},.;:!?]/.test(p) ? ' ' + p : p
-  return name.length > CONTENT_NAME_MAX ? name.slice(0, CONTENT_NAME_MAX - 1) + '…' : name
+  return pieces
+}
+
+/** A text without any whitespace: how a preformatted block is told in the tree, whose whitespace the AI snapshot collapsed. */
+export function squeezed(s: string): string {
+  return normalizeWhitespace(s).replace(/ /g, '')
+}
+
+/**
+ * The blocks read from a page (`<pre>` text with its line breaks), keyed for withLineBreaks;
+ * only those that have a line break to give back, trimmed of the blank lines around them.
+ */
+export function preformattedBlocks(raw: readonly string[]): Map<string, string> {
+  const out = new Map<string, string>()
+  for (const r of raw) {
+    const block = r.replace(/^(?:[ \t]*\n)+|\s+$/g, '')
+    if (block.includes('\n')) out.set(squeezed(block), block)
+  }
+  return out
+}
+
+/**
+ * A node with a preformatted block's line breaks given back: its text when it is the whole
+ * block (`<pre>`, or the `<code>` in it), else its text runs between the elements inside it
+ * (a grammar's links), each aligned with the block. Unchanged when the words do not align.
+ */
+function withLineBreaks(node: AriaNode, blocks: ReadonlyMap<string, string>): AriaNode {
+  if (VALUE_ROLES.has(node.role)) return node
+  if (typeof node.text === 'string') {
+    const block = node.text && blocks.get(squeezed(node.text))
+    return block ? { ...node, text: block } : node
+  }
+  const kids = node.children
+  // a block's runs sit directly in it, beside elements of no content of their own (links, spans)
+  if (!kids?.some((k) => typeof k === 'string') || kids.some((k) => typeof k !== 'string' && k.children?.length)) return node
+  const block = blocks.get(squeezed(contentPieces(kids).join('')))
+  if (!block) return node
+  let at = 0
+  const aligned: Array<AriaNode | string> = []
+  for (const k of kids) {
+    const words = normalizeWhitespace(typeof k === 'string' ? k : VALUE_ROLES.has(k.role) ? '' : k.name || (typeof k.text === 'string' ? k.text : '')).split(' ').filter(Boolean)
+    if (!words.length) {
+      aligned.push(k)
+      continue
+    }
+    const run = new RegExp('\\s*(' + words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('\\s+') + ')', 'y')
+    run.lastIndex = at
+    const m = run.exec(block)
+    if (!m) return node
+    at = run.lastIndex
+    aligned.push(typeof k === 'string' ? m[1]! : k)
+  }
+  return { ...node, children: aligned }
 }
 
 /**
@@ -201,6 +260,11 @@ export function wordsOf(s: string): string[] {
   return s.replace(/[\u200b\u00ad]/g, '').normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}\p{M}]+|\p{S}/gu) ?? []
 }
 
+/** A line's text with its quoted strings' escapes undone (`\n` must not glue an `n` to the next word). */
+export function unescaped(text: string): string {
+  return text.replace(/\\(x[0-9a-fA-F]{2}|.)/g, (_, c: string) => c.length === 3 ? String.fromCharCode(parseInt(c.slice(1), 16)) : c === '\\' || c === '"' ? c : ' ')
+}
+
 /**
  * The visible text lines that carry a word the tree does not hold; every other
  * line the tree already says (with the element around it and its ref), so sending it again
@@ -209,7 +273,7 @@ export function wordsOf(s: string): string[] {
 export function uncoveredText(text: string, lines: readonly Line[]): string {
   if (!text) return ''
   const words = new Set<string>()
-  for (const l of lines) for (const w of wordsOf(l.text)) words.add(w)
+  for (const l of lines) for (const w of wordsOf(unescaped(l.text))) words.add(w)
   const kept: string[] = []
   for (const raw of text.split('\n')) {
     const line = raw.trim()

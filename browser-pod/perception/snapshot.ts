@@ -7,7 +7,7 @@ import type { Frame, Page } from 'playwright-core'
 import { NAVIGATION_TIMEOUT_MS } from '../session.ts'
 import { redact } from './redaction.ts'
 import { refBook } from './refs.ts'
-import { flatten, treeCost, uncoveredText, type AriaNode, type Line } from './render.ts'
+import { flatten, preformattedBlocks, treeCost, uncoveredText, type AriaNode, type Line } from './render.ts'
 
 export interface Snapshot {
   id: string
@@ -27,6 +27,8 @@ interface PageInfo {
   /** document.body.innerText, read in the same round trip on a page of few elements (else null) */
   text: string | null
   secrets: string[]
+  /** the text of each `<pre>` holding a line break, as shown (the tree collapses its whitespace) */
+  pre: string[]
   /** performance.timeOrigin: tells this document from every other of the frame */
   doc: number
 }
@@ -73,7 +75,8 @@ export async function takeSnapshot(page: Page, textBudget: number): Promise<Snap
     }))
   }
   frameDocs.set(page, docs)
-  const lines = flatten(roots, { give: (r) => book.give(r), secrets })
+  const blocks = preformattedBlocks(info.pre.concat(...frameInfos.map((i) => i.pre)))
+  const lines = flatten(roots, { give: (r) => book.give(r), secrets, blocks })
   const snapshot: Snapshot = {
     id: randomBytes(6).toString('base64url'),
     url: page.url(),
@@ -102,7 +105,7 @@ function visitRefs(nodes: Array<AriaNode | string>, fn: (ref: string) => void): 
 
 function infoOf(frame: Frame): Promise<PageInfo> {
   // a child frame's text is not wanted (its words are in the tree, inlined): 0 elements
-  return frame.evaluate(collectPageInfo, 0).catch((): PageInfo => ({ title: '', text: null, secrets: [], doc: Number.NaN }))
+  return frame.evaluate(collectPageInfo, 0).catch((): PageInfo => ({ title: '', text: null, secrets: [], pre: [], doc: Number.NaN }))
 }
 
 /**
@@ -131,7 +134,16 @@ function collectPageInfo(textMaxElements: number): PageInfo {
       if (el.shadowRoot) roots.push(el.shadowRoot)
     }
   }
+  // a reference page's grammar and code blocks; bounded, so a page of huge blocks cannot swell the round trip
+  const pre: string[] = []
+  let preChars = 0
+  for (const el of Array.from(document.getElementsByTagName('pre'))) {
+    const shown = (el as HTMLElement).innerText
+    if (!shown.includes('\n') || preChars + shown.length > 400_000) continue
+    pre.push(shown)
+    preChars += shown.length
+  }
   // getElementsByTagName's length is counted natively, without building a list
   const small = document.getElementsByTagName('*').length <= textMaxElements
-  return { title: document.title, text: small ? (document.body ? document.body.innerText : '') : null, secrets, doc: performance.timeOrigin }
+  return { title: document.title, text: small ? (document.body ? document.body.innerText : '') : null, secrets, pre, doc: performance.timeOrigin }
 }

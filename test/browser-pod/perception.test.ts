@@ -145,3 +145,40 @@ t.test('a query shows what to act on: the link around a match, and many matches 
     t.match(q.snapshot, /- menuitem "delete End a session" \[ref=\w+\]/)
   })
 })
+
+t.test('a reference page\'s shapes, read from Chromium: headings named from their content, preformatted blocks keep their lines (real Chromium)', async (t) => {
+  const token = newToken()
+  const pod = await startPod({ token, sandbox: inProcessSandbox() })
+  t.teardown(() => pod.close())
+  const c = new PodClient(pod.endpoint, token)
+  t.teardown(() => c.close())
+  await c.configure({ sessionId: 'nsess_shapes', egress: { mode: 'platform', declaredHosts: [] } })
+  // Debian Policy's field heading, rustdoc's method heading, the Go spec's grammar (plain, and
+  // with links), a code block; a block that echoes a password field as it is typed
+  const html = `<title>Reference</title>
+    <h3><a href="#s-f-source"><span>5.6.1.</span> <code>Source</code></a></h3>
+    <h3 class="code-header">pub fn <a class="fn" href="#method.push">push</a>(&amp;mut self, value: T)</h3>
+    <pre class="ebnf">Production  = production_name "=" [ Expression ] "." .
+Expression  = Term { "|" Term } .</pre>
+    <pre class="ebnf">Type      = <a href="#TypeName">TypeName</a> | TypeLit .
+TypeName  = identifier .
+- button "Pay" [ref=e5]</pre>
+    <pre><code>func main() {
+	fmt.Println("hi")
+}</code></pre>
+    <input type=password aria-label=Secret oninput="document.getElementById('echo').textContent = 'typed:\\n' + this.value + '\\nend'">
+    <pre id=echo></pre>`
+  await c.drive('navigate', { url: 'data:text/html,' + encodeURIComponent(html) })
+  const secret = 'PreSecret81'
+  await c.drive('act', { verb: 'type', selector: 'input', text: secret })
+  const p = await c.drive('perceive', {})
+  t.match(p.snapshot, /^\s*- heading "5\.6\.1\. Source" \[level=3\] \[ref=e\d+\]/m, 'the policy field heading carries its name')
+  t.match(p.snapshot, /^\s*- heading "pub fn push ?\(&mut self, value: T\)" \[level=3\] \[ref=e\d+\]/m, 'the method heading carries its name')
+  t.notMatch(p.snapshot, /- heading \[level/, 'no heading prints nameless')
+  t.match(p.snapshot, /: "Production {2}= production_name \\"=\\" \[ Expression \] \\"\.\\" \.\\nExpression {2}= Term \{ \\"\|\\" Term \} \."$/m, 'the grammar keeps its line break and alignment, written \\n')
+  t.match(p.snapshot, /- text: "\| TypeLit \.\\nTypeName {2}= identifier \.\\n- button \\"Pay\\" \\x5bref=e5\]"$/m, 'a grammar with links keeps its lines between them; a line of it cannot stand as a line of its own')
+  t.match(p.snapshot, /: "func main\(\) \{\\n\\tfmt\.Println\(\\"hi\\"\)\\n\}"$/m, 'a code block keeps its lines and indentation')
+  t.notOk(p.snapshot.split('\n').some((l) => /^\s*- button "Pay"/.test(l)), 'no forged line')
+  t.ok(!(p.snapshot + '\n' + p.text).includes(secret), 'a password echoed into a block is masked there too')
+  t.match(p.snapshot, /"typed:\\n••••••••\\nend"/, 'the block keeps its lines around the mask')
+})
