@@ -80,6 +80,7 @@ export const routes = {
   webhook_delete: { method: 'DELETE', path: '/v1/webhooks/:webhookId' },
   webhook_rotate_secret: { method: 'POST', path: '/v1/webhooks/:webhookId/rotate-secret' },
   webhook_deliveries: { method: 'GET', path: '/v1/webhooks/:webhookId/deliveries' },
+  webhook_enable: { method: 'POST', path: '/v1/webhooks/:webhookId/enable' },
 } as const
 
 /** One method per operation, grouped by domain. */
@@ -260,6 +261,8 @@ export function methods(call: Call) {
       rotateSecret: (webhookId: In<'webhook_rotate_secret'>['webhookId']) => call('webhook_rotate_secret', { webhookId }),
       /** The delivery log of one endpoint, newest first: each event sent, its state and every attempt’s response status */
       deliveries: (webhookId: In<'webhook_deliveries'>['webhookId'], input: Omit<In<'webhook_deliveries'>, 'webhookId'> = {}) => call('webhook_deliveries', { ...input, webhookId }),
+      /** Enable an endpoint disabled after failing: its pending deliveries are attempted again, and new events are queued for it */
+      enable: (webhookId: In<'webhook_enable'>['webhookId']) => call('webhook_enable', { webhookId }),
     },
   }
 }
