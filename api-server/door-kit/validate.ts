@@ -8,7 +8,8 @@ import { errors } from '../../contracts/errors.ts'
 /** An unpaired high surrogate, or a low surrogate without its high half. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
-function stringProblem(s: string): string | null {
+/** What makes `s` unstorable (a NUL, a lone surrogate), or null. */
+export function stringProblem(s: string): string | null {
   if (s.includes('\u0000')) return 'contains a NUL character'
   if (LONE_SURROGATE.test(s)) return 'contains an unpaired UTF-16 surrogate'
   return null

@@ -4,6 +4,7 @@
 // descriptions are value-free (never a token, code or verifier).
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { isOAuthError, OAuthError, oauthErrors } from '../../contracts/errors.ts'
+import { stringProblem } from '../door-kit/validate.ts'
 
 export { isOAuthError, OAuthError }
 export type { OAuthErrorCode } from '../../contracts/errors.ts'
@@ -28,7 +29,7 @@ export function param(source: unknown, name: string): string | undefined {
   if (v === undefined || v === null || v === '') return undefined
   if (typeof v !== 'string') throw oauthErrors.oauthParamRepeated(name)
   // never as far as a lookup: Postgres refuses a NUL with an error, not a miss
-  if (v.includes('\0') || !v.isWellFormed()) throw oauthErrors.oauthParamMalformed(name)
+  if (stringProblem(v)) throw oauthErrors.oauthParamMalformed(name)
   return v
 }
 
