@@ -109,10 +109,10 @@ export function readOn(latest: Snapshot | undefined, cursor: string, budget: num
   const view = latest.views.get(m[2]!)
   const pos = Number(m[3])
   if (!view || pos > view.length) throw errors.staleCursor()
-  return { url: latest.url, title: latest.title, ...walk(latest, m[2]!, view, pos, budget - framing(latest)) }
+  return { url: latest.shownUrl, title: latest.title, ...walk(latest, m[2]!, view, pos, budget - framing(latest)) }
 }
 
 /** What an answer spends besides its lines: url, title and the note carrying the cursor. */
 export function framing(snap: Snapshot): number {
-  return snap.url.length + snap.title.length + 120
+  return snap.shownUrl.length + snap.title.length + 120
 }

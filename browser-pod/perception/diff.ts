@@ -27,7 +27,7 @@ export function diffSnapshots(before: Snapshot, after: Snapshot, budget: number)
   const out: string[] = []
   // the same document at a new address (a single-page app's route, a #fragment): said first,
   // so an answer carrying changes never needs the url beside them
-  if (before.url !== after.url) out.push(`url: ${after.url}`)
+  if (before.url !== after.url) out.push(`url: ${after.shownUrl}`)
   let used = out[0] ? out[0].length + 1 : 0
   let left = 0
   const emit = (s: string) => {

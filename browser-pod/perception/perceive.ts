@@ -26,9 +26,9 @@ export async function perceive(session: PodSession, input: PodInput<'perceive'> 
   let budget = input.maxChars ?? DEFAULT_MAX_CHARS
   try {
     if (input.cursor !== undefined) return readOn(latest.get(page), input.cursor, budget)
-    const snap = await takeSnapshot(page, budget)
+    const snap = await takeSnapshot(page, budget, (s) => session.echoGuard.redact(s))
     latest.set(page, snap)
-    const head = { url: snap.url, title: snap.title }
+    const head = { url: snap.shownUrl, title: snap.title }
     // the answer's own lines (url, title, the cursor's note) are counted too
     budget -= framing(snap)
     if (input.ref !== undefined) return { ...head, ...walk(snap, `r${input.ref}`, subtree(snap, input.ref), 0, budget) }
@@ -57,7 +57,7 @@ export async function changesAfter(session: PodSession): Promise<string | undefi
   await page.waitForLoadState('domcontentloaded', { timeout: 5000 }).catch(() => {}) // a page still loading is read as far as it got
   let next: Snapshot
   try {
-    next = await takeSnapshot(page, DEFAULT_MAX_CHARS)
+    next = await takeSnapshot(page, DEFAULT_MAX_CHARS, (s) => session.echoGuard.redact(s))
   } catch {
     return undefined
   }
@@ -66,7 +66,7 @@ export async function changesAfter(session: PodSession): Promise<string | undefi
   if (!before || before.doc !== next.doc) {
     await readViewport(page, next, CHANGES_MAX_CHARS)
     const part = firstPart(next, CHANGES_MAX_CHARS)
-    return `new page: ${quoted(next.title)} ${next.url}\n${part.snapshot}${part.truncated ? `\n# … more on the page: perceive with cursor ${part.cursor}` : ''}`
+    return `new page: ${quoted(next.title)} ${next.shownUrl}\n${part.snapshot}${part.truncated ? `\n# … more on the page: perceive with cursor ${part.cursor}` : ''}`
   }
   return diffSnapshots(before, next, CHANGES_MAX_CHARS)
 }

@@ -48,6 +48,8 @@ interface FlattenOptions {
   secrets: readonly string[]
   /** the page's preformatted blocks as read (line breaks kept), by their text without whitespace (preformattedBlocks) */
   blocks?: ReadonlyMap<string, string>
+  /** masks what the pod's echo guard masks: a long url is cut only after that, so no cut leaves part of a secret */
+  guard?: (s: string) => string
 }
 
 /** The tree as lines, in document order; secrets scrubbed from every string first. */
@@ -71,7 +73,7 @@ export function flatten(roots: Array<AriaNode | string>, opts: FlattenOptions): 
     const ref = node.ref ? opts.give(node.ref) : undefined
     // the AI snapshot leaves a heading's name out when its words are in its children; the outline shows the heading alone
     const named = node.role === 'heading' && !node.name && node.children?.length ? { ...node, name: nameFromContent(node.children) } : node
-    lines.push({ depth, text: renderNode(named, ref, opts.secrets), ref, pwRef: node.ref, role: node.role, outline, level, inView: true, inChildFrame, parent, end: 0 })
+    lines.push({ depth, text: renderNode(named, ref, opts.secrets, opts.guard), ref, pwRef: node.ref, role: node.role, outline, level, inView: true, inChildFrame, parent, end: 0 })
     visitAll(node.children ?? [], depth + 1, index, inChildFrame || node.role === 'iframe')
     lines[index]!.end = lines.length
   }
@@ -201,12 +203,26 @@ export function quoted(s: string): string {
   return `"${snapshotEscaped(s)}"`
 }
 
-/** A url property as it stands in a line: unquoted, with the bracket of a `[ref=` inside percent-encoded (the same URL). */
-function urlShown(s: string): string {
-  return s.replace(/\[(?=\s*ref\s*=)/gi, '%5B')
+/** a url longer than this is shown abbreviated: a data: URL carries its whole document */
+const URL_SHOWN_MAX = 200
+
+/**
+ * A url as perception shows it (a url property, the page's address): unquoted, with the
+ * bracket of a `[ref=` inside percent-encoded (the same URL); past URL_SHOWN_MAX characters
+ * abbreviated with its length (`data:text/html,…(12,345 chars)`).
+ */
+export function shownUrl(url: string, guard: (s: string) => string = (s) => s): string {
+  let out = url
+  if (url.length > URL_SHOWN_MAX) {
+    const s = guard(url)
+    const comma = s.indexOf(',')
+    const head = /^data:/i.test(s) && comma > 0 && comma < 100 ? s.slice(0, comma + 1) : s.slice(0, URL_SHOWN_MAX - 40)
+    out = `${head}…(${url.length.toLocaleString('en-US')} chars)`
+  }
+  return out.replace(/\[(?=\s*ref\s*=)/gi, '%5B')
 }
 
-function renderNode(node: AriaNode, ref: string | undefined, secrets: readonly string[]): string {
+function renderNode(node: AriaNode, ref: string | undefined, secrets: readonly string[], guard?: (s: string) => string): string {
   // a textbox's value that is a secret is masked where it stands, whatever its length
   const isSecretValue = node.role === 'textbox' && typeof node.text === 'string' && secrets.some((s) => s === node.text || normalizeWhitespace(s) === node.text)
   const scrub = (s: string) => redact(s, secrets, false)
@@ -222,7 +238,7 @@ function renderNode(node: AriaNode, ref: string | undefined, secrets: readonly s
   if (node.cursor === 'pointer' && node.role !== 'link' && node.role !== 'button') out += ' [cursor=pointer]'
   for (const [k, v] of Object.entries(node)) {
     if (SKIP_PROPS.has(k) || (typeof v !== 'string' && typeof v !== 'number')) continue
-    out += ` [${k}=${k === 'url' ? urlShown(scrub(String(v))) : quoted(scrub(String(v)))}]`
+    out += ` [${k}=${k === 'url' ? shownUrl(scrub(String(v)), guard) : quoted(scrub(String(v)))}]`
   }
   if (node.text !== undefined && node.text !== '') out += ': ' + (isSecretValue ? MASK : quoted(scrub(node.text)))
   return out

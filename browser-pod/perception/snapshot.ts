@@ -7,11 +7,13 @@ import type { Frame, Page } from 'playwright-core'
 import { NAVIGATION_TIMEOUT_MS } from '../session.ts'
 import { redact } from './redaction.ts'
 import { refBook } from './refs.ts'
-import { flatten, preformattedBlocks, treeCost, uncoveredText, type AriaNode, type Line } from './render.ts'
+import { flatten, preformattedBlocks, shownUrl, treeCost, uncoveredText, type AriaNode, type Line } from './render.ts'
 
 export interface Snapshot {
   id: string
   url: string
+  /** the url as answers show it (render.ts shownUrl: a long one abbreviated) */
+  shownUrl: string
   title: string
   /** the main frame's document */
   doc: number
@@ -40,8 +42,11 @@ const TEXT_WITH_INFO_MAX_ELEMENTS = 1000
 /** per tab: the documents of its child frames when it was last snapshotted */
 const frameDocs = new WeakMap<Page, string>()
 
-/** Snapshots the page: the tree, and the visible text lines the tree does not say (when the tree leaves `textBudget` room). */
-export async function takeSnapshot(page: Page, textBudget: number): Promise<Snapshot> {
+/**
+ * Snapshots the page: the tree, and the visible text lines the tree does not say (when the
+ * tree leaves `textBudget` room). `guard` masks what the pod's echo guard masks (shownUrl).
+ */
+export async function takeSnapshot(page: Page, textBudget: number, guard: (s: string) => string = (s) => s): Promise<Snapshot> {
   const children = page.frames().filter((f) => f !== page.mainFrame())
   // All in parallel: the tree, title/secrets (and on a small page the text) of the main
   // frame, and secrets and documents of child frames (only pages with iframes pay for those).
@@ -76,10 +81,11 @@ export async function takeSnapshot(page: Page, textBudget: number): Promise<Snap
   }
   frameDocs.set(page, docs)
   const blocks = preformattedBlocks(info.pre.concat(...frameInfos.map((i) => i.pre)))
-  const lines = flatten(roots, { give: (r) => book.give(r), secrets, blocks })
+  const lines = flatten(roots, { give: (r) => book.give(r), secrets, blocks, guard })
   const snapshot: Snapshot = {
     id: randomBytes(6).toString('base64url'),
     url: page.url(),
+    shownUrl: shownUrl(page.url(), (s) => guard(redact(s, secrets, false))),
     title: redact(info.title, secrets, false),
     doc: info.doc,
     lines,

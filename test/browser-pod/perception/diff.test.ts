@@ -54,3 +54,9 @@ t.test('a new address of the same document is said first; what does not fit the 
   t.equal(diffSnapshots(snapshotOf(cart(true)), snapshotOf(cart(true), { url: 'https://shop.test/orders#top' }), 3000), 'url: https://shop.test/orders#top',
     'an address change alone is a change')
 })
+
+t.test('a new address that is a long data: URL is abbreviated in the url line', async (t) => {
+  const doc = (n: number) => 'data:text/html,' + encodeURIComponent('<title>Pets</title>' + '<p>pet</p>'.repeat(n))
+  const moved = diffSnapshots(snapshotOf(cart(false), { url: doc(500) }), snapshotOf(cart(false), { url: doc(500) + '#list' }), 3000)
+  t.equal(moved, `url: data:text/html,…(${(doc(500) + '#list').length.toLocaleString('en-US')} chars)`, 'its type and length, not its thousands of characters')
+})

@@ -1,6 +1,6 @@
 // Snapshots built from AI-snapshot nodes, as snapshot.ts builds them from a page, for the
 // unit tests of perception's pure parts (no browser). Refs are given as written.
-import { flatten, type AriaNode } from '../../../browser-pod/perception/render.ts'
+import { flatten, shownUrl, type AriaNode } from '../../../browser-pod/perception/render.ts'
 import type { Snapshot } from '../../../browser-pod/perception/snapshot.ts'
 
 let taken = 0
@@ -10,6 +10,7 @@ export function snapshotOf(nodes: Array<AriaNode | string>, page: { url?: string
   return {
     id: `snap${++taken}`,
     url: page.url ?? 'https://shop.test/orders',
+    shownUrl: shownUrl(page.url ?? 'https://shop.test/orders'),
     title: page.title ?? 'Orders',
     doc: 1,
     lines: flatten(nodes, { give: (r) => r, secrets: page.secrets ?? [] }),

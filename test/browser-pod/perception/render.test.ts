@@ -58,3 +58,18 @@ t.test('flatten (pure): a preformatted block keeps its line breaks, escaped insi
     'text: "no break here"',
   ], 'each line of the block as the page shows it, the break written \\n inside the quotes, so no line of the block stands as a line of its own')
 })
+
+t.test('flatten (pure): a long url property is abbreviated with its length, after masking, never cut inside a secret', async (t) => {
+  const doc = 'data:text/html,' + encodeURIComponent('<h1>Pets</h1>' + '<p>filler</p>'.repeat(1000))
+  const secret = 'TokenSecret9431'
+  const tracked = 'https://shop.test/track?' + 'x'.repeat(123) + '&t=' + secret + '&' + 'y'.repeat(80)
+  const lines = flatten([
+    { role: 'link', name: 'Open', ref: 'e1', url: doc } as never,
+    { role: 'link', name: 'Track', ref: 'e2', url: tracked } as never,
+    { role: 'link', name: 'Short', ref: 'e3', url: 'https://shop.test/a' } as never,
+  ], { give: (r) => r, secrets: [], guard: (s) => s.split(secret).join(MASK) }).map((l) => l.text)
+  t.equal(lines[0], `link "Open" [ref=e1] [url=data:text/html,…(${doc.length.toLocaleString('en-US')} chars)]`, 'a data: URL: its type, then its length')
+  t.match(lines[1], /^link "Track" \[ref=e2\] \[url=https:\/\/shop\.test\/track\?x+&t=•{8}&y+…\(\d{3} chars\)\]$/, 'any url over 200 characters: its start, then its length')
+  t.notOk(lines[1]!.includes(secret.slice(0, 4)), 'the cut falls after the mask: no part of the secret shows')
+  t.equal(lines[2], 'link "Short" [ref=e3] [url=https://shop.test/a]', 'a short url is whole')
+})
