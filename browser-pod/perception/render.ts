@@ -285,15 +285,35 @@ export function unescaped(text: string): string {
  * The visible text lines that carry a word the tree does not hold; every other
  * line the tree already says (with the element around it and its ref), so sending it again
  * would only spend the budget. A line of punctuation alone (a mask, a dash) carries no word.
+ * Text the tree quotes is taken out of a line before its words are compared: innerText runs
+ * the words of neighbouring buttons together (`Add PetDelete Last Pet`).
  */
 export function uncoveredText(text: string, lines: readonly Line[]): string {
   if (!text) return ''
   const words = new Set<string>()
   for (const l of lines) for (const w of wordsOf(unescaped(l.text))) words.add(w)
+  const says = (s: string) => wordsOf(s).every((w) => words.has(w))
+  let phrases: string[] | undefined
   const kept: string[] = []
   for (const raw of text.split('\n')) {
     const line = raw.trim()
-    if (line && wordsOf(line).some((w) => !words.has(w))) kept.push(line)
+    if (!line || says(line)) continue
+    phrases ??= quotedPhrases(lines)
+    let rest = folded(line)
+    for (const p of phrases) if (rest.includes(p)) rest = rest.split(p).join(' ')
+    if (!says(rest)) kept.push(line)
   }
   return kept.join('\n')
+}
+
+/** Case folded and compatibility-normalised, soft hyphens and zero-width spaces dropped, whitespace collapsed (as wordsOf compares). */
+function folded(s: string): string {
+  return normalizeWhitespace(s.normalize('NFKC').toLowerCase())
+}
+
+/** The text the tree's lines quote (names, values, text runs), folded, longest first; one character says nothing alone. */
+function quotedPhrases(lines: readonly Line[]): string[] {
+  const out = new Set<string>()
+  for (const l of lines) for (const m of l.text.matchAll(/"((?:[^"\\]|\\.)*)"/g)) out.add(folded(unescaped(m[1]!)))
+  return [...out].filter((p) => p.length > 1).sort((a, b) => b.length - a.length)
 }

@@ -73,3 +73,15 @@ t.test('flatten (pure): a long url property is abbreviated with its length, afte
   t.notOk(lines[1]!.includes(secret.slice(0, 4)), 'the cut falls after the mask: no part of the secret shows')
   t.equal(lines[2], 'link "Short" [ref=e3] [url=https://shop.test/a]', 'a short url is whole')
 })
+
+t.test('uncoveredText (pure): words innerText runs together across the tree\'s elements are not sent again', async (t) => {
+  const lines = flatten([
+    { role: 'heading', name: 'Pets', ref: 'e1', level: 1 },
+    { role: 'button', name: 'Add Pet', ref: 'e2' },
+    { role: 'button', name: 'Delete Last Pet', ref: 'e3' },
+    { role: 'paragraph', ref: 'e4', children: ['3 pets listed.'] },
+    { role: 'generic', ref: 'e5', text: 'Hours:\nMon–Fri' },
+  ] as never, { give: (r) => r, secrets: [] })
+  t.equal(uncoveredText('Pets\nAdd PetDelete Last Pet\n3 pets listed.Hours:\nMon–Fri', lines), '', 'both buttons\' names, run together, and a paragraph run into the next element are all said by the tree')
+  t.equal(uncoveredText('Add PetDelete Last PetAdopt', lines), 'Add PetDelete Last PetAdopt', 'a word the tree lacks keeps its line')
+})
