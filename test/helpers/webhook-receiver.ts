@@ -63,3 +63,20 @@ export async function startReceiver(t: { teardown(fn: () => unknown): void }, pa
   t.teardown(close)
   return { url: `http://127.0.0.1:${port}${path}`, port, received, answerWith: (...s) => queue.push(...s), close }
 }
+
+/** A receiver that answers `status.code` to every request, for as long as the test says; the bodies it got. */
+export async function switchableReceiver(t: { teardown(fn: () => unknown): void }, code: number) {
+  const status = { code }
+  const received: string[] = []
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      received.push(Buffer.concat(chunks).toString('utf8'))
+      res.writeHead(status.code).end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { server.closeAllConnections(); server.close() })
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, status, received }
+}

@@ -3,29 +3,12 @@
 // the rule is shown isolated with the character written out; an endpoint disabled after
 // failing is announced on the list and its own page, and its Enable button sends the
 // delivery that waited.
-import t, { type Test } from 'tap'
-import { createServer } from 'node:http'
+import t from 'tap'
 import { startTestServer } from '../../helpers/server.ts'
 import { signIn } from '../../helpers/console.ts'
 import { launchTestBrowser } from '../../helpers/chromium.ts'
 import { waitFor } from '../../helpers/wait.ts'
-
-/** A receiver that answers `status.code` to every request; the bodies it got. */
-async function receiver(t: Test, code: number) {
-  const status = { code }
-  const received: string[] = []
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      received.push(Buffer.concat(chunks).toString('utf8'))
-      res.writeHead(status.code).end()
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => { server.closeAllConnections(); server.close() })
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks`, status, received }
-}
+import { switchableReceiver } from '../../helpers/webhook-receiver.ts'
 
 t.test('the console’s webhooks pages', async (t) => {
   // one failed attempt disables an endpoint here, so the page shows it without waiting a day
@@ -64,7 +47,7 @@ t.test('the console’s webhooks pages', async (t) => {
   })
 
   t.test('an endpoint disabled after failing is announced, and its Enable button sends the delivery that waited', async (t) => {
-    const failing = await receiver(t, 500)
+    const failing = await switchableReceiver(t, 500)
     const made = await rest('POST', '/v1/webhooks', { url: failing.url, events: ['credential_request.created'] })
     const id: string = made.body.webhook.id
     const ident = await rest('POST', '/v1/identities', { name: 'shop' })

@@ -7,13 +7,12 @@
 // requests; session events: session-events.test.ts; fairness: fair-delivery.alone.test.ts.
 import t, { type Test } from 'tap'
 import { createServer } from 'node:net'
-import { createServer as createHttpServer } from 'node:http'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startTestServer, type TestServer } from '../../helpers/server.ts'
-import { startReceiver, verifySignature, type Receiver } from '../../helpers/webhook-receiver.ts'
+import { startReceiver, switchableReceiver, verifySignature, type Receiver } from '../../helpers/webhook-receiver.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { dumpAllTables } from '../../helpers/db.ts'
 import { answerCredentialRequest } from '../../../api-server/personas/credential-requests.ts'
@@ -319,23 +318,6 @@ t.test('two replicas send each delivery once', async (t) => {
   t.equal(new Set(ids).size, events, 'no webhook-id twice')
 })
 
-/** A receiver that answers `status.code` to every request, for as long as the test says; the bodies it got. */
-async function switchable(t: Test, code: number) {
-  const status = { code }
-  const received: string[] = []
-  const server = createHttpServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      received.push(Buffer.concat(chunks).toString('utf8'))
-      res.writeHead(status.code).end()
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => { server.closeAllConnections(); server.close() })
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks`, status, received }
-}
-
 t.test('an endpoint that keeps failing is disabled, with an event and an audit row, and an admin enables it again', async (t) => {
   // three failed attempts in a row spanning two seconds at least; a retry every second
   const s = await startTestServer(t, { env: {
@@ -344,7 +326,7 @@ t.test('an endpoint that keeps failing is disabled, with an event and an audit r
   const acme = await s.bootstrap()
   const other = await s.bootstrap()
   const h = helpers(s, acme)
-  const failing = await switchable(t, 500)
+  const failing = await switchableReceiver(t, 500)
   const made = await h.rest('POST', '/v1/webhooks', { url: failing.url, events: ['credential_request.created', 'webhook.disabled'] })
   const watcher = await startReceiver(t)
   const watching = await h.rest('POST', '/v1/webhooks', { url: watcher.url, events: ['webhook.disabled'] })
