@@ -1,7 +1,8 @@
 // perceive's `query`: the lines holding every word of the query, each with the element an
 // agent acts on around it and the headings and landmarks that place it. Pure: lines in,
 // the view a cursor walks out. See docs/perception.md.
-import { treeCost, wordsOf, type Line } from './render.ts'
+import { normalizeWhitespace } from './redaction.ts'
+import { treeCost, unescaped, wordsOf, type Line } from './render.ts'
 
 /** a query's match in a text run brings its whole element when the element is at most this many lines */
 const QUERY_ROW_LINES = 12
@@ -31,8 +32,13 @@ function actionableAround(lines: readonly Line[], i: number): number {
   return -1
 }
 
-/** One match as it is answered: the lines that show it, and whether they hold an element to act on. */
-interface Unit { lines: number[]; acts: boolean }
+/** One match as it is answered: the lines that show it, whether they hold an element to act on, and whether the match holds the query as one phrase. */
+interface Unit { lines: number[]; acts: boolean; phrase: boolean }
+
+/** A line as a query reads it: without its url (an address's words are not the page's text), escapes undone, lower case. */
+function searchable(line: Line): string {
+  return normalizeWhitespace(unescaped(line.text.replace(/ \[url=.*?\](?= \[|: |$)/g, ''))).toLowerCase()
+}
 
 /**
  * Lines holding every word of the query, each once, as units: a match inside an element to
@@ -42,6 +48,7 @@ interface Unit { lines: number[]; acts: boolean }
  */
 function matchUnits(lines: readonly Line[], query: string): Unit[] {
   const words = query.toLowerCase().split(/\s+/).filter(Boolean)
+  const phrase = words.join(' ')
   /** lines a later match does not answer again (inside an element answered whole) */
   const covered = new Set<number>()
   /** lines already in a unit */
@@ -56,7 +63,9 @@ function matchUnits(lines: readonly Line[], query: string): Unit[] {
   /** a line's own words: its name, value or text, not its role or its [attributes] */
   const ownWords = (j: number) => wordsOf(lines[j]!.text.replace(/^[\w-]+/, '').replace(/ \[[^\]]*\]/g, ''))
   lines.forEach((l, i) => {
-    if (covered.has(i) || !words.every((w) => l.text.toLowerCase().includes(w))) return
+    if (covered.has(i)) return
+    const text = searchable(l)
+    if (!words.every((w) => text.includes(w))) return
     const act = actionableAround(lines, i)
     let unit: number[]
     if (act >= 0) {
@@ -72,7 +81,7 @@ function matchUnits(lines: readonly Line[], query: string): Unit[] {
     }
     unit = unit.filter((j) => !shown.has(j))
     for (const j of unit) shown.add(j)
-    if (unit.length) units.push({ lines: unit, acts: act >= 0 || unit.some((j) => actionable(lines[j]!)) })
+    if (unit.length) units.push({ lines: unit, acts: act >= 0 || unit.some((j) => actionable(lines[j]!)), phrase: text.includes(phrase) })
   })
   return units
 }
@@ -98,13 +107,15 @@ function withSurroundings(lines: readonly Line[], units: readonly Unit[]): numbe
 /**
  * The view a query reads: the matches with their surroundings (headings, landmarks) in
  * document order when that fits the budget (key 'q'); otherwise — a query many elements
- * match — the matches alone, compactly (key 'c'): each unit once, those holding an element
- * to act on first, indented within itself only. `count` is the number of matches.
+ * match — the matches alone, compactly (key 'c'): each unit once, those holding the query as
+ * one phrase first, and within those and the rest the ones holding an element to act on
+ * first; indented within itself only. `count` is the number of matches.
  */
 export function queryView(lines: readonly Line[], query: string, budget: number): { key: 'q' | 'c'; view: number[]; count: number } {
   const units = matchUnits(lines, query)
   const full = withSurroundings(lines, units)
   if (units.length <= QUERY_FEW && treeCost(full.map((i) => lines[i]!)) <= budget) return { key: 'q', view: full, count: units.length }
-  const ordered = [...units.filter((u) => u.acts), ...units.filter((u) => !u.acts)]
+  // the query as one phrase before its words apart; within each, the elements to act on first
+  const ordered = [true, false].flatMap((phrase) => [...units.filter((u) => u.phrase === phrase && u.acts), ...units.filter((u) => u.phrase === phrase && !u.acts)])
   return { key: 'c', view: ordered.flatMap((u) => u.lines), count: units.length }
 }

@@ -67,3 +67,24 @@ t.test('more than ten matches: each once, the ones to act on first, with their c
   t.equal(lines.filter((l) => /Order \d+ shipped/.test(l)).length, 11, 'every matching paragraph once')
   t.notOk(lines.some((l) => l.startsWith('- main')), 'no surroundings in a compact answer')
 })
+
+t.test('the query as one phrase ranks before its words apart, and an address is not text', async (t) => {
+  // the Go spec's shape: "method set" as a phrase, many lines with "methods" … "set", links whose address says Method_sets
+  const spec = snapshotOf([el('main', undefined, 'e1', [
+    ...Array.from({ length: 12 }, (_, i) => el('paragraph', undefined, `e${i + 2}`, [`Type T${i} has methods; the set of its fields is fixed.`])),
+    el('link', 'Interface types', 'e20', [], { url: 'https://go.dev/ref/spec#Method_sets' }),
+    el('paragraph', undefined, 'e21', ['The method set of a type determines the interfaces it implements.']),
+    el('link', 'Method sets', 'e22', [], { url: 'https://go.dev/ref/spec#Method_sets' }),
+  ])])
+  const { key, view, count } = queryView(spec.lines, 'method set', 5000)
+  t.equal(count, 14, 'the twelve paragraphs of words apart, the phrase\'s paragraph and link; not the link whose address alone says it')
+  t.equal(key, 'c', 'answered compactly')
+  const lines = walk(spec, key, view, 0, 5000).snapshot.split('\n')
+  t.same(lines.slice(0, 3), [
+    '- link "Method sets" [ref=e22] [url=https://go.dev/ref/spec#Method_sets]',
+    '- paragraph [ref=e21]',
+    '  - text: "The method set of a type determines the interfaces it implements."',
+  ], 'the phrase first (the link to act on leading), then the words apart')
+  t.notOk(lines.some((l) => l.includes('Interface types')), 'a url property is not matched as text')
+  t.equal(queryView(spec.lines, 'go.dev', 5000).view.length, 0, 'nor is any word of an address')
+})
