@@ -46,7 +46,8 @@ t.test('[ISSUE-38] tunnel bytes, streams and daemons are counted', async (t) => 
   const counted = refused.value('nightjar_tunnel_bytes_total')
   await d.stop()
   await waitFor(() => h.broker.listDaemons(NETWORK_ID).length === 0, { what: 'the daemon gone' })
-  const gone = await scrape()
+  // the list drops a daemon when its socket closes, the gauge once the close is handled
+  const gone = await waitFor(async () => { const m = await scrape(); return m.value('nightjar_tunnel_daemons_connected') === 0 ? m : null }, { what: 'the daemons gauge to fall' })
   t.equal(gone.value('nightjar_tunnel_daemons_connected'), 0, 'no daemon connected')
   t.ok(gone.value('nightjar_tunnel_bytes_total') >= counted, 'a closed connection\'s bytes stay counted')
 })
