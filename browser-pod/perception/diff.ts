@@ -1,5 +1,5 @@
 // What an action changed: two snapshots of the same document compared by ref, as `+` added
-// elements (with their subtrees), `-` removed ones and `~` changed ones, within a budget.
+// elements (with their subtrees), `~` changed ones and `removed:` ones, within a budget.
 // Pure: two snapshots in, the `changes` text out. See docs/perception.md.
 import type { Snapshot } from './snapshot.ts'
 
@@ -14,6 +14,15 @@ function signatures(snap: Snapshot): Map<string, string> {
     }
   }
   return out
+}
+
+/**
+ * A removed element's line: never `- role …` (perceive's shape for an element that is
+ * there) and without a `[ref=…]` token, so no reader takes it for something to act on.
+ * Page text in a line is quoted with its `[ref=` escaped: the only token is the real one.
+ */
+function removedLine(text: string, ref: string): string {
+  return `removed: ${text.replace(` [ref=${ref}]`, '')} (was ${ref})`
 }
 
 /**
@@ -55,7 +64,7 @@ export function diffSnapshots(before: Snapshot, after: Snapshot, budget: number)
     let p = l.parent
     while (p >= 0 && !before.lines[p]!.ref) p = before.lines[p]!.parent
     if (p >= 0 && !now.has(before.lines[p]!.ref!)) continue // inside a removed element: that one says it
-    emit(`- ${l.text}`)
+    emit(removedLine(l.text, l.ref))
   }
   if (!out.length && !left) return 'no change on the page'
   if (left) out.push(`# … ${left} more changed lines: perceive to read the page`)

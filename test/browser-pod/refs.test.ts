@@ -84,7 +84,7 @@ t.test('refs, frames, budgets and diffs at the pod', async (t) => {
     t.equal(deletes.length, 3)
     const r = await c.drive('act', { verb: 'click', ref: deletes[1] })
     t.same(await page().locator('#rows li').allInnerTexts(), ['Alpha Delete', 'Charlie Delete'], 'Bravo’s row is gone, the others stay')
-    t.match(r.changes, /^- listitem/m, 'the answer says a row was removed')
+    t.match(r.changes, /^removed: listitem \(was \w+\)$/m, 'the answer says a row was removed')
     t.notMatch(r.changes ?? '', /^\+/m, 'and nothing was added')
     const stale = await refusal(c.drive('act', { verb: 'click', ref: deletes[1] }))
     t.equal(stale.status, 409)

@@ -101,7 +101,7 @@ t.test('refs, frames and the sealed fill by ref over MCP', async (t) => {
     const deletes = [...p.snapshot.matchAll(/button "Delete" \[ref=(\w+)\]/g)].map((m) => m[1])
     t.equal(deletes.length, 3, 'each Delete its own ref')
     const clicked = await call('act', { sessionId: id, verb: 'click', ref: deletes[1] })
-    t.match(clicked.changes, /^- listitem/m, 'the answer says which row went')
+    t.match(clicked.changes, /^removed: listitem/m, 'the answer says which row went')
     const after = await call('perceive', { sessionId: id })
     t.ok(after.snapshot.includes('Alpha') && after.snapshot.includes('Charlie') && !after.snapshot.includes('Bravo'), 'exactly Bravo’s row is gone')
     const stale = await refused('act', { sessionId: id, verb: 'click', ref: deletes[1] })

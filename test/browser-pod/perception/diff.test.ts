@@ -23,8 +23,26 @@ t.test('a diff lists what was added (with its contents), changed and removed, ea
     '    button "Remove" [ref=e8]',
     '~ checkbox "Gift wrap" [checked] [ref=e5]',
     '~ button "Checkout" [ref=e6]',
-    '- status [ref=e9]',
+    'removed: status (was e9)',
   ].join('\n'), 'the new item whole, the ticked box and the enabled button as they are now, the gone hint; nothing unchanged')
+})
+
+t.test('[ISSUE-47] a removed element never reads as one on the page: no `- role` line, no ref token', async (t) => {
+  const rows = (gone: boolean) => [el('list', 'Pets', 'e1', [
+    el('listitem', undefined, 'e2', ['Rex', el('button', 'Delete', 'e3')]),
+    ...(gone ? [] : [el('listitem', undefined, 'e4', ['Tom', el('button', 'Delete', 'e5')])]),
+    el('textbox', 'Name', 'e6', [], { text: gone ? 'Ada' : '' }),
+  ])]
+  const after = snapshotOf(rows(true))
+  const changes = diffSnapshots(snapshotOf(rows(false)), after, 3000)
+  t.equal(changes, '~ textbox "Name" [ref=e6]: "Ada"\nremoved: listitem (was e4)')
+  t.notMatch(changes, /^\s*- /m, 'no line has perceive\'s shape of an element that is there')
+  const tokens = [...changes.matchAll(/\[ref=(\w+)\]/g)].map((m) => m[1])
+  const present = new Set(after.lines.map((l) => l.ref))
+  t.same(tokens.filter((r) => !present.has(r)), [], 'every ref token names an element still on the page')
+  const dialog = (open: boolean) => open ? [el('dialog', 'Sure?', 'e7', [el('button', 'Yes', 'e8')], { modal: 'true' })] : []
+  t.equal(diffSnapshots(snapshotOf(dialog(true)), snapshotOf(dialog(false)), 3000), 'removed: dialog "Sure?" [modal="true"] (was e7)',
+    'what follows the ref in its line stays; the ref itself is said as gone')
 })
 
 t.test('the same page twice says there is no change', async (t) => {
@@ -40,7 +58,7 @@ t.test('a changed text inside an element shows the element and its new text', as
 t.test('an element removed with everything inside it is said once', async (t) => {
   const dialog = (open: boolean) => [el('heading', 'Cart', 'e1', [], { level: 1 }),
     ...(open ? [el('dialog', 'Remove coffee beans?', 'e2', [el('button', 'Yes', 'e3'), el('button', 'No', 'e4')])] : [])]
-  t.equal(diffSnapshots(snapshotOf(dialog(true)), snapshotOf(dialog(false)), 3000), '- dialog "Remove coffee beans?" [ref=e2]',
+  t.equal(diffSnapshots(snapshotOf(dialog(true)), snapshotOf(dialog(false)), 3000), 'removed: dialog "Remove coffee beans?" (was e2)',
     'the closed dialog, not each of its buttons')
 })
 
