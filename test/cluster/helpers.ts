@@ -8,7 +8,7 @@ import { existsSync, readFileSync, readdirSync, writeFileSync, mkdtempSync, rmSy
 import { createServer as createHttpServer, type Server } from 'node:http'
 import { createServer as createTcpServer, connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
-import { extname, join, normalize } from 'node:path'
+import { dirname, extname, join, normalize } from 'node:path'
 import { promisify } from 'node:util'
 import { KubeConfig } from '@kubernetes/client-node'
 import type { ClusterInfo } from './main.ts'
@@ -218,11 +218,23 @@ export async function rolledOut(namespace: string, deployments: string[], timeou
       const states = [...(p.status.initContainerStatuses ?? []), ...(p.status.containerStatuses ?? [])]
         .map((c: any) => `${c.name}: ${JSON.stringify(c.state)} restarts=${c.restartCount}`).join('; ')
       const logs = readdirSync(info.node.logDir).filter((f) => f.startsWith(`${namespace}_${p.metadata.name}_`))
-        .map((f) => `${f}: ${readFileSync(join(info.node.logDir, f), 'utf8').trim().split('\n').slice(-5).join(' | ')}`)
+        .map((f) => `${f}: ${logExcerpt(readFileSync(join(info.node.logDir, f), 'utf8'))}`)
       return `${p.metadata.name} ${p.status.phase} ${states}\n  ${logs.join('\n  ')}`
     })
-    throw new Error(`${(err as Error).message}\n${lines.join('\n')}`)
+    // the test node's own complaints (a Service it could not serve, a bind that failed) say
+    // more than any pod's log when every pod fails the same way
+    const clusterLog = join(dirname(process.env.NIGHTJAR_TEST_CLUSTER ?? '.'), 'cluster.log')
+    const nodeLines = existsSync(clusterLog) ? readFileSync(clusterLog, 'utf8').trim().split('\n').slice(-15) : []
+    throw new Error(`${(err as Error).message}\n${lines.join('\n')}\ncluster log (last lines):\n  ${nodeLines.join('\n  ')}`)
   }
+}
+
+/** a container log in a line: its first error lines (a crash's message is at the top of its
+ * stack, its tail is Node's version banner) and its last lines */
+function logExcerpt(text: string): string {
+  const all = text.trim().split('\n')
+  const errors = all.filter((l) => /\b(error|Error|ERR_|EADDR|ECONN)/.test(l)).slice(0, 4)
+  return [...errors, ...(errors.length ? ['…'] : []), ...all.slice(-5)].join(' | ')
 }
 
 async function waitForRollout(namespace: string, deployments: string[], timeoutMs: number): Promise<void> {

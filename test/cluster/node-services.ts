@@ -59,6 +59,8 @@ export class ServiceNetwork {
   /** serialises address/listener changes: events arrive faster than `ip` runs */
   private chain: Promise<void> = Promise.resolve()
   private stopped = false
+  /** the last sync that failed, for whenServing's error */
+  private lastError?: string
 
   private readonly net: ClusterNetwork
   private readonly log: (m: string) => void
@@ -70,10 +72,25 @@ export class ServiceNetwork {
     this.net = net
     this.log = log
     this.services = new Informer(client, '/api/v1/services', (type, svc) => {
-      this.chain = this.chain.then(() => this.syncService(type === 'DELETED' ? undefined : svc, svc)).catch((e) => this.log(`service ${Informer.key(svc)}: ${(e as Error).message}`))
+      this.enqueue(type === 'DELETED' ? undefined : svc, svc)
       this.scheduleHosts()
     }, log)
     this.endpoints = new Informer(client, '/api/v1/endpoints', () => this.scheduleHosts(), log)
+  }
+
+  /** one Service's sync, after every change queued before it; a failed one is tried again
+   * (a Service left without its listener — the API's own above all — breaks every pod at once) */
+  private enqueue(svc: Obj | undefined, last: Obj, attempt = 1): void {
+    this.chain = this.chain.then(() => this.syncService(svc, last)).catch((e) => {
+      this.lastError = `service ${Informer.key(last)}: ${(e as Error).message}`
+      this.log(`${this.lastError}${attempt < 10 ? ' (trying again)' : ''}`)
+      if (attempt >= 10 || this.stopped) return
+      setTimeout(() => {
+        // the Service as it is now: it may have changed or gone meanwhile
+        const now = this.services.store.get(Informer.key(last))
+        this.enqueue(now, now ?? last, attempt + 1)
+      }, 200 * attempt).unref()
+    })
   }
 
   async start(): Promise<void> {
@@ -81,6 +98,24 @@ export class ServiceNetwork {
     this.endpoints.start()
     await Promise.all([this.services.ready, this.endpoints.ready])
     await this.chain
+  }
+
+  /** resolves once every TCP port of the Service has its listener (the apiserver creates
+   * `default/kubernetes` itself, a moment after it starts); rejects after timeoutMs */
+  async whenServing(namespace: string, name: string, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const svc = this.services.store.get(`${namespace}/${name}`)
+      const ip = svc?.spec?.clusterIP
+      const byPort = ip ? this.proxies.get(ip) : undefined
+      const ports: number[] = (svc?.spec?.ports ?? []).filter((p: Obj) => (p.protocol ?? 'TCP') === 'TCP').map((p: Obj) => p.port)
+      if (byPort && ports.length && ports.every((p) => byPort.has(p))) return
+      if (Date.now() > deadline) {
+        throw new Error(`the test node does not serve Service ${namespace}/${name}${ip ? ` (${ip})` : ''} after ${timeoutMs} ms${this.lastError ? `: ${this.lastError}` : ''}`)
+      }
+      // a poll, not a sleep: the informer and the sync chain move on their own
+      await new Promise((r) => setTimeout(r, 100))
+    }
   }
 
   /** every Service in the cluster (for the Service environment variables) */

@@ -144,6 +144,9 @@ export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
   // ---- Services, fakes, pods --------------------------------------------------------------
   const services = new ServiceNetwork(client, net, log)
   await services.start()
+  // every pod that talks to Kubernetes goes through the `kubernetes` Service: a node that
+  // cannot serve it fails here, saying why, not as pods crash-looping minutes later
+  await services.whenServing('default', 'kubernetes', 60_000)
   const fake = opts.fakeBrowsers ? new FakeBrowsers(net) : undefined
   const ips = new IpPool(net)
   const workers = new Map<string, PodWorker>()
