@@ -51,13 +51,16 @@ if (!existsSync(built) || readFileSync(built, 'utf8').includes('@tapjs/typescrip
 const isClusterFile = (f) => f.replace(/\\/g, '/').includes('test/cluster/')
 const isNodeFile = (f) => f.replace(/\\/g, '/').includes('test/node/')
 const NODE_TIMEOUT = '--timeout=3600'
+// a cluster file rolls out releases and waits out leases and restarts: five minutes is its
+// unloaded time with little to spare, and a busy machine then kills it half way
+const CLUSTER_TIMEOUT = '--timeout=900'
 const fileArgs = args.filter((a) => !a.startsWith('-'))
 const allPhases = fileArgs.length
-  ? [{ name: 'selected', tapArgs: fileArgs.some(isNodeFile) ? [NODE_TIMEOUT, ...args] : args, cluster: fileArgs.some(isClusterFile) }]
+  ? [{ name: 'selected', tapArgs: fileArgs.some(isNodeFile) ? [NODE_TIMEOUT, ...args] : fileArgs.some(isClusterFile) ? [CLUSTER_TIMEOUT, ...args] : args, cluster: fileArgs.some(isClusterFile) }]
   : [
       { name: 'unit', tapArgs: ['--exclude=test/cluster/**', '--exclude=test/node/**', '--exclude=test/**/*.alone.test.ts', ...args], cluster: false },
       { name: 'alone', tapArgs: ['--jobs=1', 'test/**/*.alone.test.ts', ...args], cluster: false },
-      { name: 'cluster', tapArgs: ['--jobs=1', 'test/cluster/**/*.test.ts', ...args], cluster: true },
+      { name: 'cluster', tapArgs: ['--jobs=1', CLUSTER_TIMEOUT, 'test/cluster/**/*.test.ts', ...args], cluster: true },
       { name: 'node', tapArgs: ['--jobs=1', NODE_TIMEOUT, 'test/node/**/*.test.ts', ...args], cluster: false, realNode: true },
     ]
 const phases = onlyPhase === undefined ? allPhases : allPhases.filter((p) => p.name === onlyPhase)
