@@ -2,8 +2,9 @@
 // and every element tool takes instead of a selector. Playwright's refs are shifted per
 // document, so a ref kept from an earlier page never names an element of the new one:
 // it answers 409 stale_ref. One book per tab. See docs/perception.md.
-import type { Locator, Page } from 'playwright-core'
+import type { Frame, Locator, Page } from 'playwright-core'
 import { errors } from '../../contracts/errors.ts'
+import type { AriaNode } from './render.ts'
 
 const REF = /^(f\d+)?e(\d+)$/
 
@@ -12,24 +13,39 @@ interface FrameDocument {
   doc: number
   /** what is added to Playwright's number within this document */
   base: number
+  /** Playwright's prefix of the frame's refs in this document (undefined: none seen yet) */
+  prefix: string | undefined
 }
 
+/**
+ * The refs' book of one tab. Frames are keyed as agents see them: '' for the main frame,
+ * Playwright's `f<seq>` for a child frame (it keeps its seq across its navigations). The
+ * main frame's refs are written without a prefix, whatever Playwright gives it: Playwright
+ * numbers the main frame anew with each document it navigates to (`f3e2`).
+ */
 export class RefBook {
-  /** per frame prefix: its current document */
+  /** per frame: its current document */
   private readonly current = new Map<string, FrameDocument>()
-  /** per frame prefix: the highest number handed out in any of its documents */
+  /** per frame: the highest number handed out in any of its documents */
   private readonly highest = new Map<string, number>()
 
-  /** Records `doc` as the frame's document; a new one gets numbers above all given before. */
-  bind(prefix: string, doc: number): void {
-    const now = this.current.get(prefix)
-    if (now && now.doc === doc) return
-    this.current.set(prefix, { doc, base: this.highest.get(prefix) ?? 0 })
+  /**
+   * Records `doc` as the frame's document, its refs written by Playwright with `prefix`
+   * (a child frame's is its key; the main frame's is read from the snapshot). A new
+   * document gets numbers above all given before.
+   */
+  bind(frame: string, doc: number, prefix: string | undefined = frame): void {
+    const now = this.current.get(frame)
+    if (now && now.doc === doc) {
+      if (prefix !== undefined) now.prefix = prefix
+      return
+    }
+    this.current.set(frame, { doc, base: this.highest.get(frame) ?? 0, prefix })
   }
 
-  /** The document a prefix was last bound to (undefined: never seen). */
-  documentOf(prefix: string): number | undefined {
-    return this.current.get(prefix)?.doc
+  /** The document a frame was last bound to (undefined: never seen). */
+  documentOf(frame: string): number | undefined {
+    return this.current.get(frame)?.doc
   }
 
   /** The ref an agent is given for Playwright's ref of the frame's current document. */
@@ -37,23 +53,118 @@ export class RefBook {
     const m = REF.exec(playwrightRef)
     if (!m) return playwrightRef
     const prefix = m[1] ?? ''
-    const frame = this.current.get(prefix)
-    const n = Number(m[2]) + (frame?.base ?? 0)
-    if (n > (this.highest.get(prefix) ?? 0)) this.highest.set(prefix, n)
-    return `${prefix}e${n}`
+    const frame = prefix === '' || prefix === this.current.get('')?.prefix ? '' : prefix
+    const n = Number(m[2]) + (this.current.get(frame)?.base ?? 0)
+    if (n > (this.highest.get(frame) ?? 0)) this.highest.set(frame, n)
+    return `${frame}e${n}`
   }
 
   /** Playwright's ref and the document for an agent's ref; undefined when it belongs to no current document. */
   take(ref: string): { playwrightRef: string; doc: number } | undefined {
     const m = REF.exec(ref)
     if (!m) return undefined
-    const prefix = m[1] ?? ''
-    const frame = this.current.get(prefix)
-    if (!frame) return undefined
+    const frame = this.current.get(m[1] ?? '')
+    if (!frame || frame.prefix === undefined) return undefined
     const n = Number(m[2]) - frame.base
     if (n < 1) return undefined
-    return { playwrightRef: `${prefix}e${n}`, doc: frame.doc }
+    return { playwrightRef: `${frame.prefix}e${n}`, doc: frame.doc }
   }
+}
+
+/**
+ * Playwright's prefixes in a snapshot: the main frame's (of the refs outside every iframe;
+ * undefined when it has none) and, for each child frame, the first ref inside it.
+ */
+export function framePrefixes(roots: ReadonlyArray<AriaNode | string>): { main: string | undefined; children: Map<string, string> } {
+  let main: string | undefined
+  const children = new Map<string, string>()
+  const seen: Array<{ ref: string; inFrame: boolean }> = []
+  const visit = (nodes: ReadonlyArray<AriaNode | string>, inFrame: boolean): void => {
+    for (const n of nodes) {
+      if (typeof n === 'string') continue
+      if (n.ref) seen.push({ ref: n.ref, inFrame })
+      // an iframe's element is its parent frame's; what it holds is the child frame's
+      if (n.children) visit(n.children, inFrame || n.role === 'iframe')
+    }
+  }
+  visit(roots, false)
+  for (const { ref, inFrame } of seen) {
+    if (!inFrame && main === undefined) main = /^(f\d+)?e/.exec(ref)?.[1] ?? ''
+  }
+  for (const { ref } of seen) {
+    const prefix = /^(f\d+)e/.exec(ref)?.[1]
+    if (prefix && prefix !== main && !children.has(prefix)) children.set(prefix, ref)
+  }
+  return { main, children }
+}
+
+/**
+ * Runs in Playwright's utility world, where its snapshot marks each element it gave a ref
+ * with `_ariaRef` ({role, name, ref}). Playwright gives an element a new ref when its role
+ * or name changes (a search box renamed by what is typed into it), and the old ref then
+ * names nothing. An accessor in that world keeps the element's first number instead, so
+ * the same element keeps its ref for as long as its document lives; refs Playwright set
+ * before (own properties, which would hide the accessor) are taken over. Answers the
+ * document's timeOrigin.
+ */
+const KEEP_REFS = `(() => {
+  const proto = Element.prototype
+  if (!Object.getOwnPropertyDescriptor(proto, '_ariaRef')) {
+    const kept = new WeakMap()
+    Object.defineProperty(proto, '_ariaRef', {
+      configurable: true,
+      get() { return kept.get(this) },
+      set(next) {
+        const number = kept.get(this) && typeof kept.get(this).ref === 'string' && /e\\d+$/.exec(kept.get(this).ref)
+        if (number && next && typeof next.ref === 'string') next.ref = next.ref.replace(/e\\d+$/, number[0])
+        kept.set(this, next)
+      },
+    })
+  }
+  const roots = [document]
+  while (roots.length) {
+    for (const el of roots.pop().querySelectorAll('*')) {
+      if (Object.prototype.hasOwnProperty.call(el, '_ariaRef')) {
+        const mark = el._ariaRef
+        delete el._ariaRef
+        el._ariaRef = mark
+      }
+      if (el.shadowRoot) roots.push(el.shadowRoot)
+    }
+  }
+  return performance.timeOrigin
+})()`
+
+/** Playwright's own frame object behind a client frame (the pod runs Playwright in process). */
+interface ServerFrame {
+  nonStallingEvaluateInExistingContext(expression: string, world: 'utility'): Promise<unknown>
+}
+
+function serverFrame(frame: Frame): ServerFrame | undefined {
+  try {
+    const connection = (frame as unknown as { _connection?: { toImpl?: (x: unknown) => unknown } })._connection
+    const server = connection?.toImpl?.(frame) as Partial<ServerFrame> | undefined
+    return typeof server?.nonStallingEvaluateInExistingContext === 'function' ? (server as ServerFrame) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** per frame: the document in which its elements keep their refs across renames */
+const keeping = new WeakMap<Frame, number>()
+
+/**
+ * Right after a snapshot (Playwright's world then exists): in each frame whose document is
+ * new here, makes its elements keep their refs when renamed (KEEP_REFS). When Playwright's
+ * internals moved, nothing is done: a renamed element then gets a new ref and its old one
+ * answers 409 stale_ref, as before — slower for the agent, never the wrong element.
+ */
+export async function keepRefsAcrossRenames(frames: ReadonlyArray<{ frame: Frame; doc: number }>): Promise<void> {
+  await Promise.all(frames.map(async ({ frame, doc }) => {
+    if (!Number.isFinite(doc) || keeping.get(frame) === doc) return
+    const done = await serverFrame(frame)?.nonStallingEvaluateInExistingContext(KEEP_REFS, 'utility').catch(() => undefined)
+    if (typeof done === 'number') keeping.set(frame, done)
+  }))
 }
 
 const books = new WeakMap<Page, RefBook>()

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto'
 import type { Frame, Page } from 'playwright-core'
 import { NAVIGATION_TIMEOUT_MS } from '../session.ts'
 import { redact } from './redaction.ts'
-import { refBook } from './refs.ts'
+import { framePrefixes, keepRefsAcrossRenames, refBook } from './refs.ts'
 import { flatten, preformattedBlocks, shownUrl, treeCost, uncoveredText, type AriaNode, type Line } from './render.ts'
 
 export interface Snapshot {
@@ -60,13 +60,12 @@ export async function takeSnapshot(page: Page, textBudget: number, guard: (s: st
   const roots = (Array.isArray(json) ? json : [json]) as Array<AriaNode | string>
   const secrets = [...new Set(info.secrets.concat(...frameInfos.map((i) => i.secrets)))]
   const book = refBook(page)
-  book.bind('', info.doc)
-  // each child frame's document, read through the first ref Playwright gave inside it
-  const firstRefs = new Map<string, string>()
-  visitRefs(roots, (ref) => {
-    const prefix = /^(f\d+)e/.exec(ref)?.[1]
-    if (prefix && !firstRefs.has(prefix)) firstRefs.set(prefix, ref)
-  })
+  // the main frame's prefix is Playwright's per document, its refs shown unprefixed (refs.ts);
+  // each child frame's document is read through the first ref Playwright gave inside it
+  const { main, children: firstRefs } = framePrefixes(roots)
+  book.bind('', info.doc, main)
+  // in a new document, its elements keep their refs when renamed from now on (refs.ts)
+  const keeping = keepRefsAcrossRenames([{ frame: page.mainFrame(), doc: info.doc }, ...children.map((frame, i) => ({ frame, doc: frameInfos[i]!.doc }))])
   // a locator round trip per frame, skipped when every child frame still has the documents
   // it had at the last snapshot and every prefix is bound (a frame that navigates meanwhile
   // is caught by locateRef's document check: 409 stale_ref, never the wrong element)
@@ -80,6 +79,7 @@ export async function takeSnapshot(page: Page, textBudget: number, guard: (s: st
     }))
   }
   frameDocs.set(page, docs)
+  await keeping
   const blocks = preformattedBlocks(info.pre.concat(...frameInfos.map((i) => i.pre)))
   const lines = flatten(roots, { give: (r) => book.give(r), secrets, blocks, guard })
   const snapshot: Snapshot = {
@@ -99,14 +99,6 @@ export async function takeSnapshot(page: Page, textBudget: number, guard: (s: st
     if (text) snapshot.text = uncoveredText(redact(text, secrets, false), lines)
   }
   return snapshot
-}
-
-function visitRefs(nodes: Array<AriaNode | string>, fn: (ref: string) => void): void {
-  for (const n of nodes) {
-    if (typeof n === 'string') continue
-    if (n.ref) fn(n.ref)
-    if (n.children) visitRefs(n.children, fn)
-  }
 }
 
 function infoOf(frame: Frame): Promise<PageInfo> {

@@ -11,6 +11,7 @@ import type { DriveName, PodInput, PodOutput } from '../../contracts/pod-api.ts'
 import { startPod } from '../../browser-pod/pod.ts'
 import { newToken, inProcessSandbox, readOnToEnd } from './harness.ts'
 import { refsInView, refsInViewFromBoxes } from '../../browser-pod/perception/viewport.ts'
+import { RefBook } from '../../browser-pod/perception/refs.ts'
 
 const ROWS = ['Alpha', 'Bravo', 'Charlie'].map((n) => `<li>${n} <button onclick="this.parentNode.remove()">Delete</button></li>`).join('')
 const PAGES: Record<string, string> = {
@@ -31,6 +32,10 @@ const PAGES: Record<string, string> = {
     <button id=pay onclick="document.title='Pay clicked'">Pay</button>
     <div id=inline onclick="void 0" style="cursor:pointer"></div><pre id=lines></pre>
     <span role=button id=named></span><a id=link>Docs</a><input id=field aria-label=Field></main>`,
+  // a search box renamed by what is typed into it (rustdoc's does this), in the page and in a cross-site frame
+  'http://a.test/search': `<title>Search</title><input type=search aria-label="Type your search here." oninput="this.setAttribute('aria-label', this.value ? 'Results for ' + this.value : 'Type your search here.')">
+    <button onclick="this.textContent = 'Renamed'">Rename me</button><iframe src="http://b.test/search" width=400 height=100></iframe>`,
+  'http://b.test/search': `<input type=search aria-label="Search the frame" oninput="this.setAttribute('aria-label', 'Frame results for ' + this.value)">`,
   'http://a.test/long': `<title>Long</title>` + Array.from({ length: 60 }, (_, s) =>
     `<section aria-label="Section ${s}"><h2>Heading ${s}</h2><p>Paragraph ${s} says something long enough to take room in the budget.</p>` +
     Array.from({ length: 5 }, (_, i) => `<a href="/s${s}/l${i}">Link ${s}.${i}</a> <button>Button ${s}.${i}</button>`).join('') + '</section>').join(''),
@@ -287,6 +292,43 @@ t.test('refs, frames, budgets and diffs at the pod', async (t) => {
     t.equal(await page().title(), 'Pay clicked')
   })
 
+  await t.test('[ISSUE-47] the main frame’s refs stay unprefixed across navigations, numbered above the last page’s', async (t) => {
+    await c.drive('navigate', { url: 'http://a.test/about' })
+    const about = await c.drive('perceive', {})
+    const home = refOf(about.snapshot, /link "Home"/)
+    t.match(home, /^e\d+$/, 'a top-level ref after earlier navigations has no frame prefix')
+    const nav = await c.drive('act', { verb: 'click', ref: home })
+    t.match(nav.changes, /^new page: "Top"/)
+    t.match(nav.changes, /^\s*- link "About" \[ref=e\d+\]/m, 'nor in the new page’s first part')
+    const top = await c.drive('perceive', {})
+    const link = refOf(top.snapshot, /link "About"/)
+    t.match(link, /^e\d+$/)
+    t.ok(Number(link.slice(1)) > Number(home.slice(1)), 'numbered above every ref the previous page had')
+    t.match(refOf(top.snapshot, /button "Same button"/), /^f\d+e\d+$/, 'a child frame’s refs still carry their frame')
+    t.equal((await refusal(c.drive('act', { verb: 'click', ref: home }))).reason, 'stale_ref', 'the previous page’s ref is stale')
+    t.equal(page().url(), 'http://a.test/', 'and clicked nothing')
+    t.match(await c.drive('hover', { ref: link }), { ok: true }, 'the new ref drives the page')
+    const same = refOf(top.snapshot, /button "Same button"/)
+    t.match((await c.drive('act', { verb: 'click', ref: same })).changes, /button "Same clicked"/, 'and a frame’s ref its frame')
+  })
+
+  await t.test('[ISSUE-47] an element renamed by the page keeps its ref: changed in place, its old ref still acts', async (t) => {
+    await c.drive('navigate', { url: 'http://a.test/search' })
+    const p = await c.drive('perceive', {})
+    const box = refOf(p.snapshot, /searchbox "Type your search here\."/)
+    const typed = await c.drive('act', { verb: 'type', ref: box, text: 'vec' })
+    t.equal(typed.changes, `~ searchbox "Results for vec" [ref=${box}]: "vec"`, 'the same element changed, not one removed and another added')
+    t.match(await c.drive('hover', { ref: box }), { ok: true }, 'the ref it had still acts: same element, same document')
+    t.equal(refOf((await c.drive('perceive', {})).snapshot, /searchbox "Results for vec"/), box, 'and the next perceive gives it the same ref')
+    const button = refOf(p.snapshot, /button "Rename me"/)
+    t.equal((await c.drive('act', { verb: 'click', ref: button })).changes, `~ button "Renamed" [ref=${button}]`, 'a button renamed by its own click')
+    t.match(await c.drive('hover', { ref: button }), { ok: true })
+    const inFrame = refOf(p.snapshot, /searchbox "Search the frame"/)
+    t.equal((await c.drive('act', { verb: 'type', ref: inFrame, text: 'io' })).changes, `~ searchbox "Frame results for io" [ref=${inFrame}]: "io"`, 'in a cross-site frame too')
+    t.match(await c.drive('hover', { ref: inFrame }), { ok: true })
+    t.equal(await page().locator('input').inputValue(), 'vec', 'each typed into its own box')
+  })
+
   await t.test('[ISSUE-40 row 6] every selector Playwright cannot parse is a 400 with the parser’s words, on every element tool', async (t) => {
     await c.drive('navigate', { url: 'http://a.test/' })
     // the CSS tokenizer, an engine's body, an unknown engine, a bad text regex, a browser selector, the chain rules
@@ -319,4 +361,20 @@ t.test('refs, frames, budgets and diffs at the pod', async (t) => {
       }
     }
   })
+})
+
+t.test('[ISSUE-47] the book: a main frame Playwright renumbers per document is written unprefixed, shifted above the last document', async (t) => {
+  const book = new RefBook()
+  book.bind('', 1, '')
+  t.equal(book.give('e2'), 'e2', 'the first document: Playwright’s own numbers')
+  book.bind('f4', 7)
+  t.equal(book.give('f4e2'), 'f4e2', 'a child frame keeps its prefix')
+  book.bind('', 2, 'f3')
+  t.equal(book.give('f3e2'), 'e4', 'the next document of the main frame: unprefixed, above e2')
+  t.same(book.take('e4'), { playwrightRef: 'f3e2', doc: 2 }, 'taken back to Playwright’s ref of this document')
+  t.equal(book.take('e2'), undefined, 'a ref of the earlier document names nothing')
+  t.same(book.take('f4e2'), { playwrightRef: 'f4e2', doc: 7 })
+  t.equal(book.take('f3e2'), undefined, 'Playwright’s prefix of the main frame is no ref an agent holds')
+  book.bind('', 3, undefined)
+  t.equal(book.take('e4'), undefined, 'a document with no refs yet: nothing to take')
 })
