@@ -19,8 +19,8 @@
 // names, a form in a frame, a single-page app): tool calls and characters returned per
 // task on each side; both sides start on the loaded page (the navigation is not counted).
 import http from 'node:http'
-import { createReadStream, existsSync, statSync } from 'node:fs'
-import { execFileSync } from 'node:child_process'
+import { createReadStream, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { execFile, execFileSync } from 'node:child_process'
 import { join, normalize, extname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { tmpdir } from 'node:os'
@@ -35,20 +35,91 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const RUNS = 3
 const PY = '/usr/share/doc/python3-doc/html'
 const PG = '/usr/share/doc/postgresql-doc-15/html'
+const POLICY = '/usr/share/doc/debian-policy/policy.html'
+const RUST = '/usr/share/doc/rust-doc/html'
+const GO = '/usr/share/doc/golang-1.19-doc/html'
+const SQLITE = '/usr/share/doc/sqlite3'
+const JINJA = '/usr/share/doc/python-jinja2-doc/html'
+const SDL = '/usr/share/doc/libsdl2-doc/html'
 const TRACE = join(ROOT, 'node_modules/playwright-core/lib/vite/traceViewer')
 const PAGES = join(ROOT, 'bench/pages')
+const SCALAR = join(ROOT, 'node_modules/@scalar/api-reference/dist/browser')
+const JSONEDITOR = join(ROOT, 'node_modules/jsoneditor/dist')
+const JSON_EDITOR = join(ROOT, 'node_modules/@json-editor/json-editor/dist')
 
-/** the corpus: [name, served path, directory it lives in] */
-const CORPUS: Array<[string, string, string]> = [
-  ['Python: built-in functions', '/py/library/functions.html', PY],
-  ['Python: built-in types', '/py/library/stdtypes.html', PY],
-  ['Python: data model', '/py/reference/datamodel.html', PY],
-  ['PostgreSQL: SELECT', '/pg/sql-select.html', PG],
-  ['PostgreSQL: string functions', '/pg/functions-string.html', PG],
-  ['Playwright trace viewer (SPA)', '/trace/index.html', TRACE],
-  ['Node.js-like manual: fs (written here)', '/fixtures/node-fs.html', PAGES],
-  ['Redoc-like API reference (SPA, written here)', '/fixtures/api-reference.html', PAGES],
+/** the first path segment each directory is served under */
+const MOUNTS: Record<string, string> = {
+  py: PY, pg: PG, policy: POLICY, rust: RUST, go: GO, sqlite: SQLITE, jinja: JINJA, sdl: SDL,
+  trace: TRACE, fixtures: PAGES, scalar: SCALAR, jsoneditor: JSONEDITOR, 'json-editor': JSON_EDITOR,
+}
+/** the Debian documentation packages the corpus reads, by the directory each installs */
+const DEBIAN_DOCS: Array<[string, string]> = [
+  [PY, 'python3-doc'], [PG, 'postgresql-doc-15'], [POLICY, 'debian-policy'], [RUST, 'rust-doc'],
+  [GO, 'golang-1.19-doc'], [SQLITE, 'sqlite3-doc'], [JINJA, 'python-jinja2-doc'], [SDL, 'libsdl2-doc'],
 ]
+/** the npm packages (dev dependencies) a fixture page loads, by the directory served */
+const NPM_PAGES: Record<string, [string, string]> = {
+  '/fixtures/scalar.html': [SCALAR, '@scalar/api-reference'],
+  '/fixtures/jsoneditor.html': [JSONEDITOR, 'jsoneditor'],
+  '/fixtures/json-editor-form.html': [JSON_EDITOR, '@json-editor/json-editor'],
+}
+
+/** Doxygen hashes its output into directories (d3/d07/…), so the header page is looked up */
+function sdlHeaderPage(): string {
+  try {
+    const hit = (readdirSync(SDL, { recursive: true }) as string[]).find((f) => f.endsWith('_s_d_l__video_8h.html'))
+    return hit ? `/sdl/${hit}` : '/sdl/_s_d_l__video_8h.html'
+  } catch {
+    return '/sdl/_s_d_l__video_8h.html'
+  }
+}
+
+/** the corpus: [name, served path] */
+const CORPUS: Array<[string, string]> = [
+  ['Python: built-in functions', '/py/library/functions.html'],
+  ['Python: built-in types', '/py/library/stdtypes.html'],
+  ['Python: data model', '/py/reference/datamodel.html'],
+  ['PostgreSQL: SELECT', '/pg/sql-select.html'],
+  ['PostgreSQL: string functions', '/pg/functions-string.html'],
+  ['Playwright trace viewer (SPA)', '/trace/index.html'],
+  ['Node.js-like manual: fs (written here)', '/fixtures/node-fs.html'],
+  ['Redoc-like API reference (SPA, written here)', '/fixtures/api-reference.html'],
+  ['Debian Policy: 5. Control files and their fields', '/policy/ch-controlfields.html'],
+  ['rustdoc: std::vec::Vec', '/rust/std/vec/struct.Vec.html'],
+  ['mdBook: the Rust book, ch. 4.1', '/rust/book/ch04-01-what-is-ownership.html'],
+  ['The Go spec', '/go/go_spec.html'],
+  ['SQLite: SELECT', '/sqlite/lang_select.html'],
+  ['Jinja: Template Designer Documentation', '/jinja/templates.html'],
+  ['Doxygen: SDL_video.h', sdlHeaderPage()],
+  ['Scalar API reference (Vue SPA, spec written here)', '/fixtures/scalar.html'],
+  ['jsoneditor (tree mode)', '/fixtures/jsoneditor.html'],
+  ['json-editor form', '/fixtures/json-editor-form.html'],
+  ['iframes and shadow DOM (written here)', '/fixtures/frames-shadow.html'],
+]
+
+/** the file a served path reads (undefined: no such file here) */
+function fileOf(path: string): string | undefined {
+  const [, mount, ...rest] = path.split('/')
+  const dir = MOUNTS[mount ?? '']
+  const file = dir && normalize(join(dir, rest.join('/')))
+  return file && file.startsWith(dir) && existsSync(file) && statSync(file).isFile() ? file : undefined
+}
+
+/** why a page cannot be served here, or undefined when it can */
+function missing(path: string): string | undefined {
+  if (TASK_PAGES[path]) return undefined
+  if (!fileOf(path)) return `${path} is not installed here`
+  const npm = NPM_PAGES[path]
+  if (npm && !existsSync(npm[0])) return `${npm[1]} is not installed (npm install)`
+  return undefined
+}
+
+/** `--pages <words>`: only the corpus pages and tasks whose name or path holds them */
+function pageFilter(): (...names: string[]) => boolean {
+  const i = process.argv.indexOf('--pages')
+  const want = i >= 0 ? process.argv[i + 1]?.toLowerCase() : undefined
+  return (...names) => !want || names.some((n) => n.toLowerCase().includes(want))
+}
 
 const ROWS = ['Alpha', 'Bravo', 'Charlie'].map((n) => `<li>${n} <button onclick="this.parentNode.remove()">Delete</button></li>`).join('')
 const TASK_PAGES: Record<string, string> = {
@@ -63,33 +134,39 @@ const TASK_PAGES: Record<string, string> = {
     </script>`,
 }
 
-const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml', '.png': 'image/png', '.json': 'application/json', '.woff2': 'font/woff2', '.ttf': 'font/ttf' }
+const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript', '.gif': 'image/gif', '.jpg': 'image/jpeg', '.woff': 'font/woff', '.css': 'text/css', '.svg': 'image/svg+xml', '.png': 'image/png', '.json': 'application/json', '.woff2': 'font/woff2', '.ttf': 'font/ttf' }
 
 function serveCorpus(): Promise<http.Server> {
-  const mounts: Record<string, string> = { py: PY, pg: PG, trace: TRACE, fixtures: PAGES }
   const server = http.createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)
     if (TASK_PAGES[path]) return void res.writeHead(200, { 'content-type': TYPES['.html'] }).end(TASK_PAGES[path])
-    const [, mount, ...rest] = path.split('/')
-    const dir = mounts[mount ?? '']
-    const file = dir && normalize(join(dir, rest.join('/')))
-    if (!file || !file.startsWith(dir) || !existsSync(file) || !statSync(file).isFile()) return void res.writeHead(404).end('not found')
+    const file = fileOf(path)
+    if (!file) return void res.writeHead(404).end('not found')
     res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' })
     createReadStream(file).pipe(res)
   })
   return new Promise((r) => server.listen(0, '127.0.0.1', () => r(server)))
 }
 
-/** Debian's documentation packages, installed as scripts/setup.mjs installs packages (root with apt-get only). */
+/**
+ * Debian's documentation packages, installed as scripts/setup.mjs installs packages (root with
+ * apt-get only), and only when apt-get's dry run removes nothing and brings no Node.js of
+ * Debian's (which would take the machine's Node away).
+ */
 function ensureDocs(): void {
-  const missing = [[PY, 'python3-doc'], [PG, 'postgresql-doc-15']].filter(([d]) => !existsSync(d)).map(([, p]) => p!)
-  if (!missing.length) return
-  if (process.getuid?.() !== 0) return progress(`missing ${missing.join(', ')}: their pages are skipped (install with: sudo apt-get install -y ${missing.join(' ')})`)
-  progress(`installing ${missing.join(', ')} with apt-get…`)
+  const missingDocs = DEBIAN_DOCS.filter(([d]) => !existsSync(d)).map(([, p]) => p)
+  if (!missingDocs.length) return
+  const skipped = (why: string) => progress(`${why}: their pages are skipped (install with: sudo apt-get install -y --no-install-recommends ${missingDocs.join(' ')})`)
+  if (process.getuid?.() !== 0) return skipped(`missing ${missingDocs.join(', ')}`)
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
+  const args = ['install', '-y', '-qq', '--no-install-recommends', ...missingDocs]
   try {
-    execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } })
+    const plan = execFileSync('apt-get', ['-s', ...args], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+    if (/^Remv /m.test(plan) || /^Inst nodejs\b/m.test(plan)) return skipped(`apt-get would remove packages or install Debian's nodejs for ${missingDocs.join(', ')}`)
+    progress(`installing ${missingDocs.join(', ')} with apt-get…`)
+    execFileSync('apt-get', args, { stdio: ['ignore', 'ignore', 'inherit'], env })
   } catch {
-    progress(`apt-get could not install ${missing.join(', ')}: their pages are skipped`)
+    skipped(`apt-get could not install ${missingDocs.join(', ')}`)
   }
 }
 
@@ -118,14 +195,108 @@ function controls(text: string): string[] {
   return [...text.matchAll(/- (link|button) "((?:[^"\\]|\\.)*)"/g)].map((m) => `${m[1]} ${m[2]}`)
 }
 
-export async function benchPerception(): Promise<{ pages: Array<Record<string, string | number>>; tasks: Array<Record<string, string | number>>; summary: Array<Record<string, string | number>> }> {
+/**
+ * agent-browser (the CLI an agent runs in a shell): its own daemon and headless Chromium (the
+ * same Debian binary), state in a temporary home; what the model reads is its stdout.
+ */
+interface AgentBrowser { run: Side; close(): Promise<void> }
+async function startAgentBrowser(): Promise<AgentBrowser | undefined> {
+  const bin = join(ROOT, `node_modules/agent-browser/bin/agent-browser-${process.platform}-${process.arch}`)
+  if (!existsSync(bin)) {
+    progress(`agent-browser is not installed (${bin}): its columns are left out`)
+    return undefined
+  }
+  const home = mkdtempSync(join(tmpdir(), 'nightjar-bench-agent-browser-'))
+  const env = {
+    ...process.env, HOME: home, AGENT_BROWSER_SESSION: 'nightjar-bench', AGENT_BROWSER_EXECUTABLE_PATH: '/usr/bin/chromium',
+    AGENT_BROWSER_ARGS: '--no-sandbox', AGENT_BROWSER_NO_VERSION_CHECK: '1', AGENT_BROWSER_IDLE_TIMEOUT_MS: '900000',
+  }
+  delete (env as Record<string, string | undefined>).AGENT_BROWSER_MAX_OUTPUT
+  const run: Side = (command, args) => new Promise((resolve) => {
+    execFile(bin, [command, ...((args.argv as string[] | undefined) ?? [])], { env, maxBuffer: 256 << 20, timeout: 120_000 }, (err, stdout, stderr) =>
+      resolve({ text: String(stdout), isError: !!err || (!!stderr && !stdout) }))
+  })
+  const close = async () => {
+    await run('close', {})
+    rmSync(home, { recursive: true, force: true })
+  }
+  // the daemon and its browser start on the first command
+  const first = await run('open', { argv: ['about:blank'] })
+  if (first.isError) {
+    progress(`agent-browser did not start: its columns are left out`)
+    await close().catch(() => {})
+    return undefined
+  }
+  await run('set', { argv: ['viewport', '1280', '720'] })
+  return { run, close }
+}
+
+/** the element a find-and-act task acts on: its role and name, or (a link named by its children) its url */
+type Target = { role: string; name: RegExp; url?: RegExp }
+
+/**
+ * The ref of the first element of a role whose quoted name matches, in any of the three
+ * answers' formats (`- link "push" [ref=e12]`, Playwright's `- /url:` line under a link,
+ * Nightjar's `[url=…]` on the line, frame refs f1e3 and agent-browser's e3 alike).
+ */
+function pick(text: string, target: Target): string | undefined {
+  const lines = text.split('\n')
+  const role = new RegExp(`^\\s*- ${target.role}\\b`)
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!
+    if (!role.test(line)) continue
+    const ref = /\[ref=((?:f\d+)?e\d+)\]/.exec(line)?.[1]
+    if (!ref) continue
+    const name = /^\s*- \S+ "((?:[^"\\]|\\.)*)"/.exec(line)?.[1]
+    if (name !== undefined && target.name.test(name)) return ref
+    if (target.url) {
+      const url = /\[url=([^\]]*)\]/.exec(line)?.[1] ?? /^\s*- \/url: "?([^"]*)"?$/.exec(lines[i + 1] ?? '')?.[1]
+      if (url !== undefined && target.url.test(url)) return ref
+    }
+  }
+  return undefined
+}
+
+/** a find-and-act task: the words an agent looks for, the element, the action, and the check in the page that judges it */
+interface FindAndAct {
+  name: string
+  path: string
+  words: string
+  target: Target
+  type?: string
+  /** a JavaScript expression, true once the task is done */
+  check: string
+}
+
+const FIND_AND_ACT: FindAndAct[] = [
+  { name: 'Debian Policy: follow the link to the Maintainer field', path: '/policy/ch-controlfields.html', words: 'Maintainer', target: { role: 'link', name: /^(5\.6\.2\.?\s*)?Maintainer$/ , url: /#s-f-maintainer$/ }, check: `location.hash === '#s-f-maintainer'` },
+  { name: 'rustdoc Vec: open the method push', path: '/rust/std/vec/struct.Vec.html', words: 'push', target: { role: 'link', name: /^push$/, url: /#method\.push$/ }, check: `location.hash === '#method.push'` },
+  { name: 'mdBook: go to chapter 4.2 References and Borrowing', path: '/rust/book/ch04-01-what-is-ownership.html', words: 'References and Borrowing', target: { role: 'link', name: /^(4\.2\.\s*)?References and Borrowing$/, url: /ch04-02-references-and-borrowing\.html$/ }, check: `location.pathname.endsWith('/ch04-02-references-and-borrowing.html')` },
+  { name: 'Go spec: follow a link to Method sets', path: '/go/go_spec.html', words: 'method sets', target: { role: 'link', name: /^method sets?$/i, url: /#Method_sets$/ }, check: `location.hash === '#Method_sets'` },
+  { name: 'SQLite SELECT: open 5. The LIMIT clause', path: '/sqlite/lang_select.html', words: 'LIMIT clause', target: { role: 'link', name: /The LIMIT clause/i, url: /#the_limit_clause$/ }, check: `location.hash === '#the_limit_clause'` },
+  { name: 'Jinja: open Template Inheritance', path: '/jinja/templates.html', words: 'Template Inheritance', target: { role: 'link', name: /^Template Inheritance$/, url: /#template-inheritance$/ }, check: `location.hash === '#template-inheritance'` },
+  { name: 'Doxygen SDL_video.h: open SDL_CreateWindow', path: sdlHeaderPage(), words: 'SDL_CreateWindow', target: { role: 'link', name: /^SDL_CreateWindow$/ }, check: `location.hash !== '' && [...document.querySelectorAll('a')].some((a) => a.textContent.trim() === 'SDL_CreateWindow' && a.hash === location.hash)` },
+  { name: 'Scalar: open the operation "Find a pet by id"', path: '/fixtures/scalar.html', words: 'Find a pet by id', target: { role: '(?:link|button|menuitem|treeitem)', name: /Find a pet by id/i }, check: `/pets\\/\\{petId\\}|getPet|find-a-pet/i.test(decodeURIComponent(location.hash))` },
+  { name: 'jsoneditor: expand all fields', path: '/fixtures/jsoneditor.html', words: 'Expand all', target: { role: 'button', name: /^Expand all/i }, check: `document.querySelectorAll('.jsoneditor-tree .jsoneditor-expanded').length >= 8` },
+  { name: 'json-editor form: type the email', path: '/fixtures/json-editor-form.html', words: 'Email', target: { role: 'textbox', name: /^Email/ }, type: 'ada@example.org', check: `document.querySelector('[name="root[email]"]').value === 'ada@example.org'` },
+  { name: 'json-editor form: tick "Has a garden"', path: '/fixtures/json-editor-form.html', words: 'garden', target: { role: 'checkbox', name: /Has a garden/ }, check: `document.querySelector('[name="root[garden]"]').checked === true` },
+  { name: 'shadow DOM: accept the cookies', path: '/fixtures/frames-shadow.html', words: 'Accept all', target: { role: 'button', name: /^Accept all$/ }, check: `window.consent === 'accepted'` },
+  { name: 'shadow DOM: tick Gift wrap', path: '/fixtures/frames-shadow.html', words: 'Gift wrap', target: { role: 'checkbox', name: /Gift wrap/ }, check: `document.querySelector('order-summary').shadowRoot.getElementById('wrap').checked === true` },
+  { name: 'iframe: type the cardholder name', path: '/fixtures/frames-shadow.html', words: 'Cardholder name', target: { role: 'textbox', name: /^Cardholder name/ }, type: 'Ada Lovelace', check: `document.getElementById('pay').contentDocument.getElementById('holder').value === 'Ada Lovelace'` },
+  { name: 'iframe: open Returns in the help frame', path: '/fixtures/frames-shadow.html', words: 'Returns', target: { role: 'link', name: /^Returns$/, url: /#returns$/ }, check: `document.getElementById('help').contentWindow.location.hash === '#returns'` },
+]
+
+type Rows = Array<Record<string, string | number>>
+export async function benchPerception(): Promise<{ pages: Rows; tasks: Rows; summary: Rows; firstAnswer: Rows; latency: Rows; findAndAct: Rows; targets: Rows }> {
   ensureDocs()
+  const chosen = pageFilter()
   const web = await serveCorpus()
   const port = (web.address() as AddressInfo).port
   const b = await startBench({ warmPool: 1 })
   const ac = new AbortController()
   const anchorClient = new Client({ name: 'nightjar-bench', version: '1.0.0' })
   const ours = new Client({ name: 'nightjar-bench', version: '1.0.0' })
+  let ab: AgentBrowser | undefined
   try {
     // the server on the developer's loopback, reached through a network and its daemon (local egress)
     const api = async (method: string, path: string, body?: unknown) => {
@@ -152,6 +323,8 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
     const pw: Side = caller(anchorClient)
     const sid = session.id as string
     const base = `http://localhost:${port}`
+    progress('starting agent-browser (its daemon and Chromium)…')
+    ab = await startAgentBrowser()
     const goBoth = async (path: string) => {
       const a = await nj('navigate', { sessionId: sid, url: base + path, changes: false })
       const c = await pw('browser_navigate', { url: base + path })
@@ -165,13 +338,56 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
     const anchorTimes: number[] = []
     let over = 0
     let unreachable = 0
-    for (const [name, path, dir] of CORPUS) {
-      if (!existsSync(join(dir, path.split('/').slice(2).join('/')))) {
-        progress(`${name}: ${path} is not installed here, skipped`)
+    const first47: Array<Record<string, string | number>> = []
+    const latency47: Array<Record<string, string | number>> = []
+    const firstRatios: number[] = []
+    const navRatios: number[] = []
+    for (const [name, path] of CORPUS) {
+      if (!chosen(name, path)) continue
+      const why = missing(path)
+      if (why) {
+        progress(`${name}: ${why}, skipped`)
         continue
       }
+      // navigate + perceive: Nightjar's navigate answers with the page's first part; Playwright
+      // MCP's with its snapshot; agent-browser's open says the title, then snapshot -i reads
+      progress(`${name}: navigate ${RUNS} times on each side (and a warm-up), alternating`)
+      const url = base + path
+      const sides = ab ? ['nj', 'pw', 'ab'] : ['nj', 'pw']
+      const navTimes: Record<string, number[]> = { nj: [], pw: [], ab: [] }
+      const navAnswers: Record<string, Result> = {}
+      for (let i = 0; i < RUNS + 1; i++) {
+        for (const side of sides.map((_, k) => sides[(k + i) % sides.length]!)) {
+          const t0 = performance.now()
+          let r: Result
+          if (side === 'nj') r = await nj('navigate', { sessionId: sid, url })
+          else if (side === 'pw') r = await pw('browser_navigate', { url })
+          else {
+            const opened = await ab!.run('open', { argv: [url] })
+            r = opened.isError ? opened : await ab!.run('snapshot', { argv: ['-i'] })
+          }
+          const dt = performance.now() - t0
+          if (r.isError) throw new Error(`${side} navigating to ${path}: ${r.text.slice(0, 300)}`)
+          if (i === 0) continue // warm-up
+          navTimes[side]!.push(dt)
+          navAnswers[side] = r
+        }
+      }
+      const abFull = ab ? await ab.run('snapshot', {}) : undefined
+      const njNav = navAnswers.nj!.text.length
+      const pwNav = navAnswers.pw!.text.length
+      firstRatios.push(njNav / pwNav)
+      const njP50 = percentile(navTimes.nj!, 50)
+      const pwP50 = percentile(navTimes.pw!, 50)
+      navRatios.push(njP50 / pwP50)
+      const firstRow: Record<string, string | number> = { page: name, 'Nightjar navigate answer': njNav, 'Playwright MCP navigate (its snapshot)': pwNav, ratio: (njNav / pwNav).toFixed(3) }
+      if (ab) Object.assign(firstRow, { 'agent-browser snapshot': abFull!.text.length, 'agent-browser snapshot -i': navAnswers.ab!.text.length })
+      first47.push(firstRow)
+      const latencyRow: Record<string, string | number> = { page: name, 'Nightjar navigate p50': ms(njP50), 'Playwright MCP navigate p50': ms(pwP50), ratio: (njP50 / pwP50).toFixed(2) }
+      if (ab) latencyRow['agent-browser open + snapshot -i p50'] = ms(percentile(navTimes.ab!, 50))
+      latency47.push(latencyRow)
+
       progress(`${name}: ${RUNS} perceive and ${RUNS} browser_snapshot, alternating`)
-      await goBoth(path)
       const mine: number[] = []
       const theirs: number[] = []
       let first: Result | undefined
@@ -371,9 +587,10 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
     let fewerCalls = true
     const charRatios: number[] = []
     for (const task of tasks) {
-      const dir = task.path.startsWith('/py/') ? PY : task.path.startsWith('/pg/') ? PG : ''
-      if (dir && !existsSync(join(dir, task.path.split('/').slice(2).join('/')))) {
-        progress(`${task.name}: ${task.path} is not installed here, skipped`)
+      if (!chosen(task.name, task.path)) continue
+      const why = missing(task.path)
+      if (why) {
+        progress(`${task.name}: ${why}, skipped`)
         continue
       }
       progress(`task: ${task.name}`)
@@ -397,7 +614,130 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
         'chars ratio': (njChars / chars).toFixed(2),
       })
     }
-    const median = (v: number[]) => percentile(v, 50)
+
+    // --- find-and-act tasks: every strategy, judged by a check in the page --------------------
+    /** the counted calls of one strategy on one task: what each tool handed the model */
+    const counted = (side: Side, tally: { calls: number; chars: number }): Side => async (tool, args) => {
+      const r = await side(tool, args)
+      tally.calls++
+      tally.chars += r.text.length
+      return r
+    }
+    const abRun = ab?.run
+    /** each strategy: the tool it drives, how it reloads the page (uncounted), its counted work and the page check (uncounted) */
+    interface Strategy { name: string; load: (url: string) => Promise<Result>; work: (t: FindAndAct, call: Side) => Promise<void>; check: (js: string) => Promise<string> }
+    const passed = (js: string) => `(() => { try { return (${js}) ? 'task-passed' : 'task-failed' } catch { return 'task-failed' } })()`
+    const found = (ref: string | undefined, answer: Result): string => {
+      if (!ref) throw new Error(`no element to act on in an answer of ${answer.text.length} characters`)
+      return ref
+    }
+    const pwAct = async (t: FindAndAct, call: Side, ref: string) => {
+      await (t.type ? call('browser_type', { element: t.words, target: ref, text: t.type }) : call('browser_click', { element: t.words, target: ref }))
+    }
+    const strategies: Strategy[] = [
+      {
+        name: 'Nightjar (query, act by ref)',
+        load: (url) => nj('navigate', { sessionId: sid, url, changes: false }),
+        work: async (t, call) => {
+          // the cheapest sensible path: the query's matches with the control around each; the default read only when the query finds none
+          const q = await call('perceive', { sessionId: sid, query: t.words })
+          let ref = pick(q.text, t.target)
+          if (!ref) ref = found(pick((await call('perceive', { sessionId: sid })).text, t.target), q)
+          await call('act', t.type ? { sessionId: sid, verb: 'type', ref, text: t.type } : { sessionId: sid, verb: 'click', ref })
+        },
+        check: async (js) => (await nj('evaluate', { sessionId: sid, expression: passed(js) })).text,
+      },
+      {
+        name: 'Playwright MCP (browser_snapshot, act)',
+        load: (url) => pw('browser_navigate', { url }),
+        work: async (t, call) => {
+          const s = await call('browser_snapshot', {})
+          await pwAct(t, call, found(pick(s.text, t.target), s))
+        },
+        check: async (js) => (await pw('browser_evaluate', { function: `() => ${passed(js)}` })).text,
+      },
+      {
+        name: 'Playwright MCP (browser_find, act)',
+        load: (url) => pw('browser_navigate', { url }),
+        work: async (t, call) => {
+          const f = await call('browser_find', { text: t.words })
+          await pwAct(t, call, found(pick(f.text, t.target), f))
+        },
+        check: async (js) => (await pw('browser_evaluate', { function: `() => ${passed(js)}` })).text,
+      },
+    ]
+    if (abRun) {
+      strategies.push({
+        name: 'agent-browser (snapshot -i, act @ref)',
+        load: (url) => abRun('open', { argv: [url] }),
+        work: async (t, call) => {
+          const s = await call('snapshot', { argv: ['-i'] })
+          const ref = found(pick(s.text, t.target), s)
+          await (t.type ? call('fill', { argv: [`@${ref}`, t.type] }) : call('click', { argv: [`@${ref}`] }))
+        },
+        check: async (js) => (await abRun('eval', { argv: [passed(js)] })).text,
+      })
+    }
+    const findRows: Array<Record<string, string | number>> = []
+    const totals = strategies.map(() => ({ chars: 0, calls: 0, done: 0 }))
+    let findTasks = 0
+    for (const t of FIND_AND_ACT) {
+      const page = CORPUS.find(([, p]) => p === t.path)?.[0] ?? t.path
+      if (!chosen(t.name, t.path, page)) continue
+      const why = missing(t.path)
+      if (why) {
+        progress(`find and act: ${t.name}: ${why}, skipped`)
+        continue
+      }
+      progress(`find and act: ${t.name}`)
+      findTasks++
+      const row: Record<string, string | number> = { task: t.name }
+      for (const [k, s] of strategies.entries()) {
+        const tally = { calls: 0, chars: 0 }
+        let ok = false
+        try {
+          const loaded = await s.load(base + t.path)
+          if (loaded.isError) throw new Error(`loading the page: ${loaded.text.slice(0, 200)}`)
+          await s.work(t, counted(abRun && s.name.startsWith('agent-browser') ? abRun : s.name.startsWith('Nightjar') ? nj : pw, tally))
+          // an action's effect may land a moment after its answer (a route, a navigation): read the check a few times
+          for (let i = 0; i < 10 && !ok; i++) {
+            ok = (await s.check(t.check)).includes('task-passed')
+            if (!ok) await new Promise((r) => setTimeout(r, 200))
+          }
+        } catch (e) {
+          progress(`  ${s.name}: ${(e as Error).message.slice(0, 200)}`)
+        }
+        totals[k]!.chars += tally.chars
+        totals[k]!.calls += tally.calls
+        if (ok) totals[k]!.done++
+        row[s.name] = `${ok ? 'yes' : 'NO'} / ${tally.calls} / ${tally.chars}`
+      }
+      findRows.push(row)
+    }
+    const totalRow: Record<string, string | number> = { task: `total (${findTasks} tasks): done / calls / chars` }
+    for (const [k, s] of strategies.entries()) totalRow[s.name] = `${totals[k]!.done}/${findTasks} / ${totals[k]!.calls} / ${totals[k]!.chars}`
+    findRows.push(totalRow)
+    const anchorTotals = totals.slice(1)
+    const best = anchorTotals.reduce((m, v, i) => (v.chars < anchorTotals[m]!.chars ? i : m), 0)
+    const bestName = strategies[best + 1]!.name
+    const bestChars = anchorTotals[best]!.chars
+    const charsRatio = totals[0]!.chars / bestChars
+    const ratioRow: Record<string, string | number> = { task: 'Nightjar’s chars ÷ this strategy’s' }
+    for (const [k, s] of strategies.entries()) ratioRow[s.name] = k === 0 ? '1' : (totals[0]!.chars / totals[k]!.chars).toFixed(3)
+    findRows.push(ratioRow)
+
+    const median = (v: number[]) => (v.length ? percentile(v, 50) : NaN)
+    const met = (yes: boolean) => (yes ? 'met' : 'not met')
+    const fr = firstRatios.length ? median(firstRatios) : NaN
+    const lm = navRatios.length ? median(navRatios) : NaN
+    const lw = navRatios.length ? Math.max(...navRatios) : NaN
+    const targets47 = [
+      { target: 'chars over the find-and-act tasks ≤ 0.5× the best anchor strategy’s', measured: findTasks ? `${charsRatio.toFixed(3)}× (${totals[0]!.chars} vs ${bestChars}, ${bestName})` : 'no tasks ran', met: met(findTasks > 0 && charsRatio <= 0.5) },
+      { target: '100% of tasks done (Nightjar)', measured: `${totals[0]!.done}/${findTasks}`, met: met(findTasks > 0 && totals[0]!.done === findTasks) },
+      { target: 'first answer ≤ 0.1× Playwright MCP’s snapshot (median over pages)', measured: `${fr.toFixed(3)}× over ${firstRatios.length} pages`, met: met(fr <= 0.1) },
+      { target: 'navigate + perceive ≤ 1.0× Playwright MCP’s navigate at the median', measured: `${lm.toFixed(2)}×`, met: met(lm <= 1.0) },
+      { target: 'navigate + perceive ≤ 1.3× Playwright MCP’s navigate on the worst page', measured: `${lw.toFixed(2)}×`, met: met(lw <= 1.3) },
+    ]
     const summary = [
       { target: 'default perceive ≤ 12,000 chars on every page', measured: `${pages.length - over}/${pages.length} pages`, met: over === 0 ? 'yes' : 'no' },
       { target: 'perceive ≤ 0.25× browser_snapshot at the corpus median', measured: `${median(ratios).toFixed(2)}×`, met: median(ratios) <= 0.25 ? 'yes' : 'no' },
@@ -407,11 +747,12 @@ export async function benchPerception(): Promise<{ pages: Array<Record<string, s
       { target: 'tool calls per task ≤ the anchor’s', measured: fewerCalls ? 'every task' : 'not every task', met: fewerCalls ? 'yes' : 'no' },
       { target: 'chars per task ≤ 0.3× the anchor’s (worst task)', measured: `${Math.max(...charRatios).toFixed(2)}×`, met: Math.max(...charRatios) <= 0.3 ? 'yes' : 'no' },
     ]
-    return { pages, tasks: taskRows, summary }
+    return { pages, tasks: taskRows, summary, firstAnswer: first47, latency: latency47, findAndAct: findRows, targets: targets47 }
   } finally {
     ac.abort()
     // closing at the end of the bench: a client whose transport already went away has nothing left to close
     await anchorClient.close().catch(() => {})
+    await ab?.close().catch(() => {})
     await ours.close().catch(() => {})
     await b.stop()
     web.close()
