@@ -32,11 +32,12 @@ export class RefBook {
   /**
    * Records `doc` as the frame's document, its refs written by Playwright with `prefix`
    * (a child frame's is its key; the main frame's is read from the snapshot). A new
-   * document gets numbers above all given before.
+   * document gets numbers above all given before; so does one seen with another prefix
+   * (a snapshot that raced a navigation paired refs of one document with the other).
    */
   bind(frame: string, doc: number, prefix: string | undefined = frame): void {
     const now = this.current.get(frame)
-    if (now && now.doc === doc) {
+    if (now && now.doc === doc && (prefix === undefined || now.prefix === undefined || now.prefix === prefix)) {
       if (prefix !== undefined) now.prefix = prefix
       return
     }
