@@ -8,6 +8,7 @@ import type { PodInput, PodOutput } from '../../contracts/pod-api.ts'
 import { EGRESS_HEADER, type EgressGateway, type EgressRecord } from '../egress-gateway.ts'
 import type { DenyReason } from '../egress-policy.ts'
 import { isTimeout } from '../errors.ts'
+import { watchDocuments } from '../perception/page-watch.ts'
 import type { PodSession } from '../session.ts'
 import type { ActionTable } from './types.ts'
 
@@ -55,6 +56,8 @@ export async function runNavigation(
   go: () => Promise<Response | null>,
 ): Promise<NavigateResult> {
   const seq = gateway.seq
+  // the new document is watched from its start: when it settles, and whether it changed since a snapshot
+  await watchDocuments(page)
   let response: Response | null
   try {
     response = await go()

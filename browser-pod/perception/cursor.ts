@@ -2,7 +2,7 @@
 // outline, then the page from the top), and the cursor that reads on through the rest of
 // a view, every line exactly once. Pure: a kept snapshot in, parts out. See docs/perception.md.
 import { errors } from '../../contracts/errors.ts'
-import { breadcrumb, lineCost, renderLines, type Line } from './render.ts'
+import { breadcrumb, lineCost, renderLines, treeCost, type Line } from './render.ts'
 import type { Snapshot } from './snapshot.ts'
 
 /** One answer's share of a snapshot; `cursor` reads on when `truncated`. */
@@ -46,6 +46,50 @@ export function firstPart(snap: Snapshot, budget: number): Part {
     part.cursor = `${snap.id}.d.0`
   }
   return part
+}
+
+/** the roles a page summary counts as fields */
+const FIELD_ROLES = new Set(['textbox', 'searchbox', 'combobox', 'checkbox', 'radio', 'spinbutton', 'slider', 'switch', 'listbox'])
+/** a summary's outline line longer than this is left for perceive's outline */
+const SUMMARY_LINE_MAX = 160
+/** a summary's most characters: a large page is told in a few hundred */
+export const SUMMARY_MAX_CHARS = 600
+const SUMMARY_HELP = '# read on: perceive (what the viewport shows, then the outline), perceive with query "words", or with ref for one element'
+
+/**
+ * A new page: the whole tree when it fits `budget` (a form, a menu); else what the page is
+ * within SUMMARY_MAX_CHARS: counts of its elements, then its landmarks and top
+ * headings (as lines with refs, unindented, in document order) as far as they fit, and how
+ * to read more. What the agent needs then, it asks for: paying for a whole first part of a
+ * reference page on every navigation would send thousands of characters each time.
+ */
+export function pageSummary(snap: Snapshot, budget: number): string {
+  const { lines } = snap
+  const cost = treeCost(lines)
+  if (cost <= budget) return renderLines(lines, lines.map((_, i) => i))
+  const count = (pred: (l: Line) => boolean) => lines.reduce((n, l) => n + (pred(l) ? 1 : 0), 0)
+  const n = (k: number, one: string, many: string) => `${k.toLocaleString('en-US')} ${k === 1 ? one : many}`
+  const kinds = [
+    n(count((l) => l.role === 'link'), 'link', 'links'),
+    n(count((l) => l.role === 'button'), 'button', 'buttons'),
+    n(count((l) => FIELD_ROLES.has(l.role)), 'field', 'fields'),
+    n(count((l) => l.role === 'heading'), 'heading', 'headings'),
+  ]
+  const head = `# ${n(count((l) => l.ref !== undefined), 'element', 'elements')} with refs (${kinds.join(', ')}); the whole page is ${cost.toLocaleString('en-US')} characters`
+  const outline = lines.filter((l) => l.outline === 1)
+  let used = head.length + SUMMARY_HELP.length + 2
+  const shown: string[] = []
+  let left = 0
+  for (const l of outline) {
+    const line = '- ' + l.text
+    if (line.length > SUMMARY_LINE_MAX || used + line.length + 1 > SUMMARY_MAX_CHARS - 60) left++
+    else {
+      shown.push(line)
+      used += line.length + 1
+    }
+  }
+  const more = left ? [`# … ${n(left, 'more landmark or heading', 'more landmarks and headings')} in perceive's outline`] : []
+  return [head, ...shown, ...more, SUMMARY_HELP].join('\n')
 }
 
 /**

@@ -2,14 +2,16 @@
 // perception. Each takes a snapshot of the active tab, keeps it as the tab's latest (what
 // cursors read and the next action is diffed against) and answers from the pure parts.
 // How perception reads a page: docs/perception.md.
+import { randomBytes } from 'node:crypto'
 import type { Page } from 'playwright-core'
 import type { PodInput, PodOutput } from '../../contracts/pod-api.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
-import { firstPart, framing, readOn, subtree, walk } from './cursor.ts'
+import { firstPart, framing, pageSummary, readOn, subtree, walk } from './cursor.ts'
 import { diffSnapshots } from './diff.ts'
 import { queryView } from './query.ts'
-import { quoted } from './render.ts'
+import { settled, pageVersion } from './page-watch.ts'
+import { quoted, treeCost } from './render.ts'
 import { takeSnapshot, type Snapshot } from './snapshot.ts'
 import { readViewport } from './viewport.ts'
 
@@ -17,6 +19,8 @@ import { readViewport } from './viewport.ts'
 export const DEFAULT_MAX_CHARS = 12_000
 /** the budget of an action's `changes` */
 export const CHANGES_MAX_CHARS = 3_000
+/** a new page's `changes`: the whole page when it fits this, else what it is (cursor.ts pageSummary) */
+export const NEW_PAGE_MAX_CHARS = 1_200
 
 /** per tab: its last snapshot */
 const latest = new WeakMap<Page, Snapshot>()
@@ -26,7 +30,7 @@ export async function perceive(session: PodSession, input: PodInput<'perceive'> 
   let budget = input.maxChars ?? DEFAULT_MAX_CHARS
   try {
     if (input.cursor !== undefined) return readOn(latest.get(page), input.cursor, budget)
-    const snap = await takeSnapshot(page, budget, (s) => session.echoGuard.redact(s))
+    const snap = await currentSnapshot(session, budget)
     latest.set(page, snap)
     const head = { url: snap.shownUrl, title: snap.title }
     // the answer's own lines (url, title, the cursor's note) are counted too
@@ -46,6 +50,23 @@ export async function perceive(session: PodSession, input: PodInput<'perceive'> 
 }
 
 /**
+ * The tab's latest snapshot when the page has not changed since it was taken (perceive right
+ * after a navigation or an action that answered with `changes`), else a new one. A kept
+ * snapshot comes back under a new id with no views, so cursors of earlier answers are stale
+ * as after any other read.
+ */
+async function currentSnapshot(session: PodSession, budget: number): Promise<Snapshot> {
+  const page = session.page
+  const kept = latest.get(page)
+  const version = page.frames().length === 1 ? await pageVersion(page) : undefined
+  // the text is there when it was read, or not wanted when the tree alone is over this budget
+  if (kept?.version !== undefined && kept.version === version && kept.url === page.url() && (kept.textRead || treeCost(kept.lines) >= budget)) {
+    return { ...kept, id: randomBytes(6).toString('base64url'), views: new Map() }
+  }
+  return takeSnapshot(page, budget, (s) => session.echoGuard.redact(s), version)
+}
+
+/**
  * Snapshots the active tab after an action and says what changed since the tab's last
  * snapshot (diff.ts), within CHANGES_MAX_CHARS. A new document (or a tab never read) is
  * answered with its first part instead (`new page: "title" url`). Undefined when the page
@@ -55,6 +76,8 @@ export async function changesAfter(session: PodSession): Promise<string | undefi
   const page = session.page
   if (page.isClosed()) return undefined
   await page.waitForLoadState('domcontentloaded', { timeout: 5000 }).catch(() => {}) // a page still loading is read as far as it got
+  // a page that renders from script after its load is read once it has rendered, so its refs hold
+  await settled(page)
   let next: Snapshot
   try {
     next = await takeSnapshot(page, DEFAULT_MAX_CHARS, (s) => session.echoGuard.redact(s))
@@ -63,10 +86,6 @@ export async function changesAfter(session: PodSession): Promise<string | undefi
   }
   const before = latest.get(page)
   latest.set(page, next)
-  if (!before || before.doc !== next.doc) {
-    await readViewport(page, next, CHANGES_MAX_CHARS)
-    const part = firstPart(next, CHANGES_MAX_CHARS)
-    return `new page: ${quoted(next.title)} ${next.shownUrl}\n${part.snapshot}${part.truncated ? `\n# … more on the page: perceive with cursor ${part.cursor}` : ''}`
-  }
+  if (!before || before.doc !== next.doc) return `new page: ${quoted(next.title)} ${next.shownUrl}\n${pageSummary(next, NEW_PAGE_MAX_CHARS)}`
   return diffSnapshots(before, next, CHANGES_MAX_CHARS)
 }

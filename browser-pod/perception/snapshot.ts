@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Frame, Page } from 'playwright-core'
 import { NAVIGATION_TIMEOUT_MS } from '../session.ts'
+import { pageVersion } from './page-watch.ts'
 import { redact } from './redaction.ts'
 import { framePrefixes, keepRefsAcrossRenames, refBook } from './refs.ts'
 import { flatten, preformattedBlocks, shownUrl, treeCost, uncoveredText, type AriaNode, type Line } from './render.ts'
@@ -22,6 +23,10 @@ export interface Snapshot {
   text: string
   /** ordered line lists a cursor walks, by view key */
   views: Map<string, number[]>
+  /** the page's version (page-watch.ts) read before the tree: unchanged since, the snapshot still holds */
+  version?: string
+  /** the visible text was read and compared (the tree left it room within the budget it was taken for) */
+  textRead?: boolean
 }
 
 interface PageInfo {
@@ -46,8 +51,11 @@ const frameDocs = new WeakMap<Page, string>()
  * Snapshots the page: the tree, and the visible text lines the tree does not say (when the
  * tree leaves `textBudget` room). `guard` masks what the pod's echo guard masks (shownUrl).
  */
-export async function takeSnapshot(page: Page, textBudget: number, guard: (s: string) => string = (s) => s): Promise<Snapshot> {
+export async function takeSnapshot(page: Page, textBudget: number, guard: (s: string) => string = (s) => s, version?: string): Promise<Snapshot> {
   const children = page.frames().filter((f) => f !== page.mainFrame())
+  // read before the tree, so a change while it is taken counts as a change since; a page with
+  // child frames is not watched in them, so its snapshots are never reused
+  if (version === undefined && !children.length) version = await pageVersion(page)
   // All in parallel: the tree, title/secrets (and on a small page the text) of the main
   // frame, and secrets and documents of child frames (only pages with iframes pay for those).
   const [json, info, ...frameInfos] = await Promise.all([
@@ -91,9 +99,12 @@ export async function takeSnapshot(page: Page, textBudget: number, guard: (s: st
     lines,
     text: '',
     views: new Map(),
+    version: children.length ? undefined : version,
+    textRead: false,
   }
   // a tree over the budget leaves no room for text: its lines are not worth comparing
   if (treeCost(lines) < textBudget) {
+    snapshot.textRead = true
     const text = info.text ?? (await page.mainFrame().evaluate(() => (document.body ? document.body.innerText : '')).catch(() => ''))
     // redacted before it is compared, so a secret is never a word the tree lacks
     if (text) snapshot.text = uncoveredText(redact(text, secrets, false), lines)

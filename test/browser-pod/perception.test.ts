@@ -208,3 +208,105 @@ t.test('a long data: URL is abbreviated in perceive, a query and changes, not ec
   const clicked = await c.drive('act', { verb: 'click', selector: 'button', changes: true })
   t.equal(clicked.changes, `url: http://pets.test/?${'page=2&'.repeat(40).slice(0, 160 - 'http://pets.test/?'.length)}…(${('http://pets.test/?' + 'page=2&'.repeat(40)).length} chars)`, 'the url line of changes')
 })
+
+/** an in-process pod for one platform-egress session whose pages at http://app.test/ are `pages` (by path) */
+async function appPod(t: { teardown(fn: () => unknown): void }, sessionId: string, pages: Record<string, { type?: string; body: string }>) {
+  const token = newToken()
+  const pod = await startPod({ token, sandbox: inProcessSandbox() })
+  t.teardown(() => pod.close())
+  const c = new PodClient(pod.endpoint, token)
+  t.teardown(() => c.close())
+  await c.configure({ sessionId, egress: { mode: 'platform', declaredHosts: [] } })
+  await pod.session.context!.route('http://app.test/**', (r) => {
+    const page = pages[new URL(r.request().url()).pathname]
+    return page ? r.fulfill({ contentType: page.type ?? 'text/html; charset=utf-8', body: page.body }) : r.fulfill({ status: 404, body: '' })
+  })
+  return { pod, c }
+}
+
+t.test('[ISSUE-47] a navigate answer says what a large page is in a few hundred characters, and a small page whole (real Chromium)', async (t) => {
+  const sections = Array.from({ length: 40 }, (_, i) => `<h2>Section ${i}</h2><p>Paragraph ${i} explains the ${i}th part at some length.</p><button>Copy ${i}</button>`).join('')
+  const big = `<title>Guide</title><header>Site</header><nav aria-label=Docs>${Array.from({ length: 300 }, (_, i) => `<a href="/p${i}">Page ${i}</a>`).join(' ')}</nav>
+    <main><h1>Guide</h1><label>Search <input type=search></label>${sections}</main>`
+  const form = `<title>Sign in</title><h1>Sign in</h1><form><label>Email <input name=email></label><button type=button onclick="this.textContent='Sent'">Send</button></form>`
+  const { c } = await appPod(t, 'nsess_navsummary', { '/big': { body: big }, '/form': { body: form } })
+
+  const nav = await c.drive('navigate', { url: 'http://app.test/big', changes: true })
+  const changes = nav.changes!
+  t.ok(changes.length <= 800, `a large page's answer is short (${changes.length} characters)`)
+  t.equal(changes.split('\n')[0], 'new page: "Guide" http://app.test/big', 'what page it is')
+  t.match(changes, /^# \d+ elements with refs \(300 links, 40 buttons, 1 field, 41 headings\); the whole page is [\d,]+ characters$/m, 'its counts')
+  t.match(changes, /^- navigation "Docs" \[ref=\w+\]$/m, 'its landmarks')
+  t.match(changes, /^- heading "Guide" \[level=1\] \[ref=\w+\]$/m, 'the top of its outline')
+  t.match(changes, /perceive/, 'and how to read on')
+  t.notMatch(changes, /link "Page 1"/, 'not its elements one by one')
+  const p = await c.drive('perceive', {})
+  t.match(p.snapshot, /link "Page 1" \[ref=\w+\]/, 'perceive reads the page')
+
+  const small = await c.drive('navigate', { url: 'http://app.test/form', changes: true })
+  const send = /- button "Send" \[ref=(\w+)\]/.exec(small.changes!)?.[1]
+  t.match(small.changes, /textbox "Email" \[ref=\w+\]/, 'a small page comes whole')
+  t.ok(send, 'with the refs to act on')
+  t.match((await c.drive('act', { verb: 'click', ref: send!, changes: true })).changes, /button "Sent"/, 'which act')
+})
+
+t.test('[ISSUE-47] perceive right after a navigation reuses its snapshot, and takes a new one once the page changed (real Chromium)', async (t) => {
+  const html = `<title>Shop</title><h1>Shop</h1><label>Name <input id=name></label>
+    <button id=add onclick="document.getElementById('rows').insertAdjacentHTML('beforeend', '<li>Row added</li>')">Add</button><ul id=rows></ul>
+    <style>.tip { display: none } #hint:hover + .tip { display: block }</style><button id=hint>Hint</button><p class=tip>Tip shown</p>`
+  const { pod, c } = await appPod(t, 'nsess_reuse', { '/': { body: html } })
+  let snapshots = 0
+  const page = pod.session.page as unknown as { ariaSnapshotJSON: (...a: unknown[]) => Promise<unknown> }
+  const take = page.ariaSnapshotJSON.bind(page)
+  page.ariaSnapshotJSON = (...a) => (snapshots++, take(...a))
+
+  const nav = await c.drive('navigate', { url: 'http://app.test/', changes: true })
+  t.equal(snapshots, 1, 'the navigation takes one snapshot')
+  const first = await c.drive('perceive', {})
+  t.equal(snapshots, 1, 'perceive right after it takes none')
+  const add = /button "Add" \[ref=(\w+)\]/.exec(first.snapshot)?.[1]
+  t.ok(add && nav.changes!.includes(`button "Add" [ref=${add}]`), 'and answers with the same refs')
+  const again = await c.drive('perceive', {})
+  t.equal(snapshots, 1, 'nor does a second perceive of the unchanged page')
+  t.same(again.snapshot, first.snapshot, 'the same page, the same answer')
+
+  await c.drive('act', { verb: 'click', ref: add!, changes: false })
+  t.match((await c.drive('perceive', {})).snapshot, /Row added/, 'a mutation: the page is read again')
+  await c.drive('act', { verb: 'type', selector: '#name', text: 'Ada', changes: false })
+  t.match((await c.drive('perceive', {})).snapshot, /textbox "Name" \[ref=\w+\]: "?Ada"?/, 'a typed value (no mutation): read again')
+  await c.drive('hover', { selector: '#hint', changes: false })
+  t.match((await c.drive('perceive', {})).snapshot, /Tip shown/, 'a hover’s styles (no mutation): read again')
+  const before = snapshots
+  await c.drive('perceive', { query: 'tip' })
+  t.equal(snapshots, before, 'a query of the unchanged page reuses the snapshot too')
+})
+
+t.test('[ISSUE-47] a navigate answer waits for a page that renders from script after its load, and its refs act (real Chromium)', async (t) => {
+  // a progress line every 60 ms for about a second, the list fetched midway: an answer taken
+  // at load (or after any fixed short wait) reads a loading page
+  const app = `<title>App</title><main id=app><p>Loading</p></main><script>
+    const app = document.getElementById('app')
+    const render = (items) => { app.innerHTML = '<h1>Items</h1>' + items.map((i) => '<button onclick="this.textContent=\\'Opened ' + i + '\\'">' + i + '</button>').join('') }
+    let step = 0, items
+    const next = async () => {
+      step++
+      app.innerHTML = '<p>Loading step ' + step + '</p>'
+      if (step === 8) items = await (await fetch('/api/items')).json()
+      if (step < 16) setTimeout(next, 60)
+      else render(items)
+    }
+    addEventListener('load', () => setTimeout(next, 60))
+  </script>`
+  const busy = `<title>Clock</title><p id=now>0</p><button>Stop</button><script>setInterval(() => { document.getElementById('now').textContent = String(performance.now()) }, 20)</script>`
+  const { c } = await appPod(t, 'nsess_settle', { '/': { body: app }, '/api/items': { type: 'application/json', body: '["Alpha","Bravo"]' }, '/busy': { body: busy } })
+  const nav = await c.drive('navigate', { url: 'http://app.test/', changes: true })
+  const alpha = /button "Alpha" \[ref=(\w+)\]/.exec(nav.changes!)?.[1]
+  t.ok(alpha, 'the answer is the rendered page')
+  t.notMatch(nav.changes, /Loading/, 'not what it showed while loading')
+  t.match((await c.drive('act', { verb: 'click', ref: alpha!, changes: true })).changes, /button "Opened Alpha"/, 'its refs act')
+
+  const started = performance.now()
+  const clock = await c.drive('navigate', { url: 'http://app.test/busy', changes: true })
+  t.match(clock.changes, /button "Stop" \[ref=\w+\]/, 'a page that never stops changing still answers')
+  t.ok(performance.now() - started < 15_000, 'within a bound')
+})
