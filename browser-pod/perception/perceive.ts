@@ -68,9 +68,9 @@ async function currentSnapshot(session: PodSession, budget: number): Promise<Sna
 
 /**
  * Snapshots the active tab after an action and says what changed since the tab's last
- * snapshot (diff.ts), within CHANGES_MAX_CHARS. A new document (or a tab never read) is
- * answered with its first part instead (`new page: "title" url`). Undefined when the page
- * cannot be read now.
+ * snapshot (diff.ts), within CHANGES_MAX_CHARS, once the page has settled (page-watch.ts).
+ * A new document (or a tab never read) is answered with what it is instead (`new page:
+ * "title" url`, then cursor.ts pageSummary). Undefined when the page cannot be read now.
  */
 export async function changesAfter(session: PodSession): Promise<string | undefined> {
   const page = session.page

@@ -13,7 +13,7 @@ export const DRIVE = ['sessions:drive'] as const
  * their refs, `removed: … (was e9)` for ones gone (never perceive's `- role` shape of an
  * element that is there; a new document: its first lines), within a small budget. Absent when the caller turned it off (`changes: false`).
  */
-export const Changes = z.string().optional().describe('what the action changed on the page: `+` added and `~` changed elements with their refs, `removed: role "name" (was e9)` for ones gone, whose refs no longer act (a new page: its outline and first elements, as perceive writes them)')
+export const Changes = z.string().optional().describe('what the action changed on the page: `+` added and `~` changed elements with their refs, `removed: role "name" (was e9)` for ones gone, whose refs no longer act (a new page: the whole of it when small, else its counts, landmarks and top headings)')
 export const NavigateResult = z.object({ url: z.string(), title: z.string(), status: z.number().int().nullable(), changes: Changes })
 export const PerceiveResult = z.object({
   url: z.string(),

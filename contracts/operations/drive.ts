@@ -14,7 +14,7 @@ export { BinaryMeta, ConsoleMessage, ConsoleResult, FillResult, NavigateResult, 
 
 export const navigate = defineDrive({
   name: 'navigate',
-  description: 'Navigate the session’s page; returns the resolved url after redirects, and in `changes` the new page’s outline and first elements with their refs',
+  description: 'Navigate the session’s page; returns the resolved url after redirects, and in `changes` the new page: the whole of it with its refs when it is small (a form, a menu), else what it is in a few hundred characters (counts of its links, buttons, fields and headings; its landmarks and top headings with refs). perceive then reads the page without loading it again; perceive with query finds elements by their words',
   input: z.strictObject({ sessionId, url: navigableUrl, changes: changesArg }),
   output: NavigateResult,
   restPath: 'navigate',

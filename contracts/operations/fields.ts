@@ -41,4 +41,4 @@ export function oneTarget(v: { selector?: string; ref?: string }): boolean {
 export const ONE_TARGET = { message: 'give exactly one of ref or selector' }
 
 /** Page-changing tools: whether the answer carries what the action changed (default true). */
-export const changesArg = z.boolean().optional().describe('false: leave out `changes`, what the action changed on the page (`+` added and `~` changed elements with their refs, `removed: … (was e9)` for ones gone; a new page: its first part), which the answer carries by default')
+export const changesArg = z.boolean().optional().describe('false: leave out `changes`, what the action changed on the page (`+` added and `~` changed elements with their refs, `removed: … (was e9)` for ones gone; a new page: the whole of it when small, else what it is), which the answer carries by default')
