@@ -28,14 +28,14 @@ export const perceive = defineDrive({
     + 'Every element carries [ref=e12] (inside an iframe [ref=f1e3]): pass the ref to act, hover, select_option, drag, fill_form, file_upload, wait_for or credential_fill instead of a selector; a ref holds until its document navigates. '
     + 'Text the page wrote (names, values, text runs) is always in double quotes with YAML escapes (\\" \\\\ \\n \\xNN), one element a line, and a [ref= inside it is written \\x5bref=: only a [ref=…] outside quotes is a ref. '
     + 'At most maxChars characters (default 12000): the outline of landmarks and headings and what the viewport shows come first; when truncated is true, call again with the cursor given to read on until the whole page has been read, every element once. '
-    + 'ref returns the subtree under one element; query returns only the elements whose name or text holds the words, each inside the link, button or other control that holds it (the ref to act on), with the headings and landmarks above them — or, when more than ten elements match, the matches alone, each once: those holding the words as one phrase first, controls first within',
+    + 'ref returns the subtree under one element; query returns only the elements whose name or text holds the words, each inside the link, button or other control that holds it (the ref to act on), text with its whole sentence or small paragraph, with the headings and landmarks above them; the heading, term or signature that defines the words comes first with the paragraphs under it (a question such as "what is X" asks for X) — or, when more than ten elements match, the matches alone, each once: the definition, then those holding the words as one phrase, controls first within',
   input: z.strictObject({
     sessionId,
     full: z.boolean().optional().describe('advisory; not forwarded'),
     maxChars: z.number().int().min(1000).max(500_000).optional().describe('the most characters of snapshot and text in the answer (default 12000)'),
     cursor: z.string().min(1).max(200).optional().describe('the cursor of a truncated answer: reads on from there'),
     ref: elementRef.optional().describe('only the subtree under this element'),
-    query: z.string().min(1).max(500).optional().describe('only the elements whose name or text (not a url) holds these words (any order, case-insensitive; the exact phrase ranks first), each with the control around it to act on; with the headings and landmarks above them when ten or fewer match'),
+    query: z.string().min(1).max(500).optional().describe('only the elements whose name or text (not a url) holds these words (any order, case-insensitive; "what is X" asks for X; what defines them ranks first, then the exact phrase), each with the control around it to act on and its sentence; with the headings and landmarks above them when ten or fewer match'),
   }).refine((v) => [v.cursor, v.ref, v.query].filter((x) => x !== undefined).length <= 1, { message: 'give at most one of cursor, ref or query' }),
   output: PerceiveResult,
   restPath: 'perceive',
