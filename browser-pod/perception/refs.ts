@@ -163,7 +163,12 @@ const keeping = new WeakMap<Frame, number>()
 export async function keepRefsAcrossRenames(frames: ReadonlyArray<{ frame: Frame; doc: number }>): Promise<void> {
   await Promise.all(frames.map(async ({ frame, doc }) => {
     if (!Number.isFinite(doc) || keeping.get(frame) === doc) return
-    const done = await serverFrame(frame)?.nonStallingEvaluateInExistingContext(KEEP_REFS, 'utility').catch(() => undefined)
+    const evaluating = serverFrame(frame)?.nonStallingEvaluateInExistingContext(KEEP_REFS, 'utility').catch(() => undefined)
+    if (!evaluating) return
+    // a page that hangs right after the snapshot holds no action up: tried again with the next one
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const done = await Promise.race([evaluating, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 2000)))])
+    clearTimeout(timer)
     if (typeof done === 'number') keeping.set(frame, done)
   }))
 }
