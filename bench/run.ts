@@ -31,8 +31,8 @@ const RUNS = {
     printTable('perceive (default: viewport, outline, top; 12,000 chars) vs Playwright MCP browser_snapshot, same Chromium, same run: characters, p50 latency, refs', r.pages)
     printTable('scripted tasks from the loaded page: done / tool calls / characters returned (text content the model reads)', r.tasks)
     printTable('targets (issue 27)', r.summary)
-    printTable('first answer per page, same Chromium, same run: characters of Nightjar’s navigate answer vs Playwright MCP’s navigate (which answers with its snapshot) and agent-browser’s snapshot / snapshot -i', r.firstAnswer)
-    printTable(`navigate + perceive latency per page, p50 of 3 alternating runs: Nightjar’s navigate (its answer is the page’s first part) vs Playwright MCP’s navigate (with its snapshot)`, r.latency)
+    printTable('first answer per page, same Chromium, same run: characters of Nightjar’s navigate answer vs Playwright MCP’s navigate + browser_snapshot (its navigate answers with a link to a snapshot file) and agent-browser’s snapshot / snapshot -i', r.firstAnswer)
+    printTable(`navigate + perceive latency per page, p50 of 3 alternating runs: Nightjar’s navigate (its answer is the page’s first part) vs Playwright MCP’s navigate + browser_snapshot; agent-browser’s open + snapshot -i`, r.latency)
     printTable('find-and-act tasks from a freshly loaded page, each judged by a check in the page: done / tool calls / characters returned to the model', r.findAndAct)
     printTable('targets (issue 47)', r.targets)
   },
