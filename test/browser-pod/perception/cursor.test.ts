@@ -1,7 +1,7 @@
 // Reading a page within a budget (cursor.ts) without a browser: the first answer, and
 // reading on by cursor until the page ends, as an agent pages through a long order list.
 import t from 'tap'
-import { firstPart, readOn, subtree, walk, type Part } from '../../../browser-pod/perception/cursor.ts'
+import { firstPart, pageSummary, readOn, subtree, walk, SUMMARY_MAX_CHARS, type Part } from '../../../browser-pod/perception/cursor.ts'
 import { markInView } from '../../../browser-pod/perception/render.ts'
 import { el, snapshotOf } from './page.ts'
 import type { Snapshot } from '../../../browser-pod/perception/snapshot.ts'
@@ -114,4 +114,19 @@ t.test('a heading whose words sit in its children is named in the first answer\'
   t.match(first.snapshot, /^ {2}- heading "5\.6\.1\. Source" \[level=3\] \[ref=e1\]$/m, 'the policy field heading carries its name')
   t.match(first.snapshot, /^ {2}- heading "pub fn push ?\(&mut self, value: T\)" \[level=3\] \[ref=e4\]/m, 'the method heading carries its name')
   t.notMatch(first.snapshot, /- heading \[level/, 'no heading prints nameless')
+})
+
+t.test('[ISSUE-47] a new page is summed up within its budget: counts, landmarks and top headings; a small one comes whole', async (t) => {
+  const summary = pageSummary(orders(), 1200)
+  t.ok(summary.length <= SUMMARY_MAX_CHARS, `within ${SUMMARY_MAX_CHARS} characters (${summary.length})`)
+  t.match(summary, /^# 93 elements with refs \(0 links, 0 buttons, 0 fields, 2 headings\); the whole page is [\d,]+ characters$/m, 'its counts and its whole size')
+  t.match(summary, /^- main \[ref=e0\]\n- heading "Your orders" \[level=1\] \[ref=e1\]\n- heading "Returns" \[level=2\] \[ref=e90\]$/m, 'its outline, unindented, in document order')
+  t.notMatch(summary, /Order 1000/, 'not its content')
+  t.match(summary.split('\n').at(-1), /^# read on: perceive/, 'how to read on')
+  const many = snapshotOf(Array.from({ length: 60 }, (_, i) => el('heading', `Chapter ${i} of the long guide`, `e${i}`, [], { level: 2 })))
+  const cut = pageSummary(many, 1200)
+  t.ok(cut.length <= SUMMARY_MAX_CHARS, 'an outline longer than the budget is cut')
+  t.match(cut, /^# … \d+ more landmarks and headings in perceive's outline$/m, 'saying how many more')
+  const form = snapshotOf([el('textbox', 'Email', 'e1'), el('button', 'Send', 'e2')])
+  t.equal(pageSummary(form, 1200), '- textbox "Email" [ref=e1]\n- button "Send" [ref=e2]', 'a small page whole')
 })
