@@ -2,7 +2,7 @@
 // agent acts on around it and the headings and landmarks that place it; the element that
 // defines the term first. Pure: lines in, the view a cursor walks out. See docs/perception.md.
 import { normalizeWhitespace } from './redaction.ts'
-import { treeCost, unescaped, wordsOf, type Line } from './render.ts'
+import { lineCost, treeCost, unescaped, wordsOf, type Line } from './render.ts'
 
 /** a query's match in a text run brings its whole element when the element is at most this many lines */
 const QUERY_ROW_LINES = 12
@@ -128,15 +128,21 @@ function span(lines: readonly Line[], from: number): number[] {
   return Array.from({ length: lines[from]!.end - from }, (_, k) => from + k)
 }
 
+/** What an element and everything inside it cost as printed. */
+function spanCost(lines: readonly Line[], from: number): number {
+  let n = 0
+  for (let j = from; j < lines[from]!.end; j++) n += lineCost(lines[j]!)
+  return n
+}
+
 /** The element's children, each with what it holds, up to `max` characters (at least the first). */
 function blocksWithin(lines: readonly Line[], starts: readonly number[], max: number): number[] {
   const out: number[] = []
   let cost = 0
   for (const c of starts) {
-    const s = span(lines, c)
-    const add = treeCost(s.map((j) => lines[j]!))
+    const add = spanCost(lines, c)
     if (out.length && cost + add > max) break
-    out.push(...s)
+    out.push(...span(lines, c))
     cost += add
   }
   return out
@@ -194,28 +200,47 @@ function sentenceEnds(s: string): number[] {
   return [...s.trimEnd().matchAll(SENTENCE_END)].map((m) => m.index + m[0].trimEnd().length)
 }
 
+/** A large block's children and their text, read once for all the matches in it. */
+interface BlockReader { kids(p: number): number[]; text(c: number): { text: string; ends: number[] } }
+
+function blockReader(lines: readonly Line[]): BlockReader {
+  const kids = new Map<number, number[]>()
+  const texts = new Map<number, { text: string; ends: number[] }>()
+  return {
+    kids: (p) => kids.get(p) ?? (kids.set(p, childrenOf(lines, p)), kids.get(p)!),
+    text: (c) => {
+      let r = texts.get(c)
+      if (!r) {
+        const text = textOf(lines, c)
+        texts.set(c, r = { text, ends: sentenceEnds(text) })
+      }
+      return r
+    },
+  }
+}
+
 /**
  * A match in a text run or an inline element (`code`) of block `p`, with its block: whole
  * when small; else the whole sentences around it, the runs and inline elements (links kept)
  * from where its sentence starts to where it ends, up to SENTENCES_MAX characters.
  */
-function inBlock(lines: readonly Line[], p: number, i: number, words: readonly string[]): number[] {
+function inBlock(lines: readonly Line[], p: number, i: number, words: readonly string[], read: BlockReader): number[] {
   if (lines[p]!.end - p <= QUERY_ROW_LINES) return span(lines, p)
-  const kids = childrenOf(lines, p)
+  const kids = read.kids(p)
   const k = kids.findIndex((c) => c <= i && i < lines[c]!.end)
-  const cost = (c: number) => treeCost(span(lines, c).map((j) => lines[j]!))
+  const cost = (c: number) => spanCost(lines, c)
   const inline = (c: number) => INLINE.has(lines[c]!.role)
-  const text = (c: number) => textOf(lines, c)
+  const text = (c: number) => read.text(c).text
   // where the match stands in its own run: a sentence that ends before it is not its own
   const own = text(kids[k]!)
   const found = words.map((w) => own.indexOf(w)).filter((n) => n >= 0)
   const at = found.length ? Math.min(...found) : 0
   /** a sentence starts inside c (in the match's own run: before the match) */
-  const startsInside = (c: number) => sentenceEnds(text(c)).some((e) => (c === kids[k] ? e <= at : e < text(c).trimEnd().length))
+  const startsInside = (c: number) => read.text(c).ends.some((e) => (c === kids[k] ? e <= at : e < text(c).trimEnd().length))
   /** c ends with a sentence's end */
-  const closes = (c: number) => sentenceEnds(text(c)).includes(text(c).trimEnd().length)
+  const closes = (c: number) => read.text(c).ends.includes(text(c).trimEnd().length)
   /** a sentence ends inside c (in the match's own run: after the match) */
-  const endsInside = (c: number) => sentenceEnds(text(c)).some((e) => c !== kids[k] || e > at)
+  const endsInside = (c: number) => read.text(c).ends.some((e) => c !== kids[k] || e > at)
   let from = k
   let to = k
   let used = cost(kids[k]!)
@@ -245,6 +270,7 @@ function matchUnits(lines: readonly Line[], query: string): Unit[] {
   /** lines a later match does not answer again (inside an element answered whole) */
   const covered = new Set<number>()
   const found: Unit[] = definitions(lines, term)
+  const reader = blockReader(lines)
   const pathDown = (from: number, to: number) => {
     const path: number[] = []
     for (let p = to; p !== from && p >= 0; p = lines[p]!.parent) path.unshift(p)
@@ -265,7 +291,7 @@ function matchUnits(lines: readonly Line[], query: string): Unit[] {
       const said = new Set(ownWords(lines[act]!))
       unit = around.filter((j) => j === act || j === i || ownWords(lines[j]!).some((w) => !said.has(w)))
     } else if ((!l.ref || INLINE_WORDS.has(l.role)) && p >= 0) {
-      unit = inBlock(lines, p, i, words)
+      unit = inBlock(lines, p, i, words, reader)
       // a block's own name says what a child only repeats (the code in a heading)
       const said = new Set(ownWords(lines[p]!))
       if (said.size) unit = unit.filter((j) => j === p || ownWords(lines[j]!).some((w) => !said.has(w)))
@@ -282,11 +308,19 @@ function matchUnits(lines: readonly Line[], query: string): Unit[] {
 
 /** The units without any another unit shows whole, and without the lines an earlier unit shows. */
 function eachOnce(units: readonly Unit[]): Unit[] {
-  const holding = new Map<number, number[]>() // line → the units showing it
-  units.forEach((u, k) => { for (const j of u.lines) holding.set(j, [...holding.get(j) ?? [], k]) })
-  const inside = (u: Unit, k: number) => (holding.get(u.lines[0]!) ?? []).some((o) => {
+  // a unit's first line → the units showing it
+  const holding = new Map<number, number[]>(units.map((u) => [u.lines[0]!, []]))
+  units.forEach((u, k) => {
+    for (const j of u.lines) {
+      const held = holding.get(j)
+      if (held) held.push(k)
+    }
+  })
+  const sets = new Map<number, Set<number>>()
+  const inside = (u: Unit, k: number) => holding.get(u.lines[0]!)!.some((o) => {
     if (o === k) return false
-    const other = new Set(units[o]!.lines)
+    let other = sets.get(o)
+    if (!other) sets.set(o, other = new Set(units[o]!.lines))
     // of two showing the same lines, the first one stays
     return u.lines.every((j) => other.has(j)) && (units[o]!.lines.length > u.lines.length || o < k)
   })
