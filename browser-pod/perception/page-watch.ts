@@ -41,6 +41,9 @@ const INSTALL = `(() => {
   return w
 })()`
 
+/** the version's expression, in the watch world with `w` its watcher */
+const VERSION = `[performance.timeOrigin, location.href, innerWidth, innerHeight, w.changes, w.shadows].join(' ')`
+
 /** per tab: its main frame's id (it stays with the tab across navigations) */
 const mainFrames = new WeakMap<Page, string>()
 const registered = new WeakSet<Page>()
@@ -74,30 +77,34 @@ async function inWatchWorld(page: Page, expression: string, awaitPromise = false
  * Undefined when it cannot be read (no DevTools session, a tab closing): nothing is reused then.
  */
 export async function pageVersion(page: Page): Promise<string | undefined> {
-  const v = await inWatchWorld(page, `(() => { const w = ${INSTALL}; w.observeShadows(); return [performance.timeOrigin, location.href, innerWidth, innerHeight, w.changes, w.shadows].join(' ') })()`)
+  const v = await inWatchWorld(page, `(() => { const w = ${INSTALL}; w.observeShadows(); return ${VERSION} })()`)
   return typeof v === 'string' ? v : undefined
 }
+
 
 /**
  * Waits until the DOM has not mutated for SETTLE_QUIET_MS (at once when it has been quiet
  * that long already), at most SETTLE_CAP_MS: a page rendering from script after its load
- * is read once it has rendered, and one that never stops animating is still read.
+ * is read once it has rendered, and one that never stops animating is still read. Gives
+ * the page's version as it settled (read before a snapshot, it can only be older than the
+ * tree: a change in between makes the next check differ, never match wrongly).
  */
-export async function settled(page: Page): Promise<void> {
+export async function settled(page: Page): Promise<string | undefined> {
   const wait = inWatchWorld(page, `new Promise((resolve) => {
     const w = ${INSTALL}
     w.observeShadows()
     const start = performance.now()
     const tick = () => {
       const now = performance.now(), quiet = now - w.last
-      if (quiet >= ${SETTLE_QUIET_MS} || now - start >= ${SETTLE_CAP_MS}) resolve(true)
+      if (quiet >= ${SETTLE_QUIET_MS} || now - start >= ${SETTLE_CAP_MS}) { w.observeShadows(); resolve(${VERSION}) }
       else setTimeout(tick, Math.min(${SETTLE_QUIET_MS} - quiet, ${SETTLE_CAP_MS} - (now - start)) + 1)
     }
     tick()
   })`, true)
   // a page whose own script holds its thread (timers never run) is read when the cap is over
   let timer: NodeJS.Timeout | undefined
-  const cap = new Promise<void>((resolve) => (timer = setTimeout(resolve, SETTLE_CAP_MS + 500)))
-  await Promise.race([wait, cap])
+  const cap = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), SETTLE_CAP_MS + 500)))
+  const version = await Promise.race([wait, cap])
   clearTimeout(timer)
+  return typeof version === 'string' ? version : undefined
 }

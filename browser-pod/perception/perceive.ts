@@ -77,10 +77,10 @@ export async function changesAfter(session: PodSession): Promise<string | undefi
   if (page.isClosed()) return undefined
   await page.waitForLoadState('domcontentloaded', { timeout: 5000 }).catch(() => {}) // a page still loading is read as far as it got
   // a page that renders from script after its load is read once it has rendered, so its refs hold
-  await settled(page)
+  const version = await settled(page)
   let next: Snapshot
   try {
-    next = await takeSnapshot(page, DEFAULT_MAX_CHARS, (s) => session.echoGuard.redact(s))
+    next = await takeSnapshot(page, DEFAULT_MAX_CHARS, (s) => session.echoGuard.redact(s), version)
   } catch {
     return undefined
   }

@@ -253,7 +253,8 @@ t.test('[ISSUE-47] a navigate answer says what a large page is in a few hundred 
 t.test('[ISSUE-47] perceive right after a navigation reuses its snapshot, and takes a new one once the page changed (real Chromium)', async (t) => {
   const html = `<title>Shop</title><h1>Shop</h1><label>Name <input id=name></label>
     <button id=add onclick="document.getElementById('rows').insertAdjacentHTML('beforeend', '<li>Row added</li>')">Add</button><ul id=rows></ul>
-    <style>.tip { display: none } #hint:hover + .tip { display: block }</style><button id=hint>Hint</button><p class=tip>Tip shown</p>`
+    <style>.tip { display: none } #hint:hover + .tip { display: block }</style><button id=hint>Hint</button><p class=tip>Tip shown</p>
+    <div id=card></div><script>document.getElementById('card').attachShadow({ mode: 'open' }).innerHTML = '<p>Status before</p>'</script>`
   const { pod, c } = await appPod(t, 'nsess_reuse', { '/': { body: html } })
   let snapshots = 0
   const page = pod.session.page as unknown as { ariaSnapshotJSON: (...a: unknown[]) => Promise<unknown> }
@@ -279,6 +280,9 @@ t.test('[ISSUE-47] perceive right after a navigation reuses its snapshot, and ta
   const before = snapshots
   await c.drive('perceive', { query: 'tip' })
   t.equal(snapshots, before, 'a query of the unchanged page reuses the snapshot too')
+  // a change inside a shadow root, made by the page's own script (no input event)
+  await pod.session.page.evaluate(() => { document.getElementById('card')!.shadowRoot!.querySelector('p')!.textContent = 'Status after' })
+  t.match((await c.drive('perceive', {})).snapshot, /Status after/, 'a mutation inside a shadow root: read again')
 })
 
 t.test('[ISSUE-47] a navigate answer waits for a page that renders from script after its load, and its refs act (real Chromium)', async (t) => {
