@@ -39,7 +39,7 @@ export async function perceive(session: PodSession, input: PodInput<'perceive'> 
     if (input.query !== undefined) {
       const { key, view, count } = queryView(snap.lines, input.query, budget)
       if (!view.length) return { ...head, snapshot: `# nothing on the page matches ${quoted(input.query)}`, text: '', truncated: false }
-      const note = key === 'c' ? `# ${count} matches of ${quoted(input.query)}, each once with the element to act on (the whole phrase first, then those to act on)\n` : ''
+      const note = key === 'c' ? `# ${count} matches of ${quoted(input.query)}, each once with the element to act on (what defines it first, then the whole phrase, then those to act on)\n` : ''
       return { ...head, ...walk(snap, key, view, 0, budget, note) }
     }
     await readViewport(page, snap, budget)
