@@ -3,13 +3,15 @@
 // page that renders from script to settle, and whether it changed since a snapshot, so
 // perceive right after an action reuses that snapshot instead of taking another.
 // See docs/perception.md ("One snapshot per page change").
-import type { Page } from 'playwright-core'
+import type { Page, Request } from 'playwright-core'
 import { devtools } from '../devtools.ts'
 
 const WORLD = 'nightjar_page_watch'
 
-/** a page that changes nothing for this long has settled */
-export const SETTLE_QUIET_MS = 300
+/** a page that changes nothing for this long, with none of its requests for data or
+ * script in flight, has settled (the requests say a render is still coming; the quiet
+ * alone would have to be long enough to cover a fetch, and every page would pay it) */
+export const SETTLE_QUIET_MS = 100
 /** and a page that never stops changing is read after this long */
 export const SETTLE_CAP_MS = 3000
 
@@ -48,8 +50,45 @@ const VERSION = `[performance.timeOrigin, location.href, innerWidth, innerHeight
 const mainFrames = new WeakMap<Page, string>()
 const registered = new WeakSet<Page>()
 
+/** what a render may still be waiting for: a document, a script, data (not images, fonts or
+ * a stream that never ends: an EventSource or a WebSocket is not a request here) */
+const PENDING_TYPES = new Set(['document', 'script', 'fetch', 'xhr'])
+/** per tab: its requests of those types in flight, and who waits for them to end */
+const inFlight = new WeakMap<Page, { requests: Set<Request>; drained: Set<() => void> }>()
+
+function trackRequests(page: Page): void {
+  if (inFlight.has(page)) return
+  const t = { requests: new Set<Request>(), drained: new Set<() => void>() }
+  inFlight.set(page, t)
+  const end = (r: Request) => {
+    if (!t.requests.delete(r) || t.requests.size) return
+    for (const wake of t.drained) wake()
+    t.drained.clear()
+  }
+  page.on('request', (r) => { if (PENDING_TYPES.has(r.resourceType())) t.requests.add(r) })
+  page.on('requestfinished', end)
+  page.on('requestfailed', end)
+  // a document replaced mid-request never finishes it: the new one starts with none
+  page.on('framenavigated', (f) => {
+    if (f !== page.mainFrame()) return
+    for (const r of [...t.requests]) if (r.frame() === f && !r.isNavigationRequest()) end(r)
+  })
+}
+
+/** resolves once none of the tab's tracked requests is in flight, or at the deadline */
+function requestsDrained(page: Page, deadline: number): Promise<void> {
+  const t = inFlight.get(page)
+  if (!t || !t.requests.size) return Promise.resolve()
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, Math.max(0, deadline - Date.now()))
+    function done() { clearTimeout(timer); t!.drained.delete(done); resolve() }
+    t.drained.add(done)
+  })
+}
+
 /** Has every later document of the tab watched from its start (before a navigation). */
 export async function watchDocuments(page: Page): Promise<void> {
+  trackRequests(page)
   if (registered.has(page)) return
   registered.add(page)
   const cdp = await devtools(page)
@@ -84,26 +123,39 @@ export async function pageVersion(page: Page): Promise<string | undefined> {
 
 /**
  * Waits until the DOM has not mutated for SETTLE_QUIET_MS (at once when it has been quiet
- * that long already), at most SETTLE_CAP_MS: a page rendering from script after its load
- * is read once it has rendered, and one that never stops animating is still read. Gives
- * the page's version as it settled (read before a snapshot, it can only be older than the
- * tree: a change in between makes the next check differ, never match wrongly).
+ * that long already) and no document, script or data request of the tab is in flight, at
+ * most SETTLE_CAP_MS: a page rendering from script after its load is read once it has
+ * rendered, and one that never stops animating (or polls forever) is still read. Gives the
+ * page's version as it settled (read before a snapshot, it can only be older than the tree:
+ * a change in between makes the next check differ, never match wrongly).
  */
 export async function settled(page: Page): Promise<string | undefined> {
+  const deadline = Date.now() + SETTLE_CAP_MS
+  for (;;) {
+    const version = await quiet(page, Math.max(0, deadline - Date.now()))
+    const t = inFlight.get(page)
+    if (!t?.requests.size || Date.now() >= deadline) return version
+    // a request ended means a render may follow: wait for it, then for the quiet again
+    await requestsDrained(page, deadline)
+  }
+}
+
+/** the page's version once its DOM has been quiet for SETTLE_QUIET_MS, or after capMs */
+async function quiet(page: Page, capMs: number): Promise<string | undefined> {
   const wait = inWatchWorld(page, `new Promise((resolve) => {
     const w = ${INSTALL}
     w.observeShadows()
     const start = performance.now()
     const tick = () => {
       const now = performance.now(), quiet = now - w.last
-      if (quiet >= ${SETTLE_QUIET_MS} || now - start >= ${SETTLE_CAP_MS}) { w.observeShadows(); resolve(${VERSION}) }
-      else setTimeout(tick, Math.min(${SETTLE_QUIET_MS} - quiet, ${SETTLE_CAP_MS} - (now - start)) + 1)
+      if (quiet >= ${SETTLE_QUIET_MS} || now - start >= ${Math.round(capMs)}) { w.observeShadows(); resolve(${VERSION}) }
+      else setTimeout(tick, Math.min(${SETTLE_QUIET_MS} - quiet, ${Math.round(capMs)} - (now - start)) + 1)
     }
     tick()
   })`, true)
   // a page whose own script holds its thread (timers never run) is read when the cap is over
   let timer: NodeJS.Timeout | undefined
-  const cap = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), SETTLE_CAP_MS + 500)))
+  const cap = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), capMs + 500)))
   const version = await Promise.race([wait, cap])
   clearTimeout(timer)
   return typeof version === 'string' ? version : undefined

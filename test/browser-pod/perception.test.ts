@@ -210,7 +210,7 @@ t.test('a long data: URL is abbreviated in perceive, a query and changes, not ec
 })
 
 /** an in-process pod for one platform-egress session whose pages at http://app.test/ are `pages` (by path) */
-async function appPod(t: { teardown(fn: () => unknown): void }, sessionId: string, pages: Record<string, { type?: string; body: string }>) {
+async function appPod(t: { teardown(fn: () => unknown): void }, sessionId: string, pages: Record<string, { type?: string; body: string; delayMs?: number }>) {
   const token = newToken()
   const pod = await startPod({ token, sandbox: inProcessSandbox() })
   t.teardown(() => pod.close())
@@ -219,7 +219,10 @@ async function appPod(t: { teardown(fn: () => unknown): void }, sessionId: strin
   await c.configure({ sessionId, egress: { mode: 'platform', declaredHosts: [] } })
   await pod.session.context!.route('http://app.test/**', (r) => {
     const page = pages[new URL(r.request().url()).pathname]
-    return page ? r.fulfill({ contentType: page.type ?? 'text/html; charset=utf-8', body: page.body }) : r.fulfill({ status: 404, body: '' })
+    if (!page) return r.fulfill({ status: 404, body: '' })
+    // a slow API, as a real one is: the page has nothing to show until it answers
+    const answer = () => r.fulfill({ contentType: page.type ?? 'text/html; charset=utf-8', body: page.body })
+    return page.delayMs ? new Promise((resolve) => setTimeout(resolve, page.delayMs)).then(answer) : answer()
   })
   return { pod, c }
 }
@@ -308,6 +311,14 @@ t.test('[ISSUE-47] a navigate answer waits for a page that renders from script a
   t.ok(alpha, 'the answer is the rendered page')
   t.notMatch(nav.changes, /Loading/, 'not what it showed while loading')
   t.match((await c.drive('act', { verb: 'click', ref: alpha!, changes: true })).changes, /button "Opened Alpha"/, 'its refs act')
+
+  // quiet for as long as its data takes to come: the fetch in flight says a render is coming
+  const slow = `<title>Slow</title><main id=app><p>Loading</p></main><script>
+    fetch('/api/slow').then((r) => r.json()).then((items) => { document.getElementById('app').innerHTML = items.map((i) => '<button>' + i + '</button>').join('') })
+  </script>`
+  const { c: c2 } = await appPod(t, 'nsess_settle_fetch', { '/slow': { body: slow }, '/api/slow': { type: 'application/json', body: '["Charlie"]', delayMs: 800 } })
+  const fetched = await c2.drive('navigate', { url: 'http://app.test/slow', changes: true })
+  t.match(fetched.changes, /button "Charlie" \[ref=\w+\]/, 'a page waiting on its data is read once the data came and rendered')
 
   const started = performance.now()
   const clock = await c.drive('navigate', { url: 'http://app.test/busy', changes: true })
