@@ -27,10 +27,19 @@ function removedLine(text: string, ref: string): string {
 
 /**
  * The changes from `before` to `after`: a `url:` line first when the address moved, then
- * added and changed elements in document order, then removed ones; lines past the budget
- * are counted in a closing note. `no change on the page` when nothing differs.
+ * added and changed elements in document order, then removed ones. In full (each added
+ * element with its subtree) when that fits `fullBudget`; else compact — an added element's
+ * own line and how many elements it holds, to read with perceive by its ref — within
+ * `budget`, lines past it counted in a closing note. An agent pays for a large render (an
+ * expanded panel, a whole tree opened) only when it reads it. `no change on the page` when
+ * nothing differs.
  */
-export function diffSnapshots(before: Snapshot, after: Snapshot, budget: number): string {
+export function diffSnapshots(before: Snapshot, after: Snapshot, budget: number, fullBudget = budget): string {
+  const full = render(before, after, Math.min(budget, fullBudget), false)
+  return full.complete ? full.text : render(before, after, budget, true).text
+}
+
+function render(before: Snapshot, after: Snapshot, budget: number, compact: boolean): { text: string; complete: boolean } {
   const was = signatures(before)
   const now = signatures(after)
   const out: string[] = []
@@ -45,19 +54,34 @@ export function diffSnapshots(before: Snapshot, after: Snapshot, budget: number)
     used += s.length + 1
   }
   const isAdded = (i: number) => !!after.lines[i]!.ref && !was.has(after.lines[i]!.ref!)
+  /** compact: added elements so far under each parent line */
+  const siblings = new Map<number, number>()
   for (let i = 0; i < after.lines.length; i++) {
     const l = after.lines[i]!
     if (!l.ref) continue
     if (isAdded(i)) {
-      // the topmost added element, with its whole subtree
+      // the topmost added element, with its whole subtree (compact: its count)
       let p = l.parent
       while (p >= 0 && !after.lines[p]!.ref) p = after.lines[p]!.parent
       if (p >= 0 && isAdded(p)) continue
-      for (let j = i; j < l.end; j++) emit(`${j === i ? '+' : ' '} ${'  '.repeat(after.lines[j]!.depth - l.depth)}${after.lines[j]!.text}`)
+      if (compact && p >= 0) {
+        // a long run of siblings (rows of an expanded tree, results of a search) is counted
+        const n = (siblings.get(p) ?? 0) + 1
+        siblings.set(p, n)
+        if (n > COMPACT_SIBLINGS) continue
+      }
+      const inside = compact ? refsWithin(after, i) : 0
+      if (inside) emit(`+ ${l.text} # ${inside} element${inside === 1 ? '' : 's'} inside: perceive with ref ${l.ref} to read ${inside === 1 ? 'it' : 'them'}`)
+      else for (let j = i; j < l.end; j++) emit(`${j === i ? '+' : ' '} ${'  '.repeat(after.lines[j]!.depth - l.depth)}${after.lines[j]!.text}`)
     } else if (was.get(l.ref) !== now.get(l.ref)) {
       emit(`~ ${l.text}`)
       for (let j = i + 1; j < l.end && !after.lines[j]!.ref; j++) emit(`    ${after.lines[j]!.text}`)
     }
+  }
+  for (const [p, n] of siblings) {
+    if (n <= COMPACT_SIBLINGS) continue
+    const parent = after.lines[p]!
+    emit(`# … ${n - COMPACT_SIBLINGS} more added inside ${parent.text.replace(/ \[ref=\w+\].*$/, '')}: perceive with ref ${parent.ref} to read them`)
   }
   for (const l of before.lines) {
     if (!l.ref || now.has(l.ref)) continue
@@ -66,7 +90,17 @@ export function diffSnapshots(before: Snapshot, after: Snapshot, budget: number)
     if (p >= 0 && !now.has(before.lines[p]!.ref!)) continue // inside a removed element: that one says it
     emit(removedLine(l.text, l.ref))
   }
-  if (!out.length && !left) return 'no change on the page'
+  if (!out.length && !left) return { text: 'no change on the page', complete: true }
   if (left) out.push(`# … ${left} more changed lines: perceive to read the page`)
-  return out.join('\n')
+  return { text: out.join('\n'), complete: !left }
+}
+
+/** compact: added siblings shown one by one before the rest are counted */
+const COMPACT_SIBLINGS = 5
+
+/** how many elements with refs line i's subtree holds below it */
+function refsWithin(snap: Snapshot, i: number): number {
+  let n = 0
+  for (let j = i + 1; j < snap.lines[i]!.end; j++) if (snap.lines[j]!.ref) n++
+  return n
 }

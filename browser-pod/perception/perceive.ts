@@ -19,6 +19,10 @@ import { readViewport } from './viewport.ts'
 export const DEFAULT_MAX_CHARS = 12_000
 /** the budget of an action's `changes` */
 export const CHANGES_MAX_CHARS = 3_000
+/** up to this, an action's `changes` give each added element's subtree whole; past it, each
+ * added element's line and how many it holds (diff.ts): a render an agent did not ask to
+ * read (an opened panel, an expanded tree) costs a line, not the budget */
+export const CHANGES_FULL_CHARS = 1_000
 /** a new page's `changes`: the whole page when it fits this, else what it is (cursor.ts pageSummary) */
 export const NEW_PAGE_MAX_CHARS = 1_200
 
@@ -87,5 +91,5 @@ export async function changesAfter(session: PodSession): Promise<string | undefi
   const before = latest.get(page)
   latest.set(page, next)
   if (!before || before.doc !== next.doc) return `new page: ${quoted(next.title)} ${next.shownUrl}\n${pageSummary(next, NEW_PAGE_MAX_CHARS)}`
-  return diffSnapshots(before, next, CHANGES_MAX_CHARS)
+  return diffSnapshots(before, next, CHANGES_MAX_CHARS, CHANGES_FULL_CHARS)
 }

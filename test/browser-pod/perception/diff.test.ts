@@ -66,9 +66,9 @@ t.test('a new address of the same document is said first; what does not fit the 
   const moved = diffSnapshots(snapshotOf(cart(false)), snapshotOf(cart(true), { url: 'https://shop.test/orders#cart' }), 60)
   t.equal(moved, [
     'url: https://shop.test/orders#cart',
-    '+ listitem [ref=e7]',
-    '# … 5 more changed lines: perceive to read the page',
-  ].join('\n'), 'the url line, what fits in 60 characters, then how many lines were left out')
+    'removed: status (was e9)',
+    '# … 3 more changed lines: perceive to read the page',
+  ].join('\n'), 'the url line, what fits in 60 characters (of the compact form: the whole does not fit), then how many lines were left out')
   t.equal(diffSnapshots(snapshotOf(cart(true)), snapshotOf(cart(true), { url: 'https://shop.test/orders#top' }), 3000), 'url: https://shop.test/orders#top',
     'an address change alone is a change')
 })
@@ -77,4 +77,34 @@ t.test('a new address that is a long data: URL is abbreviated in the url line', 
   const doc = (n: number) => 'data:text/html,' + encodeURIComponent('<title>Pets</title>' + '<p>pet</p>'.repeat(n))
   const moved = diffSnapshots(snapshotOf(cart(false), { url: doc(500) }), snapshotOf(cart(false), { url: doc(500) + '#list' }), 3000)
   t.equal(moved, `url: data:text/html,…(${(doc(500) + '#list').length.toLocaleString('en-US')} chars)`, 'its type and length, not its thousands of characters')
+})
+
+t.test('[ISSUE-47] a large render costs a line per added element, with how to read it; a small one comes whole', async (t) => {
+  // a panel opened by a click (an API reference's operation), and a tree expanded whole
+  const panel = (open: boolean) => [el('main', undefined, 'e1', [
+    el('link', 'Find a pet by id', 'e2'),
+    ...(open ? [el('region', 'Find a pet by id', 'e10', [
+      el('heading', 'Find a pet by id', 'e11', [], { level: 3 }),
+      ...Array.from({ length: 30 }, (_, i) => el('listitem', undefined, `e${20 + i}`, [`Parameter ${i} with a description long enough to matter`, el('button', `Copy link to parameter ${i}`, `e${60 + i}`)])),
+    ])] : []),
+  ])]
+  const before = snapshotOf(panel(false))
+  const after = snapshotOf(panel(true))
+  const whole = diffSnapshots(before, after, 100_000)
+  t.ok(whole.length > 3000, `in full it would cost ${whole.length} characters`)
+  const changes = diffSnapshots(before, after, 3000, 1000)
+  t.equal(changes, '+ region "Find a pet by id" [ref=e10] # 61 elements inside: perceive with ref e10 to read them', 'the panel in one line, with its ref to read it by')
+
+  const tree = (expanded: boolean) => [el('tree', 'Document', 'e1', [
+    el('treeitem', 'root', 'e2', [], { expanded }),
+    ...(expanded ? Array.from({ length: 40 }, (_, i) => el('treeitem', `field${i}`, `e${10 + i}`, [el('textbox', `value of field${i}`, `e${100 + i}`)])) : []),
+  ])]
+  const expanded = diffSnapshots(snapshotOf(tree(false)), snapshotOf(tree(true)), 3000, 1000)
+  t.ok(expanded.length <= 1000, `an expanded tree of 40 rows: ${expanded.length} characters`)
+  t.match(expanded, /^~ treeitem "root" \[expanded\] \[ref=e2\]$/m, 'what changed in place')
+  t.match(expanded, /^\+ treeitem "field0" \[ref=e10\] # 1 element inside: perceive with ref e10 to read it$/m, 'the first rows, each a line')
+  t.match(expanded, /^# … 35 more added inside tree "Document": perceive with ref e1 to read them$/m, 'the rest counted, with where to read them')
+
+  // what fits stays whole: the cart's new item keeps its button's ref
+  t.match(diffSnapshots(snapshotOf(cart(false)), snapshotOf(cart(true)), 3000, 1000), /^ {4}button "Remove" \[ref=e8\]$/m, 'a small change in full')
 })
