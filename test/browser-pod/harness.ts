@@ -90,7 +90,8 @@ export async function spawnPod(t: T, env: Record<string, string> = {}): Promise<
     clearTimeout(timer)
   })
   const ready = await Promise.race([
-    waitFor(() => (out.includes('\n') ? out : null), { timeoutMs: 30_000, what: 'pod ready line' }),
+    // a cloak pod starts Xvfb and a headed Chromium first: on a busy two-core machine that took over 30 s
+    waitFor(() => (out.includes('\n') ? out : null), { timeoutMs: 90_000, what: 'pod ready line' }),
     exited.then(({ code }) => {
       throw new Error(`pod exited before ready (code ${code}): ${err}`)
     }),
