@@ -13,6 +13,12 @@ function answer(snap: Snapshot, query: string, budget = 5000): string {
   return view.length ? walk(snap, key, view, 0, budget).snapshot : ''
 }
 
+/** A query's view as perceive renders it in a 5,000-character budget: which view, how many matches, its lines. */
+function answered(snap: Snapshot, query: string): { key: string; count: number; lines: string[] } {
+  const { key, view, count } = queryView(snap.lines, query, 5000)
+  return { key, count, lines: walk(snap, key, view, 0, 5000).snapshot.split('\n') }
+}
+
 /** A docs page: a table of contents of links wrapping code, then the text. */
 const docs = () => snapshotOf([
   el('navigation', 'Contents', 'e1', [el('list', undefined, 'e2', [
@@ -60,10 +66,9 @@ t.test('more than ten matches: each once, the ones to act on first, with their c
     ...Array.from({ length: 11 }, (_, i) => el('paragraph', undefined, `e${i + 2}`, [`Order ${101 + i} shipped`])),
     el('link', 'Track order', 'e20', [], { url: 'https://shop.test/track' }),
   ])])
-  const { key, view, count } = queryView(many.lines, 'order', 5000)
+  const { key, count, lines } = answered(many, 'order')
   t.equal(count, 12, 'eleven paragraphs and the link')
   t.equal(key, 'c', 'answered compactly')
-  const lines = walk(many, key, view, 0, 5000).snapshot.split('\n')
   t.equal(lines[0], '- link "Track order" [ref=e20] [url=https://shop.test/track]', 'the link to act on comes first, not indented by the page')
   t.equal(lines.filter((l) => /Order \d+ shipped/.test(l)).length, 11, 'every matching paragraph once')
   t.notOk(lines.some((l) => l.startsWith('- main')), 'no surroundings in a compact answer')
@@ -77,10 +82,9 @@ t.test('the query as one phrase ranks before its words apart, and an address is 
     el('paragraph', undefined, 'e21', ['The method set of a type determines the interfaces it implements.']),
     el('link', 'Method sets', 'e22', [], { url: 'https://go.dev/ref/spec#Method_sets' }),
   ])])
-  const { key, view, count } = queryView(spec.lines, 'method set', 5000)
+  const { key, count, lines } = answered(spec, 'method set')
   t.equal(count, 14, 'the twelve paragraphs of words apart, the phrase\'s paragraph and link; not the link whose address alone says it')
   t.equal(key, 'c', 'answered compactly')
-  const lines = walk(spec, key, view, 0, 5000).snapshot.split('\n')
   t.same(lines.slice(0, 3), [
     '- link "Method sets" [ref=e22] [url=https://go.dev/ref/spec#Method_sets]',
     '- paragraph [ref=e21]',
@@ -143,9 +147,8 @@ t.test('[ISSUE-47] a match in a long paragraph brings its whole sentence, links 
       ...Array.from({ length: 6 }, (_, i) => `Other sentence ${i}.`), 'Each field', el('link', 'ends', 'e9', [], { url: '#ends' }), 'here.',
     ]),
   ])])
-  const { key, view } = queryView(many.lines, 'field', 5000)
+  const { key, lines: compact } = answered(many, 'field')
   t.equal(key, 'c', 'answered compactly')
-  const compact = walk(many, key, view, 0, 5000).snapshot.split('\n')
   t.same(compact.slice(0, 9), [
     '- paragraph [ref=e3]',
     '  - text: "Stanzas hold fields. Each binary stanza names a field and the corresponding"',
@@ -185,8 +188,7 @@ const reference = () => snapshotOf([
 
 t.test('[ISSUE-47] a query for a term answers first with what defines it: its heading and paragraphs, placed in their section', async (t) => {
   for (const query of ['Standards-Version', 'what is Standards-Version?', 'What does Standards-Version mean']) {
-    const { key, view } = queryView(reference().lines, query, 5000)
-    const lines = walk(reference(), key, view, 0, 5000).snapshot.split('\n')
+    const { lines } = answered(reference(), query)
     t.same(lines.slice(0, 6), [
       '- main [ref=e3]',
       '  - heading "5. Control files" [level=1] [ref=e4]',
