@@ -239,6 +239,7 @@ async function startAgentBrowser(): Promise<AgentBrowser | undefined> {
   const first = await run('open', { argv: ['about:blank'] })
   if (first.isError) {
     progress(`agent-browser did not start: its columns are left out`)
+    // whatever half-started is stopped; a failure to stop what never ran says nothing more
     await close().catch(() => {})
     return undefined
   }

@@ -163,6 +163,9 @@ const keeping = new WeakMap<Frame, number>()
 export async function keepRefsAcrossRenames(frames: ReadonlyArray<{ frame: Frame; doc: number }>): Promise<void> {
   await Promise.all(frames.map(async ({ frame, doc }) => {
     if (!Number.isFinite(doc) || keeping.get(frame) === doc) return
+    // a failure (the document went, the frame detached, Playwright's internals moved) leaves the
+    // frame unmarked, so the next snapshot tries again; meanwhile a renamed element's old ref
+    // answers stale_ref, as before, never naming another element: nothing to report
     const evaluating = serverFrame(frame)?.nonStallingEvaluateInExistingContext(KEEP_REFS, 'utility').catch(() => undefined)
     if (!evaluating) return
     // a page that hangs right after the snapshot holds no action up: tried again with the next one
