@@ -1,7 +1,7 @@
 // Masking secret values in what perception reads: a password field's value, or any field
 // the screen shows masked, in every rendering the snapshot may give it. Pure: the values
 // come from the snapshot's round trip (snapshot.ts). Why and how: docs/perception.md.
-import { MASK, snapshotEscaped, yamlQuoted } from '../secrets/echo-guard.ts'
+import { MASK, snapshotEscaped, yamlQuoted } from './snapshot-text.ts'
 
 export { MASK }
 /** Below this length a value is only redacted where it stands as a textbox value;

@@ -1,7 +1,7 @@
 // Rendering: Playwright's AI snapshot as lines, one element a line, in Playwright MCP's
 // notation (`- button "Delete" [ref=e9]`), with page text always quoted so a page cannot
 // forge a ref or a line. Pure: nodes in, lines and strings out. See docs/perception.md.
-import { snapshotEscaped } from '../secrets/echo-guard.ts'
+import { snapshotEscaped } from './snapshot-text.ts'
 import { MASK, normalizeWhitespace, redact } from './redaction.ts'
 
 /** One node of Playwright's AI snapshot JSON. */

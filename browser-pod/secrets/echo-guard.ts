@@ -5,9 +5,11 @@
 // the rolling hash is only a prefilter, every hit is confirmed by the HMAC.
 // Design, forms and limits: docs/personas.md#secrets-the-page-echoes
 import { createHmac, randomBytes } from 'node:crypto'
+import { MASK, snapshotEscaped, yamlQuoted } from '../perception/snapshot-text.ts'
 
-/** What every masked value reads as (the same mask perception uses for password fields). */
-export const MASK = '••••••••'
+// the mask is perception's (a password field reads the same); re-exported for the guard's readers
+export { MASK }
+
 /** Variants shorter than this are not fingerprinted. */
 export const MIN_GUARDED_LENGTH = 4
 const TAG_BYTES = 16
@@ -291,29 +293,4 @@ function cssEscape(s: string): string {
 /** encodeURIComponent throws on lone surrogates; the bytes were UTF-8 anyway. */
 function safeWellFormed(s: string): string {
   return s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd')
-}
-
-/**
- * Page text as a snapshot line carries it (perception/render.ts): YAML-escaped (yamlQuoted) and
- * with the bracket of any `[ref=` inside written `\x5b`, so text a page controls can never
- * hold a ref token a reader would take for the element's own. Without the quotes around it.
- */
-export function snapshotEscaped(s: string): string {
-  return yamlQuoted(s).replace(/\[(?=\s*ref\s*=)/gi, '\\x5b')
-}
-
-/** Playwright's YAML quoting of a snapshot value; perception/render.ts quotes the same way. */
-export function yamlQuoted(s: string): string {
-  return s.replace(/[\\"\x00-\x1f\x7f-\x9f]/g, (c) => {
-    switch (c) {
-      case '\\': return '\\\\'
-      case '"': return '\\"'
-      case '\b': return '\\b'
-      case '\f': return '\\f'
-      case '\n': return '\\n'
-      case '\r': return '\\r'
-      case '\t': return '\\t'
-      default: return '\\x' + c.charCodeAt(0).toString(16).padStart(2, '0')
-    }
-  })
 }
