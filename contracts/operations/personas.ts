@@ -175,7 +175,7 @@ export const Governance = z.object({
 
 // --- operations ----------------------------------------------------------------------
 
-const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const
+const READ_ONLY_TOOL = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const
 
 export const identityListAssumable = defineContract({
   name: 'identity_list_assumable',
@@ -184,7 +184,7 @@ export const identityListAssumable = defineContract({
   input: z.strictObject({}),
   output: z.array(AssumableIdentity),
   rest: { method: 'GET', path: '/v1/identities/assumable' },
-  annotations: READ,
+  annotations: READ_ONLY_TOOL,
 })
 
 export const identityCreate = defineContract({
@@ -209,7 +209,7 @@ export const identityList = defineContract({
   input: z.strictObject({}),
   output: z.array(IdentityWithLease),
   rest: { method: 'GET', path: '/v1/identities' },
-  annotations: READ,
+  annotations: READ_ONLY_TOOL,
 })
 
 export const identityDelete = defineContract({
@@ -248,7 +248,7 @@ export const credentialList = defineContract({
   input: z.strictObject({ identityId: idParam }),
   output: z.array(CredentialView),
   rest: { method: 'GET', path: '/v1/identities/:identityId/credentials' },
-  annotations: READ,
+  annotations: READ_ONLY_TOOL,
 })
 
 export const credentialRotate = defineContract({
@@ -303,7 +303,7 @@ export const grantList = defineContract({
   input: z.strictObject({ identityId: idParam }),
   output: z.array(GrantView),
   rest: { method: 'GET', path: '/v1/identities/:identityId/grants' },
-  annotations: READ,
+  annotations: READ_ONLY_TOOL,
 })
 
 export const grantRevoke = defineContract({
@@ -359,7 +359,7 @@ export const governanceGet = defineContract({
   output: Governance,
   rest: { method: 'GET', path: '/v1/governance' },
   mcp: false,
-  annotations: READ,
+  annotations: READ_ONLY_TOOL,
 })
 
 export const governancePut = defineContract({

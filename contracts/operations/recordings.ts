@@ -6,7 +6,7 @@ import { z } from 'zod'
 import { defineContract } from './types.ts'
 import { isoTime, sessionId } from './fields.ts'
 
-const READ = ['sessions:write'] as const
+const RECORDING_READ_SCOPES = ['sessions:write'] as const
 
 export const RecordingView = z.object({
   sessionId: z.string().describe('the session (nsess_…)'),
@@ -29,7 +29,7 @@ export const RecordingEvents = z.object({
 export const recordingGet = defineContract({
   name: 'session_recording_get',
   description: 'A recorded session’s recording: when, how large, where to download and replay it',
-  scopes: READ,
+  scopes: RECORDING_READ_SCOPES,
   input: z.strictObject({ sessionId }),
   output: RecordingView,
   rest: { method: 'GET', path: '/v1/sessions/:sessionId/recording' },
@@ -40,7 +40,7 @@ export const recordingGet = defineContract({
 export const recordingEvents = defineContract({
   name: 'session_recording_events',
   description: 'Download a recorded session’s timeline (rrweb events, JSON); a live session’s is read up to now',
-  scopes: READ,
+  scopes: RECORDING_READ_SCOPES,
   input: z.strictObject({ sessionId }),
   output: RecordingEvents,
   rest: { method: 'GET', path: '/v1/sessions/:sessionId/recording/events' },
