@@ -69,5 +69,5 @@ export const OAUTH_STATUS: Partial<Record<OAuthErrorCode, readonly number[]>> = 
   temporarily_unavailable: [503],
 }
 
-/** Checklist row ids (../shared/spec/CHECKLIST.md) */
+/** Checklist row ids (docs/spec/CHECKLIST.md) */
 export type SpecRow = `${'INV' | 'FLD' | 'EP' | 'RULE' | 'AUTH' | 'EV' | 'ERR' | 'LIM'}-${number}`

@@ -2,7 +2,7 @@
 // declared once and built only through it. Fails on
 //  - an entry that breaks the rule (contracts/errors/rule.ts),
 //  - an entry no source file uses (errors.<key>, oauthErrors.<key>, …),
-//  - a spec Errors row (ERR-nn in ../shared/spec/CHECKLIST.md) no entry serves,
+//  - a spec Errors row (ERR-nn in docs/spec/CHECKLIST.md) no entry serves,
 //  - an error table in docs/errors.md that is not what scripts/gen-error-table.ts writes.
 // An error built around the catalogue (new ApiError(…), a literal error body or status) is
 // the linter's to refuse (AROUND_THE_CATALOGUE in scripts/lint-rules.ts).
@@ -17,7 +17,7 @@ import {
 import { readReadme, renderErrorTable, withErrorTable } from '../../scripts/gen-error-table.ts'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
-const CHECKLIST = join(ROOT, '../shared/spec/CHECKLIST.md')
+const CHECKLIST = join(ROOT, 'docs/spec/CHECKLIST.md')
 /** where errors are raised: scanned for uses */
 const SOURCE_DIRS = ['api-server', 'browser-pod', 'operator', 'cli', 'tunnel', 'contracts']
 
@@ -118,18 +118,12 @@ t.test('each constructor builds exactly what its entry declares', async (t) => {
 
 t.test('every spec Errors row is served by an entry', async (t) => {
   const served = new Set<string>(CATALOGUE.flatMap((e) => e.spec ?? []))
-  let rows: string[]
-  if (existsSync(CHECKLIST)) {
-    const text = readFileSync(CHECKLIST, 'utf8')
-    rows = [...text.matchAll(/\*\*(ERR-\d+)\*\*/g)].map((m) => m[1])
-    const all = new Set([...text.matchAll(/\*\*([A-Z]+-\d+)\*\*/g)].map((m) => m[1]))
-    t.same([...served].filter((s) => !all.has(s)), [], 'every spec id the catalogue names is a checklist row')
-  } else {
-    // outside the workspace the checklist is not at hand: the ERR ids the catalogue names must still run 01..n unbroken
-    const n = Math.max(...[...served].filter((s) => s.startsWith('ERR-')).map((s) => Number(s.slice(4))))
-    rows = Array.from({ length: n }, (_, i) => `ERR-${String(i + 1).padStart(2, '0')}`)
-    t.comment(`${CHECKLIST} not found; checking ERR-01..ERR-${n}`)
-  }
+  // the checklist ships with the repository: without it this check would pass on nothing
+  if (!existsSync(CHECKLIST)) throw new Error(`${CHECKLIST} is missing: the spec checklist lives in docs/spec/`)
+  const text = readFileSync(CHECKLIST, 'utf8')
+  const rows = [...text.matchAll(/\*\*(ERR-\d+)\*\*/g)].map((m) => m[1])
+  const all = new Set([...text.matchAll(/\*\*([A-Z]+-\d+)\*\*/g)].map((m) => m[1]))
+  t.same([...served].filter((s) => !all.has(s)), [], 'every spec id the catalogue names is a checklist row')
   t.ok(rows.length >= 30, `${rows.length} Errors rows`)
   t.same(rows.filter((r) => !served.has(r)), [], 'no spec Errors row without a catalogue entry')
 })
