@@ -1,14 +1,8 @@
-// Bursts of session starts with the default capacity settings and the default (adaptive)
-// warm pool: 20 starts at once from an idle pool of its minimum size, then — once the pool
-// has had a minute to grow toward that demand within its memory bound — 20 more, in five
-// rounds (the pool refilled between them). Each row: time to a definite answer (live or
-// 429) and to live, p50/p95, how many waited in the start queue and how many were refused.
-// The idle-pool row of the same run (one start from a settled pool) is the baseline.
-//
-// Why rounds: sixteen warm starts at once are CPU-bound on the machine's cores, and one
-// round's median moves by tens of milliseconds with whatever else the VM runs (the same
-// starts cost the api-server 60 to 210 ms of CPU between rounds of one process). The
-// target is judged on the median of the rounds; every round is printed.
+// Bursts of session starts with the default capacity settings and the adaptive warm pool:
+// 20 starts at once from an idle pool of its minimum size, then 20 more in five rounds once
+// the pool has grown. Each row: time to a definite answer (live or 429) and to live, p50/p95,
+// queued and refused; the idle-pool row of the same run is the baseline. Rounds, because one
+// round's median moves with whatever else the VM runs: bench/README.md#how-each-bench-measures
 import { readFileSync } from 'node:fs'
 import { BurstClient } from '../test/helpers/burst.ts'
 import { percentile, progress, ms, startBench, type Bench } from './harness.ts'

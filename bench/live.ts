@@ -1,13 +1,7 @@
-// Live view benchmark (issue #17): what a person watching a session in the console sees, at
-// 1280×720 — frames per second while the page animates, and the latency from a page change
-// to the frame at the viewer — beside a raw CDP screencast of a local Chromium on the same
-// page and viewport, measured in the same run (the ceiling: no pod, no relay, no JSON hop).
-//
-// The viewer is the console's own WebSocket (`/console/sessions/:id/live`) with a console
-// session cookie from a real sign-in; the change is made through the REST `evaluate` tool
-// (the baseline: Playwright's evaluate on its own page), and its latency is timed from the
-// moment the change is sent until the next frame arrives — an upper bound that includes the
-// evaluate call on both sides.
+// Live view benchmark: frames per second at 1280×720 while the page animates, and the latency
+// from a page change to the frame at the console's viewer, beside a raw CDP screencast of a
+// local Chromium on the same page in the same run (the ceiling: no pod, no relay, no JSON hop).
+// How the viewer and the change are made: bench/README.md#how-each-bench-measures
 import { chromium, type CDPSession } from 'playwright-core'
 import { WebSocket } from 'ws'
 import { startBench, percentile, progress, ms, type Bench } from './harness.ts'

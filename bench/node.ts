@@ -1,16 +1,9 @@
-// npm run bench -- node: the browser pod on the real node (`npm run cluster -- up`:
-// containerd, runc, a real kubelet), each figure beside its baseline from the same run.
-//
-//   1. created → Ready, ten browser pods one after another (the operator's own manifest,
-//      the node's image), beside the same program started as a host process — what the
-//      test node runs for every Pod — until it says ready;
-//   2. memory per live session, from the container's memory cgroup (working set, as the
-//      kubelet counts it: usage minus inactive file pages): blank page, then a heavy one;
-//      beside it, the idle CPU a session's Chromium uses (cgroup cpuacct over 10 s);
-//   3. how many idle sessions stay live at once on this node: browser pods with the
-//      chart's old default requests (500m CPU, 1Gi) and with today's (100m, 384Mi), created
-//      until the scheduler refuses one; each count is of pods Ready together.
-// Whole sessions through the installed chart, beside embedded: bench/node-sessions.ts.
+// npm run bench -- node: the browser pod on the real node (`npm run cluster -- up`), each
+// figure beside its baseline from the same run: created → Ready (beside the same program as a
+// host process), memory and idle CPU per live session from the pod's cgroup, and how many idle
+// sessions stay live at once with the chart's old and today's requests.
+// The three measures in detail: bench/README.md#how-each-bench-measures; whole sessions
+// through the installed chart, beside embedded: bench/node-sessions.ts.
 import { execFileSync, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createServer, type Server } from 'node:http'

@@ -1,27 +1,8 @@
-// The operator on a real control plane: N BrowserSessions created at once → time until
-// every browser Pod exists and until every session is Live, requests the api-server served
-// per session, and the operator's peak memory. The same run measures N = 100 first (the
-// baseline) and then N = 1,000, so growth is visible.
-//
-// The cluster is the one the cluster tests use (scripts/cluster-process.mjs: etcd,
-// kube-apiserver 1.20, kube-controller-manager, one test node) with fakeBrowsers: browser
-// pods get no Chromium; the test node answers their pod API (/healthz, /v1/configure)
-// in-process. The operator is the real `nightjar operator` as a child process with the
-// admin kubeconfig. Sessions are created the way the api-server creates them
-// (kubeResources().sessions.create: the id → object name mapping and the id annotation),
-// with bounded client concurrency; the bench watches BrowserSessions and Pods (no polling).
-//
-// Requests: kube-apiserver 1.20's apiserver_request_total has no user or user-agent label,
-// so requests are counted per verb/resource/subresource before and after each round
-// (creation burst until all Live, plus a short settle; not the clean-up) and attributed by
-// who makes that kind of request: the bench's own are counted here and subtracted, the
-// test node's are pods/binding create, pods/status patch, Secret get (its env resolution)
-// and its Node heartbeat; everything else in the window is the operator's (its lease
-// renewals included) — plus the controller-manager's, which does no per-pod work here.
-//
-// Environment: NIGHTJAR_BENCH_SESSIONS (default "100,1000"), NIGHTJAR_OPERATOR_CONCURRENCY
-// and NIGHTJAR_WARM_POOL_SIZE (default 0: every pod is started cold) are passed to the
-// operator; NIGHTJAR_BENCH_CREATE_CONCURRENCY (default 32) bounds the bench's creates.
+// The operator on a real control plane: N BrowserSessions created at once → time until every
+// browser Pod exists and every session is Live, kube-apiserver requests per session, and the
+// operator's peak memory; N = 100 (the baseline), then N = 1,000, in the same run. Browser
+// pods are fake (the test node answers their pod API); the operator is the real one.
+// How requests are attributed, and the environment it reads: bench/README.md#how-each-bench-measures
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createWriteStream, readFileSync, readdirSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { request } from 'node:https'

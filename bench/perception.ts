@@ -1,32 +1,9 @@
-// Perception benchmark (issue 27), beside its anchor in the same run: Nightjar's perceive
-// against Playwright MCP's browser_snapshot (@playwright/mcp, a dev dependency used only
-// here, run over stdio through the real MCP SDK client with the same Debian Chromium).
-//
-// The corpus is pages nobody here wrote, served on loopback: the Python and PostgreSQL
-// reference documentation Debian ships as HTML (python3-doc, postgresql-doc-15; installed
-// with apt-get when missing and allowed, otherwise each missing page is skipped with a
-// message) and a single-page app an npm package ships (Playwright's trace viewer, from
-// playwright-core), and two pages written here in the shapes the Debian corpus lacks
-// (bench/pages/: a Node.js-manual-like page whose table of contents is links wrapping <code>,
-// and a Redoc-like single-page API reference with a side menu of every operation). Nightjar reaches them the way an agent reaches a developer's localhost:
-// a network declaring the server, the real daemon (in-process) and a session with local
-// egress; the anchor's browser loads them directly.
-//
-// Per page: characters of the default perceive vs browser_snapshot (the text content an
-// MCP client hands the model), p50 latency of each (alternating calls), refs given, and
-// whether every link and button the anchor lists is reachable by ref through perceive's
-// cursor walk. Then scripted tasks on small pages (find by words, act by ref, repeated
-// names, a form in a frame, a single-page app): tool calls and characters returned per
-// task on each side; both sides start on the loaded page (the navigation is not counted).
-//
-// Beside every anchor's best strategy (issue 47), same Chromium, same run: more pages (Debian
-// Policy, rustdoc, an mdBook, the Go spec, SQLite, Jinja, a Doxygen page, a Scalar Vue SPA,
-// jsoneditor, a json-editor form, frames and shadow roots); Playwright MCP's browser_find and
-// agent-browser (its CLI, snapshot and snapshot -i) as anchors; per page the first answer and
-// navigate + perceive latency; and find-and-act tasks from a freshly loaded page, each strategy
-// scripted as a competent agent would use its tool and judged by a check in the page.
-// `--pages <words>` runs only the pages and tasks whose name or path holds them; `--dump <dir>`
-// writes the answers counted.
+// Perception benchmark, beside its anchors in the same run: Nightjar's perceive against
+// Playwright MCP's browser_snapshot and browser_find and agent-browser, on pages nobody here
+// wrote (Debian's Python and PostgreSQL docs, and more) served on loopback and reached through
+// local reach as an agent would. Per page: characters, latency, refs, reachability by ref;
+// per task: tool calls and characters. `--pages <words>` runs only matching pages and tasks;
+// `--dump <dir>` writes the answers counted. The corpus and tasks: bench/README.md#how-each-bench-measures
 import http from 'node:http'
 import { createReadStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { execFile, execFileSync } from 'node:child_process'

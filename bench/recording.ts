@@ -1,10 +1,8 @@
-// Recording overhead (issue #17): the same drive loops on a recorded session beside an
-// unrecorded one, both live at once and driven in alternating blocks so a load change hits
-// both — the drive benchmark's round (MCP navigate + perceive, bench/sessions.ts) and a
-// harder one (navigate, click a button that adds 20 elements, perceive: a full snapshot
-// and a burst of mutations for the recorder in every round); plus what a recorded
-// minute costs: bytes stored and the pod's CPU (its process's user+system time per minute,
-// read from /proc, recorded pod beside unrecorded pod).
+// Recording overhead: the same drive loops on a recorded session beside an unrecorded one,
+// both live at once and driven in alternating blocks so a load change hits both — the drive
+// benchmark's round (MCP navigate + perceive, bench/sessions.ts) and a harder one (a click that
+// adds 20 elements, then perceive); plus what a recorded minute costs: bytes stored and the
+// pod's CPU (user+system time per minute from /proc, recorded pod beside unrecorded pod).
 import { readFileSync } from 'node:fs'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'

@@ -1,14 +1,7 @@
-// npm run bench -- sandbox: what Chromium's sandbox and gVisor cost, side by side in one run.
-//
-//   embedded (`npm start`'s runtime): the same service with NIGHTJAR_BROWSER_SANDBOX=none and
-//   =chromium, alternating round by round: session start → live with no warm pool (a cold
-//   Chromium launch, where the sandbox's zygote and namespaces cost), navigate + perceive,
-//   and the proportional memory (PSS) of a live session's whole process tree;
-//
-//   real node (`npm run cluster -- up`): browser pods as the operator makes them with the
-//   sandbox off (RuntimeDefault), on (the chart's seccomp profile) and on under gVisor (the
-//   runsc RuntimeClass), alternating: Pod created → Ready, configured → navigate + perceive
-//   over the pod API, and the pod cgroup's working set with a live page.
+// npm run bench -- sandbox: what Chromium's sandbox and gVisor cost, side by side in one run,
+// embedded (sandbox none and chromium, alternating: cold start → live, navigate + perceive,
+// a live session's PSS) and on the real node (off, seccomp profile, gVisor: created → Ready,
+// navigate + perceive, working set). Details: bench/README.md, "What Chromium's sandbox costs"
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { dirname, join } from 'node:path'

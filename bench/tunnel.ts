@@ -1,30 +1,8 @@
-// Tunnel benchmark: what local reach costs over talking to the local server directly.
-//
-// Topology (loopback only), one process per role as in real use:
-//   - this process: the api-server side (the broker on /ws/control, the egress relay on
-//     /ws/egress, one HTTP server as in api-server/app.ts) and the consumer that measures;
-//   - "daemon": `runDaemon`, the developer's daemon;
-//   - "servers": the developer's local servers (a byte source and a tiny HTTP server);
-//   - "pod": a browser pod's egress gateway (browser-pod/egress-gateway.ts) with the pod's
-//     tunnel dialer (browser-pod/tunnel-dialer.ts), one gateway per egress route;
-//   - "relay": the ceiling for any tunnel, one extra process hop that only copies bytes.
-//
-// Paths measured, all in the same rounds:
-//   direct  consumer → server
-//   relay   consumer → relay child → server
-//   tunnel  consumer (broker.dial in-process) → daemon → server
-//   egress  consumer ("the browser") → pod gateway (CONNECT) → WebSocket /ws/egress →
-//           EgressRelay → broker → daemon → server: the real egress path of a session
-//
-// On two cores a direct loopback copy runs its two ends in parallel, while every extra hop
-// pays a receive and a send for each byte, so even a relay that does nothing else lands far
-// below direct (0.3–0.95x measured here). Ratios are medians of per-round ratios, so a load
-// change on a shared machine hits every path of a round alike.
-//
-// More egress routes (a dial landing on a replica that does not hold the daemon and is
-// forwarded to the one that does) plug in as one more EgressRoute: see `egressRoutes` in
-// benchTunnel. Every route after the first gets rows against the first (the owner path).
-//
+// Tunnel benchmark: what local reach costs over talking to the local server directly, on
+// loopback with one process per role (api-server side, daemon, local servers, a pod's egress
+// gateway, a copy-only relay as the ceiling). Paths, in the same rounds: direct, relay, tunnel,
+// egress (the real egress path of a session). Ratios are medians of per-round ratios, so a
+// load change hits every path of a round alike. Topology and routes: bench/README.md#how-each-bench-measures
 //   node --import tsx bench/tunnel.ts      prints the table
 import http from 'node:http'
 import net from 'node:net'

@@ -1,19 +1,8 @@
 // Tracing for every Nightjar process (api-server, operator, browser pod): the OpenTelemetry
 // JS SDK with OTLP export, off unless an OTLP endpoint is configured through the standard
-// variables (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT). Off, nothing
-// is installed: the API's no-op tracer answers every span call, at no cost.
-//
-// What the SDK reads from the environment itself: the endpoint, headers and timeout
-// (OTEL_EXPORTER_OTLP_*), the sampler (OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG; default
-// parentbased_always_on), OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES. Read here:
-// OTEL_SDK_DISABLED=true and OTEL_TRACES_EXPORTER=none turn it off; the protocol
-// (OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL) picks the exporter:
-// http/protobuf (default) or http/json.
-//
+// variables; off, nothing is installed and the API's no-op tracer answers every span call.
 // Only W3C trace context crosses a process boundary (no baggage: it could carry anything).
-// What never enters a span is in docs/observability.md: spans carry operation names,
-// outcomes, error codes, session ids and route templates — never a URL, a header, a body,
-// typed text, a credential or page content.
+// The variables, and what never enters a span: docs/observability.md#traces
 import { context, propagation, trace, SpanKind, SpanStatusCode, type Attributes, type Context, type Span } from '@opentelemetry/api'
 
 export { SpanKind }

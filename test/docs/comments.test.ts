@@ -9,9 +9,11 @@ import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 
 const ROOT = new URL('../../', import.meta.url).pathname
-const DIRS = ['api-server', 'browser-pod', 'operator', 'contracts', 'crds', 'ports', 'watch', 'tunnel', 'cli', 'sdk', 'scripts', 'devcluster', 'bin', 'docker', 'test']
-const files = execFileSync('git', ['ls-files', ...DIRS], { cwd: ROOT, encoding: 'utf8' })
-  .split('\n').filter((f) => /\.(ts|mjs|js)$/.test(f))
+// every tracked script, whatever its folder: a folder left off a list was a hole in the guard
+const files = execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8' })
+  .split('\n').filter((f) => /\.(ts|mts|cts|mjs|cjs|js)$/.test(f))
+const FOLDERS = ['api-server', 'browser-pod', 'operator', 'contracts', 'crds', 'ports', 'watch', 'tunnel', 'cli', 'sdk', 'scripts',
+  'devcluster', 'bin', 'docker', 'telemetry', 'bench', 'test']
 
 const HEADER_MAX = 8
 const BLOCK_MAX = 9
@@ -112,4 +114,10 @@ t.test(`[ISSUE-36] no comment block is longer than ${BLOCK_MAX} lines`, async (t
   const long = all.flatMap(({ f, blocks }) => blocks.filter((b) => b.lines > BLOCK_MAX).map((b) => `${f}:${b.line}: ${b.lines} lines`))
   t.same(long, [], 'a long explanation moves into docs/, with one or two lines of why left at the code')
   t.ok(all.length > 400, `${all.length} files read`)
+})
+
+t.test('[ISSUE-48] every folder with code is read, bench/ and telemetry/ included', async (t) => {
+  const read = new Set(files.map((f) => f.split('/')[0]))
+  t.same(FOLDERS.filter((d) => !read.has(d)), [], 'folders whose comments went unread')
+  t.ok(files.includes('telemetry/tracing.ts') && files.includes('bench/run.ts'), 'bench/ and telemetry/ files are among those read')
 })
