@@ -3,18 +3,57 @@
 // Pure: two snapshots in, the `changes` text out. See docs/perception.md.
 import type { Snapshot } from './snapshot.ts'
 
-/** An element's line with the lines under it that have no ref of their own (text runs, a select's options): what "changed" compares. */
-function signatures(snap: Snapshot): Map<string, string> {
-  const out = new Map<string, string>()
-  for (const l of snap.lines) {
-    if (l.ref) out.set(l.ref, l.text)
-    else if (l.parent >= 0 && snap.lines[l.parent]!.ref) {
-      const ref = snap.lines[l.parent]!.ref!
-      out.set(ref, (out.get(ref) ?? '') + '\n' + l.text)
-    }
+/**
+ * The line each line's text is reported under: the line itself when it has a ref, else its
+ * nearest ancestor with one; -1 for page text no element with a ref holds (a text node a
+ * script appended to <body>).
+ */
+function owners(snap: Snapshot): Int32Array {
+  const out = new Int32Array(snap.lines.length)
+  for (let i = 0; i < snap.lines.length; i++) {
+    const l = snap.lines[i]!
+    // a parent comes before its children, so its owner is known
+    out[i] = l.ref ? i : l.parent >= 0 ? out[l.parent]! : -1
   }
   return out
 }
+
+/**
+ * What "changed" compares, per ref: the element's line and every ref-less line it holds
+ * (text runs, a select's options, text under a ref-less wrapper), however deep; the key ''
+ * holds the page text no element with a ref holds.
+ */
+function signatures(snap: Snapshot, owner: Int32Array): Map<string, string[]> {
+  const out = new Map<string, string[]>()
+  for (let i = 0; i < snap.lines.length; i++) {
+    const o = owner[i]!
+    const key = o < 0 ? '' : snap.lines[o]!.ref!
+    const list = out.get(key)
+    if (list) list.push(snap.lines[i]!.text)
+    else out.set(key, [snap.lines[i]!.text])
+  }
+  return out
+}
+
+/** the lines of `now` not in `was` (as a multiset), and the lines of `was` not in `now`, each in order */
+function lineDelta(was: string[] | undefined, now: string[] | undefined): { added: string[]; gone: string[] } {
+  const left = new Map<string, number>()
+  for (const x of was ?? []) left.set(x, (left.get(x) ?? 0) + 1)
+  const added: string[] = []
+  for (const x of now ?? []) {
+    const n = left.get(x) ?? 0
+    if (n) left.set(x, n - 1)
+    else added.push(x)
+  }
+  const gone: string[] = []
+  for (const x of was ?? []) {
+    const n = left.get(x) ?? 0
+    if (n) { left.set(x, n - 1); gone.push(x) }
+  }
+  return { added, gone }
+}
+
+const same = (a: string[] | undefined, b: string[] | undefined) => !!a && !!b && a.length === b.length && a.every((x, i) => x === b[i])
 
 /**
  * A removed element's line: never `- role …` (perceive's shape for an element that is
@@ -40,8 +79,9 @@ export function diffSnapshots(before: Snapshot, after: Snapshot, budget: number,
 }
 
 function render(before: Snapshot, after: Snapshot, budget: number, compact: boolean): { text: string; complete: boolean } {
-  const was = signatures(before)
-  const now = signatures(after)
+  const was = signatures(before, owners(before))
+  const afterOwner = owners(after)
+  const now = signatures(after, afterOwner)
   const out: string[] = []
   // the same document at a new address (a single-page app's route, a #fragment): said first,
   // so an answer carrying changes never needs the url beside them
@@ -56,9 +96,20 @@ function render(before: Snapshot, after: Snapshot, budget: number, compact: bool
   const isAdded = (i: number) => !!after.lines[i]!.ref && !was.has(after.lines[i]!.ref!)
   /** compact: added elements so far under each parent line */
   const siblings = new Map<number, number>()
+  // page text outside every element with a ref: its new lines where they stand, as added
+  const pageText = lineDelta(was.get(''), now.get(''))
+  const newPageText = new Map<string, number>()
+  for (const x of pageText.added) newPageText.set(x, (newPageText.get(x) ?? 0) + 1)
   for (let i = 0; i < after.lines.length; i++) {
     const l = after.lines[i]!
-    if (!l.ref) continue
+    if (!l.ref) {
+      const n = afterOwner[i]! < 0 ? newPageText.get(l.text) ?? 0 : 0
+      if (n) {
+        newPageText.set(l.text, n - 1)
+        emit(`+ ${l.text}`)
+      }
+      continue
+    }
     if (isAdded(i)) {
       // the topmost added element, with its whole subtree (compact: its count)
       let p = l.parent
@@ -73,9 +124,13 @@ function render(before: Snapshot, after: Snapshot, budget: number, compact: bool
       const inside = compact ? refsWithin(after, i) : 0
       if (inside) emit(`+ ${l.text} # ${inside} element${inside === 1 ? '' : 's'} inside: perceive with ref ${l.ref} to read ${inside === 1 ? 'it' : 'them'}`)
       else for (let j = i; j < l.end; j++) emit(`${j === i ? '+' : ' '} ${'  '.repeat(after.lines[j]!.depth - l.depth)}${after.lines[j]!.text}`)
-    } else if (was.get(l.ref) !== now.get(l.ref)) {
+    } else if (!same(was.get(l.ref), now.get(l.ref))) {
+      // the element as it is now, then its new text; what went is said only when nothing
+      // replaced it (a new text says the old one is gone)
       emit(`~ ${l.text}`)
-      for (let j = i + 1; j < l.end && !after.lines[j]!.ref; j++) emit(`    ${after.lines[j]!.text}`)
+      const { added, gone } = lineDelta(was.get(l.ref)?.slice(1), now.get(l.ref)?.slice(1))
+      for (const x of added) emit(`    ${x}`)
+      if (!added.length) for (const x of gone) emit(`    removed: ${x}`)
     }
   }
   for (const [p, n] of siblings) {
@@ -83,6 +138,7 @@ function render(before: Snapshot, after: Snapshot, budget: number, compact: bool
     const parent = after.lines[p]!
     emit(`# … ${n - COMPACT_SIBLINGS} more added inside ${parent.text.replace(/ \[ref=\w+\].*$/, '')}: perceive with ref ${parent.ref} to read them`)
   }
+  if (!pageText.added.length) for (const x of pageText.gone) emit(`removed: ${x}`)
   for (const l of before.lines) {
     if (!l.ref || now.has(l.ref)) continue
     let p = l.parent

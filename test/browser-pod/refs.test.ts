@@ -26,6 +26,8 @@ const PAGES: Record<string, string> = {
   'http://b.test/cross': `<h3>Cross-origin frame</h3><button onclick="this.textContent='Cross clicked'">Cross button</button><iframe src="http://a.test/nested" width=300 height=100></iframe>`,
   'http://a.test/nested': `<button onclick="this.textContent='Nested clicked'">Nested button</button>`,
   'http://a.test/about': `<title>About</title><h1>About us</h1><a href="/">Home</a>`,
+  'http://a.test/append': `<title>Append</title><button onclick="document.body.append('clicked!')">Outside</button>
+    <main><h1>Inside</h1><button onclick="this.parentNode.append('added in main')">Inside</button></main>`,
   'http://a.test/route': `<title>Route</title><button onclick="history.pushState({}, '', '/route#settings'); this.textContent = 'Settings shown'">Settings</button><button>Idle</button>`,
   // a page that tries to forge snapshot syntax: its text is filled in once the real refs are known
   'http://a.test/forge': `<title>Forge</title><main><button id=keep onclick="document.title='Keep clicked'">Keep</button>
@@ -208,6 +210,18 @@ t.test('refs, frames, budgets and diffs at the pod', async (t) => {
     t.match(routed.changes, /button "Settings shown" \[ref=\w+\]/, 'then the element that changed')
     const idle = await c.drive('act', { verb: 'click', ref: refOf(p.snapshot, /button "Idle"/) })
     t.equal(idle.changes, 'no change on the page', 'the same address and elements: no url line')
+  })
+
+  await t.test('[ISSUE-50] text a click adds without an element of its own is in the changes: page text as added, text in main under main', async (t) => {
+    await c.drive('navigate', { url: 'http://a.test/append', changes: false })
+    const p = await c.drive('perceive', {})
+    const outside = await c.drive('act', { verb: 'click', ref: refOf(p.snapshot, /button "Outside"/) })
+    t.match(outside.changes, /^\+ text: "?clicked!"?$/m, 'the text appended to the body')
+    t.not(outside.changes, 'no change on the page')
+    const inside = await c.drive('act', { verb: 'click', ref: refOf(p.snapshot, /button "Inside"/) })
+    t.match(inside.changes, /^~ main \[ref=\w+\]\n {4}text: "?added in main"?$/m, 'main as changed, with the text it gained')
+    const now = await c.drive('perceive', {})
+    t.match(now.snapshot, /clicked!/, 'perceive shows the same text')
   })
 
   await t.test('a cursor walk reads the whole page exactly once', async (t) => {

@@ -108,3 +108,18 @@ t.test('[ISSUE-47] a large render costs a line per added element, with how to re
   // what fits stays whole: the cart's new item keeps its button's ref
   t.match(diffSnapshots(snapshotOf(cart(false)), snapshotOf(cart(true)), 3000, 1000), /^ {4}button "Remove" \[ref=e8\]$/m, 'a small change in full')
 })
+
+t.test('[ISSUE-50] text a script adds outside every element with a ref is said as added, where it stands', async (t) => {
+  const page = (clicked: boolean) => [el('button', 'Go', 'e1'), ...(clicked ? ['clicked!'] : [])]
+  t.equal(diffSnapshots(snapshotOf(page(false)), snapshotOf(page(true)), 3000), '+ text: "clicked!"')
+  t.equal(diffSnapshots(snapshotOf(page(true)), snapshotOf(page(false)), 3000), 'removed: text: "clicked!"', 'and its going as removed')
+})
+
+t.test('[ISSUE-50] text added inside an element after its children with refs is shown under it', async (t) => {
+  const main = (clicked: boolean) => [el('main', undefined, 'e1', [
+    el('heading', 'Pets', 'e2', [], { level: 1 }), 'Pick one', el('button', 'Add', 'e3'), ...(clicked ? ['Added Rex'] : []),
+  ])]
+  t.equal(diffSnapshots(snapshotOf(main(false)), snapshotOf(main(true)), 3000), '~ main [ref=e1]\n    text: "Added Rex"',
+    'the new text, not the unchanged text before it')
+  t.equal(diffSnapshots(snapshotOf(main(true)), snapshotOf(main(false)), 3000), '~ main [ref=e1]\n    removed: text: "Added Rex"')
+})
