@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Zero-dependency setup run by `npm start` and `npm test`: installs what a fresh machine
-// lacks (Node 24, npm dependencies, Debian chromium, chromium-headless-shell and xvfb, iproute2, and search
+// lacks (Node 24, npm dependencies, Debian chromium, chromium-headless-shell and xvfb, iproute2, python3, and search
 // permission above the checkout for embedded Postgres's user) and is a fast no-op when
 // everything is there.
 import { execFileSync, spawnSync } from 'node:child_process'
@@ -69,6 +69,8 @@ function ensureSystemPackages() {
   if (!have('Xvfb')) missing.push('xvfb')
   if (!have('ip')) missing.push('iproute2')
   if (missing.length) aptInstall(missing, 'browser pods, cloak sessions and network tests need them')
+  // python3, not python3-minimal: the SDK needs json and urllib, which are not in the minimal set
+  if (!have('python3')) aptInstall(['python3'], "the Python SDK's tests run it")
 }
 
 /**
