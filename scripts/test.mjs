@@ -148,6 +148,9 @@ function runTap(tapArgs, env) {
 
 let exitCode = 0
 for (const phase of phases) {
+  // each phase says how long it took, so a slow CI run shows where its time went
+  const phaseStarted = Date.now()
+  process.stdout.write(`# phase ${phase.name}: starting\n`)
   let cluster
   if (phase.cluster) {
     const { startClusterProcess } = await import('./cluster-process.mjs')
@@ -169,6 +172,7 @@ for (const phase of phases) {
     process.stdout.write('# taking the real node down (npm run cluster -- down)\n')
     spawnSync(process.execPath, ['--import', 'tsx', new URL('./cluster.ts', import.meta.url).pathname, 'down'], { stdio: ['ignore', 'inherit', 'inherit'] })
   }
+  process.stdout.write(`# phase ${phase.name}: ${Math.round((Date.now() - phaseStarted) / 1000)} s\n`)
 }
 await stopPg()
 log.end()
