@@ -8,7 +8,7 @@ import type { BrowserKind, SandboxKind } from '../../crds/types.ts'
 import type { Logger, PodAccess, PodDirectory, OwnerReference, PodLaunchConfig, PodObservation, PodRuntime } from '../../ports/ports.ts'
 import { silentLogger } from '../../ports/ports.ts'
 import { configurePod } from '../pod-client.ts'
-import { backoffDelay } from '../../watch/backoff.ts'
+import * as warmPool from '../runtime/warm-pool.ts'
 import { ChildPod, type ExitInfo, type PodCommand } from './child-pod.ts'
 import { podUsersFromEnv, type PodUsers } from './pod-users.ts'
 import { podTracingEnv } from '../../telemetry/tracing.ts'
@@ -25,11 +25,6 @@ export function defaultPodCommand(): PodCommand {
   return { command: process.execPath, args: [...loader, `${REPO_ROOT}browser-pod/main.ts`], cwd: REPO_ROOT }
 }
 
-/** the pool's demand: the most starts asked for within any window this long */
-const DEMAND_BUCKET_MS = 10_000
-/** a pool above its target retires one idle pod this often */
-const SHRINK_STEP_MS = 1000
-
 /** environment the pod may inherit; everything else (database URLs, KMS keys) stays out */
 const PASS_THROUGH = ['NIGHTJAR_CHROMIUM_PATH', 'NIGHTJAR_HOST_ALIASES', 'NIGHTJAR_DENY_CIDRS', 'NIGHTJAR_TUNNEL_URL', 'NIGHTJAR_BROWSER_SANDBOX']
 const BASE_ENV = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'LC_ALL', 'TZ', 'XDG_RUNTIME_DIR', 'XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'FONTCONFIG_PATH']
@@ -40,7 +35,7 @@ export interface EmbeddedPodRuntimeOptions {
   poolSize?: number
   /**
    * The pool grows toward recent demand up to this many (default: poolSize, i.e. a fixed
-   * pool). Demand is the most claims asked for in any DEMAND_BUCKET_MS within poolWindowMs
+   * pool). Demand is the most claims asked for in any ten seconds within poolWindowMs
    * (by when each start was asked for, so a burst that waited for launch slots counts whole);
    * when it passes out of the window the pool shrinks back, one pod per refill.
    */
@@ -102,12 +97,8 @@ export interface PodProcessInfo {
 
 export class EmbeddedPodRuntime implements PodRuntime, PodDirectory {
   private readonly command: PodCommand
-  private readonly poolSize: number
-  private readonly poolMax: number
-  private readonly poolWindowMs: number
-  private readonly poolLaunchConcurrency: number
-  /** when recent claims were asked for (ascending), for the pool's demand */
-  private claims: number[] = []
+  private readonly poolSettings: warmPool.WarmPoolSettings
+  private pool: warmPool.WarmPoolState = warmPool.EMPTY_POOL
   private readonly readyTimeoutMs: number
   private readonly configureTimeoutMs: number
   private readonly killGraceMs: number
@@ -120,23 +111,22 @@ export class EmbeddedPodRuntime implements PodRuntime, PodDirectory {
   private readonly bySession = new Map<string, PodRecord>()
   private readonly listeners = new Set<(sessionId: string) => void>()
   private seq = 0
-  private poolFailures = 0
   private readonly poolClaims = { hits: 0, misses: 0 }
   private refillTimer?: NodeJS.Timeout
   private deferredRefill?: NodeJS.Timeout
-  /** warm claims whose configure call is in flight */
-  private warmConfiguring = 0
-  private readonly poolRefillDelayMs: number
   private shrinkTimer?: NodeJS.Timeout
   private closed = false
 
   constructor(opts: EmbeddedPodRuntimeOptions = {}) {
     this.command = opts.command ?? defaultPodCommand()
-    this.poolSize = opts.poolSize ?? 2
-    this.poolMax = Math.max(this.poolSize, opts.poolMax ?? this.poolSize)
-    this.poolWindowMs = opts.poolWindowMs ?? 120_000
-    this.poolLaunchConcurrency = Math.max(1, opts.poolLaunchConcurrency ?? 2)
-    this.poolRefillDelayMs = opts.poolRefillDelayMs ?? 1000
+    this.poolSettings = warmPool.warmPoolSettings({
+      size: opts.poolSize,
+      max: opts.poolMax,
+      windowMs: opts.poolWindowMs,
+      launchConcurrency: opts.poolLaunchConcurrency ?? 2,
+      refillDelayMs: opts.poolRefillDelayMs,
+      backoff: { initialMs: 200, maxMs: 30_000 },
+    })
     this.readyTimeoutMs = opts.readyTimeoutMs ?? 60_000
     this.configureTimeoutMs = opts.configureTimeoutMs ?? 30_000
     this.killGraceMs = opts.killGraceMs ?? 5_000
@@ -174,9 +164,8 @@ export class EmbeddedPodRuntime implements PodRuntime, PodDirectory {
     rec.launch = config
     this.bySession.set(config.sessionId, rec)
     this.log.info({ pod: rec.name, session: config.sessionId, warm }, 'pod claimed')
-    if (config.browserKind === 'chromium') this.noteDemand(config.requestedAt)
-    if (warm) this.warmConfiguring++
-    this.refillAfterClaim()
+    this.pool = warmPool.claimed(this.poolSettings, this.pool, { warm, chromium: config.browserKind === 'chromium', requestedAt: config.requestedAt }, Date.now())
+    this.apply(warmPool.refillAfterClaim(this.poolSettings, this.pool, { warmLeft: this.warmLeft() }))
 
     // a warm pod is configured right away, so the first reconcile can already report Live;
     // a cold one reports Pending and notifies subscribers when configure() is done. A warm
@@ -186,9 +175,7 @@ export class EmbeddedPodRuntime implements PodRuntime, PodDirectory {
     const configured = this.configure(rec, !warm)
     if (warm) {
       // the last claim in flight is configured: the refill an empty pool waited for may start
-      await configured.finally(() => {
-        if (--this.warmConfiguring === 0) this.refillAfterClaim()
-      })
+      await configured.finally(() => this.apply(warmPool.configured(this.poolSettings, this.pool, { warmLeft: this.warmLeft() })))
     }
     return this.observation(config.sessionId, rec)
   }
@@ -255,37 +242,25 @@ export class EmbeddedPodRuntime implements PodRuntime, PodDirectory {
     return free.find((r) => r.state === 'running') ?? free[0]
   }
 
-  /** a claim asked for at `requestedAt` (never later than now), kept in order */
-  private noteDemand(requestedAt: number | undefined): void {
-    const now = Date.now()
-    const at = Math.min(now, requestedAt ?? now)
-    let i = this.claims.length
-    while (i > 0 && this.claims[i - 1] > at) i--
-    this.claims.splice(i, 0, at)
-  }
-
   /** how many pool pods recent demand asks for, between poolSize and poolMax */
   poolTarget(now = Date.now()): number {
-    this.claims = this.claims.filter((t) => now - t < this.poolWindowMs)
-    let peak = 0
-    for (let i = 0, j = 0; i < this.claims.length; i++) {
-      while (this.claims[i] - this.claims[j] > DEMAND_BUCKET_MS) j++
-      peak = Math.max(peak, i - j + 1)
-    }
-    return Math.min(this.poolMax, Math.max(this.poolSize, peak))
+    return warmPool.poolTarget(this.poolSettings, this.pool, now)
   }
 
-  /** a claim lets the sessions being claimed start on free cores first (see poolRefillDelayMs) */
-  private refillAfterClaim(): void {
-    const warmLeft = [...this.pods.values()].some((r) => !r.sessionId && r.browserKind === 'chromium' && r.state === 'running')
-    if (this.poolRefillDelayMs === 0) return this.refillPool()
-    // an empty pool refills once no warm claim is being configured (ensure() calls again then)
-    if (!warmLeft) return this.warmConfiguring === 0 ? this.refillPool() : undefined
-    if (this.deferredRefill) return
+  private warmLeft(): boolean {
+    return [...this.pods.values()].some((r) => !r.sessionId && r.browserKind === 'chromium' && r.state === 'running')
+  }
+
+  /** carries out a refill decision of the pool's policy (the timers are this runtime's) */
+  private apply(step: { state: warmPool.WarmPoolState; decision: warmPool.RefillDecision }): void {
+    this.pool = step.state
+    const { decision } = step
+    if (decision.kind === 'refill') return this.refillPool()
+    if (decision.kind === 'none') return
     this.deferredRefill = setTimeout(() => {
       this.deferredRefill = undefined
-      this.refillPool()
-    }, this.poolRefillDelayMs)
+      this.apply(warmPool.deferredFired(this.pool))
+    }, decision.ms)
     this.deferredRefill.unref()
   }
 
@@ -298,36 +273,34 @@ export class EmbeddedPodRuntime implements PodRuntime, PodDirectory {
    */
   private refillPool(): void {
     if (this.closed || this.refillTimer) return
-    const delay = this.poolFailures ? backoffDelay(this.poolFailures - 1, { initialMs: 200, maxMs: 30_000 }) : 0
-    const run = () => {
+    const delay = warmPool.refillDelay(this.poolSettings, this.pool)
+    if (delay === 0) return this.topUp()
+    this.refillTimer = setTimeout(() => {
       this.refillTimer = undefined
-      if (this.closed) return
-      const target = this.poolTarget()
-      const pool = [...this.pods.values()].filter((r) => !r.sessionId && r.browserKind === 'chromium' && (r.state === 'starting' || r.state === 'running'))
-      const launching = [...this.pods.values()].filter((r) => r.state === 'starting').length
-      for (let i = pool.length, slots = this.poolLaunchConcurrency - launching; i < target && slots > 0; i++, slots--) this.spawn('chromium')
-      let again: number | undefined
-      if (pool.length > target) {
-        const idle = pool.find((r) => r.state === 'running')
-        if (idle) {
-          idle.state = 'terminating'
-          this.log.debug({ pod: idle.name, target }, 'pool shrinks to recent demand')
-          void idle.proc.kill(this.killGraceMs)
-        }
-        if (pool.length - 1 > target) again = SHRINK_STEP_MS // one pod per pass, gently
-      }
-      // demand leaves the window without any event: look again then
-      if (again === undefined && this.claims.length) again = Math.max(SHRINK_STEP_MS, this.claims[0] + this.poolWindowMs - Date.now())
-      if (again !== undefined && !this.shrinkTimer) {
-        this.shrinkTimer = setTimeout(() => {
-          this.shrinkTimer = undefined
-          this.refillPool()
-        }, again)
-        this.shrinkTimer.unref()
-      }
+      this.topUp()
+    }, delay)
+  }
+
+  private topUp(): void {
+    if (this.closed) return
+    const all = [...this.pods.values()]
+    const pool = all.filter((r) => !r.sessionId && r.browserKind === 'chromium' && (r.state === 'starting' || r.state === 'running'))
+    const counts = { pool: pool.length, launching: all.filter((r) => r.state === 'starting').length, idle: pool.filter((r) => r.state === 'running').length }
+    const plan = warmPool.topUpPlan(this.poolSettings, this.pool, counts, Date.now())
+    for (let i = 0; i < plan.launch; i++) this.spawn('chromium')
+    const idle = plan.retire ? pool.find((r) => r.state === 'running') : undefined
+    if (idle) {
+      idle.state = 'terminating'
+      this.log.debug({ pod: idle.name }, 'pool shrinks to recent demand')
+      void idle.proc.kill(this.killGraceMs)
     }
-    if (delay === 0) return run()
-    this.refillTimer = setTimeout(run, delay)
+    if (plan.lookAgainMs !== undefined && !this.shrinkTimer) {
+      this.shrinkTimer = setTimeout(() => {
+        this.shrinkTimer = undefined
+        this.refillPool()
+      }, plan.lookAgainMs)
+      this.shrinkTimer.unref()
+    }
   }
 
   private spawn(kind: BrowserKind): PodRecord {
@@ -370,7 +343,7 @@ export class EmbeddedPodRuntime implements PodRuntime, PodDirectory {
         if (rec.state !== 'starting') return
         rec.state = 'running'
         // a healthy pool pod ends any crash backoff; a claimed one is configure()'s business
-        if (!rec.sessionId) this.poolFailures = 0
+        if (!rec.sessionId) this.pool = warmPool.poolPodUp(this.pool)
         this.refillPool() // a launch slot is free
       },
       () => {},
@@ -434,7 +407,7 @@ export class EmbeddedPodRuntime implements PodRuntime, PodDirectory {
       return
     }
     // an unclaimed pool pod died: replace it (with backoff if they keep dying)
-    this.poolFailures++
+    this.pool = warmPool.poolPodFailed(this.pool)
     this.log.warn({ pod: rec.name, code: info.code, signal: info.signal, reason: info.reason?.reason }, `pool pod ${how}${info.reason ? ` (${info.reason.reason}: ${info.reason.message})` : ''}; replacing`)
     this.refillPool()
   }
