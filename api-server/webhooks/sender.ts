@@ -17,16 +17,19 @@ export interface Message {
   /** webhook-id: the event's id, the same on every attempt */
   id: string
   body: string
-  /** the endpoint's signing key (the bytes behind its whsec_ secret) */
-  key: Uint8Array
+  /**
+   * the endpoint's signing keys (the bytes behind its whsec_ secrets): the secret a rotation
+   * replaced while its overlap lasts, then the current one
+   */
+  keys: readonly Uint8Array[]
 }
 
-/** The three headers of the specification, for this attempt's time. */
+/** The three headers of the specification, for this attempt's time: one `v1,` signature per key, space-separated. */
 export function signedHeaders(m: Message, at: Date): Record<string, string> {
   return {
     'webhook-id': m.id,
     'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-    'webhook-signature': new Webhook(m.key, { format: 'raw' }).sign(m.id, at, m.body),
+    'webhook-signature': m.keys.map((key) => new Webhook(key, { format: 'raw' }).sign(m.id, at, m.body)).join(' '),
   }
 }
 

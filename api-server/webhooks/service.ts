@@ -3,7 +3,8 @@
 // sent; every replica's worker keeps a bounded pool of attempts in flight, refilled from a
 // claim that takes orgs and endpoints in turn, retries on a schedule, disables an endpoint
 // that keeps failing, and starts with the app so pending deliveries survive a restart.
-// Endpoint secrets are sealed under the org's data key. Design: docs/webhooks.md
+// Endpoint secrets are sealed under the org's data key; a rotated one signs beside the new
+// one for its overlap, then the worker drops it. Design: docs/webhooks.md
 import { randomBytes } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../store/db.ts'
@@ -13,12 +14,12 @@ import type { OrgEvent, OrgEvents } from '../events/port.ts'
 import { errors } from '../../contracts/errors.ts'
 import { recordAudit } from '../audit/audit.ts'
 import { newId } from '../../contracts/ids.ts'
-import type { WebhookEventType } from '../../contracts/operations/webhooks.ts'
+import { DEFAULT_ROTATION_OVERLAP_SECS, type WebhookEventType } from '../../contracts/operations/webhooks.ts'
 import { Destinations, type DestinationSettings } from './destination.ts'
 import { attempt } from './sender.ts'
 import {
-  claimDue, deleteEndpoint, disableIfFailing, enableEndpoint, findEndpoint, insertEndpoint, listDeliveries, listEndpoints, recordAttempt, recordEvent,
-  setEndpointSecret, sweepEvents, type ClaimBounds, type Claimed, type DeliveryRow, type Disabled, type EndpointRow,
+  claimDue, deleteEndpoint, disableIfFailing, dropExpiredSecrets, enableEndpoint, findEndpoint, insertEndpoint, listDeliveries, listEndpoints, recordAttempt,
+  recordEvent, rotateEndpointSecret, sweepEvents, type ClaimBounds, type Claimed, type DeliveryRow, type Disabled, type EndpointRow,
 } from './store.ts'
 
 export interface WebhookSettings extends DestinationSettings {
@@ -54,6 +55,7 @@ export interface WebhookView {
   createdAt: string
   createdBy: string
   disabled: Disabled | null
+  previousSecretExpiresAt: string | null
 }
 
 /** How often an idle worker looks for due deliveries (another replica's, retries coming due). */
@@ -66,8 +68,10 @@ const SWEEP_EVERY_MS = 3600_000
 
 const secretContext = (orgId: string, endpointId: string): SealContext => ({ orgId, kind: 'webhook_secret', ids: [endpointId] })
 const asSecret = (key: Buffer) => `whsec_${key.toString('base64')}`
-const view = (e: EndpointRow): WebhookView => ({
+/** The endpoint as callers see it at `now`: an overlap that has ended reads null, dropped or not yet. */
+const view = (e: EndpointRow, now: number): WebhookView => ({
   id: e.id, url: e.url, events: e.events, description: e.description, createdAt: e.createdAt, createdBy: e.createdBy, disabled: e.disabled,
+  previousSecretExpiresAt: e.previousSecretExpiresAt && Date.parse(e.previousSecretExpiresAt) > now ? e.previousSecretExpiresAt : null,
 })
 /** The audit trail's actor for what the delivery worker decides on its own. */
 const WORKER_ACTOR = 'nightjar:webhooks'
@@ -83,6 +87,7 @@ export class Webhooks implements OrgEvents {
   private again = false
   private stopped = true
   private lastSweep = 0
+  private lastSecretDrop = 0
   /** the attempts in flight, each resolving once its outcome is recorded */
   private readonly inFlight = new Set<Promise<void>>()
 
@@ -123,14 +128,15 @@ export class Webhooks implements OrgEvents {
         id, url: u.href, events: input.events, description: input.description ?? '', secretSealed: sealed, createdBy: actor, createdAt: new Date(this.deps.now()),
       }, max)
       if (!row) throw errors.tooManyWebhooks(max)
-      return { webhook: view(row), secret: asSecret(key) }
+      return { webhook: view(row, this.deps.now()), secret: asSecret(key) }
     } finally {
       key.fill(0)
     }
   }
 
   async list(orgId: string): Promise<WebhookView[]> {
-    return (await listEndpoints(this.deps.db, orgId)).map(view)
+    const now = this.deps.now()
+    return (await listEndpoints(this.deps.db, orgId)).map((e) => view(e, now))
   }
 
   async delete(orgId: string, id: string): Promise<void> {
@@ -145,18 +151,24 @@ export class Webhooks implements OrgEvents {
       await recordAudit(this.deps.db, { orgId, actor, action: 'webhook.enable', targetType: 'webhook', targetId: id })
       this.wake()
     }
-    return view(out.row)
+    return view(out.row, this.deps.now())
   }
 
-  async rotateSecret(orgId: string, id: string): Promise<{ webhook: WebhookView; secret: string }> {
-    const { db, sealer } = this.deps
+  /**
+   * A new secret, shown once; the replaced one keeps signing beside it for `overlapSecs`
+   * (0: it stops at once, for a secret that leaked), sealed as it was, then is dropped.
+   */
+  async rotateSecret(orgId: string, id: string, overlapSecs = DEFAULT_ROTATION_OVERLAP_SECS): Promise<{ webhook: WebhookView; secret: string }> {
+    const { db, sealer, now } = this.deps
     if (!sealer.enabled) throw noKmsError()
-    const row = await findEndpoint(db, orgId, id)
-    if (!row) throw webhookNotFound()
+    if (!(await findEndpoint(db, orgId, id))) throw webhookNotFound()
     const key = randomBytes(32)
     try {
-      if (!(await setEndpointSecret(db, orgId, id, await sealer.seal(secretContext(orgId, id), key)))) throw webhookNotFound()
-      return { webhook: view(row), secret: asSecret(key) }
+      const sealed = await sealer.seal(secretContext(orgId, id), key)
+      const at = now()
+      const row = await rotateEndpointSecret(db, orgId, id, sealed, overlapSecs > 0 ? new Date(at + overlapSecs * 1000) : null)
+      if (!row) throw webhookNotFound()
+      return { webhook: view(row, at), secret: asSecret(key) }
     } finally {
       key.fill(0)
     }
@@ -212,15 +224,21 @@ export class Webhooks implements OrgEvents {
 
   /** Claims for every free slot of the pool; each attempt that ends frees its slot and wakes this again. */
   private async fill(): Promise<void> {
-    const { db, settings } = this.deps
-    if (this.deps.now() - this.lastSweep > SWEEP_EVERY_MS) {
-      this.lastSweep = this.deps.now()
-      await sweepEvents(db, new Date(this.deps.now() - RETENTION_MS))
+    const { db, settings, now } = this.deps
+    if (now() - this.lastSweep > SWEEP_EVERY_MS) {
+      this.lastSweep = now()
+      await sweepEvents(db, new Date(now() - RETENTION_MS))
+    }
+    // a replaced secret is kept no longer than its overlap (give or take a poll); the claim
+    // below never signs with one whose overlap has ended, dropped yet or not
+    if (now() - this.lastSecretDrop >= POLL_MS) {
+      this.lastSecretDrop = now()
+      await dropExpiredSecrets(db, new Date(now()))
     }
     for (;;) {
       const free = settings.workerConcurrency - this.inFlight.size
       if (this.stopped || free <= 0) return
-      const claimed = await claimDue(db, free, LEASE_MS, this.bounds)
+      const claimed = await claimDue(db, free, LEASE_MS, this.bounds, new Date(now()))
       for (const c of claimed) this.launch(c)
       // a short claim means nothing more may go out now, within the bounds
       if (claimed.length < free) return
@@ -261,20 +279,26 @@ export class Webhooks implements OrgEvents {
     await this.emit({ orgId, type: 'webhook.disabled', data: { webhookId, reason: d.reason, failures: d.failures, failingSince: d.failingSince } })
   }
 
-  /** Opens the secret just in time, sends, zeroes it; a secret that does not open is a failed attempt like any other. */
+  /**
+   * Opens the secrets just in time (the replaced one first, while its overlap lasts), sends,
+   * zeroes them; a secret that does not open is a failed attempt like any other.
+   */
   private async attemptOnce(c: Claimed) {
     const { sealer, log, now } = this.deps
-    let key: Buffer
+    const keys: Buffer[] = []
     try {
-      key = await sealer.open(secretContext(c.orgId, c.endpointId), c.secretSealed)
+      for (const sealed of [c.previousSecretSealed, c.secretSealed]) {
+        if (sealed !== null) keys.push(await sealer.open(secretContext(c.orgId, c.endpointId), sealed))
+      }
     } catch (err) {
+      for (const k of keys) k.fill(0)
       log.error({ err, webhook: c.endpointId }, 'webhook secret could not be opened')
       return { at: new Date(now()).toISOString(), responseStatus: null, error: 'secret_unavailable', durationMs: 0 }
     }
     try {
-      return await attempt(this.destinations, c.url, { id: c.eventId, body: c.body, key }, now)
+      return await attempt(this.destinations, c.url, { id: c.eventId, body: c.body, keys }, now)
     } finally {
-      key.fill(0)
+      for (const k of keys) k.fill(0)
     }
   }
 }

@@ -1,4 +1,4 @@
-// Webhook rows (migrations 022, 025): endpoints, events and deliveries. Every read an org
+// Webhook rows (migrations 022, 025, 026): endpoints, events and deliveries. Every read an org
 // makes takes its org id: another org's endpoint is the same 404 as an unknown one. The
 // worker's claim is the one query without an org: it serves every org's due deliveries,
 // fairly (nightjar_webhook_claim, docs/webhooks.md#fair-delivery).
@@ -27,6 +27,8 @@ export interface EndpointRow {
   createdBy: string
   createdAt: string
   disabled: Disabled | null
+  /** until when the secret a rotation replaced still signs beside the current one; null when none does */
+  previousSecretExpiresAt: string | null
 }
 
 export interface Attempt {
@@ -56,6 +58,7 @@ const toEndpoint = (r: Record<string, any>): EndpointRow => ({
   disabled: r.disabled_at
     ? { since: iso(r.disabled_at)!, reason: r.disabled_reason, failures: r.disabled_failures, failingSince: iso(r.disabled_failing_since)! }
     : null,
+  previousSecretExpiresAt: iso(r.previous_secret_expires_at),
 })
 
 const toDelivery = (r: Record<string, any>): DeliveryRow => ({
@@ -65,7 +68,7 @@ const toDelivery = (r: Record<string, any>): DeliveryRow => ({
 
 /** The new endpoint, or null when the org has `maxPerOrg` already (counted under the org row's lock, so a burst cannot pass it). */
 export async function insertEndpoint(
-  db: Db, orgId: string, e: Omit<EndpointRow, 'orgId' | 'createdAt' | 'disabled'> & { createdAt: Date }, maxPerOrg: number,
+  db: Db, orgId: string, e: Omit<EndpointRow, 'orgId' | 'createdAt' | 'disabled' | 'previousSecretExpiresAt'> & { createdAt: Date }, maxPerOrg: number,
 ): Promise<EndpointRow | null> {
   return tx(db, async (c) => {
     // no key update: it does not block inserts that reference the org
@@ -130,9 +133,30 @@ export async function disableIfFailing(db: Queryable, endpointId: string, failur
   return r.rows[0] ? toEndpoint(r.rows[0]) : null
 }
 
-export async function setEndpointSecret(db: Queryable, orgId: string, id: string, secretSealed: string): Promise<boolean> {
-  const r = await db.query('update webhook_endpoints set secret_sealed = $3 where id = $1 and org_id = $2', [id, orgId, secretSealed])
-  return (r.rowCount ?? 0) > 0
+/**
+ * A new sealed secret; the one it replaces keeps signing until `previousUntil` (null: it is
+ * dropped now). A secret an earlier rotation left signing is dropped either way: at most one
+ * old secret signs beside the current. Null when the org has no such endpoint.
+ */
+export async function rotateEndpointSecret(db: Queryable, orgId: string, id: string, secretSealed: string, previousUntil: Date | null): Promise<EndpointRow | null> {
+  // the right-hand sides read the row as it was: the previous secret is the one being replaced
+  const r = await db.query(
+    `update webhook_endpoints
+        set previous_secret_sealed = case when $4::timestamptz is null then null else secret_sealed end,
+            previous_secret_expires_at = $4::timestamptz, secret_sealed = $3
+      where id = $1 and org_id = $2 returning *`,
+    [id, orgId, secretSealed, previousUntil],
+  )
+  return r.rows[0] ? toEndpoint(r.rows[0]) : null
+}
+
+/** Drops every replaced secret whose overlap has ended by `now`; how many went. */
+export async function dropExpiredSecrets(db: Queryable, now: Date): Promise<number> {
+  const r = await db.query(
+    'update webhook_endpoints set previous_secret_sealed = null, previous_secret_expires_at = null where previous_secret_expires_at <= $1',
+    [now],
+  )
+  return r.rowCount ?? 0
 }
 
 /**
@@ -168,6 +192,8 @@ export interface Claimed {
   endpointId: string
   url: string
   secretSealed: string
+  /** the secret a rotation replaced, while its overlap lasts: it signs too */
+  previousSecretSealed: string | null
   eventId: string
   body: string
   /** attempts made before this one */
@@ -192,18 +218,20 @@ export interface ClaimBounds {
  * the lease runs out; the receiver then sees the same webhook-id twice, which the
  * specification tells it to expect.
  */
-export async function claimDue(db: Queryable, limit: number, leaseMs: number, bounds: ClaimBounds): Promise<Claimed[]> {
+export async function claimDue(db: Queryable, limit: number, leaseMs: number, bounds: ClaimBounds, now: Date): Promise<Claimed[]> {
   const ids = await db.query('select id from nightjar_webhook_claim($1, $2, $3, $4, $5) as c(id)', [limit, leaseMs, bounds.endpoint, bounds.org, bounds.orgQuiet])
   if (!ids.rowCount) return []
   // a statement of its own: its snapshot is newer than the claim's, so it sees every row claimed
   const r = await db.query(
-    `select d.id, d.org_id, d.endpoint_id, w.url, w.secret_sealed, d.event_id, e.body, jsonb_array_length(d.attempts) as attempts_before
+    `select d.id, d.org_id, d.endpoint_id, w.url, w.secret_sealed, d.event_id, e.body, jsonb_array_length(d.attempts) as attempts_before,
+            case when w.previous_secret_expires_at > $2 then w.previous_secret_sealed end as previous_secret_sealed
        from webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id join webhook_events e on e.id = d.event_id
       where d.id = any($1::text[])`,
-    [ids.rows.map((x) => x.id as string)],
+    [ids.rows.map((x) => x.id as string), now],
   )
   return r.rows.map((x) => ({
-    id: x.id, orgId: x.org_id, endpointId: x.endpoint_id, url: x.url, secretSealed: x.secret_sealed, eventId: x.event_id, body: x.body,
+    id: x.id, orgId: x.org_id, endpointId: x.endpoint_id, url: x.url, secretSealed: x.secret_sealed, previousSecretSealed: x.previous_secret_sealed ?? null,
+    eventId: x.event_id, body: x.body,
     attemptsBefore: Number(x.attempts_before),
   }))
 }

@@ -2,11 +2,18 @@
 // as the Standard Webhooks specification says (signed headers, HMAC-SHA256 with the
 // endpoint's whsec_ secret, shown once), retried with backoff for a bounded time, and
 // logged per attempt. Payloads carry ids, names and reasons only: never a secret, page
-// content or an agent's free text. Guide: docs/webhooks.md
+// content or an agent's free text. A rotated secret signs beside the new one for an
+// overlap, so a receiver may update late. Guide: docs/webhooks.md
 import { z } from 'zod'
 import { defineContract } from './types.ts'
 import { idParam, isoTime } from './fields.ts'
 import { personText } from '../person-text.ts'
+import { SANDBOX_KINDS } from '../../crds/types.ts'
+
+/** How long a replaced secret keeps signing beside the new one unless the rotation says otherwise (a day, as Svix). */
+export const DEFAULT_ROTATION_OVERLAP_SECS = 86_400
+/** The longest overlap a rotation may ask for (a week, as Stripe's longest). */
+export const MAX_ROTATION_OVERLAP_SECS = 7 * 86_400
 
 /** Why an endpoint was disabled: consecutive_failures, every attempt failing for the set number and time. */
 export const WEBHOOK_DISABLE_REASONS = ['consecutive_failures'] as const
@@ -29,8 +36,9 @@ export const WEBHOOK_EVENT_DATA = {
   'session.live': z.object({
     ...sessionRef,
     identityId: z.string().nullable().describe('the bound identity (nident_…), if any'),
-    egress: z.string(),
-    browserKind: z.string(),
+    egress: z.string().describe('where its traffic goes out: local, split or platform'),
+    browserKind: z.string().describe('the browser it runs (chromium …)'),
+    sandbox: z.enum(SANDBOX_KINDS).optional().describe('what isolates its pages, as session_get shows it; absent when the pod did not say'),
   }),
   'session.ended': z.object({
     ...sessionRef,
@@ -42,8 +50,8 @@ export const WEBHOOK_EVENT_DATA = {
   }),
   'human.requested': z.object({
     ...sessionRef,
-    url: z.string().describe('the console’s live view of the session, where a person of the org takes control (the agent’s reason is shown there, not sent here)'),
-  }),
+    url: z.string().describe('the console’s live view of the session, where a person of the org takes control'),
+  }).describe('no reason: the agent’s words are free text (they may quote a page, a code or a customer’s details, and nothing can tell a secret from words), so only a signed-in person of the org reads them, on the live view the url leads to'),
   'credential_request.created': z.object({
     requestId: z.string().describe('the request (ncreq_…)'),
     identityId: z.string(),
@@ -97,6 +105,7 @@ export const WebhookView = z.object({
     failures: z.number().int().describe('failed attempts in a row when it was disabled'),
     failingSince: isoTime.describe('the first failed attempt of that run'),
   }).nullable().describe('null while deliveries go out; set when it was disabled after failing: nothing is attempted or queued for it until webhook_enable'),
+  previousSecretExpiresAt: isoTime.nullable().describe('until when the secret the last rotation replaced still signs beside the current one (two v1 signatures); null when only the current one signs'),
 })
 
 export const WebhookSecret = z.object({
@@ -175,9 +184,13 @@ export const webhookDelete = defineContract({
 export const webhookRotateSecret = defineContract({
   name: 'webhook_rotate_secret',
   mcp: false,
-  description: 'Issue a new signing secret (returned once); deliveries from now on, retries included, are signed with it only',
+  description: 'Issue a new signing secret (returned once). Deliveries from now on, retries included, are signed with it and, for overlapSeconds (a day unless given), with the secret it replaces too, then with it only',
   scopes: ['org:admin'],
-  input: z.strictObject({ webhookId }),
+  input: z.strictObject({
+    webhookId,
+    overlapSeconds: z.number().int().min(0).max(MAX_ROTATION_OVERLAP_SECS).optional()
+      .describe('how long the replaced secret keeps signing beside the new one, so receivers can switch without rejecting a delivery: 0 to 604800 seconds, 86400 unless given; 0 stops it at once (a secret that leaked)'),
+  }),
   output: WebhookSecret,
   rest: { method: 'POST', path: '/v1/webhooks/:webhookId/rotate-secret' },
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },

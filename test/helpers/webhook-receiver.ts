@@ -1,13 +1,16 @@
 // A webhook receiver for the tests: a real HTTP server on loopback that keeps every
 // request and checks its signature with an implementation of its own, written from the
 // Standard Webhooks specification with node:crypto — not the signing library the server
-// uses — so a mistake in how the server calls that library cannot hide here.
+// uses — so a mistake in how the server calls that library cannot hide here. Every payload
+// is read against its event's contract, strictly: a field the contract does not list fails.
 //   signed content: "<webhook-id>.<webhook-timestamp>.<body>"
 //   signature:      base64(HMAC-SHA256(key, signed content)), key = base64-decoded secret after "whsec_"
 //   header:         space-separated "v1,<signature>" entries
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
+import { z } from 'zod'
+import { WEBHOOK_EVENT_DATA, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../contracts/operations/webhooks.ts'
 
 export interface Received {
   headers: IncomingHttpHeaders
@@ -27,6 +30,20 @@ export function verifySignature(secret: string, id: string, timestamp: string, b
     const given = Buffer.from(sig, 'base64')
     return given.length === expected.length && timingSafeEqual(given, expected)
   })
+}
+
+/** A delivery's body as its contract has it: type, timestamp and data, nothing more, nothing missing. */
+export interface CheckedPayload { type: WebhookEventType; timestamp: string; data: Record<string, unknown> }
+
+/**
+ * Parses a delivery's body against WebhookPayload with every object strict, so a field a
+ * payload carries that the contract (and so the docs) does not list fails the test: the
+ * contract's own schema lets receivers ignore unknown fields, a test must not.
+ */
+export function checkedPayload(body: string): CheckedPayload {
+  const raw = z.strictObject({ type: z.enum(WEBHOOK_EVENT_TYPES), timestamp: z.iso.datetime(), data: z.unknown() }).parse(JSON.parse(body))
+  const data = WEBHOOK_EVENT_DATA[raw.type].strict().parse(raw.data) as Record<string, unknown>
+  return { type: raw.type, timestamp: raw.timestamp, data }
 }
 
 export interface Receiver {

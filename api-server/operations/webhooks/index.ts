@@ -20,7 +20,7 @@ export const webhookDelete = implement(c.webhookDelete, {
 })
 
 export const webhookRotateSecret = implement(c.webhookRotateSecret, {
-  handler: async (ctx, { webhookId }) => hooks(ctx).rotateSecret(ctx.auth.orgId, webhookId),
+  handler: async (ctx, { webhookId, overlapSeconds }) => hooks(ctx).rotateSecret(ctx.auth.orgId, webhookId, overlapSeconds),
 })
 
 export const webhookDeliveries = implement(c.webhookDeliveries, {

@@ -6,11 +6,10 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { startTestServer } from '../../helpers/server.ts'
-import { startReceiver, verifySignature } from '../../helpers/webhook-receiver.ts'
+import { checkedPayload, startReceiver, verifySignature } from '../../helpers/webhook-receiver.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { signIn } from '../../helpers/console.ts'
 import { launchTestBrowser } from '../../helpers/chromium.ts'
-import { WebhookPayload } from '../../../contracts/operations/webhooks.ts'
 
 t.test('session events as webhooks', async (t) => {
   const s = await startTestServer(t, { sessions: true, env: { NIGHTJAR_WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', NIGHTJAR_WEBHOOK_RETRY_SECONDS: '1' } })
@@ -22,14 +21,15 @@ t.test('session events as webhooks', async (t) => {
   const secret: string = made.body.secret
   const payloads = () => receiver.received.map((x) => {
     if (!verifySignature(secret, String(x.headers['webhook-id']), String(x.headers['webhook-timestamp']), x.body, String(x.headers['webhook-signature']))) throw new Error('a delivery with a bad signature')
-    return WebhookPayload.parse(JSON.parse(x.body))
+    // strictly: a field the contract does not list fails here
+    return checkedPayload(x.body)
   })
   const of = (sessionId: string) => payloads().filter((p) => (p.data as { sessionId?: string }).sessionId === sessionId)
 
   const pageCanary = `CANARY-PAGE-${randomBytes(8).toString('hex')}`
   const reasonCanary = `CANARY-REASON-${randomBytes(8).toString('hex')}`
 
-  t.test('live, a person asked for, ended', async (t) => {
+  t.test('[ISSUE-50] live, a person asked for, ended: each payload holds what its contract lists, strictly (sandbox on session.live; no reason on human.requested)', async (t) => {
     const started = await rest('POST', '/v1/sessions', {})
     t.equal(started.status, 201)
     const id: string = started.body.id
@@ -42,7 +42,8 @@ t.test('session events as webhooks', async (t) => {
     await waitFor(() => of(id).length === 3, { what: 'three events of the session' })
     const events = of(id)
     t.same(events.map((p) => p.type), ['session.live', 'human.requested', 'session.ended'])
-    t.same(events[0].data, { sessionId: id, agentId: acme.agentId, identityId: null, egress: started.body.egress, browserKind: 'chromium' })
+    t.ok(started.body.sandbox, `the session says what isolates it (${started.body.sandbox})`)
+    t.same(events[0].data, { sessionId: id, agentId: acme.agentId, identityId: null, egress: started.body.egress, browserKind: 'chromium', sandbox: started.body.sandbox })
     t.same(events[1].data, { sessionId: id, agentId: acme.agentId, url: asked.body.url }, 'the live view’s URL, not the agent’s words')
     t.same(events[2].data, { sessionId: id, agentId: acme.agentId, reason: 'session_end' })
     const bodies = receiver.received.map((x) => x.body).join('\n')

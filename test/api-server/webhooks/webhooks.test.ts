@@ -12,11 +12,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startTestServer, type TestServer } from '../../helpers/server.ts'
-import { startReceiver, switchableReceiver, verifySignature, type Receiver } from '../../helpers/webhook-receiver.ts'
+import { checkedPayload, startReceiver, switchableReceiver, verifySignature, type Receiver } from '../../helpers/webhook-receiver.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { dumpAllTables } from '../../helpers/db.ts'
 import { answerCredentialRequest } from '../../../api-server/personas/credential-requests.ts'
-import { WebhookPayload } from '../../../contracts/operations/webhooks.ts'
 
 // loopback receivers are reachable only because the test names them (the documented knob);
 // 169.254.169.254 is named too, to show the deny floor holds even for an allowed host. One KMS
@@ -55,12 +54,12 @@ async function logWhen(h: ReturnType<typeof helpers>, webhookId: string, ready: 
   }, o)
 }
 
-/** The received deliveries, each checked against the secret; fails the test on a bad signature. */
+/** The received deliveries, each checked against the secret and its contract (strictly); fails the test on a bad signature or an unlisted field. */
 function verified(t: Test, r: Receiver, secret: string) {
   return r.received.map((x) => {
     const id = String(x.headers['webhook-id']), ts = String(x.headers['webhook-timestamp']), sig = String(x.headers['webhook-signature'])
     t.ok(verifySignature(secret, id, ts, x.body, sig), `the signature of ${id} verifies`)
-    return { id, ts: Number(ts), payload: WebhookPayload.parse(JSON.parse(x.body)), answered: x.answered }
+    return { id, ts: Number(ts), payload: checkedPayload(x.body), answered: x.answered }
   })
 }
 
@@ -152,12 +151,14 @@ t.test('webhooks', async (t) => {
     const rotated = await h.rest('POST', `/v1/webhooks/${r.body.webhook.id}/rotate-secret`)
     t.equal(rotated.status, 200)
     t.ok(rotated.body.secret !== secret, 'rotation gives a new secret')
+    const overlapMs = Date.parse(rotated.body.webhook.previousSecretExpiresAt) - Date.now()
+    t.ok(Math.abs(overlapMs - 86_400_000) < 60_000, 'the old secret signs beside it for a day unless the rotation says otherwise')
     const secrets = [secret, rotated.body.secret as string]
     const dump = await dumpAllTables(s.testDb.db)
     const logs = s.logs()
     for (const x of secrets) {
       const key = x.slice('whsec_'.length)
-      t.ok(!dump.includes(key) && !dump.includes(Buffer.from(key, 'base64').toString('hex')), 'no table holds the secret in clear')
+      t.ok(!dump.includes(key) && !dump.includes(Buffer.from(key, 'base64').toString('hex')), 'no table holds the secret in clear (the replaced one neither)')
       t.ok(!logs.includes(key), 'no log line holds it')
       t.ok(!responses.some((text) => text !== r.text && text.includes(key)), 'no other response holds it')
     }
@@ -257,6 +258,54 @@ t.test('webhooks', async (t) => {
     t.same(refused.body.items[0].attempts.map((a: any) => [a.responseStatus, a.error]).slice(0, 1), [[null, 'address_refused']])
     t.equal(connections, 0, 'no connection reached the loopback listener')
     await h.rest('DELETE', `/v1/webhooks/${later.body.webhook.id}`)
+  })
+
+  t.test('[ISSUE-50] a rotation’s overlap: both signatures until it ends, 0 for none, bounded, and a second rotation leaves one old secret', async (t) => {
+    const receiver = await startReceiver(t)
+    const made = await create({ url: receiver.url, events: ['credential_request.created'] })
+    const id: string = made.body.webhook.id
+    const first: string = made.body.secret
+    const rotate = (body: unknown) => h.rest('POST', `/v1/webhooks/${id}/rotate-secret`, body)
+    /** which of the secrets verify the newest delivery, and how many signatures it carries */
+    const next = async () => {
+      const n = receiver.received.length
+      await h.ask()
+      await waitFor(() => receiver.received.length === n + 1, { what: 'the delivery' })
+      const x = receiver.received[n]
+      const sig = String(x.headers['webhook-signature'])
+      const ok = (secret: string) => verifySignature(secret, String(x.headers['webhook-id']), String(x.headers['webhook-timestamp']), x.body, sig)
+      checkedPayload(x.body)
+      return { ok, signatures: sig.split(' ').length }
+    }
+
+    for (const overlapSeconds of [-1, 604_801, 1.5]) {
+      const r = await rotate({ overlapSeconds })
+      t.equal(r.status, 400, `overlapSeconds ${overlapSeconds} refused`)
+    }
+    const second = await rotate({ overlapSeconds: 3600 })
+    t.equal(second.status, 200)
+    t.ok(Math.abs(Date.parse(second.body.webhook.previousSecretExpiresAt) - Date.now() - 3_600_000) < 60_000, 'the overlap asked for')
+    const during = await next()
+    t.equal(during.signatures, 2, 'the old and the new signature')
+    t.ok(during.ok(first) && during.ok(second.body.secret), 'each secret verifies it')
+
+    // rotating again within the overlap: the secret just replaced signs beside the new one, the first no longer
+    const third = await rotate({})
+    const again = await next()
+    t.equal(again.signatures, 2)
+    t.ok(again.ok(second.body.secret) && again.ok(third.body.secret), 'the two newest secrets verify it')
+    t.notOk(again.ok(first), 'the first secret no longer does')
+
+    // a secret that leaked: no overlap, and nothing kept
+    const leaked = await rotate({ overlapSeconds: 0 })
+    t.equal(leaked.body.webhook.previousSecretExpiresAt, null, 'no overlap')
+    const stored = await s.testDb.db.query('select previous_secret_sealed, previous_secret_expires_at from webhook_endpoints where id = $1', [id])
+    t.same(stored.rows[0], { previous_secret_sealed: null, previous_secret_expires_at: null }, 'the replaced secret is not kept')
+    const now = await next()
+    t.equal(now.signatures, 1)
+    t.ok(now.ok(leaked.body.secret), 'the new secret verifies')
+    t.notOk(now.ok(third.body.secret), 'the leaked one does not')
+    await h.rest('DELETE', `/v1/webhooks/${id}`)
   })
 
   t.test('another org’s endpoint is the same 404 as an unknown one', async (t) => {
