@@ -1,81 +1,52 @@
-// Writes sdk/generated.ts from the operation contracts: the route table and one method per
-// operation ("<noun>_<verb>" is <group>.<verb>, a driving action sessions.<action>, NAMES
-// the exceptions; path parameters, then POSITIONAL fields, then an object of the rest).
+// Writes sdk/generated.ts from the operation contracts (scripts/sdk-model.ts): every
+// operation's input and output as plain TypeScript types (so the SDK needs neither zod nor
+// Node's types), the route table and one method per operation.
 // Run `node --import tsx scripts/gen-sdk.ts`; a test fails when the file is stale.
 import { writeFileSync } from 'node:fs'
-import { z } from 'zod'
 import { isEntryPoint } from '../contracts/entry-point.ts'
 import { contracts } from '../contracts/operations/index.ts'
 import type { AnyContract } from '../contracts/operations/types.ts'
+import { camel, isAnyJson, methodPlans, properties, requiredOf, type JsonSchema, type MethodPlan } from './sdk-model.ts'
 
-/** the SDK group of each operation-name noun */
-const GROUPS: Record<string, string> = {
-  me: 'me', key: 'keys', audit: 'audit', identity: 'identities', credential: 'credentials', grant: 'grants',
-  governance: 'governance', authstate: 'authstates', session: 'sessions', network: 'networks', webhook: 'webhooks',
-}
+export { methodPlans }
 
-/** methods named otherwise than by the rule: [group, method] */
-const NAMES: Record<string, [string, string]> = {
-  me: ['me', 'get'],
-  session_start: ['sessions', 'create'],
-  spawn_and_start_session: ['sessions', 'spawn'],
-  identity_list_assumable: ['identities', 'assumable'],
-  credential_fill: ['sessions', 'fillCredential'],
-  local_reach_ensure: ['networks', 'ensureLocalReach'],
-}
+const doc = (text: string, indent: string) => `${indent}/** ${text.replace(/\*\//g, '*\\/')} */\n`
+const key = (k: string) => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(k) ? k : JSON.stringify(k))
+const pascal = (s: string) => camel(s).replace(/^./, (c) => c.toUpperCase())
+const parens = (t: string) => (t.includes(' | ') || t.includes(' & ') ? `(${t})` : t)
 
-/** input fields that follow the path parameters as arguments of their own */
-const POSITIONAL: Record<string, string[]> = {
-  navigate: ['url'],
-  credential_fill: ['credentialName', 'selector'],
-}
-
-export interface MethodPlan {
-  operation: string
-  group: string
-  method: string
-  /** path parameters, then POSITIONAL fields: the method's leading arguments */
-  positional: string[]
-  /** the other input fields; the last argument when there are any */
-  rest: string[]
-  /** whether any of `rest` is required */
-  restRequired: boolean
-}
-
-const camel = (s: string) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())
-
-function methodName(c: AnyContract): [string, string] {
-  if (NAMES[c.name]) return NAMES[c.name]
-  const [noun, ...verb] = c.name.split('_')
-  if (GROUPS[noun] && verb.length) return [GROUPS[noun], camel(verb.join('_'))]
-  if (c.rest?.path.startsWith('/v1/sessions/:sessionId/')) return ['sessions', camel(c.name)]
-  throw new Error(`scripts/gen-sdk.ts: no SDK group for ${c.name}; add its noun to GROUPS or the operation to NAMES`)
-}
-
-/** The SDK method of every operation with a REST binding, in the contracts' order. */
-export function methodPlans(list: readonly AnyContract[] = contracts): MethodPlan[] {
-  const plans = list.filter((c) => c.rest).map((c): MethodPlan => {
-    const [group, method] = methodName(c)
-    const params = [...c.rest!.path.matchAll(/:([A-Za-z]+)/g)].map((m) => m[1])
-    const positional = [...params, ...(POSITIONAL[c.name] ?? [])]
-    const json = z.toJSONSchema(c.input, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, unknown>; required?: string[] }
-    const rest = Object.keys(json.properties ?? {}).filter((k) => !positional.includes(k))
-    // a refinement (wait_for: exactly one of selector or text) asks for something: the object is not optional
-    const restRequired = rest.some((k) => json.required?.includes(k)) || Boolean(c.input._zod.def.checks?.length)
-    return { operation: c.name, group, method, positional, rest, restRequired }
-  })
-  const seen = new Set<string>()
-  for (const p of plans) {
-    const key = `${p.group}.${p.method}`
-    if (seen.has(key)) throw new Error(`scripts/gen-sdk.ts: two operations would be ${key}; name one in NAMES`)
-    seen.add(key)
+/** A JSON Schema (as contractJsonSchema writes it) as a TypeScript type. */
+export function tsType(s: JsonSchema, indent = ''): string {
+  if (isAnyJson(s)) return 'unknown'
+  if ('const' in s) return JSON.stringify(s.const)
+  if (Array.isArray(s.enum)) return s.enum.map((v) => JSON.stringify(v)).join(' | ')
+  if (Array.isArray(s.anyOf)) return [...new Set((s.anyOf as JsonSchema[]).map((b) => tsType(b, indent)))].join(' | ')
+  switch (s.type) {
+    case 'string': return 'string'
+    case 'number': case 'integer': return 'number'
+    case 'boolean': return 'boolean'
+    case 'null': return 'null'
+    case 'array': return `Array<${s.items ? tsType(s.items as JsonSchema, indent) : 'unknown'}>`
+    case 'object': return objectType(s, indent)
+    default: return 'unknown'
   }
-  return plans
 }
 
-const doc = (text: string) => `/** ${text.replace(/\*\//g, '*\\/')} */`
+function objectType(s: JsonSchema, indent: string): string {
+  const props = properties(s)
+  const required = requiredOf(s)
+  const extra = s.additionalProperties
+  // a schema for the other keys (a record, a catchall); absent means unknown keys are merely ignored
+  const extraType = typeof extra === 'object' && extra ? tsType(extra as JsonSchema, indent + '  ') : undefined
+  if (!Object.keys(props).length) return extra === false ? 'Record<string, never>' : `Record<string, ${extraType ?? 'unknown'}>`
+  const inner = indent + '  '
+  const lines = Object.entries(props).map(([k, p]) =>
+    (typeof p.description === 'string' ? doc(p.description, inner) : '') + `${inner}${key(k)}${required.has(k) ? '' : '?'}: ${tsType(p, inner)}\n`)
+  if (extraType) lines.push(`${inner}[key: string]: unknown\n`)
+  return `{\n${lines.join('')}${indent}}`
+}
 
-function renderMethod(p: MethodPlan, description: string): string {
+function renderMethod(p: MethodPlan): string {
   const n = `'${p.operation}'`
   const args = p.positional.map((k) => `${k}: In<${n}>['${k}']`)
   const fields = p.positional.join(', ')
@@ -87,22 +58,33 @@ function renderMethod(p: MethodPlan, description: string): string {
   } else {
     body = p.positional.length ? `{ ${fields} }` : '{}'
   }
-  return `      ${doc(description)}\n      ${p.method}: (${args.join(', ')}) => call(${n}, ${body}),`
+  return `${doc(p.description, '      ')}      ${p.method}: (${args.join(', ')}) => call(${n}, ${body}),`
 }
 
 export function renderSdk(list: readonly AnyContract[] = contracts): string {
-  const byName = new Map(list.map((c) => [c.name, c]))
   const plans = methodPlans(list)
   const groups = new Map<string, MethodPlan[]>()
   for (const p of plans) groups.set(p.group, [...(groups.get(p.group) ?? []), p])
-  const routes = plans.map((p) => {
-    const { method, path } = byName.get(p.operation)!.rest!
-    return `  ${p.operation}: { method: '${method}', path: '${path}' },`
+  const types = plans.map((p) => {
+    const name = pascal(p.operation)
+    return `/** What ${p.operation} takes. */\nexport type ${name}Input = ${tsType(p.input)}\n` +
+      `/** What ${p.operation} answers${p.output ? '' : ' (204: no content)'}. */\nexport type ${name}Output = ${p.output ? tsType(p.output) : 'void'}\n`
   })
-  const methods = [...groups].map(([group, ps]) =>
-    `    ${group}: {\n${ps.map((p) => renderMethod(p, byName.get(p.operation)!.description)).join('\n')}\n    },`)
+  const operations = plans.map((p) => `  ${p.operation}: { input: ${pascal(p.operation)}Input; output: ${pascal(p.operation)}Output }`)
+  const routes = plans.map((p) => `  ${p.operation}: { method: '${p.route.method}', path: '${p.route.path}' },`)
+  const methods = [...groups].map(([group, ps]) => `    ${group}: {\n${ps.map(renderMethod).join('\n')}\n    },`)
   return `// Generated from contracts/operations/index.ts by scripts/gen-sdk.ts — do not edit.
-import type { Call, InputOf as In } from './types.ts'
+
+${types.join('\n')}
+/** Every operation's input and output, by name (the MCP tool name). */
+export interface Operations {
+${operations.join('\n')}
+}
+
+type In<N extends keyof Operations> = Operations[N]['input']
+
+/** How the generated methods reach the server (Nightjar.call). */
+export type Call = <N extends keyof Operations>(name: N, input: Operations[N]['input']) => Promise<Operations[N]['output']>
 
 /** The REST route of every operation. */
 export const routes = {

@@ -1,6 +1,6 @@
-// The typed TypeScript client, derived from the operation contracts alone (types only, so
-// the SDK pulls in no server code and no zod at run time). Every operation has a generated
-// method grouped by domain (sdk/generated.ts); nj.call(name, input) calls any by name.
+// The typed TypeScript client, generated from the operation contracts (sdk/generated.ts:
+// plain types, the routes and one method per operation grouped by domain); nj.call(name,
+// input) calls any by name. It needs nothing but a global fetch: no zod, no Node types.
 //   const nj = new Nightjar({ baseUrl: 'http://127.0.0.1:8080', token: process.env.NIGHTJAR_KEY })
 //   const s = await nj.sessions.create({ identity: 'shopper' })
 //   await nj.sessions.navigate(s.id, 'https://example.com/')
@@ -8,6 +8,15 @@ import { methods, routes } from './generated.ts'
 import type { Call, InputOf, OperationName, OutputOf } from './types.ts'
 
 export type { InputOf, OperationName, OutputOf } from './types.ts'
+export type * from './generated.ts'
+
+/** The part of fetch the SDK uses (declared here: a consumer may have neither DOM nor Node types). */
+export type FetchLike = (url: string, init: { method: string; headers: Record<string, string>; body?: string }) => Promise<{
+  ok: boolean
+  status: number
+  statusText: string
+  text(): Promise<string>
+}>
 
 export class NightjarError extends Error {
   readonly status: number
@@ -26,7 +35,8 @@ export interface NightjarOptions {
   baseUrl: string
   /** an njk_ API key or an njo_ OAuth access token */
   token: string
-  fetch?: typeof fetch
+  /** default: the global fetch (Node 18 and later, browsers, Deno, Bun) */
+  fetch?: FetchLike
 }
 
 type Methods = ReturnType<typeof methods>
@@ -37,12 +47,12 @@ export interface Nightjar extends Methods {}
 export class Nightjar {
   readonly #base: string
   readonly #token: string
-  readonly #fetch: typeof fetch
+  readonly #fetch: FetchLike
 
   constructor(opts: NightjarOptions) {
     this.#base = opts.baseUrl.replace(/\/+$/, '')
     this.#token = opts.token
-    this.#fetch = opts.fetch ?? fetch
+    this.#fetch = opts.fetch ?? (globalThis as unknown as { fetch: FetchLike }).fetch
     const call: Call = (name, input) => this.call(name, input)
     Object.assign(this, methods(call))
   }
@@ -60,9 +70,9 @@ export class Nightjar {
     const hasBody = route.method !== 'GET' && route.method !== 'DELETE'
     let url = this.#base + path
     if (!hasBody) {
-      const q = new URLSearchParams()
-      for (const [k, v] of Object.entries(rest)) if (v !== undefined) q.set(k, String(v))
-      if ([...q].length) url += '?' + q
+      // by hand, not URLSearchParams: the SDK's types assume no DOM and no Node
+      const q = Object.entries(rest).filter(([, v]) => v !== undefined).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
+      if (q.length) url += '?' + q.join('&')
     }
     const res = await this.#fetch(url, {
       method: route.method,

@@ -1,13 +1,12 @@
-// The SDK's types, from the operation contracts alone (types only: no server code and
-// no zod at run time).
-import type { z } from 'zod'
-import type { ContractOf, OperationName } from '../contracts/operations/index.ts'
+// The SDK's types: plain TypeScript generated from the operation contracts (sdk/generated.ts),
+// so a project using the SDK needs neither zod nor Node's type definitions.
+import type { Operations } from './generated.ts'
 
 /** An operation the SDK can call: every operation has a REST binding (sdk/generated.ts routes). */
-export type { OperationName }
+export type OperationName = keyof Operations
 /** What an operation takes: its contract's input, before defaults (optional fields may be left out). */
-export type InputOf<N extends OperationName> = z.input<ContractOf<N>['input']>
+export type InputOf<N extends OperationName> = Operations[N]['input']
 /** What an operation answers: its contract's output (void for 204 no content). */
-export type OutputOf<N extends OperationName> = z.output<ContractOf<N>['output']>
+export type OutputOf<N extends OperationName> = Operations[N]['output']
 
-export type Call = <N extends OperationName>(name: N, input: InputOf<N>) => Promise<OutputOf<N>>
+export type { Call } from './generated.ts'
