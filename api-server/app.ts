@@ -30,6 +30,7 @@ import { DaemonCountPublisher } from './networks/count-publisher.ts'
 import { ClusterNetworkResources, NO_NETWORK_RESOURCES } from './networks/resources.ts'
 import { EgressRelay } from './networks/egress-relay.ts'
 import { CdpRelay } from './cdp/relay.ts'
+import { registerCdpDiscovery } from './cdp/discovery.ts'
 import { LiveViewRelay } from './console/live-socket.ts'
 import { TunnelBroker } from './tunnel-broker/broker.ts'
 import { ReplicaRegistry } from './replicas/registry.ts'
@@ -208,6 +209,8 @@ export async function build<P extends SessionPlane = SessionPlane>(opts: BuildOp
     registerOpenApi(app, ops, config.baseUrl)
     registerConsole(app, services)
     registerOAuth(app, services)
+    // CDP discovery as Chrome serves it (/v1/sessions/:sessionId/cdp/json/…)
+    registerCdpDiscovery(app, services, plane?.pods)
 
     // the tunnel broker daemons join, and (with sessions) the pods' egress relay
     const forwarding = config.replica.secret ? { secret: config.replica.secret, ownerOf: (networkId: string) => replica.ownerOf(networkId) } : undefined

@@ -22,7 +22,8 @@ export interface CdpRequest {
   sessionId?: string
 }
 
-export type Verdict = { forward: CdpRequest } | { refuse: string }
+/** A refusal may come with messages the filter itself sends the browser (closing the tab a refused navigation was opened for). */
+export type Verdict = { forward: CdpRequest } | { refuse: string; toBrowser?: string[] }
 
 /** Domains a client may use. Anything else (Cast, Extensions, PWA, Tethering, new ones) is refused. */
 const DOMAINS = new Set([
@@ -87,7 +88,7 @@ const RULES: Record<string, Rule> = {
       ? { refuse: 'dragging files of the browser’s machine is not allowed' }
       : forward(req),
   // browser-initiated navigations: no chrome://, file://, devtools://, chrome-extension://, view-source: …
-  'Page.navigate': urlRule('url', { blankOk: false, data: true }),
+  'Page.navigate': (p, f, req) => f.navigation(urlRule('url', { blankOk: false, data: true })(p, f, req), req),
   'Target.createTarget': (p, f, req) => {
     const v = urlRule('url', { blankOk: true, data: true })(p, f, req)
     return 'refuse' in v ? v : f.expect(req, 'Target.createTarget')
@@ -126,6 +127,9 @@ const RULES: Record<string, Rule> = {
   'DOM.getFileInfo': refuse('a file’s path is the pod’s'),
   'SystemInfo.getInfo': (_p, f, req) => f.expect(req, 'SystemInfo.getInfo'),
 }
+
+/** The first id of the filter's own commands on a client's session (Chromium's ids are int32). */
+const OWN_REPLY_IDS = 2_000_000_000
 
 /** Schemes of Chromium's privileged pages (WebUI, DevTools, extensions): never a CDP client's to script. */
 const PRIVILEGED_URL = /^\s*(chrome|chrome-untrusted|devtools|chrome-extension|chrome-search):/i
@@ -167,7 +171,7 @@ type Expected = 'Target.getTargets' | 'Target.getTargetInfo' | 'Target.attachToT
 export class CdpFilter {
   readonly #own = new Set<string>()
   /** answers the filter reads (and may rewrite): "sessionId|id" → what was asked */
-  readonly #pending = new Map<string, { method: Expected; targetId?: string }>()
+  readonly #pending = new Map<string, { method: Expected; targetId?: string; blank?: boolean }>()
   /** ids of #pending, whatever their session: the cheap test before a browser message is parsed */
   readonly #pendingIds = new Map<number, number>()
   /** targetId → privileged?, for every target Chromium named to this client */
@@ -177,6 +181,12 @@ export class CdpFilter {
   readonly #blocked = new Set<string>()
   /** ids of the filter's own messages on blocked sessions (the client never uses those sessions) */
   #ownId = 0
+  /** tabs this client opened blank that never showed anything else: a refused first navigation closes them */
+  readonly #fresh = new Set<string>()
+  /** "sessionId|id" of the filter's own commands on the client's sessions; their answers are kept from the client */
+  readonly #ownReplies = new Set<string>()
+  /** ids of those commands: far above the small counters clients use, within Chromium's int32 */
+  #ownReplyId = OWN_REPLY_IDS
 
   judge(req: CdpRequest): Verdict {
     if (req.sessionId !== undefined && this.#blocked.has(req.sessionId)) return { refuse: 'that session belongs to one of Chromium’s own pages' }
@@ -201,6 +211,20 @@ export class CdpFilter {
     return req.method === 'Target.attachToTarget' ? this.expect(req, 'Target.attachToTarget', id) : forward(req)
   }
 
+  /**
+   * A refused navigation in a tab the client opened blank for it (Playwright's newPage then
+   * goto, Playwright MCP's `browser_tabs new <url>`) would leave an empty tab behind: the
+   * refusal closes that tab too. A tab that ever showed a page stays.
+   */
+  navigation(v: Verdict, req: CdpRequest): Verdict {
+    if (!('refuse' in v) || req.sessionId === undefined) return v
+    const targetId = this.#sessions.get(req.sessionId)
+    if (targetId === undefined || !this.#fresh.delete(targetId)) return v
+    const id = this.#ownReplyId++
+    this.#ownReplies.add(`${req.sessionId}|${id}`)
+    return { ...v, toBrowser: [JSON.stringify({ id, method: 'Page.close', sessionId: req.sessionId })] }
+  }
+
   /** Browser.setDownloadBehavior: deny passes; anything else is downgraded to deny on the default context or one of ours, refused elsewhere. */
   downloadBehavior(p: Params, req: CdpRequest): Verdict {
     if (p.behavior === 'deny' && p.downloadPath === undefined) return forward(req)
@@ -221,7 +245,9 @@ export class CdpFilter {
   expect(req: CdpRequest, method: Expected, targetId?: string): Verdict {
     const key = `${req.sessionId ?? ''}|${req.id}`
     if (!this.#pending.has(key)) this.#pendingIds.set(req.id, (this.#pendingIds.get(req.id) ?? 0) + 1)
-    this.#pending.set(key, { method, targetId })
+    const url = req.params?.url
+    const blank = method === 'Target.createTarget' && (url === undefined || url === '' || (typeof url === 'string' && /^about:blank$/i.test(url)))
+    this.#pending.set(key, { method, targetId, blank })
     // a client that never reads its answers cannot grow this without bound
     if (this.#pending.size > 10_000) this.#forget(this.#pending.keys().next().value!)
     return forward(req)
@@ -255,6 +281,10 @@ export class CdpFilter {
     const event = /^\{"method":"(Target\.\w+|Browser\.downloadProgress)"/.exec(head)?.[1]
     const reply = event ? undefined : /^\{"id":(\d+),/.exec(head)?.[1]
     const waited = reply !== undefined && this.#pendingIds.has(Number(reply))
+    if (reply !== undefined && Number(reply) >= OWN_REPLY_IDS && this.#ownReplies.size) {
+      const sid = /"sessionId":"([^"]{1,200})"\}$/.exec(buf.toString('latin1', Math.max(0, buf.length - 240)))?.[1]
+      if (this.#ownReplies.delete(`${sid ?? ''}|${reply}`)) return { toClient: null }
+    }
     // Chromium writes a message's sessionId last: a blocked session is told by the tail alone
     const tailSession = this.#blocked.size ? /"sessionId":"([^"]{1,200})"\}$/.exec(buf.toString('latin1', Math.max(0, buf.length - 240)))?.[1] : undefined
     if (tailSession !== undefined && this.#blocked.has(tailSession)) return { toClient: null }
@@ -281,7 +311,10 @@ export class CdpFilter {
         return { toClient: data }
       case 'Target.createTarget':
         // a target the client opened itself: at a URL the filter allowed
-        if (typeof r.targetId === 'string') this.#targets.set(r.targetId, false)
+        if (typeof r.targetId === 'string') {
+          this.#targets.set(r.targetId, false)
+          if (asked.blank) this.#fresh.add(r.targetId)
+        }
         return { toClient: data }
       case 'Target.attachToTarget':
         if (typeof r.sessionId === 'string' && asked.targetId) this.#sessions.set(r.sessionId, asked.targetId)
@@ -306,10 +339,14 @@ export class CdpFilter {
     const params = msg.params ?? {}
     switch (method) {
       case 'Target.targetCreated':
-      case 'Target.targetInfoChanged':
-        return { toClient: this.#learn(params.targetInfo) ? null : data }
+      case 'Target.targetInfoChanged': {
+        const info = params.targetInfo
+        if (this.#fresh.size && typeof info?.url === 'string' && info.url !== '' && !/^about:blank$/i.test(info.url)) this.#fresh.delete(info.targetId)
+        return { toClient: this.#learn(info) ? null : data }
+      }
       case 'Target.targetDestroyed':
       case 'Target.targetCrashed':
+        this.#fresh.delete(params.targetId)
         return { toClient: this.#targets.get(params.targetId) ? null : data }
       case 'Target.attachedToTarget': {
         const sid = params.sessionId
@@ -367,6 +404,61 @@ export function refusal(id: number | undefined, sessionId: string | undefined, w
   return JSON.stringify(sessionId === undefined ? { id: id ?? 0, error: cdpError } : { id: id ?? 0, error: cdpError, sessionId })
 }
 
+// --- page endpoints ------------------------------------------------------------------------
+
+interface PageAttachment {
+  targetId: string
+  sessionId: string
+}
+
+/** The target of a page endpoint (`/v1/cdp?target=<id>`), or undefined for the browser endpoint. */
+function pageTargetOf(url: string | undefined): string | undefined {
+  const target = new URL(url ?? '/', 'http://pod').searchParams.get('target')
+  return target !== null && /^[A-Za-z0-9._-]{1,100}$/.test(target) ? target : undefined
+}
+
+/**
+ * Attaches a page endpoint's client to its target through the filter (which learns the
+ * targets from getTargets, so Chromium's own pages and unknown ids are refused): the page
+ * session, or null when the target is not one this client may reach.
+ */
+function attachPage(channel: CdpChannel, filter: CdpFilter, targetId: string): Promise<PageAttachment | null> {
+  return new Promise((resolve, reject) => {
+    const call = (id: number, method: string, params: Record<string, unknown>): boolean => {
+      const verdict = filter.judge({ id, method, params })
+      if ('refuse' in verdict) return false
+      channel.send(JSON.stringify(verdict.forward))
+      return true
+    }
+    channel.onClose = (why) => reject(new Error(why))
+    channel.onMessage = (text) => {
+      const seen = filter.observe(Buffer.from(text))
+      if (seen.toClient === null) return
+      const msg = JSON.parse(String(seen.toClient)) as { id?: number; sessionId?: string; result?: { sessionId?: unknown } }
+      if (msg.sessionId !== undefined) return
+      if (msg.id === 1 && !call(2, 'Target.attachToTarget', { targetId, flatten: true })) resolve(null)
+      if (msg.id === 2) resolve(typeof msg.result?.sessionId === 'string' ? { targetId, sessionId: msg.result.sessionId } : null)
+    }
+    call(1, 'Target.getTargets', {})
+  })
+}
+
+/**
+ * A browser message for a page endpoint's client: its page session's messages without the
+ * sessionId (Chromium writes it last), child sessions' as they are, browser-level ones
+ * dropped; 'detached' once the page is gone (Chrome closes a page endpoint then).
+ */
+function pageMessage(page: PageAttachment, text: string): string | null | 'detached' {
+  const own = `,"sessionId":"${page.sessionId}"}`
+  if (text.endsWith(own)) return text.slice(0, -own.length) + '}'
+  if (/"sessionId":"[^"]{1,200}"\}$/.test(text)) return text
+  if (/^\{"method":"Target\.(detachedFromTarget|targetDestroyed)"/.test(text)) {
+    const p = (JSON.parse(text) as { params?: { sessionId?: string; targetId?: string } }).params
+    if (p?.sessionId === page.sessionId || p?.targetId === page.targetId) return 'detached'
+  }
+  return null
+}
+
 // --- the relay ---------------------------------------------------------------------------
 
 export interface CdpProxyOptions {
@@ -414,14 +506,24 @@ export class CdpProxy {
     }
     // the client went away while Chromium was answering
     socket.once('close', () => { if (!settled) { settled = true; release() } })
+    const targetId = pageTargetOf(req.url)
+    const filter = new CdpFilter()
     tap.open().then(
-      (channel) => {
-        if (settled || this.#closed) {
+      async (channel) => {
+        // a page endpoint (/devtools/page/<id>, as Chrome serves it): attached before the upgrade, so an unknown target is a 404
+        const page = targetId === undefined ? undefined : await attachPage(channel, filter, targetId).catch(() => null)
+        if (settled || this.#closed || page === null) {
           channel.close()
+          if (page === null && !settled) {
+            settled = true
+            release()
+            if (!socket.destroyed) socket.end(upgradeRefusal(upgradeErrors.cdpUnknownTarget()))
+            return
+          }
           return fail()
         }
         settled = true
-        this.#wss.handleUpgrade(req, socket, head, (client) => this.#relay(client, channel, release))
+        this.#wss.handleUpgrade(req, socket, head, (client) => this.#relay(client, channel, release, filter, page))
       },
       (e: unknown) => {
         if (!settled) this.#opts.log?.(`cdp: the browser gave no session (${e instanceof Error ? e.message : 'error'})`)
@@ -430,10 +532,9 @@ export class CdpProxy {
     )
   }
 
-  #relay(client: WebSocket, upstream: CdpChannel, release: () => void): void {
+  #relay(client: WebSocket, upstream: CdpChannel, release: () => void, filter: CdpFilter, page: PageAttachment | undefined): void {
     this.#sockets.add(client)
     this.#channels.add(upstream)
-    const filter = new CdpFilter()
     let done = false
     const end = (code: number, reason: string) => {
       if (done) return
@@ -453,14 +554,24 @@ export class CdpProxy {
       if (isBinary) return end(1003, 'CDP messages are text')
       const req = parseRequest(data.toString())
       if ('invalid' in req) return toClient(refusal(req.id, req.sessionId, req.invalid))
+      const asked = req.sessionId
+      // a page endpoint's client speaks to its page without naming a session
+      if (page && asked === undefined) req.sessionId = page.sessionId
       const verdict = filter.judge(req)
-      if ('refuse' in verdict) return toClient(refusal(req.id, req.sessionId, `${req.method} is refused: ${verdict.refuse}`))
+      if ('refuse' in verdict) {
+        for (const m of verdict.toBrowser ?? []) upstream.send(m)
+        return toClient(refusal(req.id, asked, `${req.method} is refused: ${verdict.refuse}`))
+      }
       upstream.send(JSON.stringify(verdict.forward))
     })
     upstream.onMessage = (text) => {
       const seen = filter.observe(Buffer.from(text))
       for (const m of seen.toBrowser ?? []) upstream.send(m)
-      if (seen.toClient !== null) toClient(seen.toClient)
+      if (seen.toClient === null) return
+      if (!page) return toClient(seen.toClient)
+      const out = pageMessage(page, String(seen.toClient))
+      if (out === 'detached') return end(1000, 'the target closed')
+      if (out !== null) toClient(out)
     }
     upstream.onClose = (why) => end(1011, why)
     client.on('close', () => end(1000, ''))

@@ -1,5 +1,7 @@
 // CDP connect, the caller's door: GET /v1/sessions/:id/cdp upgraded with the caller's own
-// Bearer (what connectOverCDP and Puppeteer send). Every refusal before the upgrade is the
+// Bearer (what connectOverCDP and Puppeteer send), or with a CDP URL token in the path
+// (auth/cdp-url-token.ts); /devtools/page/<targetId> after either is that page's endpoint, as
+// Chrome serves one (the pod attaches it). Every refusal before the upgrade is the
 // REST door's own JSON error, byte for byte; once the pod's CDP socket is open, messages
 // are relayed as they are: the filter and the fill lock are at the pod, which holds
 // whichever replica relays. Design: docs/sessions.md#how-the-cdp-filter-judges
@@ -25,8 +27,10 @@ import { trackCdpConnection } from '../sessions/cdp-connections.ts'
 import { admitUpgrade } from '../door-kit/upgrade-refusal.ts'
 import { RelayServer } from '../door-kit/relay-server.ts'
 import { controlState } from '../sessions/control.ts'
+import { resolveCdpToken } from '../auth/cdp-url-token.ts'
 
-const PATH = /^\/v1\/sessions\/([^/?#]+)\/cdp(?:\?.*)?$/
+/** the session, then an optional URL token, then an optional Chrome-style endpoint (browser, or a page by target id) */
+const PATH = /^\/v1\/sessions\/([^/?#]+)\/cdp(?:\/(njc_[^/?#]+))?(?:\/devtools\/(?:browser(?:\/[^/?#]*)?|page\/([A-Za-z0-9._-]{1,100})))?\/?(?:\?.*)?$/
 
 export class CdpRelay {
   readonly #relayServer = new RelayServer(CDP_MAX_CLIENT_MESSAGE)
@@ -45,30 +49,22 @@ export class CdpRelay {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
     const m = PATH.exec(req.url ?? '')
     if (!m) return false
-    admitUpgrade(socket, this.deps.log, 'cdp', () => this.#admit(req, socket, head, m[1]))
+    admitUpgrade(socket, this.deps.log, 'cdp', () => this.#admit(req, socket, head, m[1], m[2], m[3]))
     return true
   }
 
-  async #admit(req: IncomingMessage, socket: Duplex, head: Buffer, rawId: string): Promise<void> {
+  async #admit(req: IncomingMessage, socket: Duplex, head: Buffer, rawId: string, urlToken: string | undefined, targetId: string | undefined): Promise<void> {
     if (this.#relayServer.closed) throw errors.shuttingDown()
-    const auth = await this.#authenticate(req)
-    const missing = sessionCdp.scopes.filter((s) => !auth.scopes.has(s))
-    if (!hasScopes(auth.scopes, sessionCdp.scopes)) throw errors.missingScope(missing.join(' '))
-    let decoded: string
-    try {
-      decoded = decodeURIComponent(rawId)
-    } catch {
-      throw errors.invalidRequest('path is not valid percent-encoded UTF-8')
-    }
-    assertWellFormed({ sessionId: decoded }, 'path')
-    const { sessionId } = parseInput(sessionCdp.input, { sessionId: decoded })
+    const auth = await authenticateCdp(this.deps, { header: req.headers.authorization, urlToken, rawId, address: () => clientAddress(req, this.#trust) })
+    const sessionId = cdpSessionId(rawId)
     const row = await cdpSession(this.deps, { auth, sessionId })
     if (!this.pods) throw sessionsUnavailable()
     const access = await this.pods.lookup(row.id)
     if (!access) throw errors.sessionNotLive('not live')
     if (socket.destroyed) return
 
-    const upstream = new WebSocket(access.endpoint.replace(/^http/, 'ws').replace(/\/+$/, '') + POD_CDP_PATH, {
+    const page = targetId === undefined ? '' : `?target=${encodeURIComponent(targetId)}`
+    const upstream = new WebSocket(access.endpoint.replace(/^http/, 'ws').replace(/\/+$/, '') + POD_CDP_PATH + page, {
       headers: { authorization: `Bearer ${access.token}` },
       maxPayload: CDP_MAX_BROWSER_MESSAGE,
       perMessageDeflate: false,
@@ -81,10 +77,11 @@ export class CdpRelay {
       upstream.terminate()
       if (!socket.destroyed) socket.end(upgradeRefusal(reply))
     }
-    // the pod's own refusal (a fill ran in this session) is passed on; anything else is "unavailable"
+    // the pod's own refusals (a fill ran in this session, no such page) are passed on; anything else is "unavailable"
     upstream.once('unexpected-response', (_r, res) => {
       res.resume()
-      fail(res.statusCode === upgradeErrors.cdpAfterFill().status ? upgradeErrors.cdpAfterFill() : upgradeErrors.cdpUnavailable())
+      const passed = [upgradeErrors.cdpAfterFill(), upgradeErrors.cdpUnknownTarget()].find((e) => e.status === res.statusCode)
+      fail(passed ?? upgradeErrors.cdpUnavailable())
     })
     upstream.once('error', () => fail(upgradeErrors.cdpUnavailable()))
     socket.once('close', () => { if (!settled) { settled = true; upstream.terminate() } })
@@ -94,15 +91,6 @@ export class CdpRelay {
       if (this.#relayServer.closed) return fail(upgradeErrors.cdpUnavailable())
       this.#relayServer.wss.handleUpgrade(req, socket, head, (client) => this.#relay(client, upstream, row))
     })
-  }
-
-  /** The caller's Bearer credential, as the REST door checks it (failures count against the address). */
-  async #authenticate(req: IncomingMessage): Promise<AuthContext> {
-    const ctx = await this.deps.bearer.resolve(req.headers.authorization)
-    if (ctx) return ctx
-    const verdict = await this.deps.limits.bearerAddress.hit(addressKey(clientAddress(req, this.#trust)))
-    if (!verdict.allowed) throw errors.bearerFailures(verdict.retryAfterSecs)
-    throw unauthorizedFor(this.deps)
   }
 
   #relay(client: WebSocket, upstream: WebSocket, row: SessionRow): void {
@@ -154,4 +142,36 @@ export class CdpRelay {
   close(): void {
     this.#relayServer.close()
   }
+}
+
+/** The session id of a CDP path segment, checked as session_cdp checks its input. */
+export function cdpSessionId(rawId: string): string {
+  let decoded: string
+  try {
+    decoded = decodeURIComponent(rawId)
+  } catch {
+    throw errors.invalidRequest('path is not valid percent-encoded UTF-8')
+  }
+  assertWellFormed({ sessionId: decoded }, 'path')
+  return parseInput(sessionCdp.input, { sessionId: decoded }).sessionId
+}
+
+/**
+ * The caller of a CDP endpoint: the URL token when the path carries one (good for this
+ * session only), else the Bearer credential as the REST door checks it. Failures count
+ * against the address; the scope is session_cdp's.
+ */
+export async function authenticateCdp(
+  deps: Services,
+  { header, urlToken, rawId, address }: { header: string | undefined; urlToken: string | undefined; rawId: string; address: () => string },
+): Promise<AuthContext> {
+  const auth = urlToken !== undefined ? await resolveCdpToken(deps, urlToken, cdpSessionId(rawId)) : await deps.bearer.resolve(header)
+  if (!auth) {
+    const verdict = await deps.limits.bearerAddress.hit(addressKey(address()))
+    if (!verdict.allowed) throw errors.bearerFailures(verdict.retryAfterSecs)
+    throw unauthorizedFor(deps)
+  }
+  const missing = sessionCdp.scopes.filter((s) => !auth.scopes.has(s))
+  if (!hasScopes(auth.scopes, sessionCdp.scopes)) throw errors.missingScope(missing.join(' '))
+  return auth
 }

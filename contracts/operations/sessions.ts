@@ -160,6 +160,8 @@ export const CdpConnect = z.object({
   sessionId: z.string().describe('the session (nsess_…)'),
   url: z.string().describe('ws:// or wss:// URL of the session’s CDP endpoint: connect with the same Bearer credential as an Authorization header (Playwright connectOverCDP, Puppeteer connect)'),
   protocol: z.literal('cdp').describe('the Chrome DevTools Protocol, filtered: no proxy, download, file or browser-closing commands'),
+  httpUrl: z.string().describe('http:// or https:// URL of the same endpoint with a short-lived token in its path, for clients that cannot set headers (Puppeteer browserURL, connectOverCDP with an http URL, chrome-remote-interface, agent-browser): it serves /json/version, /json/list and /json/protocol as Chrome does; good for this session’s CDP endpoint only, until httpUrlExpiresAt or the session ends; treat it as a secret'),
+  httpUrlExpiresAt: z.string().describe('when httpUrl stops admitting new connections (ISO 8601); connections already open stay'),
 })
 
 export const sessionCdp = defineContract({

@@ -58,10 +58,13 @@ t.test('CDP connect', async (t) => {
     const id = await open()
     const r = await s.request('GET', `/v1/sessions/${id}/cdp`, { token: acme.apiKey })
     t.equal(r.status, 200)
-    t.same(r.body, { sessionId: id, url: wsUrl(id), protocol: 'cdp' })
+    const { httpUrl, httpUrlExpiresAt, ...rest } = r.body
+    t.same(rest, { sessionId: id, url: wsUrl(id), protocol: 'cdp' })
+    t.ok(typeof httpUrl === 'string' && httpUrl.startsWith(`${s.url}/v1/sessions/${id}/cdp/njc_`), 'an http URL with a token, for clients without headers')
+    t.ok(Date.parse(httpUrlExpiresAt) > Date.now())
     const mcp = await mcpClient(t, s.url, acme.apiKey)
     const tool = await mcp.callTool({ name: 'session_cdp', arguments: { sessionId: id } })
-    t.same(tool.structuredContent, { sessionId: id, url: wsUrl(id), protocol: 'cdp' })
+    t.match(tool.structuredContent, { sessionId: id, url: wsUrl(id), protocol: 'cdp', httpUrl: /\/cdp\/njc_/ })
     await end(id)
   })
 
