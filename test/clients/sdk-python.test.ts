@@ -1,0 +1,132 @@
+// The Python SDK (sdk/python) as a user runs it: the machine's python3, the package copied
+// outside the repository, against a running server; and its webhook verification against
+// signatures made by the standardwebhooks npm library, the reference a sender uses.
+import t from 'tap'
+import { spawn } from 'node:child_process'
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Webhook } from 'standardwebhooks'
+import { startTestServer } from '../helpers/server.ts'
+import { renderPython } from '../../scripts/gen-sdk-python.ts'
+
+const PACKAGE = new URL('../../sdk/python/nightjar_sdk/', import.meta.url)
+
+/** The package copied to a folder of its own, as pip would put it on the path. */
+function installed(t: { teardown(fn: () => unknown): void }): string {
+  const site = mkdtempSync(join(tmpdir(), 'nightjar-sdk-python-'))
+  t.teardown(() => rmSync(site, { recursive: true, force: true }))
+  cpSync(PACKAGE, join(site, 'nightjar_sdk'), { recursive: true })
+  return site
+}
+
+function python(site: string, script: string, input: unknown, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('python3', ['-c', script], { cwd: site, env: { ...process.env, PYTHONPATH: site, PYTHONDONTWRITEBYTECODE: '1', ...env }, stdio: ['pipe', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => { stdout += d })
+    child.stderr.on('data', (d) => { stderr += d })
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+    child.stdin.end(JSON.stringify(input))
+  })
+}
+
+t.test('the generated Python SDK matches the contracts', async (t) => {
+  t.equal(readFileSync(new URL('_generated.py', PACKAGE), 'utf8'), renderPython(), 'run node --import tsx scripts/gen-sdk-python.ts')
+})
+
+const VERIFY = `
+import json, sys
+from nightjar_sdk import verify_webhook, WebhookVerificationError
+out = []
+for case in json.load(sys.stdin):
+    try:
+        out.append({"ok": verify_webhook(case["secret"], case["headers"], case["body"].encode())})
+    except WebhookVerificationError as e:
+        out.append({"error": str(e)})
+print(json.dumps(out))
+`
+
+t.test('[ISSUE-50] verify_webhook accepts any one matching signature of several (a rotation) and refuses the rest', async (t) => {
+  const site = installed(t)
+  const oldSecret = `whsec_${randomBytes(24).toString('base64')}`
+  const newSecret = `whsec_${randomBytes(24).toString('base64')}`
+  const body = JSON.stringify({ type: 'session.ended', data: { sessionId: 'nsess_x' } })
+  const headers = (id: string, at: Date, payload: string, secrets: string[]) => ({
+    'Webhook-Id': id,
+    'Webhook-Timestamp': String(Math.floor(at.getTime() / 1000)),
+    'Webhook-Signature': secrets.map((s) => new Webhook(s).sign(id, at, payload)).join(' '),
+  })
+  const now = new Date()
+  const stale = new Date(now.getTime() - 6 * 60_000)
+  const cases = [
+    { secret: newSecret, headers: headers('msg_1', now, body, [oldSecret, newSecret]), body },
+    { secret: oldSecret, headers: headers('msg_2', now, body, [oldSecret, newSecret]), body },
+    { secret: newSecret, headers: headers('msg_3', now, body, [newSecret]), body },
+    { secret: `whsec_${randomBytes(24).toString('base64')}`, headers: headers('msg_4', now, body, [oldSecret, newSecret]), body },
+    { secret: newSecret, headers: headers('msg_5', stale, body, [newSecret]), body },
+    { secret: newSecret, headers: headers('msg_6', now, body, [newSecret]), body: body.replace('nsess_x', 'nsess_y') },
+    { secret: newSecret, headers: { 'webhook-id': 'msg_7', 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)) }, body },
+  ]
+  const run = await python(site, VERIFY, cases)
+  t.equal(run.code, 0, run.stderr)
+  const results = JSON.parse(run.stdout) as Array<{ ok?: unknown; error?: string }>
+  const payload = JSON.parse(body)
+  t.same(results[0], { ok: payload }, 'the new secret verifies a header carrying both')
+  t.same(results[1], { ok: payload }, 'the old secret verifies it too (a receiver a minute behind)')
+  t.same(results[2], { ok: payload }, 'one signature alone verifies')
+  t.same(results[3], { error: 'no signature matches the secret' }, 'another secret does not')
+  t.same(results[4], { error: 'webhook-timestamp is too old' }, 'a delivery signed six minutes ago is refused')
+  t.same(results[5], { error: 'no signature matches the secret' }, 'a changed body is refused')
+  t.same(results[6], { error: 'missing webhook-id, webhook-timestamp or webhook-signature' }, 'an unsigned delivery is refused')
+})
+
+const DRIVE = `
+import json, os, re, sys
+from nightjar_sdk import Nightjar, NightjarError
+nj = Nightjar(os.environ["NIGHTJAR_URL"], os.environ["NIGHTJAR_KEY"])
+out = {"me": sorted(nj.me.get().keys())}
+persona = nj.identities.create(name="py-persona")
+out["persona_listed"] = any(i["id"] == persona["id"] for i in nj.identities.list())
+nj.identities.delete(persona["id"])
+s = nj.sessions.create()
+out["status"] = s["status"]
+nav = nj.sessions.navigate(s["id"], sys.stdin.read())
+out["title"] = nav["title"]
+page = nj.sessions.perceive(s["id"])
+ref = re.search(r'button "Go" \\[ref=(\\w+)\\]', page["snapshot"]).group(1)
+out["act"] = sorted(nj.sessions.act(s["id"], verb="click", ref=ref).keys())
+out["after"] = nj.sessions.perceive(s["id"])["title"]
+out["query"] = "Go" in nj.sessions.perceive(s["id"], query="Go")["snapshot"]
+out["screenshot"] = sorted(nj.sessions.screenshot(s["id"]).keys())
+out["ended"] = nj.sessions.end(s["id"])["status"]
+try:
+    nj.sessions.get("nsess_0000000000000000000000")
+except NightjarError as e:
+    out["error"] = {"status": e.status, "code": e.code, "message": e.message}
+print(json.dumps(out))
+`
+
+t.test('[ISSUE-50] the Python SDK drives a session of a running server', async (t) => {
+  const site = installed(t)
+  const s = await startTestServer(t, { sessions: true })
+  const acme = await s.bootstrap()
+  const page = 'data:text/html,<title>py</title><button onclick="document.title=\'clicked\'">Go</button>'
+  const run = await python(site, DRIVE, page, { NIGHTJAR_URL: s.url, NIGHTJAR_KEY: acme.apiKey })
+  t.equal(run.code, 0, 'the script ran to its end')
+  t.equal(run.stderr.includes(acme.apiKey), false, 'no secret on stderr')
+  const out = JSON.parse(run.stdout)
+  t.same(out.me, ['agentId', 'orgId', 'principal', 'scopes'], 'me')
+  t.equal(out.persona_listed, true, 'identities: create, list, delete')
+  t.equal(out.status, 'live', 'sessions.create waits for the session to go live')
+  t.equal(out.title, 'py', 'navigate')
+  t.ok(out.act.includes('changes'), 'act answers what changed')
+  t.equal(out.after, 'clicked', 'the click ran in the page')
+  t.equal(out.query, true, 'perceive with query')
+  t.ok(out.screenshot.length > 0, 'screenshot')
+  t.equal(out.ended, 'ended', 'end')
+  t.same(out.error, { status: 404, code: 'not_found', message: 'unknown session' }, 'an error raises NightjarError with the catalogue code')
+})
