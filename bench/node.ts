@@ -137,7 +137,7 @@ async function hostProcessStart(): Promise<number> {
   // as root, as the embedded runtime runs it: a uid of its own (Chromium's sandbox refuses root)
   const user = podUsers.acquire(`bench-pod-${process.pid}-${randomBytes(4).toString('hex')}`)
   const child = spawn(process.execPath, [join(ROOT, 'browser-pod/main.ts')], {
-    env: { ...process.env, ...(user ? { HOME: user.home, TMPDIR: user.home } : {}), NIGHTJAR_NODE_TOKEN: randomBytes(24).toString('base64url'), NIGHTJAR_NODE_PORT: '0', NIGHTJAR_NODE_HOST: '127.0.0.1', NIGHTJAR_CHROMIUM_PATH: hostBrowser() },
+    env: { ...process.env, ...(user ? { HOME: user.home, TMPDIR: user.home } : {}), NIGHTJAR_POD_TOKEN: randomBytes(24).toString('base64url'), NIGHTJAR_POD_PORT: '0', NIGHTJAR_POD_HOST: '127.0.0.1', NIGHTJAR_CHROMIUM_PATH: hostBrowser() },
     stdio: ['pipe', 'pipe', 'ignore'],
     ...(user ? { uid: user.uid, gid: user.gid } : {}),
   })

@@ -10,7 +10,7 @@ import { parseCidr } from './egress-policy.ts'
 import { writeTerminationMessage } from './memory.ts'
 import type { Pod } from './pod.ts'
 import { startTracing } from '../telemetry/tracing.ts'
-import { keepOutOfReach, reexecWithoutToken, sandboxSetting, SandboxUnavailableError, takePodToken, type SandboxSetting } from './sandbox.ts'
+import { adoptOldPodVariables, keepOutOfReach, reexecWithoutToken, sandboxSetting, SandboxUnavailableError, takePodToken, type SandboxSetting } from './sandbox.ts'
 
 const log = (line: string) => process.stderr.write(`browser-pod: ${line}\n`)
 
@@ -33,7 +33,7 @@ function failSandbox(message: string): never {
 function config() {
   // The token stays in this process only: not in the environment Chromium inherits.
   const token = takePodToken()
-  if (!token) fail('NIGHTJAR_NODE_TOKEN is required')
+  if (!token) fail('NIGHTJAR_POD_TOKEN is required')
 
   let hostAliases: Record<string, string> = {}
   if (process.env.NIGHTJAR_HOST_ALIASES) {
@@ -55,12 +55,12 @@ function config() {
   }
   const browserKind = process.env.NIGHTJAR_BROWSER_KIND || 'chromium'
   if (!(BROWSER_KINDS as readonly string[]).includes(browserKind)) fail(`NIGHTJAR_BROWSER_KIND must be ${BROWSER_KINDS.join(' or ')}`)
-  const port = Number(process.env.NIGHTJAR_NODE_PORT ?? '0')
-  if (!Number.isInteger(port) || port < 0 || port > 65535) fail('NIGHTJAR_NODE_PORT must be a port number')
+  const port = Number(process.env.NIGHTJAR_POD_PORT ?? '0')
+  if (!Number.isInteger(port) || port < 0 || port > 65535) fail('NIGHTJAR_POD_PORT must be a port number')
   return {
     token,
     browserKind: browserKind as BrowserKind,
-    host: process.env.NIGHTJAR_NODE_HOST || '127.0.0.1',
+    host: process.env.NIGHTJAR_POD_HOST || '127.0.0.1',
     port,
     chromiumPath: process.env.NIGHTJAR_CHROMIUM_PATH || undefined,
     hostAliases,
@@ -94,6 +94,7 @@ async function main(): Promise<void> {
   // one's memory or environment (the pod token, a fill's plaintext). With the sandbox on
   // that is part of the promise, so a pod that cannot do it does not start. The re-exec
   // (which resets the dumpable flag, so it comes first) leaves no token in /proc/1/environ.
+  adoptOldPodVariables(process.env, log)
   const reexecuted = await reexecWithoutToken()
   const outOfReach = await keepOutOfReach()
   const cfg = config()

@@ -56,8 +56,29 @@ const PR_SET_DUMPABLE = 4
  * affected. Node has no prctl of its own: koffi (a maintained FFI with prebuilt binaries)
  * calls libc's. Returns false where that cannot be done (not Linux, no libc).
  */
-const TOKEN_VAR = 'NIGHTJAR_NODE_TOKEN'
-const TOKEN_FD_VAR = 'NIGHTJAR_NODE_TOKEN_FD'
+const TOKEN_VAR = 'NIGHTJAR_POD_TOKEN'
+const TOKEN_FD_VAR = 'NIGHTJAR_POD_TOKEN_FD'
+
+/** the pod's variables under the names they had before NIGHTJAR_POD_* (read for one release) */
+const OLD_POD_VARIABLES: Record<string, string> = {
+  NIGHTJAR_NODE_TOKEN: TOKEN_VAR,
+  NIGHTJAR_NODE_HOST: 'NIGHTJAR_POD_HOST',
+  NIGHTJAR_NODE_PORT: 'NIGHTJAR_POD_PORT',
+}
+
+/**
+ * Moves a variable set under its old name to its new one (a new name set too wins) and
+ * removes the old, so no copy of the token is left behind; warns by name, never the value.
+ */
+export function adoptOldPodVariables(env: NodeJS.ProcessEnv, warn: (line: string) => void): void {
+  for (const [old, renamed] of Object.entries(OLD_POD_VARIABLES)) {
+    const value = env[old]
+    if (value === undefined) continue
+    delete env[old]
+    env[renamed] ??= value
+    warn(`${old} is deprecated and read for this release only: set ${renamed} instead`)
+  }
+}
 
 /**
  * Takes the pod token out of the process's initial environment: gVisor's kernel lets any

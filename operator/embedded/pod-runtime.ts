@@ -310,9 +310,9 @@ export class EmbeddedPodRuntime implements PodRuntime, PodDirectory {
     const env: Record<string, string> = {
       ...this.baseEnv,
       ...(user ? { HOME: user.home, TMPDIR: user.home } : {}),
-      NIGHTJAR_NODE_TOKEN: token,
-      NIGHTJAR_NODE_HOST: '127.0.0.1',
-      NIGHTJAR_NODE_PORT: '0',
+      NIGHTJAR_POD_TOKEN: token,
+      NIGHTJAR_POD_HOST: '127.0.0.1',
+      NIGHTJAR_POD_PORT: '0',
       NIGHTJAR_BROWSER_KIND: kind,
       NIGHTJAR_POD_NAME: name,
       NIGHTJAR_POD_SHARED_LOOPBACK: '1',

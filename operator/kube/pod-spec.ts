@@ -187,18 +187,26 @@ export function podApiPortOf(opts: BrowserPodOptions): number {
 }
 
 export function browserPodManifest(input: BrowserPodInput, opts: BrowserPodOptions): PodResource {
-  const port = podApiPortOf(opts)
-  const uid = opts.uid ?? 10001
-  const probe = (periodSeconds: number, failureThreshold: number) => ({
-    httpGet: { path: '/healthz', port: POD_API_PORT_NAME, scheme: 'HTTP' },
-    periodSeconds,
-    failureThreshold,
-    timeoutSeconds: 2,
-  })
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: input.name,
+      namespace: input.namespace,
+      labels: podLabels(input, opts),
+      annotations: podAnnotations(input, opts),
+      ...(input.owner ? { ownerReferences: [{ ...input.owner }] } : {}),
+    } as PodResource['metadata'],
+    spec: podSpec(input, opts),
+  }
+}
+
+/** the pod's environment: its token from the Secret, never a value in the manifest */
+function podEnv(input: BrowserPodInput, opts: BrowserPodOptions): Record<string, unknown>[] {
   const env: Record<string, unknown>[] = [
-    { name: 'NIGHTJAR_NODE_TOKEN', valueFrom: { secretKeyRef: { name: input.tokenSecretName, key: TOKEN_KEY } } },
-    { name: 'NIGHTJAR_NODE_HOST', value: opts.listenHost ?? '0.0.0.0' },
-    { name: 'NIGHTJAR_NODE_PORT', value: String(port) },
+    { name: 'NIGHTJAR_POD_TOKEN', valueFrom: { secretKeyRef: { name: input.tokenSecretName, key: TOKEN_KEY } } },
+    { name: 'NIGHTJAR_POD_HOST', value: opts.listenHost ?? '0.0.0.0' },
+    { name: 'NIGHTJAR_POD_PORT', value: String(podApiPortOf(opts)) },
     { name: 'NIGHTJAR_BROWSER_KIND', value: input.browserKind },
     { name: 'NIGHTJAR_BROWSER_SANDBOX', value: opts.sandbox ?? 'chromium' },
     { name: 'NIGHTJAR_POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
@@ -210,8 +218,11 @@ export function browserPodManifest(input: BrowserPodInput, opts: BrowserPodOptio
   if (opts.chromiumPath) env.push({ name: 'NIGHTJAR_CHROMIUM_PATH', value: opts.chromiumPath })
   if (opts.tunnelUrl) env.push({ name: 'NIGHTJAR_TUNNEL_URL', value: opts.tunnelUrl })
   for (const [name, value] of Object.entries(opts.tracingEnv ?? {}).sort(([a], [b]) => a.localeCompare(b))) env.push({ name, value })
+  return env
+}
 
-  const labels: Record<string, string> = {
+function podLabels(input: BrowserPodInput, opts: BrowserPodOptions): Record<string, string> {
+  return {
     ...opts.podLabels,
     ...input.labels,
     [POD_LABELS.name]: 'nightjar',
@@ -220,12 +231,19 @@ export function browserPodManifest(input: BrowserPodInput, opts: BrowserPodOptio
     [POD_LABELS.browserKind]: input.browserKind,
     ...(input.pool ? { [POD_LABELS.pool]: 'warm' } : {}),
   }
-  const annotations: Record<string, string> = {
+}
+
+function podAnnotations(input: BrowserPodInput, opts: BrowserPodOptions): Record<string, string> {
+  return {
     ...opts.podAnnotations,
     [POD_ANNOTATIONS.tokenSecret]: input.tokenSecretName,
     [POD_ANNOTATIONS.template]: podTemplateHash(opts),
     ...(input.launch ? { [POD_ANNOTATIONS.launch]: JSON.stringify(input.launch) } : {}),
   }
+}
+
+function podSpec(input: BrowserPodInput, opts: BrowserPodOptions): Record<string, unknown> {
+  const uid = opts.uid ?? 10001
   const seccomp = seccompProfileFor(opts)
   const spec: Record<string, unknown> = {
     restartPolicy: 'Never',
@@ -239,39 +257,47 @@ export function browserPodManifest(input: BrowserPodInput, opts: BrowserPodOptio
       fsGroup: uid,
       seccompProfile: structuredClone(seccomp),
     },
-    containers: [
-      {
-        name: CONTAINER_NAME,
-        image: imageFor(input.browserKind, opts),
-        imagePullPolicy: opts.imagePullPolicy ?? 'IfNotPresent',
-        ports: [{ name: POD_API_PORT_NAME, containerPort: port, protocol: 'TCP' }],
-        env,
-        resources: opts.resources ?? { requests: { cpu: '100m', memory: '384Mi' }, limits: { memory: '2Gi' } },
-        securityContext: {
-          runAsNonRoot: true,
-          allowPrivilegeEscalation: false,
-          readOnlyRootFilesystem: true,
-          capabilities: { drop: ['ALL'] },
-          seccompProfile: structuredClone(seccomp),
-        },
-        // Readiness alone, each second, gates "pod API up"; five misses in a row mark the pod
-        // unready. No startup probe: the kubelet starts readiness only on the period after
-        // startup passed, which cost 0.6 s p50 of created → Ready (bench/README.md). A pod
-        // that never comes up is the operator's: StartTimeout, for a session's pod and a pool's.
-        readinessProbe: probe(1, 5),
-        volumeMounts: [
-          { name: 'tmp', mountPath: '/tmp' },
-          { name: 'home', mountPath: '/home/nightjar' },
-          { name: 'dshm', mountPath: '/dev/shm' },
-        ],
-      },
-    ],
+    containers: [browserContainer(input, opts, seccomp)],
     volumes: [
       { name: 'tmp', emptyDir: { sizeLimit: opts.tmpSize ?? '1Gi' } },
       { name: 'home', emptyDir: { sizeLimit: opts.homeSize ?? '1Gi' } },
       { name: 'dshm', emptyDir: { medium: 'Memory', sizeLimit: opts.shmSize ?? '1Gi' } },
     ],
   }
+  return { ...spec, ...podScheduling(input, opts) }
+}
+
+function browserContainer(input: BrowserPodInput, opts: BrowserPodOptions, seccomp: unknown): Record<string, unknown> {
+  return {
+    name: CONTAINER_NAME,
+    image: imageFor(input.browserKind, opts),
+    imagePullPolicy: opts.imagePullPolicy ?? 'IfNotPresent',
+    ports: [{ name: POD_API_PORT_NAME, containerPort: podApiPortOf(opts), protocol: 'TCP' }],
+    env: podEnv(input, opts),
+    resources: opts.resources ?? { requests: { cpu: '100m', memory: '384Mi' }, limits: { memory: '2Gi' } },
+    securityContext: {
+      runAsNonRoot: true,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: structuredClone(seccomp),
+    },
+    // Readiness alone, each second, gates "pod API up"; five misses in a row mark the pod
+    // unready. No startup probe: the kubelet starts readiness only on the period after
+    // startup passed, which cost 0.6 s p50 of created → Ready (bench/README.md). A pod
+    // that never comes up is the operator's: StartTimeout, for a session's pod and a pool's.
+    readinessProbe: { httpGet: { path: '/healthz', port: POD_API_PORT_NAME, scheme: 'HTTP' }, periodSeconds: 1, failureThreshold: 5, timeoutSeconds: 2 },
+    volumeMounts: [
+      { name: 'tmp', mountPath: '/tmp' },
+      { name: 'home', mountPath: '/home/nightjar' },
+      { name: 'dshm', mountPath: '/dev/shm' },
+    ],
+  }
+}
+
+/** where the pod may run and with what: the settings' choices, and the nodes to avoid */
+function podScheduling(input: BrowserPodInput, opts: BrowserPodOptions): Record<string, unknown> {
+  const spec: Record<string, unknown> = {}
   if (opts.serviceAccountName) spec.serviceAccountName = opts.serviceAccountName
   if (opts.runtimeClassName) spec.runtimeClassName = opts.runtimeClassName
   if (opts.priorityClassName) spec.priorityClassName = opts.priorityClassName
@@ -282,19 +308,7 @@ export function browserPodManifest(input: BrowserPodInput, opts: BrowserPodOptio
   const spread = opts.topologySpreadConstraints ?? DEFAULT_SPREAD
   if (spread.length) spec.topologySpreadConstraints = structuredClone(spread)
   if (opts.imagePullSecrets?.length) spec.imagePullSecrets = opts.imagePullSecrets.map((name) => ({ name }))
-
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name: input.name,
-      namespace: input.namespace,
-      labels,
-      annotations,
-      ...(input.owner ? { ownerReferences: [{ ...input.owner }] } : {}),
-    } as PodResource['metadata'],
-    spec,
-  }
+  return spec
 }
 
 /**

@@ -68,7 +68,7 @@ export async function spawnPod(t: T, env: Record<string, string> = {}): Promise<
   }
   const child = spawn(process.execPath, ['--import', 'tsx', 'browser-pod/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, ...(user ? { HOME: user.home, TMPDIR: user.home } : {}), ...env, NIGHTJAR_NODE_TOKEN: token },
+    env: { ...process.env, ...(user ? { HOME: user.home, TMPDIR: user.home } : {}), ...env, NIGHTJAR_POD_TOKEN: token },
     stdio: ['pipe', 'pipe', 'pipe'],
     ...(user ? { uid: user.uid, gid: user.gid } : {}),
   })

@@ -86,7 +86,7 @@ t.test('Chromium’s sandbox in every embedded browser pod', async (t) => {
     }
     const names = environ.split('\0').map((kv) => kv.split('=')[0])
     t.ok(names.includes('NIGHTJAR_BROWSER_KIND'), 'the environment block was read (it holds the pod\'s other settings)')
-    t.notOk(names.includes('NIGHTJAR_NODE_TOKEN'), 'but no NIGHTJAR_NODE_TOKEN: the pod ran itself again without it')
+    t.notOk(names.includes('NIGHTJAR_POD_TOKEN'), 'but no NIGHTJAR_POD_TOKEN: the pod ran itself again without it')
   })
 
   t.test('[ISSUE-35] as root, each pod runs as a uid of its own, with a home only it can enter', async (t) => {

@@ -4,7 +4,7 @@
 // the browser pod's node API on it, telling pods apart by the address a connection came in
 // on. Like test/operator/kube/kubelet.ts: GET /healthz → {ok, configured}; every other route needs
 // `Authorization: Bearer <token>` (the token the kubelet resolved from the container's
-// NIGHTJAR_NODE_TOKEN secretKeyRef, so a passing configure proves Secret → env → node);
+// NIGHTJAR_POD_TOKEN secretKeyRef, so a passing configure proves Secret → env → node);
 // POST /v1/configure → 200 {ok, sessionId} once, 409 after; anything else 404.
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { createServer, type Server, type Socket } from 'node:net'

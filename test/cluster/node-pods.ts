@@ -686,10 +686,10 @@ export class PodWorker {
       if (this.stopping) return
       try {
         const env = await containerEnv({ pod: this.podView(), container: c.spec, reader: new ObjectReader(this.ctx.client, this.pod.metadata.namespace), services: [] })
-        const token = env.NIGHTJAR_NODE_TOKEN
-        if (!token) throw new ConfigError('NIGHTJAR_NODE_TOKEN is not set')
+        const token = env.NIGHTJAR_POD_TOKEN
+        if (!token) throw new ConfigError('NIGHTJAR_POD_TOKEN is not set')
         const named = (c.spec.ports ?? []).find((p: Obj) => p.name === 'node-api') ?? c.spec.ports?.[0]
-        const port = Number(env.NIGHTJAR_NODE_PORT ?? named?.containerPort ?? 8090)
+        const port = Number(env.NIGHTJAR_POD_PORT ?? named?.containerPort ?? 8090)
         this.setup = (async () => {
           const ip = this.ctx.allocateIp()
           try {

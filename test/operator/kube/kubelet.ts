@@ -2,7 +2,7 @@
 // test file). Each "running" pod gets its own loopback address (127.S.0.N) and a small
 // HTTP server on the pod API port the PodRuntime was configured with, so the runtime reaches
 // it at http://<podIP>:<port> exactly as in a cluster. Like a kubelet, it resolves the
-// container's NIGHTJAR_NODE_TOKEN from the Secret named in env.valueFrom.secretKeyRef —
+// container's NIGHTJAR_POD_TOKEN from the Secret named in env.valueFrom.secretKeyRef —
 // so a passing configure proves the token travelled Secret → env → pod, never through
 // the Pod object.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
@@ -177,8 +177,8 @@ export class FakeKubelet {
 
   private resolveToken(pod: Obj): string {
     const env: Obj[] = pod.spec.containers[0].env ?? []
-    const ref = env.find((e) => e.name === 'NIGHTJAR_NODE_TOKEN')?.valueFrom?.secretKeyRef
-    if (!ref) throw new Error('pod has no NIGHTJAR_NODE_TOKEN secretKeyRef')
+    const ref = env.find((e) => e.name === 'NIGHTJAR_POD_TOKEN')?.valueFrom?.secretKeyRef
+    if (!ref) throw new Error('pod has no NIGHTJAR_POD_TOKEN secretKeyRef')
     const secret = this.api.get('secrets', this.namespace, ref.name)
     const b64 = secret?.data?.[ref.key]
     if (!b64) throw new Error(`CreateContainerConfigError: secret ${ref.name} key ${ref.key} not found`)

@@ -33,7 +33,7 @@ const podsOf = (api: FakeKubeApi, session: string) => api.list('pods', NS).filte
 const readyReason = (s: BrowserSession | undefined) => s?.status?.conditions?.find((c) => c.type === 'Ready')?.reason
 
 /** the token Secret a pod's container reads its pod token from */
-const podSecret = (api: FakeKubeApi, pod: string): string => api.get('pods', NS, pod)?.spec.containers[0].env.find((e: Obj) => e.name === 'NIGHTJAR_NODE_TOKEN').valueFrom.secretKeyRef.name
+const podSecret = (api: FakeKubeApi, pod: string): string => api.get('pods', NS, pod)?.spec.containers[0].env.find((e: Obj) => e.name === 'NIGHTJAR_POD_TOKEN').valueFrom.secretKeyRef.name
 
 async function setup(t: Test, opts: { poolSize?: number } = {}) {
   const api = await startApi()

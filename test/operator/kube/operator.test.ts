@@ -83,7 +83,7 @@ t.test('session created → Pod with the expected spec → Ready → configured 
   const c = spec.containers[0]
   t.equal(c.image, IMAGE)
   t.match(c.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } })
-  const tokenEnv = c.env.find((e: Obj) => e.name === 'NIGHTJAR_NODE_TOKEN')
+  const tokenEnv = c.env.find((e: Obj) => e.name === 'NIGHTJAR_POD_TOKEN')
   t.same(Object.keys(tokenEnv.valueFrom), ['secretKeyRef'], 'the token comes from a Secret')
   const secret = api.get('secrets', NS, tokenEnv.valueFrom.secretKeyRef.name)!
   t.ok(secret, 'the token Secret exists')
