@@ -1,11 +1,12 @@
 // Image import: the pause image made from fetch-kube's build of build/pause, and the four
-// product images scripts/images.mjs built with buildah, into every node's containerd (k8s.io
-// namespace). An image a containerd already holds with the same buildah image id is skipped,
+// product images scripts/images.mjs built with buildah (named in docker/image-refs.mjs), into
+// every node's containerd (k8s.io namespace). An image a containerd already holds with the same buildah image id is skipped,
 // so `up` on a running cluster imports only what changed.
 import { execFile, execFileSync } from 'node:child_process'
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import { IMAGE_NAMES, imageRef, inspectImage } from '../docker/image-refs.mjs'
 import { PAUSE_REF, RUN_DIR } from './state.ts'
 
 const runAsync = promisify(execFile)
@@ -18,8 +19,6 @@ export interface ContainerdTarget {
 
 /** returns image name → ref (the pause image is not among them: the chart never names it) */
 export async function importImages(targets: ContainerdTarget[], binDir: string, log: (m: string) => void): Promise<Record<string, string>> {
-  // a plain .mjs build script without types: what it exports is used as documented there
-  const { IMAGE_NAMES, imageRef, inspectImage } = await import('../scripts/images.mjs' as string)
   if (!inspectImage(PAUSE_REF)) {
     const ctr = execFileSync('buildah', ['from', 'scratch'], { encoding: 'utf8' }).trim()
     execFileSync('buildah', ['copy', '--chmod', '0755', ctr, join(binDir, 'pause'), '/pause'], { stdio: 'ignore' })
@@ -27,7 +26,7 @@ export async function importImages(targets: ContainerdTarget[], binDir: string, 
     execFileSync('buildah', ['commit', '--rm', ctr, PAUSE_REF], { stdio: 'ignore' })
   }
   const refs: Record<string, string> = {}
-  for (const [name, ref] of [['pause', PAUSE_REF], ...IMAGE_NAMES.map((n: string) => [n, imageRef(n)])] as [string, string][]) {
+  for (const [name, ref] of [['pause', PAUSE_REF], ...IMAGE_NAMES.map((n) => [n, imageRef(n)])] as [string, string][]) {
     if (name !== 'pause') refs[name] = ref
     await importImage(targets, ref, log)
   }
@@ -40,8 +39,7 @@ export async function importImages(targets: ContainerdTarget[], binDir: string, 
  * brings a previous release's images (another tag) onto the nodes.
  */
 export async function importImage(targets: ContainerdTarget[], ref: string, log: (m: string) => void): Promise<void> {
-  const { inspectImage } = await import('../scripts/images.mjs' as string)
-  const id = inspectImage(ref)?.FromImageID as string | undefined
+  const id = inspectImage(ref)?.FromImageID
   if (!id) throw new Error(`buildah holds no image ${ref}`)
   const stampFile = (t: ContainerdTarget) => join(t.containerdRoot, 'nightjar-imported.json')
   const stamps = (t: ContainerdTarget): Record<string, string> => (existsSync(stampFile(t)) ? JSON.parse(readFileSync(stampFile(t), 'utf8')) : {})

@@ -11,6 +11,7 @@ import { homedir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { NODE_PIN, ensurePinnedNode } from './node24.mjs'
+import { IMAGE_NAMES, REGISTRY, TAG, imageRef, inspectImage } from '../docker/image-refs.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const say = (msg) => process.stderr.write(`images: ${msg}\n`)
@@ -22,13 +23,9 @@ const run = (cmd, args, opts = {}) => spawnSync(cmd, args, { encoding: 'utf8', m
 const have = (cmd) => run('sh', ['-c', `command -v ${cmd}`]).status === 0
 const sha256 = (data) => createHash('sha256').update(data).digest('hex')
 
-export const IMAGE_NAMES = ['api-server', 'operator', 'browser-pod', 'browser-pod-cloak']
+export { IMAGE_NAMES, REGISTRY, TAG, imageRef, inspectImage }
 /** images built FROM another of ours (its BROWSER_POD_IMAGE build arg): that one is built first */
 const BUILT_ON = { 'browser-pod-cloak': 'browser-pod' }
-/** the chart's images.registry for these local images */
-export const REGISTRY = 'localhost'
-export const TAG = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version
-export const imageRef = (name) => `${REGISTRY}/nightjar-${name}:${TAG}`
 
 const NPM_PIN = { version: '11.21.2', integrity: 'sha512-7HPApk+AflMUavSseL1Pm6CnYqMIHk53x+KmuhqmTDqPkjPMgxIpTPcTqsE91EKNw4gFBJV9fnXiSdGm1DXq9A==' }
 const MIRROR = 'http://deb.debian.org/debian'
@@ -79,12 +76,6 @@ function ensureTools() {
   run('apt-get', ['update', '-qq'], { env, stdio: ['ignore', 'ignore', 'inherit'] })
   const r = run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], { env, stdio: ['ignore', 'ignore', 'inherit'] })
   if (r.status !== 0) fail(`apt-get install ${missing.join(' ')} failed`)
-}
-
-/** the image's JSON as buildah sees it, or undefined when absent */
-export function inspectImage(ref) {
-  const r = run('buildah', ['inspect', '--type', 'image', ref])
-  return r.status === 0 ? JSON.parse(r.stdout) : undefined
 }
 
 /** `npm pack` one pinned package into dir and check it against the pin; returns the tarball */
