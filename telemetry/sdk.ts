@@ -5,9 +5,9 @@ import { defaultResource, detectResources, envDetector, resourceFromAttributes }
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
 import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto'
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http'
-import type { Tracing } from './tracing.ts'
 
-export function startSdk(service: string, env: NodeJS.ProcessEnv): Tracing {
+// what it returns is tracing.ts's Tracing, by shape: importing the type back would make the two a circle
+export function startSdk(service: string, env: NodeJS.ProcessEnv): { enabled: true; flush(): Promise<void>; shutdown(): Promise<void> } {
   const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf').trim()
   if (protocol !== 'http/protobuf' && protocol !== 'http/json') {
     throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL: ${protocol} is not supported (http/protobuf or http/json)`)

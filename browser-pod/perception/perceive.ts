@@ -76,7 +76,7 @@ async function currentSnapshot(session: PodSession, budget: number): Promise<Sna
  * A new document (or a tab never read) is answered with what it is instead (`new page:
  * "title" url`, then cursor.ts pageSummary). Undefined when the page cannot be read now.
  */
-export async function changesAfter(session: PodSession): Promise<string | undefined> {
+export async function changesAfter(session: Pick<PodSession, 'page' | 'echoGuard'>): Promise<string | undefined> {
   const page = session.page
   if (page.isClosed()) return undefined
   await page.waitForLoadState('domcontentloaded', { timeout: 5000 }).catch(() => {}) // a page still loading is read as far as it got

@@ -4,15 +4,22 @@
 // upgrade is refused while a fill runs or once a secret was typed in this session (its
 // page may still hold it: session.echoGuard.filled). One count per session of each.
 import { errors } from '../../contracts/errors.ts'
-import type { PodSession } from '../session.ts'
+import type { Page } from 'playwright-core'
+import type { EchoGuard } from './echo-guard.ts'
+
+/** what the secret path sees of a pod session (session.ts holds the echo guard, so secrets/ does not import it back) */
+export interface FillSession {
+  readonly page: Page
+  readonly echoGuard: EchoGuard
+}
 
 interface Exclusion {
   clients: number
   fills: number
 }
 
-const exclusions = new WeakMap<PodSession, Exclusion>()
-const exclusion = (session: PodSession): Exclusion => {
+const exclusions = new WeakMap<FillSession, Exclusion>()
+const exclusion = (session: FillSession): Exclusion => {
   let e = exclusions.get(session)
   if (!e) exclusions.set(session, (e = { clients: 0, fills: 0 }))
   return e
@@ -28,7 +35,7 @@ function releaseOnce(e: Exclusion, count: keyof Exclusion): () => void {
 }
 
 /** CDP clients connected to this session now. */
-export function cdpClients(session: PodSession): number {
+export function cdpClients(session: FillSession): number {
   return exclusions.get(session)?.clients ?? 0
 }
 
@@ -37,7 +44,7 @@ export function cdpClients(session: PodSession): number {
  * while a CDP client is connected; otherwise no CDP client may connect until the
  * returned release runs.
  */
-export function beginFill(session: PodSession): () => void {
+export function beginFill(session: FillSession): () => void {
   const e = exclusion(session)
   if (e.clients > 0) throw errors.cdpConnected()
   e.fills++
@@ -49,7 +56,7 @@ export function beginFill(session: PodSession): () => void {
  * a fill runs or once a secret was typed in this session; otherwise the client is counted
  * from now — a fill starting while Chromium answers is refused — until the release runs.
  */
-export function beginCdpClient(session: PodSession): (() => void) | null {
+export function beginCdpClient(session: FillSession): (() => void) | null {
   const e = exclusion(session)
   if (e.fills > 0 || session.echoGuard.filled) return null
   e.clients++

@@ -8,9 +8,8 @@ import { hostAllowed } from '../../contracts/hosts.ts'
 import { ApiError, errors } from '../../contracts/errors.ts'
 import type { EditableKind, SecureTypeInput, SecureTypeResult } from '../../contracts/pod-api.ts'
 import { isSelectorSyntaxError, isTimeout, selectorProblem } from '../errors.ts'
-import { beginFill } from './fill-lock.ts'
+import { beginFill, type FillSession } from './fill-lock.ts'
 import { armFieldMask, MASK_PROPERTY, MASK_VALUE, type ArmedMask } from './field-mask.ts'
-import type { PodSession } from '../session.ts'
 import { locateRef } from '../perception/refs.ts'
 import { changesAfter } from '../perception/perceive.ts'
 import { checkSelector } from '../actions/selector.ts'
@@ -22,7 +21,7 @@ interface Inspection {
   editable: boolean
 }
 
-export async function secureType(session: PodSession, input: SecureTypeInput): Promise<SecureTypeResult> {
+export async function secureType(session: FillSession, input: SecureTypeInput): Promise<SecureTypeResult> {
   // CDP and the fill exclude each other (cdp-proxy.ts): refused while a CDP client is
   // connected, and no CDP client connects until this fill is over
   const endFill = beginFill(session)
@@ -45,7 +44,7 @@ export async function secureType(session: PodSession, input: SecureTypeInput): P
   }
 }
 
-async function findTarget(session: PodSession, by: { selector?: string; ref?: string }, timeout?: number): Promise<ElementHandle> {
+async function findTarget(session: FillSession, by: { selector?: string; ref?: string }, timeout?: number): Promise<ElementHandle> {
   let handle: ElementHandle | null
   try {
     // A ref names one element of a document still on the page (or is refused as stale);
