@@ -1,6 +1,7 @@
 // Scopes are literal strings carried by a credential. A Bearer credential has
 // exactly the scopes it was minted with; only the console session derives
 // scopes from the human's org role.
+import { errors, type ApiError } from '../../contracts/errors.ts'
 
 export const ALL_SCOPES = [
   'sessions:read',
@@ -35,4 +36,26 @@ export function isScope(s: string): s is Scope {
 
 export function hasScopes(held: ReadonlySet<string>, needed: readonly string[]): boolean {
   return needed.every((s) => held.has(s))
+}
+
+/** The scopes of `needed` that `held` lacks, in `needed`'s order. */
+export function missingScopes(held: ReadonlySet<string>, needed: readonly string[]): string[] {
+  return needed.filter((s) => !held.has(s))
+}
+
+/** The 403 naming what `held` lacks of `needed`; null when nothing is missing. */
+export function scopeRefusal(held: ReadonlySet<string>, needed: readonly string[]): ApiError | null {
+  const missing = missingScopes(held, needed)
+  return missing.length ? errors.missingScope(missing.join(' ')) : null
+}
+
+/** The one scope check of every door and console page: throws the 403 naming what is missing. */
+export function requireScopes(held: ReadonlySet<string>, needed: readonly string[]): void {
+  const refusal = scopeRefusal(held, needed)
+  if (refusal) throw refusal
+}
+
+/** Whether an OAuth grant can ever carry `scope` (every grant is clamped to the default set). */
+export function grantableOverOAuth(scope: string): boolean {
+  return (OAUTH_DEFAULT_SCOPES as readonly string[]).includes(scope)
 }

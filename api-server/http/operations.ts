@@ -2,13 +2,14 @@
 // input (one set of messages for REST and MCP) after the well-formedness check. Routes carry
 // no Fastify response schema: fast-json-stringify would drop the fields it does not list.
 // With checkOutput (tests) a result that breaks its output schema answers 500 and logs the
-// operation and paths, never the values.
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
-import type { z } from 'zod'
+// operation and paths, never the values. The checks run in the order REST_CHECKS lists.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AnyOperation, RestExchange } from '../operations/types.ts'
 import type { Services } from '../services.ts'
+import type { AuthContext } from '../auth/context.ts'
 import { errors } from '../../contracts/errors.ts'
-import { hasScopes } from '../auth/scopes.ts'
+import { requireScopes } from '../auth/scopes.ts'
+import { runChecks, type DoorCheck } from '../door-kit/pipeline.ts'
 import { requireAuth } from '../door-kit/auth-hook.ts'
 import { assertWellFormed, parseInput } from '../door-kit/validate.ts'
 import { outputIssues, outputMismatch, type DoorOptions } from '../door-kit/output-check.ts'
@@ -19,10 +20,78 @@ export function pathParams(path: string): string[] {
   return [...path.matchAll(/:([A-Za-z]+)/g)].map((m) => m[1])
 }
 
+/** One REST request as the checks see it; each check fills in what the next ones need. */
+interface RestRequest {
+  services: Services
+  op: AnyOperation
+  req: FastifyRequest
+  hasBody: boolean
+  auth?: AuthContext
+  /** the body (or the query of a GET or DELETE), once it is known to be an object */
+  source?: object
+  input?: unknown
+}
+
+function authOf(r: RestRequest): AuthContext {
+  if (!r.auth) throw new Error('a REST check ran before authentication')
+  return r.auth
+}
+
+async function authenticate(r: RestRequest) {
+  r.auth = await requireAuth(r.services, r.req)
+}
+
+function requireOperationScopes(r: RestRequest) {
+  requireScopes(authOf(r).scopes, r.op.scopes)
+}
+
+function requireObjectSource(r: RestRequest) {
+  const source: unknown = r.hasBody ? r.req.body ?? {} : r.req.query ?? {}
+  if (typeof source !== 'object' || Array.isArray(source)) throw errors.invalidRequest('body: must be a JSON object')
+  r.source = source as object
+}
+
+function wellFormedPath(r: RestRequest) {
+  assertWellFormed(r.req.params, 'path')
+}
+
+function wellFormedSource(r: RestRequest) {
+  assertWellFormed(r.source, r.hasBody ? 'body' : 'query')
+}
+
+function parseOperationInput(r: RestRequest) {
+  r.input = parseInput(r.op.input, { ...r.source, ...(r.req.params as object) })
+}
+
+/** The REST door's checks, in order. */
+const REST_CHECKS: readonly DoorCheck<RestRequest>[] = [
+  authenticate,
+  requireOperationScopes,
+  requireObjectSource,
+  wellFormedPath,
+  wellFormedSource,
+  parseOperationInput,
+]
+
+async function runOperation(r: RestRequest, reply: FastifyReply, opts: DoorOptions) {
+  const { op, req } = r
+  const prefer = req.headers.prefer
+  const exchange: RestExchange = { prefer: Array.isArray(prefer) ? prefer.join(',') : prefer, headers: {}, elapsedMs: () => reply.elapsedTime }
+  const context = { auth: authOf(r), services: r.services, log: req.log, via: 'rest' as const, ip: req.ip, rest: exchange }
+  const result = await tracedOperation(op.name, 'rest', () => op.handler(context, r.input))
+  if (opts.checkOutput) {
+    const issues = outputIssues(op.output, result)
+    if (issues) throw outputMismatch(req.log, op.name, issues)
+  }
+  reply.headers(exchange.headers)
+  if (result === undefined) return reply.code(op.rest?.status ?? 204).send()
+  return reply.code(exchange.status ?? op.rest?.status ?? 200).send(result)
+}
+
 export function registerOperationRoutes(app: FastifyInstance, services: Services, ops: readonly AnyOperation[], opts: DoorOptions = {}) {
   for (const op of ops) {
     if (!op.rest) continue
-    const { method, path, status, bodyLimit } = op.rest
+    const { method, path, bodyLimit } = op.rest
     const hasBody = method !== 'GET' && method !== 'DELETE'
     app.route({
       method,
@@ -32,23 +101,9 @@ export function registerOperationRoutes(app: FastifyInstance, services: Services
       // a body is JSON or 415, before it is parsed (the app also parses forms, for the console)
       onRequest: requireJsonBody,
       handler: async (req, reply) => {
-        const auth = await requireAuth(services, req)
-        if (!hasScopes(auth.scopes, op.scopes)) throw errors.missingScope(op.scopes.filter((s: string) => !auth.scopes.has(s)).join(' '))
-        const source = hasBody ? req.body ?? {} : req.query ?? {}
-        if (typeof source !== 'object' || Array.isArray(source)) throw errors.invalidRequest('body: must be a JSON object')
-        assertWellFormed(req.params, 'path')
-        assertWellFormed(source, hasBody ? 'body' : 'query')
-        const input = parseInput(op.input, { ...(source as object), ...(req.params as object) })
-        const prefer = req.headers.prefer
-        const exchange: RestExchange = { prefer: Array.isArray(prefer) ? prefer.join(',') : prefer, headers: {}, elapsedMs: () => reply.elapsedTime }
-        const result = await tracedOperation(op.name, 'rest', () => op.handler({ auth, services, log: req.log, via: 'rest', ip: req.ip, rest: exchange }, input))
-        if (opts.checkOutput) {
-          const issues = outputIssues(op.output, result)
-          if (issues) throw outputMismatch(req.log, op.name, issues)
-        }
-        reply.headers(exchange.headers)
-        if (result === undefined) return reply.code(status ?? 204).send()
-        return reply.code(exchange.status ?? status ?? 200).send(result)
+        const r: RestRequest = { services, op, req, hasBody }
+        const answered = await runChecks(REST_CHECKS, r)
+        return answered ? answered.reply : runOperation(r, reply, opts)
       },
     })
   }

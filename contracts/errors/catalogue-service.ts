@@ -44,6 +44,11 @@ export const AUTH_ERRORS = {
     status: 403, code: 'forbidden', reason: 'missing_scope', message: (scopes: string) => `missing required scope: ${scopes}`, args: ['scopes'],
     spec: ['ERR-03', 'ERR-04', 'ERR-05', 'AUTH-06', 'AUTH-10', 'RULE-26'], when: 'the credential lacks a scope the operation needs (MCP adds WWW-Authenticate insufficient_scope)',
   },
+  scopeNotGrantable: {
+    status: 403, code: 'forbidden', reason: 'scope_not_grantable',
+    message: (scopes: string) => `missing required scope: ${scopes}; an OAuth sign-in cannot grant it, so use an API key that carries it`, args: ['scopes'],
+    spec: ['AUTH-09'], when: 'an OAuth token calls a tool needing a scope OAuth never grants (a tool error, not a challenge the consent page could not satisfy)',
+  },
   noEscalation: {
     status: 403, code: 'forbidden', reason: 'no_escalation', message: (scopes: string) => `cannot mint a key with a scope you do not hold: ${scopes}`, args: ['scopes'],
     spec: ['AUTH-07'], when: 'minting a key with a scope the minter does not hold',
