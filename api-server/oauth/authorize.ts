@@ -9,9 +9,8 @@ import { consoleUser, checkCsrf, type ConsoleUser } from '../door-kit/console-se
 import { sameOriginRequest } from '../door-kit/console-guard.ts'
 import { recordAudit } from '../audit/audit.ts'
 import { findClient, redirectUriMatches, type OAuthClient } from './clients.ts'
-import {
-  clampScopes, DEFAULT_WORKSPACE, GRANT_AUTHORIZATION_CODE, OOB_REDIRECT_URI, WORKSPACE_PATTERN,
-} from './constants.ts'
+import { DEFAULT_WORKSPACE, GRANT_AUTHORIZATION_CODE, OOB_REDIRECT_URI, WORKSPACE_PATTERN } from './constants.ts'
+import { consentScopes, grantedScopes } from './consent-scopes.ts'
 import { isOAuthError, type OAuthError, param } from './errors.ts'
 import { oauthErrors, pageErrors, type ErrorReply } from '../../contracts/errors.ts'
 import { CHALLENGE_PATTERN } from './pkce.ts'
@@ -128,9 +127,10 @@ export function registerAuthorize(app: FastifyInstance, services: Services) {
     if (p.kind === 'redirect') return sendRedirectError(services, reply, p)
     const u = await consoleUser(services, req)
     if (!u) return loginRedirect(services, reply, req.url)
-    const scopes = clampScopes(q.scope).filter((s) => u.scopes.has(s))
+    const asked = consentScopes(q.scope, u.scopes, u.role)
     return sendPage(reply, 200, consentPage(services, u, {
-      clientName: p.req.client.name, builtin: p.req.client.builtin, metadataHost: p.req.client.metadataHost, scopes, workspace: p.req.workspace,
+      clientName: p.req.client.name, builtin: p.req.client.builtin, metadataHost: p.req.client.metadataHost, workspace: p.req.workspace,
+      scopes: asked.granted, refused: asked.refused, unknownScopes: asked.unknown,
       returnTo: p.req.redirectUri === OOB_REDIRECT_URI ? 'this page (the code is shown here)' : originOf(p.req.redirectUri)!, hidden: hiddenFields(p.req),
     }), originOf(p.req.redirectUri))
   })
@@ -156,7 +156,7 @@ export function registerAuthorize(app: FastifyInstance, services: Services) {
       return sendRedirectError(services, reply, { kind: 'redirect', client: r.client, redirectUri: r.redirectUri, state: r.state, error: oauthErrors.consentDenied() }, u)
     }
     const now = services.now()
-    const scopes = clampScopes(body.scope).filter((s) => u.scopes.has(s))
+    const scopes = grantedScopes(u.scopes)
     const grant = await upsertGrant(services.db, {
       orgId: u.orgId, userId: u.userId, userEmail: u.email, clientId: r.client.id, clientName: r.client.name, workspace: r.workspace, scopes, now,
     })

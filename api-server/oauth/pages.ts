@@ -7,6 +7,7 @@ import { type Html, html, page, theirs } from '../door-kit/html.ts'
 import { hostView } from '../door-kit/host-view.ts'
 import { csrfToken, type ConsoleUser } from '../door-kit/console-session.ts'
 import { formatUserCode } from './device-store.ts'
+import type { RefusedScope } from './consent-scopes.ts'
 
 const SCOPE_TEXT: Record<string, string> = {
   'sessions:write': 'open and end hosted browser sessions',
@@ -66,6 +67,17 @@ function clientLine(name: string, builtin: boolean, metadataHost?: string): Html
   return html`<strong id="client-name">${theirs(name)}</strong> <span class="muted" id="client-warning">(a self-registered application; its name is not verified)</span>`
 }
 
+/** What was asked for and will not be granted, with why: a client asking again gets the same. */
+function notGranted(refused: readonly RefusedScope[], unknown: number): Html | '' {
+  if (!refused.length && !unknown) return ''
+  const unknownLine = unknown ? html`<li>${String(unknown)} requested name${unknown === 1 ? ' is' : 's are'} not a Nightjar scope</li>` : ''
+  return html`
+      <div id="not-granted">
+        <p>It also asked for the following, which will not be granted whatever you choose:</p>
+        <ul>${refused.map((r) => html`<li><code>${r.scope}</code> — ${r.why}</li>`)}${unknownLine}</ul>
+      </div>`
+}
+
 const buttons = html`
   <div style="display:flex;gap:12px">
     <button type="submit" name="decision" value="approve" id="approve">Approve</button>
@@ -78,6 +90,9 @@ export interface ConsentView {
   /** the host of the client's metadata document, when its client_id is that document's URL */
   metadataHost?: string
   scopes: string[]
+  /** asked for, not granted (with why), and how many asked-for names are no scope */
+  refused: readonly RefusedScope[]
+  unknownScopes: number
   workspace: string
   /** where the browser goes next (shown so the human can spot a surprise) */
   returnTo: string
@@ -92,6 +107,7 @@ export function consentPage(services: Services, u: ConsoleUser, v: ConsentView):
       <h1>Connect an agent to Nightjar</h1>
       <p>${clientLine(v.clientName, v.builtin, v.metadataHost)} asks to act as an agent of <strong id="org-name">${theirs(u.orgName)}</strong> for ${theirs(u.email)}, workspace <code id="workspace">${theirs(v.workspace)}</code>. It will be allowed to:</p>
       ${scopeList(v.scopes)}
+      ${notGranted(v.refused, v.unknownScopes)}
       <p class="muted">It cannot create personas or credentials, mint keys, change the org or manage networks. You can revoke access at any time. After you choose you return to <code>${v.returnTo}</code>.</p>
       <form method="post" action="/oauth/authorize">
         <input type="hidden" name="csrf" value="${csrfToken(services, u)}">
