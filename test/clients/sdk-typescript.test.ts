@@ -31,7 +31,9 @@ declare const process: { env: Record<string, string | undefined> }
 declare const console: { log(line: string): void }
 
 const nj = new Nightjar({ baseUrl: process.env.NIGHTJAR_URL ?? '', token: process.env.NIGHTJAR_KEY ?? '' })
-const s = await nj.sessions.create()
+let s = await nj.sessions.create()
+// a loaded machine: the start goes on, and get waits for it
+if (s.status === 'pending') s = await nj.sessions.get(s.id, { waitSeconds: 60 })
 const nav: OutputOf<'navigate'> = await nj.sessions.navigate(s.id, 'data:text/html,<title>consumer</title><button>Go</button>')
 const page: PerceiveOutput = await nj.sessions.perceive(s.id)
 const shot = await nj.sessions.screenshot(s.id)
