@@ -58,25 +58,9 @@ export function watchStream<T>(opts: WatchStreamOptions<T>): WatchHandle {
   const onLine = (type: string, obj: unknown) => {
     if (stopped || ended) return
     armIdle()
-    switch (type) {
-      case 'ADDED':
-      case 'MODIFIED':
-      case 'DELETED':
-        return deliver({ type, object: opts.convert(obj) })
-      case 'BOOKMARK': {
-        const rv = (obj as { metadata?: { resourceVersion?: unknown } })?.metadata?.resourceVersion
-        if (typeof rv === 'string' && rv) deliver({ type: 'BOOKMARK', resourceVersion: rv })
-        return
-      }
-      case 'ERROR': {
-        // the api-server reports a too-old resourceVersion as an ERROR event carrying a
-        // Status with code 410, on an HTTP 200 stream
-        const s = parseStatusBody(obj)
-        return finish(errorForStatus({ code: s?.code ?? 500, reason: s?.reason ?? '', message: s?.message ?? 'watch error' }, opts.kind, ''))
-      }
-      default:
-        return // unknown event types are ignored, as client-go does
-    }
+    const line = readLine(type, obj, opts)
+    if (line?.error) finish(line.error)
+    else if (line?.event) deliver(line.event)
   }
 
   const onDone = (err: unknown) => {
@@ -86,15 +70,8 @@ export function watchStream<T>(opts: WatchStreamOptions<T>): WatchHandle {
     finish(err instanceof Error ? err : new Error(String(err)))
   }
 
-  const query: Record<string, string | number | boolean | undefined> = {
-    // '' means "start at the most recent version"; both '' and '0' give synthetic ADDED first
-    resourceVersion: opts.fromResourceVersion || undefined,
-    labelSelector: opts.labelSelector || undefined,
-    allowWatchBookmarks: opts.allowBookmarks ? true : undefined,
-    timeoutSeconds: opts.timeoutSeconds,
-  }
   armIdle()
-  new Watch(opts.kc).watch(opts.path, query, onLine, onDone).then(
+  new Watch(opts.kc).watch(opts.path, watchQuery(opts), onLine, onDone).then(
     (c) => {
       controller = c
       if (stopped || ended) c.abort()
@@ -108,6 +85,38 @@ export function watchStream<T>(opts: WatchStreamOptions<T>): WatchHandle {
       stopped = true
       cleanup()
     },
+  }
+}
+
+function watchQuery<T>(opts: WatchStreamOptions<T>): Record<string, string | number | boolean | undefined> {
+  return {
+    // '' means "start at the most recent version"; both '' and '0' give synthetic ADDED first
+    resourceVersion: opts.fromResourceVersion || undefined,
+    labelSelector: opts.labelSelector || undefined,
+    allowWatchBookmarks: opts.allowBookmarks ? true : undefined,
+    timeoutSeconds: opts.timeoutSeconds,
+  }
+}
+
+/** one line of the stream as an event to deliver, an error that ends the watch, or nothing */
+function readLine<T>(type: string, obj: unknown, opts: Pick<WatchStreamOptions<T>, 'convert' | 'kind'>): { event?: WatchEvent<T>; error?: Error } | undefined {
+  switch (type) {
+    case 'ADDED':
+    case 'MODIFIED':
+    case 'DELETED':
+      return { event: { type, object: opts.convert(obj) } }
+    case 'BOOKMARK': {
+      const rv = (obj as { metadata?: { resourceVersion?: unknown } })?.metadata?.resourceVersion
+      return typeof rv === 'string' && rv ? { event: { type: 'BOOKMARK', resourceVersion: rv } } : undefined
+    }
+    case 'ERROR': {
+      // the api-server reports a too-old resourceVersion as an ERROR event carrying a
+      // Status with code 410, on an HTTP 200 stream
+      const s = parseStatusBody(obj)
+      return { error: errorForStatus({ code: s?.code ?? 500, reason: s?.reason ?? '', message: s?.message ?? 'watch error' }, opts.kind, '') }
+    }
+    default:
+      return undefined // unknown event types are ignored, as client-go does
   }
 }
 
