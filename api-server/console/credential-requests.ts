@@ -8,7 +8,7 @@ import type { Services } from '../services.ts'
 import { errors, isApiError } from '../../contracts/errors.ts'
 import { credentialCreate } from '../../contracts/operations/personas.ts'
 import { CredentialRequestAnswer } from '../../contracts/operations/credential-requests.ts'
-import { hasScopes } from '../auth/scopes.ts'
+import { requireScopes } from '../auth/scopes.ts'
 import { answerCredentialRequest, requireOpenRequest, type CredentialRequest } from '../personas/credential-requests.ts'
 import { html, page, theirs } from '../door-kit/html.ts'
 import { hostsView } from '../door-kit/host-view.ts'
@@ -61,7 +61,7 @@ export function registerCredentialRequestPages(app: FastifyInstance, services: S
     if (!u) return reply
     try {
       const r = await requireOpenRequest(services.db, u.orgId, idOf(req.params), services.now())
-      if (!hasScopes(u.scopes, credentialCreate.scopes)) throw errors.missingScope(credentialCreate.scopes.join(' '))
+      requireScopes(u.scopes, credentialCreate.scopes)
       return kit.send(reply, 200, form(u, r))
     } catch (e) {
       return refused(reply, u, e)
@@ -77,7 +77,7 @@ export function registerCredentialRequestPages(app: FastifyInstance, services: S
     let r: CredentialRequest
     try {
       r = await requireOpenRequest(services.db, u.orgId, id, services.now())
-      if (!hasScopes(u.scopes, credentialCreate.scopes)) throw errors.missingScope(credentialCreate.scopes.join(' '))
+      requireScopes(u.scopes, credentialCreate.scopes)
     } catch (e) {
       return refused(reply, u, e)
     }

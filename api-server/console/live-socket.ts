@@ -9,6 +9,7 @@ import type { FastifyRequest } from 'fastify'
 import { WebSocket } from 'ws'
 import { closeQuietly } from '../../tunnel/ws-relay.ts'
 import { errors, isApiError, upgradeErrors, upgradeRefusal, type ErrorReply } from '../../contracts/errors.ts'
+import { requireScopes } from '../auth/scopes.ts'
 import { LiveInput, POD_LIVE_PATH, type LiveEvent } from '../../contracts/operations/live-view.ts'
 import { sessionId as sessionIdField } from '../../contracts/operations/fields.ts'
 import type { PodDirectory } from '../../ports/ports.ts'
@@ -72,7 +73,7 @@ export class LiveViewRelay {
     if (!sameOriginRequest(this.deps, req as unknown as FastifyRequest)) return refusePlain(socket, upgradeErrors.liveViewCrossOrigin())
     const u = await consoleUserOfHeader(this.deps, req.headers.cookie)
     if (!u) return refusePlain(socket, upgradeErrors.liveViewSignIn())
-    if (!u.scopes.has(WATCH_SCOPE)) throw errors.missingScope(WATCH_SCOPE)
+    requireScopes(u.scopes, [WATCH_SCOPE])
     let id: string
     try {
       id = decodeURIComponent(rawId)

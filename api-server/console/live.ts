@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { Services } from '../services.ts'
 import { errors, isApiError } from '../../contracts/errors.ts'
+import { requireScopes, scopeRefusal } from '../auth/scopes.ts'
 import { getSession, listSessions, readJournal, recentJournal, type SessionRow } from '../sessions/store.ts'
 import { controlState, handBack, takeControl } from '../sessions/control.ts'
 import { closeCdp } from '../sessions/cdp-connections.ts'
@@ -18,7 +19,8 @@ import { sharesCard, sharesFor } from './share.ts'
 /** The live page runs one script of ours and opens one WebSocket to this origin; frames are data: URLs. */
 const LIVE_CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'self'; img-src data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'"
 
-export function registerLivePages(app: FastifyInstance, services: Services, kit: ConsolePageKit) {
+/** How the live pages send a page and a refusal. */
+function livePageKit(services: Services, kit: ConsolePageKit) {
   const base = services.config.consolePath
   const list = `${base}/sessions`
   const sendLive = (reply: FastifyReply, status: number, body: string) =>
@@ -30,10 +32,21 @@ export function registerLivePages(app: FastifyInstance, services: Services, kit:
   }
   const idOf = (params: unknown) => String((params as Record<string, unknown>).id ?? '')
 
+
+  return { sendLive, refusedPage, idOf }
+}
+
+/** The list of live sessions. */
+function registerLiveList(app: FastifyInstance, services: Services, kit: ConsolePageKit) {
+  const base = services.config.consolePath
+  const list = `${base}/sessions`
+  const { refusedPage } = livePageKit(services, kit)
+
   app.get(list, async (req, reply) => {
     const u = await kit.requireUser(req, reply)
     if (!u) return reply
-    if (!u.scopes.has(WATCH_SCOPE)) return refusedPage(reply, u, errors.missingScope(WATCH_SCOPE))
+    const refusal = scopeRefusal(u.scopes, [WATCH_SCOPE])
+    if (refusal) return refusedPage(reply, u, refusal)
     const rows = await listSessions(services.db, u.orgId, { status: 'live', limit: 200 })
     const holders = await holderEmails(services, u.orgId, rows)
     const body = rows.map((r) => html`<tr id="session-${r.id}">
@@ -55,13 +68,20 @@ export function registerLivePages(app: FastifyInstance, services: Services, kit:
       </div>
       <p><a href="${base}/recordings" id="recordings-link">Recordings</a> of sessions started with <code>record: true</code></p>`, kit.chrome(u)))
   })
+}
+
+/** One session's live page, and its journal card's refresh. */
+function registerLiveSession(app: FastifyInstance, services: Services, kit: ConsolePageKit) {
+  const base = services.config.consolePath
+  const list = `${base}/sessions`
+  const { sendLive, refusedPage, idOf } = livePageKit(services, kit)
 
   app.get(`${list}/:id`, async (req, reply) => {
     const u = await kit.requireUser(req, reply)
     if (!u) return reply
     let row: SessionRow
     try {
-      if (!u.scopes.has(WATCH_SCOPE)) throw errors.missingScope(WATCH_SCOPE)
+      requireScopes(u.scopes, [WATCH_SCOPE])
       row = await getSession(services.db, u.orgId, idOf(req.params))
     } catch (e) {
       return refusedPage(reply, u, e)
@@ -108,7 +128,7 @@ export function registerLivePages(app: FastifyInstance, services: Services, kit:
     if (!u) return reply
     const after = Number((req.query as Record<string, unknown>).after ?? 0)
     try {
-      if (!u.scopes.has(WATCH_SCOPE)) throw errors.missingScope(WATCH_SCOPE)
+      requireScopes(u.scopes, [WATCH_SCOPE])
       if (!Number.isSafeInteger(after) || after < 0) throw errors.invalidRequest('after: a journal row id')
       const row = await getSession(services.db, u.orgId, idOf(req.params))
       const rows = await readJournal(services.db, u.orgId, row.id, { after, limit: JOURNAL_ROWS })
@@ -119,6 +139,13 @@ export function registerLivePages(app: FastifyInstance, services: Services, kit:
       return reply.code(e.status).header('cache-control', 'no-store').send(e.toBody())
     }
   })
+}
+
+/** Take control, hand back, and the live view script. */
+function registerLiveControl(app: FastifyInstance, services: Services, kit: ConsolePageKit) {
+  const base = services.config.consolePath
+  const list = `${base}/sessions`
+  const { refusedPage, idOf } = livePageKit(services, kit)
 
   const control = (path: 'take' | 'hand-back') => app.post(`${list}/:id/${path}`, async (req, reply) => {
     const u = await kit.requireUser(req, reply)
@@ -127,7 +154,7 @@ export function registerLivePages(app: FastifyInstance, services: Services, kit:
     if (!checkCsrf(services, u, body.csrf)) return kit.formTokenInvalid(reply, u)
     const id = idOf(req.params)
     try {
-      if (!u.scopes.has(WATCH_SCOPE)) throw errors.missingScope(WATCH_SCOPE)
+      requireScopes(u.scopes, [WATCH_SCOPE])
       const actor = { orgId: u.orgId, userId: u.userId }
       if (path === 'take') {
         const row = await takeControl(services.db, actor, id)
@@ -146,6 +173,12 @@ export function registerLivePages(app: FastifyInstance, services: Services, kit:
 
   app.get(`${base}/assets/live.js`, async (_req, reply) =>
     reply.code(200).header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'no-cache').header('x-content-type-options', 'nosniff').send(LIVE_JS))
+}
+
+export function registerLivePages(app: FastifyInstance, services: Services, kit: ConsolePageKit) {
+  registerLiveList(app, services, kit)
+  registerLiveSession(app, services, kit)
+  registerLiveControl(app, services, kit)
 }
 
 /** how many journal rows the live page shows at first, and fetches at most per refresh */

@@ -8,7 +8,7 @@ import type { Services } from '../services.ts'
 import type { AnyContract } from '../../contracts/operations/types.ts'
 import type { Operation } from '../operations/types.ts'
 import { errors, isApiError, type ApiError } from '../../contracts/errors.ts'
-import { hasScopes } from '../auth/scopes.ts'
+import { requireScopes } from '../auth/scopes.ts'
 import { assertWellFormed, parseInput } from '../door-kit/validate.ts'
 import { html, page } from '../door-kit/html.ts'
 import { checkCsrf, consoleAuthContext, consoleUser, type ConsoleUser } from '../door-kit/console-session.ts'
@@ -24,7 +24,7 @@ export interface ConsolePageKit {
 export async function runOp<C extends AnyContract>(
   services: Services, req: FastifyRequest, u: ConsoleUser, op: Operation<C>, input: Record<string, unknown>,
 ): Promise<z.input<C['output']>> {
-  if (!hasScopes(u.scopes, op.scopes)) throw errors.missingScope(op.scopes.filter((s: string) => !u.scopes.has(s)).join(' '))
+  requireScopes(u.scopes, op.scopes)
   assertWellFormed(input, 'body')
   const parsed = parseInput(op.input, input)
   return op.handler({ auth: consoleAuthContext(u), services, log: req.log, via: 'rest', ip: req.ip }, parsed)

@@ -19,7 +19,8 @@ export type { ConsolePageKit } from './page-kit.ts'
 
 const GRANTING_SCOPE = 'networks:write'
 
-export function registerReachPage(app: FastifyInstance, services: Services, kit: ConsolePageKit) {
+/** The Local reach page and how it shows a refusal. */
+function reachViews(services: Services, kit: ConsolePageKit) {
   const base = services.config.consolePath
   const path = `${base}/reach`
 
@@ -70,6 +71,13 @@ export function registerReachPage(app: FastifyInstance, services: Services, kit:
     if (!isApiError(e)) throw e
     return kit.send(reply, e.status, await reachPage(u, { error: e.message, agent }))
   }
+  return { reachPage, refused }
+}
+
+export function registerReachPage(app: FastifyInstance, services: Services, kit: ConsolePageKit) {
+  const base = services.config.consolePath
+  const path = `${base}/reach`
+  const { reachPage, refused } = reachViews(services, kit)
 
   app.get(path, async (req, reply) => {
     const u = await kit.requireUser(req, reply)

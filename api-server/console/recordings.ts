@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { Services } from '../services.ts'
 import { errors, isApiError } from '../../contracts/errors.ts'
+import { requireScopes, scopeRefusal } from '../auth/scopes.ts'
 import { getSession } from '../sessions/store.ts'
 import { WATCH_SCOPE } from './live-socket.ts'
 import { getRecording, listRecordings } from '../recordings/service.ts'
@@ -27,11 +28,9 @@ function rrwebAssets(): { js: string; css: string } {
   return assets
 }
 
-export function registerRecordingPages(app: FastifyInstance, services: Services, kit: ConsolePageKit) {
+/** Who may watch which recording, and how a refusal reads. */
+function recordingChecks(services: Services, kit: ConsolePageKit) {
   const base = services.config.consolePath
-  const sessions = `${base}/sessions`
-  const recordings = services.recordings
-
   const refused = (reply: FastifyReply, u: ConsoleUser, e: unknown) => {
     if (!isApiError(e)) throw e
     return kit.send(reply, e.status, page('Recordings', html`<p class="error" role="alert">${e.message}</p><p><a href="${base}/recordings">All recordings</a></p>`, kit.chrome(u)))
@@ -40,15 +39,24 @@ export function registerRecordingPages(app: FastifyInstance, services: Services,
   /** A session this person may watch, named in the path: the role's scope, then the one 404 for unknown and foreign ids. */
   const watchableId = async (u: ConsoleUser, params: unknown): Promise<string> => {
     const id = idOf(params)
-    if (!u.scopes.has(WATCH_SCOPE)) throw errors.missingScope(WATCH_SCOPE)
+    requireScopes(u.scopes, [WATCH_SCOPE])
     await getSession(services.db, u.orgId, id)
     return id
   }
+  return { refused, watchableId }
+}
+
+export function registerRecordingPages(app: FastifyInstance, services: Services, kit: ConsolePageKit) {
+  const base = services.config.consolePath
+  const sessions = `${base}/sessions`
+  const recordings = services.recordings
+  const { refused, watchableId } = recordingChecks(services, kit)
 
   app.get(`${base}/recordings`, async (req, reply) => {
     const u = await kit.requireUser(req, reply)
     if (!u) return reply
-    if (!u.scopes.has(WATCH_SCOPE)) return refused(reply, u, errors.missingScope(WATCH_SCOPE))
+    const refusal = scopeRefusal(u.scopes, [WATCH_SCOPE])
+    if (refusal) return refused(reply, u, refusal)
     const rows = await listRecordings(services.db, u.orgId)
     const body = rows.map((r) => html`<tr id="recording-${r.sessionId}">
       <td><a href="${sessions}/${r.sessionId}/recording">${r.sessionId}</a></td>

@@ -17,7 +17,7 @@ import { checkCsrf, consoleUser, csrfToken, endConsoleSession, startConsoleSessi
 import { accountKey, addressKey, limitsFor, strictest } from '../limits/index.ts'
 import { checkLoginCsrf, issueLoginCsrf, knownBrowser, rememberBrowser, safeNext, sameOriginRequest, sendTooMany } from '../door-kit/console-guard.ts'
 import { registerReachPage } from './reach.ts'
-import { guardConsoleRoutes } from './page-kit.ts'
+import { guardConsoleRoutes, type ConsolePageKit } from './page-kit.ts'
 import { registerLivePages } from './live.ts'
 import { registerRecordingPages } from './recordings.ts'
 import { registerSetupPages } from './setup-pages.ts'
@@ -26,7 +26,8 @@ import { registerCredentialRequestPages } from './credential-requests.ts'
 
 export { safeNext } from '../door-kit/console-guard.ts'
 
-export function registerConsole(app: FastifyInstance, services: Services) {
+/** The page kit every console page shares: sending a page, its chrome, sign-in, the form token's refusal. */
+function consoleKit(services: Services): ConsolePageKit {
   const base = services.config.consolePath
   const loginUrl = (next: string) => `${base}/login?next=${encodeURIComponent(next)}`
   const send = (reply: FastifyReply, status: number, body: string) =>
@@ -45,11 +46,11 @@ export function registerConsole(app: FastifyInstance, services: Services) {
     }
     return u
   }
-  const kit = { send, chrome, requireUser, formTokenInvalid }
-  // every console page and form from here on is held to REST's first check; sign-in checks its own fields
-  guardConsoleRoutes(app, services, kit, [`${base}/login`])
+  return { send, chrome, requireUser, formTokenInvalid }
+}
 
-  const loginPage = (csrf: string, next: string, error?: string) => page('Sign in', html`
+function loginPage(base: string, csrf: string, next: string, error?: string) {
+  return page('Sign in', html`
     <div class="card" style="max-width:420px;margin:40px auto">
       <h1>Sign in to Nightjar</h1>
       ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
@@ -61,11 +62,16 @@ export function registerConsole(app: FastifyInstance, services: Services) {
         <button type="submit">Sign in</button>
       </form>
     </div>`)
+}
 
+/** Sign-in, sign-out and the console's root. */
+function registerSignIn(app: FastifyInstance, services: Services, kit: ConsolePageKit) {
+  const base = services.config.consolePath
+  const { send, formTokenInvalid } = kit
   app.get(base, async (req, reply) => reply.redirect(`${base}/keys`))
   app.get(`${base}/login`, async (req, reply) => {
     const next = safeNext((req.query as Record<string, unknown>).next, `${base}/keys`)
-    return send(reply, 200, loginPage(issueLoginCsrf(services, req, reply), next))
+    return send(reply, 200, loginPage(base, issueLoginCsrf(services, req, reply), next))
   })
   // Sign-in. Order: same-origin and CSRF checks (login CSRF), then the limits (the
   // client address, then the account — or the account on this known browser), then
@@ -76,7 +82,7 @@ export function registerConsole(app: FastifyInstance, services: Services) {
   app.post(`${base}/login`, async (req, reply) => {
     const body = (req.body ?? {}) as Record<string, unknown>
     const next = safeNext(body.next, `${base}/keys`)
-    const again = (e: Pick<ErrorReply, 'status' | 'message' | 'headers'>) => send(reply.headers(e.headers), e.status, loginPage(issueLoginCsrf(services, req, reply), next, e.message))
+    const again = (e: Pick<ErrorReply, 'status' | 'message' | 'headers'>) => send(reply.headers(e.headers), e.status, loginPage(base, issueLoginCsrf(services, req, reply), next, e.message))
     if (!sameOriginRequest(services, req) || !checkLoginCsrf(services, req, body.csrf)) {
       return again(pageErrors.signInFormExpired())
     }
@@ -114,8 +120,20 @@ export function registerConsole(app: FastifyInstance, services: Services) {
     await endConsoleSession(services, reply, u)
     return reply.redirect(`${base}/login`, 303)
   })
+}
 
-  const keysPage = async (u: ConsoleUser, prefill: { open: boolean; name: string; scopes: Set<string>; agent: string }, notice?: Html, error?: string) => {
+interface KeyPrefill {
+  open: boolean
+  name: string
+  scopes: Set<string>
+  agent: string
+}
+
+/** The keys page and its create-key form. */
+function registerKeyPages(app: FastifyInstance, services: Services, kit: ConsolePageKit) {
+  const base = services.config.consolePath
+  const { send, chrome, requireUser, formTokenInvalid } = kit
+  const keysPage = async (u: ConsoleUser, prefill: KeyPrefill, notice?: Html, error?: string) => {
     const keys = await listKeys(services.db, u.orgId)
     const agents = (await services.db.query('select id, name from agents where org_id = $1 order by is_default desc, name', [u.orgId])).rows
     const scopeBoxes = ALL_SCOPES.map((s) => {
@@ -182,7 +200,15 @@ export function registerConsole(app: FastifyInstance, services: Services) {
       return send(reply, e.status, await keysPage(u, prefill, undefined, e.message))
     }
   })
+}
 
+export function registerConsole(app: FastifyInstance, services: Services) {
+  const base = services.config.consolePath
+  const kit = consoleKit(services)
+  // every console page and form from here on is held to REST's first check; sign-in checks its own fields
+  guardConsoleRoutes(app, services, kit, [`${base}/login`])
+  registerSignIn(app, services, kit)
+  registerKeyPages(app, services, kit)
   // the Local reach page: reach grants for agents (api-server/console/reach.ts)
   registerReachPage(app, services, kit)
   // the Sessions pages: live view, take control, hand back (api-server/console/live.ts)

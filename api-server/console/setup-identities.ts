@@ -29,7 +29,8 @@ const NOTICES: Record<string, string> = {
   'grant-deleted': 'Grant deleted, with its audit trail.',
 }
 
-export function registerIdentityPages(app: FastifyInstance, kit: SetupKit) {
+/** The identities list and one identity's page. */
+function identityViews(kit: SetupKit) {
   const list = `${kit.base}/identities`
   const backToList = { href: list, text: 'All identities' }
 
@@ -98,6 +99,13 @@ export function registerIdentityPages(app: FastifyInstance, kit: SetupKit) {
       </div>`, kit.chrome(u))
     return kit.send(o.error ? reply.headers(o.error.headers) : reply, status, body)
   }
+  return { listPage, show }
+}
+
+export function registerIdentityPages(app: FastifyInstance, kit: SetupKit) {
+  const list = `${kit.base}/identities`
+  const backToList = { href: list, text: 'All identities' }
+  const { listPage, show } = identityViews(kit)
 
   pageRoute(app, kit, list, async (req, reply, u) => {
     try {

@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Services } from '../services.ts'
 import { errors, isApiError, type ApiError } from '../../contracts/errors.ts'
-import { hasScopes } from '../auth/scopes.ts'
+import { hasScopes, scopeRefusal } from '../auth/scopes.ts'
 import { Html, html, page } from '../door-kit/html.ts'
 import { checkCsrf, csrfToken, type ConsoleUser } from '../door-kit/console-session.ts'
 import type { ConsolePageKit } from './page-kit.ts'
@@ -106,9 +106,8 @@ export const errorLine = (text: string | undefined) => (text ? html`<p class="er
 
 /** Why a form is disabled for this person: the API's own 403 words. */
 export function roleNote(u: ConsoleUser, op: { scopes: readonly string[] }): Html | '' {
-  if (may(u, op)) return ''
-  const missing = op.scopes.filter((s) => !u.scopes.has(s)).join(' ')
-  return html`<p class="muted role-note">Your role (${u.role}) cannot do this: ${errors.missingScope(missing).message}.</p>`
+  const refusal = scopeRefusal(u.scopes, op.scopes)
+  return refusal ? html`<p class="muted role-note">Your role (${u.role}) cannot do this: ${refusal.message}.</p>` : ''
 }
 
 export const disabledUnless = (u: ConsoleUser, op: { scopes: readonly string[] }) => new Html(may(u, op) ? '' : 'disabled')

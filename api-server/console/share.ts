@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { Services } from '../services.ts'
 import { errors, isApiError } from '../../contracts/errors.ts'
+import { requireScopes } from '../auth/scopes.ts'
 import { getSession } from '../sessions/store.ts'
 import { activeShares, createShare, revokeShare, SHARE_TTL_MINUTES, type ShareRow } from '../sessions/shares.ts'
 import { WATCH_SCOPE } from './live-socket.ts'
@@ -55,7 +56,7 @@ export function registerSharePages(app: FastifyInstance, services: Services, kit
     let made: { id: string; token: string; expiresAt: string }
     let sessionId: string
     try {
-      if (!u.scopes.has(WATCH_SCOPE)) throw errors.missingScope(WATCH_SCOPE)
+      requireScopes(u.scopes, [WATCH_SCOPE])
       const ttl = Number(body.ttl)
       if (!(SHARE_TTL_MINUTES as readonly number[]).includes(ttl)) throw errors.invalidRequest(`ttl: one of ${SHARE_TTL_MINUTES.join(', ')} minutes`)
       const row = await getSession(services.db, u.orgId, idOf(req.params))
@@ -82,7 +83,7 @@ export function registerSharePages(app: FastifyInstance, services: Services, kit
     if (!checkCsrf(services, u, body.csrf)) return kit.formTokenInvalid(reply, u)
     const sessionId = idOf(req.params)
     try {
-      if (!u.scopes.has(WATCH_SCOPE)) throw errors.missingScope(WATCH_SCOPE)
+      requireScopes(u.scopes, [WATCH_SCOPE])
       await getSession(services.db, u.orgId, sessionId)
       const revoked = await revokeShare(services.db, { orgId: u.orgId, sessionId, shareId: idOf(req.params, 'shareId'), userId: u.userId, now: services.now() })
       if (!revoked) throw errors.notFound('share link')
