@@ -162,6 +162,28 @@ const refused = (t: Test, r: Reply, what: RegExp, msg: string) => {
   t.match(r.error?.message ?? '', what, msg)
 }
 
+t.test('[ISSUE-50] a refused first navigation closes the blank tab opened for it; a tab that showed a page stays', async (t) => {
+  const f = new CdpFilter()
+  const seen = (msg: unknown) => f.observe(Buffer.from(JSON.stringify(msg))).toClient
+  f.judge({ id: 1, method: 'Target.createTarget', params: { url: 'about:blank' } })
+  seen({ method: 'Target.attachedToTarget', params: { sessionId: 'S1', targetInfo: { targetId: 'T1', type: 'page', url: 'about:blank' }, waitingForDebugger: false } })
+  seen({ id: 1, result: { targetId: 'T1' } })
+  const v = f.judge({ id: 5, method: 'Page.navigate', params: { url: 'chrome://version' }, sessionId: 'S1' })
+  t.ok('refuse' in v, 'refused')
+  const close = 'refuse' in v ? (v.toBrowser ?? []).map((m) => JSON.parse(m)) : []
+  t.match(close, [{ method: 'Page.close', sessionId: 'S1' }], 'the blank tab is closed')
+  t.equal(seen({ id: close[0]?.id, result: {}, sessionId: 'S1' }), null, 'the filter’s own answer never reaches the client')
+  const again = f.judge({ id: 6, method: 'Page.navigate', params: { url: 'chrome://version' }, sessionId: 'S1' })
+  t.notOk('refuse' in again && again.toBrowser, 'a second refusal closes nothing more')
+  // a tab that showed a page: the refusal alone
+  f.judge({ id: 2, method: 'Target.createTarget', params: { url: 'about:blank' } })
+  seen({ method: 'Target.attachedToTarget', params: { sessionId: 'S2', targetInfo: { targetId: 'T2', type: 'page', url: 'about:blank' }, waitingForDebugger: false } })
+  seen({ id: 2, result: { targetId: 'T2' } })
+  seen({ method: 'Target.targetInfoChanged', params: { targetInfo: { targetId: 'T2', type: 'page', url: 'https://example.com/' } } })
+  const kept = f.judge({ id: 7, method: 'Page.navigate', params: { url: 'file:///etc/passwd' }, sessionId: 'S2' })
+  t.ok('refuse' in kept && !kept.toBrowser, 'refused, the tab kept')
+})
+
 t.test('the filter, message by message', async (t) => {
   const f = new CdpFilter()
   const judge = (method: string, params?: Record<string, unknown>) => f.judge({ id: 1, method, params })

@@ -3,7 +3,7 @@
 // header), discovers the endpoint as it would Chrome's (/json/version, /json/list,
 // /json/protocol) and does real work: opens a page of the "public web" and reads its title.
 // A refused navigation leaves no tab behind, and the token is never logged or stored.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { createRequire } from 'node:module'
 import { execFile } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
@@ -63,14 +63,18 @@ t.test('CDP clients from npm connect with the session’s HTTP URL', async (t) =
   const connect = (await s.request('GET', `/v1/sessions/${id}/cdp`, { token: acme.apiKey })).body as { url: string; httpUrl: string; httpUrlExpiresAt: string }
   const httpUrl = connect.httpUrl
   const token = new URL(httpUrl).pathname.split('/').pop()!
+  // clients' errors name the URL they fetched: a failure shows it without the token
+  const hidden = (body: (t: Test) => Promise<void>) => (t: Test) => body(t).catch((e: unknown) => {
+    throw new Error(String(e instanceof Error ? e.message : e).replaceAll(token, '<token>'))
+  })
   const pages = async () => ((await (await fetch(`${httpUrl}/json/list`)).json()) as Array<{ type: string; url: string }>).filter((p) => p.type === 'page')
 
-  t.test('[ISSUE-50] discovery answers as Chrome does, for this session only; the token opens nothing else', async (t) => {
+  t.test('[ISSUE-50] discovery answers as Chrome does, for this session only; the token opens nothing else', hidden(async (t) => {
     t.ok(httpUrl.startsWith(`${s.url}/v1/sessions/${id}/cdp/njc_`), 'an http URL under the session’s CDP endpoint')
     t.ok(Date.parse(connect.httpUrlExpiresAt) > Date.now(), 'with its expiry')
-    const version = (await (await fetch(`${httpUrl}/json/version/`)).json()) as Record<string, string>
+    const { webSocketDebuggerUrl, ...version } = (await (await fetch(`${httpUrl}/json/version/`)).json()) as Record<string, string>
     t.match(version, { Browser: /Chrome\//, 'Protocol-Version': '1.3', 'User-Agent': /Mozilla/, 'V8-Version': /\d+\./, 'WebKit-Version': /537\.36/ })
-    t.ok(version.webSocketDebuggerUrl === `${s.url.replace(/^http/, 'ws')}/v1/sessions/${id}/cdp/${token}`, 'a WebSocket URL with the same token')
+    t.ok(webSocketDebuggerUrl === `${s.url.replace(/^http/, 'ws')}/v1/sessions/${id}/cdp/${token}`, 'a WebSocket URL with the same token')
     const protocol = (await (await fetch(`${httpUrl}/json/protocol`)).json()) as { domains: Array<{ domain: string }> }
     t.ok(protocol.domains.some((d) => d.domain === 'Page') && protocol.domains.some((d) => d.domain === 'Runtime'), 'the protocol, browser and JS domains')
     t.ok((await pages()).length >= 1, 'the session’s page is listed')
@@ -81,13 +85,13 @@ t.test('CDP clients from npm connect with the session’s HTTP URL', async (t) =
     t.equal((await fetch(`${s.url}/v1/sessions/${other}/cdp/${token}/json/version`)).status, 401, 'not another session’s discovery')
     t.equal((await fetch(`${s.url}/v1/sessions/${id}/cdp/njc_${'a'.repeat(20)}.${'b'.repeat(20)}.${'c'.repeat(20)}/json/list`)).status, 401, 'a forged token')
     t.equal((await fetch(`${s.url}/v1/sessions/${id}/cdp/json/list`)).status, 401, 'no credential at all')
-  })
+  }))
 
-  t.test('[ISSUE-50] chrome-remote-interface: default connect (List, /json/protocol, first page), Version, no header', async (t) => {
+  t.test('[ISSUE-50] chrome-remote-interface: default connect (List, /json/protocol, first page), Version, no header', hidden(async (t) => {
     const prefix = new URL(httpUrl).pathname
     // it takes a host and port, no base path: alterPath adds the endpoint's path (once: it also runs on the WebSocket URL)
     const opts: CriOptions = { host: '127.0.0.1', port: Number(new URL(s.url).port), alterPath: (p) => (p.startsWith(prefix) ? p : prefix + p) }
-    t.match(await CDP.Version(opts), { Browser: /Chrome\// })
+    t.match((await CDP.Version(opts)).Browser, /Chrome\//, 'CDP.Version')
     t.ok((await CDP.List(opts)).some((x) => x.type === 'page'), 'CDP.List')
     const client = await CDP(opts)
     t.teardown(() => client.close().catch(() => {}))
@@ -100,18 +104,18 @@ t.test('CDP clients from npm connect with the session’s HTTP URL', async (t) =
     const refused = await client.send('Page.navigate', { url: 'chrome://version' }).then(() => null, (e: Error) => e)
     t.match(String(refused), /nightjar: Page\.navigate is refused/, 'the filter still applies on a page endpoint')
     await client.close()
-  })
+  }))
 
-  t.test('[ISSUE-50] puppeteer-core connect({browserURL})', async (t) => {
+  t.test('[ISSUE-50] puppeteer-core connect({browserURL})', hidden(async (t) => {
     const browser = await puppeteer.connect({ browserURL: httpUrl, defaultViewport: null })
     t.teardown(() => browser.disconnect().catch(() => {}))
     const page = (await browser.pages())[0]
     await page.goto(PAGE)
     t.equal(await page.title(), 'CDP drive')
     await browser.disconnect()
-  })
+  }))
 
-  t.test('[ISSUE-50] playwright-core connectOverCDP with the http URL; a refused navigation leaves no tab behind', async (t) => {
+  t.test('[ISSUE-50] playwright-core connectOverCDP with the http URL; a refused navigation leaves no tab behind', hidden(async (t) => {
     const browser = await chromium.connectOverCDP(httpUrl)
     t.teardown(() => browser.close().catch(() => {}))
     const context = browser.contexts()[0]
@@ -131,9 +135,9 @@ t.test('CDP clients from npm connect with the session’s HTTP URL', async (t) =
     t.equal(viaNew.status, 403, '/json/new with chrome:// is refused')
     t.equal((await pages()).length, before, 'and opens nothing')
     await browser.close()
-  })
+  }))
 
-  t.test('[ISSUE-50] agent-browser connect <url>', async (t) => {
+  t.test('[ISSUE-50] agent-browser connect <url>', hidden(async (t) => {
     const bin = join(process.cwd(), 'node_modules/agent-browser/bin/agent-browser-linux-x64')
     const home = mkdtempSync(join(tmpdir(), 'agent-browser-'))
     const env = { ...process.env, HOME: home, AGENT_BROWSER_SOCKET_DIR: home, XDG_RUNTIME_DIR: home }
@@ -147,9 +151,9 @@ t.test('CDP clients from npm connect with the session’s HTTP URL', async (t) =
     await ab('open', PAGE)
     const { stdout } = await ab('get', 'title')
     t.match(stdout, /CDP drive/)
-  })
+  }))
 
-  t.test('[ISSUE-50] Playwright MCP over CDP: browser_tabs new chrome://version is refused and leaves no tab', async (t) => {
+  t.test('[ISSUE-50] Playwright MCP over CDP: browser_tabs new chrome://version is refused and leaves no tab', hidden(async (t) => {
     const mcp = new Client({ name: 'nightjar-test', version: '1.0.0' })
     const transport = new StdioClientTransport({ command: process.execPath, args: [join(process.cwd(), 'node_modules/@playwright/mcp/cli.js'), '--cdp-endpoint', httpUrl], stderr: 'ignore' })
     await mcp.connect(transport)
@@ -164,7 +168,7 @@ t.test('CDP clients from npm connect with the session’s HTTP URL', async (t) =
     const list = await mcp.callTool({ name: 'browser_tabs', arguments: { action: 'list' } })
     t.notMatch(JSON.stringify(list.content), /about:blank/, 'Playwright MCP lists no leftover tab')
     await mcp.close()
-  })
+  }))
 
   t.test('[ISSUE-50] the URL token is never logged nor stored', async (t) => {
     t.ok(!s.logs().includes(token) && !s.logs().includes(token.slice(4, 40)), 'not in the access log')
