@@ -4,6 +4,7 @@
 // chrome-remote-interface, agent-browser) connect. Answers come from the session's own
 // browser through the pod's filter (Chromium's own pages never listed; /json/new judged like
 // Target.createTarget). Design: docs/sessions.md#cdp-discovery-and-url-tokens
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -87,8 +88,8 @@ let protocol: string | undefined
 function protocolJson(): string {
   if (protocol) return protocol
   const require = createRequire(import.meta.url)
-  const browser = require('devtools-protocol/json/browser_protocol.json') as { version: unknown; domains: unknown[] }
-  const js = require('devtools-protocol/json/js_protocol.json') as { domains: unknown[] }
+  const browser = JSON.parse(readFileSync(require.resolve('devtools-protocol/json/browser_protocol.json'), 'utf8')) as { version: unknown; domains: unknown[] }
+  const js = JSON.parse(readFileSync(require.resolve('devtools-protocol/json/js_protocol.json'), 'utf8')) as { domains: unknown[] }
   protocol = JSON.stringify({ version: browser.version, domains: [...browser.domains, ...js.domains] }, null, 2)
   return protocol
 }
