@@ -125,7 +125,12 @@ t.test('the authorization endpoint and consent', async (t) => {
     t.notMatch(r.text, 'Claude <Code>')
     t.match(r.text, /its name is not verified/)
     for (const sc of DEFAULT_SCOPES) t.match(r.text, `<code>${sc}</code>`)
-    for (const sc of ['identities:write', 'keys:write', 'org:admin']) t.notMatch(r.text, `<code>${sc}</code>`, `${sc} is never offered`)
+    const offered = /<ul id="scopes">[\s\S]*?<\/ul>/.exec(r.text)?.[0] ?? ''
+    const refused = /<div id="not-granted">[\s\S]*?<\/div>/.exec(r.text)?.[0] ?? ''
+    for (const sc of ['identities:write', 'keys:write', 'org:admin']) {
+      t.notMatch(offered, `<code>${sc}</code>`, `${sc} is never offered`)
+      t.match(refused, `<code>${sc}</code>`, `${sc} is shown as asked for and not granted`)
+    }
     t.match(r.text, /id="approve"/)
     t.match(r.text, /id="deny"/)
     t.match(r.text, 'repo-a')
