@@ -8,7 +8,8 @@ import type { BrowserKind, SandboxKind } from '../../crds/types.ts'
 import type { Logger, PodAccess, PodDirectory, OwnerReference, PodLaunchConfig, PodObservation, PodRuntime } from '../../ports/ports.ts'
 import { silentLogger } from '../../ports/ports.ts'
 import { configurePod } from '../pod-client.ts'
-import * as warmPool from '../runtime/warm-pool.ts'
+import { warmPoolSettings } from '../runtime/warm-pool.ts'
+import { WarmPoolDriver } from '../runtime/warm-pool-driver.ts'
 import { ChildPod, type ExitInfo, type PodCommand } from './child-pod.ts'
 import { podUsersFromEnv, type PodUsers } from './pod-users.ts'
 import { podTracingEnv } from '../../telemetry/tracing.ts'
@@ -97,8 +98,7 @@ export interface PodProcessInfo {
 
 export class EmbeddedPodRuntime implements PodRuntime, PodDirectory {
   private readonly command: PodCommand
-  private readonly poolSettings: warmPool.WarmPoolSettings
-  private pool: warmPool.WarmPoolState = warmPool.EMPTY_POOL
+  private readonly pool: WarmPoolDriver
   private readonly readyTimeoutMs: number
   private readonly configureTimeoutMs: number
   private readonly killGraceMs: number
@@ -113,13 +113,12 @@ export class EmbeddedPodRuntime implements PodRuntime, PodDirectory {
   private seq = 0
   private readonly poolClaims = { hits: 0, misses: 0 }
   private refillTimer?: NodeJS.Timeout
-  private deferredRefill?: NodeJS.Timeout
   private shrinkTimer?: NodeJS.Timeout
   private closed = false
 
   constructor(opts: EmbeddedPodRuntimeOptions = {}) {
     this.command = opts.command ?? defaultPodCommand()
-    this.poolSettings = warmPool.warmPoolSettings({
+    const settings = warmPoolSettings({
       size: opts.poolSize,
       max: opts.poolMax,
       windowMs: opts.poolWindowMs,
@@ -127,6 +126,7 @@ export class EmbeddedPodRuntime implements PodRuntime, PodDirectory {
       refillDelayMs: opts.poolRefillDelayMs,
       backoff: { initialMs: 200, maxMs: 30_000 },
     })
+    this.pool = new WarmPoolDriver(settings, () => this.refillPool())
     this.readyTimeoutMs = opts.readyTimeoutMs ?? 60_000
     this.configureTimeoutMs = opts.configureTimeoutMs ?? 30_000
     this.killGraceMs = opts.killGraceMs ?? 5_000
@@ -164,8 +164,7 @@ export class EmbeddedPodRuntime implements PodRuntime, PodDirectory {
     rec.launch = config
     this.bySession.set(config.sessionId, rec)
     this.log.info({ pod: rec.name, session: config.sessionId, warm }, 'pod claimed')
-    this.pool = warmPool.claimed(this.poolSettings, this.pool, { warm, chromium: config.browserKind === 'chromium', requestedAt: config.requestedAt }, Date.now())
-    this.apply(warmPool.refillAfterClaim(this.poolSettings, this.pool, { warmLeft: this.warmLeft() }))
+    this.pool.claimed({ warm, chromium: config.browserKind === 'chromium', requestedAt: config.requestedAt }, Date.now(), this.warmLeft())
 
     // a warm pod is configured right away, so the first reconcile can already report Live;
     // a cold one reports Pending and notifies subscribers when configure() is done. A warm
@@ -175,7 +174,7 @@ export class EmbeddedPodRuntime implements PodRuntime, PodDirectory {
     const configured = this.configure(rec, !warm)
     if (warm) {
       // the last claim in flight is configured: the refill an empty pool waited for may start
-      await configured.finally(() => this.apply(warmPool.configured(this.poolSettings, this.pool, { warmLeft: this.warmLeft() })))
+      await configured.finally(() => this.pool.configured(this.warmLeft()))
     }
     return this.observation(config.sessionId, rec)
   }
@@ -225,7 +224,7 @@ export class EmbeddedPodRuntime implements PodRuntime, PodDirectory {
   async shutdown(): Promise<void> {
     this.closed = true
     if (this.refillTimer) clearTimeout(this.refillTimer)
-    if (this.deferredRefill) clearTimeout(this.deferredRefill)
+    this.pool.stop()
     if (this.shrinkTimer) clearTimeout(this.shrinkTimer)
     this.listeners.clear()
     const all = [...this.pods.values()]
@@ -244,24 +243,11 @@ export class EmbeddedPodRuntime implements PodRuntime, PodDirectory {
 
   /** how many pool pods recent demand asks for, between poolSize and poolMax */
   poolTarget(now = Date.now()): number {
-    return warmPool.poolTarget(this.poolSettings, this.pool, now)
+    return this.pool.target(now)
   }
 
   private warmLeft(): boolean {
     return [...this.pods.values()].some((r) => !r.sessionId && r.browserKind === 'chromium' && r.state === 'running')
-  }
-
-  /** carries out a refill decision of the pool's policy (the timers are this runtime's) */
-  private apply(step: { state: warmPool.WarmPoolState; decision: warmPool.RefillDecision }): void {
-    this.pool = step.state
-    const { decision } = step
-    if (decision.kind === 'refill') return this.refillPool()
-    if (decision.kind === 'none') return
-    this.deferredRefill = setTimeout(() => {
-      this.deferredRefill = undefined
-      this.apply(warmPool.deferredFired(this.pool))
-    }, decision.ms)
-    this.deferredRefill.unref()
   }
 
   /**
@@ -273,7 +259,7 @@ export class EmbeddedPodRuntime implements PodRuntime, PodDirectory {
    */
   private refillPool(): void {
     if (this.closed || this.refillTimer) return
-    const delay = warmPool.refillDelay(this.poolSettings, this.pool)
+    const delay = this.pool.refillDelay()
     if (delay === 0) return this.topUp()
     this.refillTimer = setTimeout(() => {
       this.refillTimer = undefined
@@ -286,7 +272,7 @@ export class EmbeddedPodRuntime implements PodRuntime, PodDirectory {
     const all = [...this.pods.values()]
     const pool = all.filter((r) => !r.sessionId && r.browserKind === 'chromium' && (r.state === 'starting' || r.state === 'running'))
     const counts = { pool: pool.length, launching: all.filter((r) => r.state === 'starting').length, idle: pool.filter((r) => r.state === 'running').length }
-    const plan = warmPool.topUpPlan(this.poolSettings, this.pool, counts, Date.now())
+    const plan = this.pool.plan(counts, Date.now())
     for (let i = 0; i < plan.launch; i++) this.spawn('chromium')
     const idle = plan.retire ? pool.find((r) => r.state === 'running') : undefined
     if (idle) {
@@ -343,7 +329,7 @@ export class EmbeddedPodRuntime implements PodRuntime, PodDirectory {
         if (rec.state !== 'starting') return
         rec.state = 'running'
         // a healthy pool pod ends any crash backoff; a claimed one is configure()'s business
-        if (!rec.sessionId) this.pool = warmPool.poolPodUp(this.pool)
+        if (!rec.sessionId) this.pool.podUp()
         this.refillPool() // a launch slot is free
       },
       () => {},
@@ -407,7 +393,7 @@ export class EmbeddedPodRuntime implements PodRuntime, PodDirectory {
       return
     }
     // an unclaimed pool pod died: replace it (with backoff if they keep dying)
-    this.pool = warmPool.poolPodFailed(this.pool)
+    this.pool.podFailed()
     this.log.warn({ pod: rec.name, code: info.code, signal: info.signal, reason: info.reason?.reason }, `pool pod ${how}${info.reason ? ` (${info.reason.reason}: ${info.reason.message})` : ''}; replacing`)
     this.refillPool()
   }

@@ -6,7 +6,8 @@ import { randomBytes } from 'node:crypto'
 import { LABELS } from '../../crds/types.ts'
 import { isConflict, isNotFound } from '../../ports/errors.ts'
 import type { EventRecorder, EventSubject, OwnerReference, PodLaunchConfig } from '../../ports/ports.ts'
-import * as warmPool from '../runtime/warm-pool.ts'
+import { warmPoolSettings } from '../runtime/warm-pool.ts'
+import { WarmPoolDriver } from '../runtime/warm-pool-driver.ts'
 import type { LaunchAnnotation } from './pod-handover.ts'
 import { POD_ANNOTATIONS, POD_LABELS, browserPodManifest, podTemplateHash, type BrowserPodOptions, type PodResource } from './pod-spec.ts'
 import { CLAIMED_AT, isUp, podFailure, sessionOf, startDeadline } from './pod-state.ts'
@@ -33,8 +34,7 @@ export interface PodPoolOptions {
 export class PodPool {
   private readonly deps: PodRoomDeps
   private readonly opts: PodPoolOptions
-  private readonly settings: warmPool.WarmPoolSettings
-  private policy: warmPool.WarmPoolState = warmPool.EMPTY_POOL
+  private readonly policy: WarmPoolDriver
   /** unclaimed pool pods, from the informer */
   private readonly names = new Set<string>()
   /** pool pods created but not yet seen by the informer */
@@ -44,7 +44,6 @@ export class PodPool {
   /** warm-pool claims since start (metrics) */
   private readonly claims = { hits: 0, misses: 0 }
   private refillTimer?: NodeJS.Timeout
-  private deferredRefill?: NodeJS.Timeout
   private toppingUp = false
   private topUpAgain = false
   private started = false
@@ -54,7 +53,8 @@ export class PodPool {
     this.deps = deps
     this.opts = opts
     // a fixed pool (max = size), its launches one after another
-    this.settings = warmPool.warmPoolSettings({ size: opts.size, refillDelayMs: opts.refillDelayMs, backoff: { initialMs: 1000, maxMs: 60_000, jitter: 0.2 } })
+    const settings = warmPoolSettings({ size: opts.size, refillDelayMs: opts.refillDelayMs, backoff: { initialMs: 1000, maxMs: 60_000, jitter: 0.2 } })
+    this.policy = new WarmPoolDriver(settings, () => this.refill())
   }
 
   start(): void {
@@ -64,7 +64,7 @@ export class PodPool {
 
   stop(): void {
     if (this.refillTimer) clearTimeout(this.refillTimer)
-    if (this.deferredRefill) clearTimeout(this.deferredRefill)
+    this.policy.stop()
     for (const t of this.deadlines.values()) clearTimeout(t)
     this.deadlines.clear()
   }
@@ -131,13 +131,12 @@ export class PodPool {
   /** a start was served (`warm`: by a pool pod already up) */
   claimed(config: PodLaunchConfig, warm: boolean): void {
     const chromium = config.browserKind === 'chromium'
-    this.policy = warmPool.claimed(this.settings, this.policy, { warm, chromium, requestedAt: config.requestedAt }, this.deps.now().getTime())
-    this.apply(warmPool.refillAfterClaim(this.settings, this.policy, { warmLeft: this.warmLeft() }))
+    this.policy.claimed({ warm, chromium, requestedAt: config.requestedAt }, this.deps.now().getTime(), this.warmLeft())
   }
 
   /** a warm claim's configure ended */
   warmConfigured(): void {
-    this.apply(warmPool.configured(this.settings, this.policy, { warmLeft: this.warmLeft() }))
+    this.policy.configured(this.warmLeft())
   }
 
   private warmLeft(): boolean {
@@ -147,26 +146,13 @@ export class PodPool {
     })
   }
 
-  /** carries out a refill decision of the pool's policy (the timers are this room's) */
-  private apply(step: { state: warmPool.WarmPoolState; decision: warmPool.RefillDecision }): void {
-    this.policy = step.state
-    const { decision } = step
-    if (decision.kind === 'refill') return this.refill()
-    if (decision.kind === 'none') return
-    this.deferredRefill = setTimeout(() => {
-      this.deferredRefill = undefined
-      this.apply(warmPool.deferredFired(this.policy))
-    }, decision.ms)
-    this.deferredRefill.unref()
-  }
-
   /** keep the pool's size of unclaimed chromium pods; back off while pool pods keep failing */
   private refill(): void {
     if (!this.started || this.deps.closed() || this.opts.size <= 0 || this.refillTimer) return
     this.refillTimer = setTimeout(() => {
       this.refillTimer = undefined
       void this.topUp()
-    }, warmPool.refillDelay(this.settings, this.policy))
+    }, this.policy.refillDelay())
   }
 
   private async topUp(): Promise<void> {
@@ -180,11 +166,11 @@ export class PodPool {
         this.topUpAgain = false
         const healthy = [...this.names].filter((n) => this.countsInPool(this.deps.informer.get(n))).length
         // a fixed pool never retires pods, and launches one at a time
-        const { launch } = warmPool.topUpPlan(this.settings, this.policy, { pool: healthy + this.creating.size, launching: 0, idle: 0 }, this.deps.now().getTime())
+        const { launch } = this.policy.plan({ pool: healthy + this.creating.size, launching: 0, idle: 0 }, this.deps.now().getTime())
         for (let i = 0; i < launch && !this.deps.closed(); i++) await this.createPoolPod()
       } while (this.topUpAgain && !this.deps.closed())
     } catch (err) {
-      this.policy = warmPool.poolPodFailed(this.policy)
+      this.policy.podFailed()
       this.deps.log.warn({ err: errText(err), failures: this.policy.failures }, 'could not create a pool pod; retrying with backoff')
       this.poolEvent('PoolFillFailed', `could not create a warm-pool browser pod (${errText(err)}); retrying with backoff`)
       this.toppingUp = false
@@ -256,7 +242,7 @@ export class PodPool {
     const failure = podFailure(pod)
     if (failure && !pod.metadata.deletionTimestamp) {
       // a pool pod that died before anyone claimed it: replace it, with backoff if it keeps happening
-      this.policy = warmPool.poolPodFailed(this.policy)
+      this.policy.podFailed()
       this.deps.log.warn({ pod: name, reason: failure.reason }, 'pool pod failed; replacing')
       this.poolEvent('PoolPodFailed', `warm-pool browser pod ${name} failed: ${failure.message}; replacing it`)
       // the informer sees the pod again if the delete failed, and this path retries it
@@ -268,7 +254,7 @@ export class PodPool {
       void deleteUnclaimed(this.deps, pod, 'an outdated pool pod')
       this.refill()
     } else if (isUp(pod)) {
-      this.policy = warmPool.poolPodUp(this.policy)
+      this.policy.podUp()
       dropTimer(this.deadlines, name)
     } else if (!failure) this.armDeadline(pod)
   }
