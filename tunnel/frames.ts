@@ -214,6 +214,50 @@ function expectLength(p: Buffer, min: number, max: number, name: string): void {
   if (p.length < min || p.length > max) throw new ProtocolError(`${name} payload of ${p.length} bytes`)
 }
 
+// ── the payloads with a shape of their own ──
+
+function decodeHello(p: Buffer): HelloInfo {
+  expectLength(p, 1, MAX_JSON, 'HELLO')
+  const v = parseJson(p, 'HELLO')
+  if (!isObject(v)) throw new ProtocolError('HELLO is not an object')
+  const hello: HelloInfo = { host: label(v.host, 255, 'HELLO host'), version: label(v.version, 64, 'HELLO version') }
+  if (v.daemonId !== undefined) {
+    if (typeof v.daemonId !== 'string' || !DAEMON_ID.test(v.daemonId)) throw new ProtocolError('bad HELLO daemonId')
+    hello.daemonId = v.daemonId
+  }
+  return hello
+}
+
+function decodeWelcome(p: Buffer): WelcomeInfo {
+  expectLength(p, 1, MAX_JSON, 'WELCOME')
+  const v = parseJson(p, 'WELCOME')
+  if (!isObject(v) || typeof v.daemonId !== 'string' || !DAEMON_ID.test(v.daemonId)) throw new ProtocolError('bad WELCOME')
+  const hb = v.heartbeatMs
+  if (typeof hb !== 'number' || !Number.isInteger(hb) || hb < 10 || hb > 600_000) throw new ProtocolError('bad WELCOME heartbeatMs')
+  return { daemonId: v.daemonId, heartbeatMs: hb }
+}
+
+function decodeDeclaredHosts(p: Buffer): string[] {
+  expectLength(p, 1, MAX_HOSTS_JSON, 'DECLARED_HOSTS')
+  const v = parseJson(p, 'DECLARED_HOSTS')
+  if (!Array.isArray(v) || v.length > MAX_DECLARED_HOSTS) throw new ProtocolError('DECLARED_HOSTS is not a host list')
+  return v.map((h) => label(h, 260, 'declared host'))
+}
+
+/** OPEN: window (4 bytes), port (2), host length (1), host (latin1, 0x21..0x7e) */
+function decodeOpen(p: Buffer): { window: number; host: string; port: number } {
+  if (p.length < 8) throw new ProtocolError(`OPEN payload of ${p.length} bytes`)
+  const window = p.readUInt32BE(0)
+  const port = p.readUInt16BE(4)
+  const hostLen = p[6]
+  if (hostLen < 1 || p.length !== 7 + hostLen) throw new ProtocolError('OPEN host length does not match the payload')
+  if (port === 0) throw new ProtocolError('OPEN port 0')
+  if (window < 1 || window > MAX_WINDOW) throw new ProtocolError(`OPEN window ${window}`)
+  const host = p.toString('latin1', 7)
+  if (!HOST_BYTES.test(host)) throw new ProtocolError('OPEN host has bytes outside 0x21..0x7e')
+  return { window, host, port }
+}
+
 /**
  * Strict decoder: returns a frame or throws ProtocolError — never anything else, for any
  * input (fuzzed in test/tunnel/frames.test.ts). Unknown JSON keys are ignored so that
@@ -232,48 +276,18 @@ export function decodeFrame(buf: Buffer): Frame {
   if (stream && streamId === 0) throw new ProtocolError(`stream frame 0x${type.toString(16)} on stream 0`)
 
   switch (type) {
-    case FrameType.HELLO: {
-      expectLength(p, 1, MAX_JSON, 'HELLO')
-      const v = parseJson(p, 'HELLO')
-      if (!isObject(v)) throw new ProtocolError('HELLO is not an object')
-      const hello: HelloInfo = { host: label(v.host, 255, 'HELLO host'), version: label(v.version, 64, 'HELLO version') }
-      if (v.daemonId !== undefined) {
-        if (typeof v.daemonId !== 'string' || !DAEMON_ID.test(v.daemonId)) throw new ProtocolError('bad HELLO daemonId')
-        hello.daemonId = v.daemonId
-      }
-      return { type, streamId: 0, hello }
-    }
-    case FrameType.WELCOME: {
-      expectLength(p, 1, MAX_JSON, 'WELCOME')
-      const v = parseJson(p, 'WELCOME')
-      if (!isObject(v) || typeof v.daemonId !== 'string' || !DAEMON_ID.test(v.daemonId)) throw new ProtocolError('bad WELCOME')
-      const hb = v.heartbeatMs
-      if (typeof hb !== 'number' || !Number.isInteger(hb) || hb < 10 || hb > 600_000) throw new ProtocolError('bad WELCOME heartbeatMs')
-      return { type, streamId: 0, welcome: { daemonId: v.daemonId, heartbeatMs: hb } }
-    }
-    case FrameType.DECLARED_HOSTS: {
-      expectLength(p, 1, MAX_HOSTS_JSON, 'DECLARED_HOSTS')
-      const v = parseJson(p, 'DECLARED_HOSTS')
-      if (!Array.isArray(v) || v.length > MAX_DECLARED_HOSTS) throw new ProtocolError('DECLARED_HOSTS is not a host list')
-      const hosts = v.map((h) => label(h, 260, 'declared host'))
-      return { type, streamId: 0, hosts }
-    }
+    case FrameType.HELLO:
+      return { type, streamId: 0, hello: decodeHello(p) }
+    case FrameType.WELCOME:
+      return { type, streamId: 0, welcome: decodeWelcome(p) }
+    case FrameType.DECLARED_HOSTS:
+      return { type, streamId: 0, hosts: decodeDeclaredHosts(p) }
     case FrameType.PING:
     case FrameType.PONG:
       expectLength(p, 8, 8, type === FrameType.PING ? 'PING' : 'PONG')
       return { type, streamId: 0, nonce: Buffer.from(p) }
-    case FrameType.OPEN: {
-      if (p.length < 8) throw new ProtocolError(`OPEN payload of ${p.length} bytes`)
-      const window = p.readUInt32BE(0)
-      const port = p.readUInt16BE(4)
-      const hostLen = p[6]
-      if (hostLen < 1 || p.length !== 7 + hostLen) throw new ProtocolError('OPEN host length does not match the payload')
-      if (port === 0) throw new ProtocolError('OPEN port 0')
-      if (window < 1 || window > MAX_WINDOW) throw new ProtocolError(`OPEN window ${window}`)
-      const host = p.toString('latin1', 7)
-      if (!HOST_BYTES.test(host)) throw new ProtocolError('OPEN host has bytes outside 0x21..0x7e')
-      return { type, streamId, window, host, port }
-    }
+    case FrameType.OPEN:
+      return { type, streamId, ...decodeOpen(p) }
     case FrameType.OPEN_OK: {
       expectLength(p, 4, 4, 'OPEN_OK')
       const window = p.readUInt32BE(0)
