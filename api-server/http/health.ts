@@ -24,9 +24,29 @@ export function metricsAuthorized(expected: string | undefined, header: string |
 
 const READY_TIMEOUT_MS = 1000
 
+/** Registers /healthz, /readyz and /metrics (on the main port or a listener of its own); returns the registry. */
 export function registerHealth(app: FastifyInstance, services: Services) {
   const registry = new client.Registry()
   client.collectDefaultMetrics({ register: registry })
+  countRequests(app, registry)
+  registerProbes(app, services)
+  const metrics = services.config.metrics ?? { host: services.config.host }
+  if (metrics.port === undefined) {
+    app.get('/metrics', async (req, reply) => {
+      if (!metricsAuthorized(metrics.token, req.headers.authorization)) {
+        const e = errors.unauthorized().withHeaders(METRICS_CHALLENGE)
+        return reply.code(e.status).headers(e.headers).type('application/json').send(json(e))
+      }
+      return reply.type(registry.contentType).send(await registry.metrics())
+    })
+  } else {
+    metricsListener(app, registry, { ...metrics, port: metrics.port })
+  }
+  return registry
+}
+
+/** every HTTP request, counted and timed by route template and status */
+function countRequests(app: FastifyInstance, registry: client.Registry): void {
   const requests = new client.Counter({
     name: 'nightjar_http_requests_total', help: 'HTTP requests by route and status', labelNames: ['method', 'route', 'status'], registers: [registry],
   })
@@ -39,6 +59,9 @@ export function registerHealth(app: FastifyInstance, services: Services) {
     requests.inc({ method: req.method, route, status: String(reply.statusCode) })
     latency.observe({ method: req.method, route }, reply.elapsedTime / 1000)
   })
+}
+
+function registerProbes(app: FastifyInstance, services: Services): void {
   app.get('/healthz', async () => ({ ok: true }))
   // readiness answers within a second whatever the database does: a load balancer must
   // learn of a stalled database before its own probe times out
@@ -61,27 +84,16 @@ export function registerHealth(app: FastifyInstance, services: Services) {
       clearTimeout(timer)
     }
   })
+}
 
-  const metrics = services.config.metrics ?? { host: services.config.host }
-  const token = metrics.token
-  if (metrics.port === undefined) {
-    app.get('/metrics', async (req, reply) => {
-      if (!metricsAuthorized(token, req.headers.authorization)) {
-        const e = errors.unauthorized().withHeaders(METRICS_CHALLENGE)
-        return reply.code(e.status).headers(e.headers).type('application/json').send(json(e))
-      }
-      return reply.type(registry.contentType).send(await registry.metrics())
-    })
-    return registry
-  }
-
-  // a listener of its own: started with the app (onReady, so a port clash fails start-up) and closed with it
+/** /metrics on a listener of its own: started with the app (onReady, so a port clash fails start-up) and closed with it */
+function metricsListener(app: FastifyInstance, registry: client.Registry, metrics: { host: string; port: number; token?: string }): void {
   let server: Server | undefined
   const serve = async (req: IncomingMessage) => {
     const path = (req.url ?? '/').split('?')[0]
     const refuse = (e: ApiError) => ({ status: e.status, type: 'application/json', body: json(e), headers: e.headers })
     if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) return refuse(errors.noSuchRoute())
-    if (!metricsAuthorized(token, req.headers.authorization)) return refuse(errors.unauthorized().withHeaders(METRICS_CHALLENGE))
+    if (!metricsAuthorized(metrics.token, req.headers.authorization)) return refuse(errors.unauthorized().withHeaders(METRICS_CHALLENGE))
     return { status: 200, type: registry.contentType, body: await registry.metrics() }
   }
   app.addHook('onReady', async () => {
@@ -109,5 +121,4 @@ export function registerHealth(app: FastifyInstance, services: Services) {
     server.closeAllConnections()
     await new Promise<void>((resolve) => server!.close(() => resolve()))
   })
-  return registry
 }
