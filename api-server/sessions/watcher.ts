@@ -33,23 +33,13 @@ interface Waiter {
 const REAP_INTERVAL_MS = 30_000
 
 /** Built whole with the app; nothing runs until start(). */
-export function sessionWatcher(deps: { db: Db; plane: SessionPlane; podClients: PodClients; log: FastifyBaseLogger; events: OrgEvents; replica: { id: string; deadAfterMs: number; deadAfterSql: string } }): SessionWatcher {
-  const { db, plane, podClients, log, events, replica } = deps
+/** What the watcher uses: the database, the session plane, the pod clients, the log, the events port and this replica. */
+export interface WatcherDeps { db: Db; plane: SessionPlane; podClients: PodClients; log: FastifyBaseLogger; events: OrgEvents; replica: { id: string; deadAfterMs: number; deadAfterSql: string } }
 
-  const fail = async (id: string, reason: string) => {
-    // the lease goes first: once a session reads as failed, its identity is already free
-    await release(db, id)
-    if (await setStatus(db, id, 'failed', reason)) {
-      sessionFailures.inc({ reason: boundedLabel(reason) })
-      const row = await findSessionAnyOrg(db, id)
-      if (row) {
-        await journal(db, row, { op: 'session_failed', outcome: 'error', errorCode: reason })
-        await events.emit({ orgId: row.orgId, type: 'session.failed', data: { sessionId: id, agentId: row.agentId, reason } })
-      }
-      log.warn({ session: id, reason }, 'session failed')
-    }
-    podClients.drop(id)
-  }
+export function sessionWatcher(deps: WatcherDeps): SessionWatcher {
+  const { db, plane, log, replica } = deps
+
+  const fail = (id: string, reason: string) => failSession(deps, id, reason)
 
   // session starts wait here rather than opening a watch each: one shared stream
   const waiters = new Map<string, Set<Waiter>>()
@@ -84,31 +74,7 @@ export function sessionWatcher(deps: { db: Db; plane: SessionPlane; podClients: 
     },
   })
 
-  // backstop: a lease whose holder is no longer open is freed (a live holder never is)
-  const isAlive = async (sessionId: string) => {
-    const r = await db.query(`select 1 from sessions where id = $1 and status in ('pending', 'live')`, [sessionId])
-    return (r.rowCount ?? 0) > 0
-  }
-  // a freed lease is a repair (its holder closed without giving it back): say so, with whose
-  const reap = () => reapDeadLeases(db, isAlive)
-    .then((freed) => { for (const f of freed) log.warn({ session: f.sessionId, identity: f.identityId }, 'lease reaper freed the lease of a closed session') })
-    .catch((err) => log.error({ err }, 'lease reaper'))
-  // a start lives in its replica's memory: when that replica died mid-start, its browser is
-  // told to end (the operator deletes the pod) and the session fails, so a caller polling a
-  // 202 learns it and the identity is free again
-  const endOrphanedStarts = async () => {
-    for (const id of await orphanedStarts(db, replica.id, replica.deadAfterSql)) {
-      await plane.sessions.patch(id, { spec: { desiredState: 'Ended' } }).catch((err: unknown) => {
-        if (!isNotFound(err)) throw err
-      })
-      await fail(id, 'Orphaned')
-      log.warn({ session: id }, 'ended a start whose api-server replica died')
-    }
-  }
-  const sweep = () => Promise.all([
-    reap(),
-    endOrphanedStarts().catch((err) => log.error({ err }, 'ending orphaned starts')),
-  ])
+  const sweep = repairSweep(deps, fail)
   let timer: ReturnType<typeof setInterval> | undefined
 
   return {
@@ -149,4 +115,49 @@ export function sessionWatcher(deps: { db: Db; plane: SessionPlane; podClients: 
       waiters.clear()
     },
   }
+}
+
+/** A session the operator reports failed (or whose resource is gone): its lease freed first, then the row, the journal, the event. */
+async function failSession({ db, podClients, log, events }: WatcherDeps, id: string, reason: string): Promise<void> {
+  // the lease goes first: once a session reads as failed, its identity is already free
+  await release(db, id)
+  if (await setStatus(db, id, 'failed', reason)) {
+    sessionFailures.inc({ reason: boundedLabel(reason) })
+    const row = await findSessionAnyOrg(db, id)
+    if (row) {
+      await journal(db, row, { op: 'session_failed', outcome: 'error', errorCode: reason })
+      await events.emit({ orgId: row.orgId, type: 'session.failed', data: { sessionId: id, agentId: row.agentId, reason } })
+    }
+    log.warn({ session: id, reason }, 'session failed')
+  }
+  podClients.drop(id)
+}
+
+/** The periodic repairs: dead leases freed, and the starts of a dead replica ended. Each logs its own failure. */
+function repairSweep({ db, plane, log, replica }: WatcherDeps, fail: (id: string, reason: string) => Promise<void>): () => Promise<unknown> {
+  // backstop: a lease whose holder is no longer open is freed (a live holder never is)
+  const isAlive = async (sessionId: string) => {
+    const r = await db.query(`select 1 from sessions where id = $1 and status in ('pending', 'live')`, [sessionId])
+    return (r.rowCount ?? 0) > 0
+  }
+  // a freed lease is a repair (its holder closed without giving it back): say so, with whose
+  const reap = () => reapDeadLeases(db, isAlive)
+    .then((freed) => { for (const f of freed) log.warn({ session: f.sessionId, identity: f.identityId }, 'lease reaper freed the lease of a closed session') })
+    .catch((err) => log.error({ err }, 'lease reaper'))
+  // a start lives in its replica's memory: when that replica died mid-start, its browser is
+  // told to end (the operator deletes the pod) and the session fails, so a caller polling a
+  // 202 learns it and the identity is free again
+  const endOrphanedStarts = async () => {
+    for (const id of await orphanedStarts(db, replica.id, replica.deadAfterSql)) {
+      await plane.sessions.patch(id, { spec: { desiredState: 'Ended' } }).catch((err: unknown) => {
+        if (!isNotFound(err)) throw err
+      })
+      await fail(id, 'Orphaned')
+      log.warn({ session: id }, 'ended a start whose api-server replica died')
+    }
+  }
+  return () => Promise.all([
+    reap(),
+    endOrphanedStarts().catch((err) => log.error({ err }, 'ending orphaned starts')),
+  ])
 }
