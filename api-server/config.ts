@@ -279,17 +279,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration: ${name}: ${issue.message}`)
   }
   const e = parsed.data
-  if (e.NIGHTJAR_KMS_PROVIDER === 'aws' && !e.NIGHTJAR_KMS_KEY_ID) {
-    throw new ConfigError('invalid configuration: NIGHTJAR_KMS_KEY_ID: required when NIGHTJAR_KMS_PROVIDER=aws')
-  }
-  if (Boolean(e.NIGHTJAR_REPLICA_SECRET) !== Boolean(e.NIGHTJAR_REPLICA_ADDRESS)) {
-    // one without the other would forward nowhere or accept nothing: say so at start, not at the first dial
-    const missing = e.NIGHTJAR_REPLICA_SECRET ? 'NIGHTJAR_REPLICA_ADDRESS' : 'NIGHTJAR_REPLICA_SECRET'
-    throw new ConfigError(`invalid configuration: ${missing}: required when ${missing === 'NIGHTJAR_REPLICA_ADDRESS' ? 'NIGHTJAR_REPLICA_SECRET' : 'NIGHTJAR_REPLICA_ADDRESS'} is set`)
-  }
-  if (e.NIGHTJAR_RECORDING_STORE === 's3' && !e.NIGHTJAR_RECORDING_S3_BUCKET) {
-    throw new ConfigError('invalid configuration: NIGHTJAR_RECORDING_S3_BUCKET: required when NIGHTJAR_RECORDING_STORE=s3')
-  }
+  checkTogether(e)
   const dataDir = resolve(e.NIGHTJAR_DATA_DIR)
   const shownHost = e.NIGHTJAR_HOST === '0.0.0.0' || e.NIGHTJAR_HOST === '::' ? 'localhost' : e.NIGHTJAR_HOST
   const baseUrl = (e.NIGHTJAR_BASE_URL ?? `http://${shownHost}:${e.NIGHTJAR_PORT}`).replace(/\/+$/, '')
@@ -325,37 +315,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     hostAliases: e.NIGHTJAR_HOST_ALIASES ?? {},
     denyCidrs: (e.NIGHTJAR_DENY_CIDRS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     platformProxies: e.NIGHTJAR_PLATFORM_PROXIES,
-    webhooks: {
-      allowedHosts: e.NIGHTJAR_WEBHOOK_ALLOWED_HOSTS.split(',').map((h) => h.trim().toLowerCase().replace(/^\[|\]$/g, '')).filter(Boolean),
-      retrySecs: e.NIGHTJAR_WEBHOOK_RETRY_SECONDS.split(',').map((x) => Number(x.trim())),
-      maxEndpointsPerOrg: e.NIGHTJAR_WEBHOOK_MAX_ENDPOINTS_PER_ORG,
-      workerConcurrency: e.NIGHTJAR_WEBHOOK_CONCURRENCY,
-      orgConcurrency: e.NIGHTJAR_WEBHOOK_ORG_CONCURRENCY,
-      endpointConcurrency: e.NIGHTJAR_WEBHOOK_ENDPOINT_CONCURRENCY,
-      disableAfterFailures: e.NIGHTJAR_WEBHOOK_DISABLE_AFTER_FAILURES,
-      disableAfterSecs: e.NIGHTJAR_WEBHOOK_DISABLE_AFTER_SECONDS,
-    },
+    webhooks: webhooksConfig(e),
     runtime: e.NIGHTJAR_RUNTIME,
     watchNamespace: e.NIGHTJAR_WATCH_NAMESPACE,
     mcpAllowedOrigins: e.NIGHTJAR_MCP_ALLOWED_ORIGINS ?? [],
-    limits: {
-      loginLockoutThreshold: e.NIGHTJAR_LOGIN_LOCKOUT_THRESHOLD,
-      loginLockoutBaseSecs: e.NIGHTJAR_LOGIN_LOCKOUT_BASE_SECONDS,
-      loginLockoutMaxSecs: e.NIGHTJAR_LOGIN_LOCKOUT_MAX_SECONDS,
-      loginIpLimit: e.NIGHTJAR_LOGIN_IP_LIMIT,
-      loginIpWindowSecs: e.NIGHTJAR_LOGIN_IP_WINDOW_SECONDS,
-      deviceLimit: e.NIGHTJAR_DEVICE_RATE_LIMIT,
-      deviceWindowSecs: e.NIGHTJAR_DEVICE_RATE_WINDOW_SECONDS,
-      userCodeLimit: e.NIGHTJAR_USER_CODE_LIMIT,
-      userCodeWindowSecs: e.NIGHTJAR_USER_CODE_WINDOW_SECONDS,
-      joinFailureLimit: e.NIGHTJAR_JOIN_FAILURE_LIMIT,
-      joinFailureWindowSecs: e.NIGHTJAR_JOIN_FAILURE_WINDOW_SECONDS,
-      joinNetworkFailureLimit: e.NIGHTJAR_JOIN_NETWORK_FAILURE_LIMIT,
-      bearerFailureLimit: e.NIGHTJAR_BEARER_FAILURE_LIMIT,
-      bearerFailureWindowSecs: e.NIGHTJAR_BEARER_FAILURE_WINDOW_SECONDS,
-      mcpInitializeLimit: e.NIGHTJAR_MCP_INITIALIZE_LIMIT,
-      mcpInitializeWindowSecs: e.NIGHTJAR_MCP_INITIALIZE_WINDOW_SECONDS,
-    },
+    limits: limitsConfig(e),
     trustedProxies: e.NIGHTJAR_TRUSTED_PROXIES,
     metrics: { token: e.NIGHTJAR_METRICS_TOKEN, port: e.NIGHTJAR_METRICS_PORT, host: e.NIGHTJAR_METRICS_HOST ?? e.NIGHTJAR_HOST },
     capacity: capacityDefaults(e),
@@ -370,6 +334,58 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ...(e.NIGHTJAR_RECORDING_S3_BUCKET ? { s3: { bucket: e.NIGHTJAR_RECORDING_S3_BUCKET, prefix: e.NIGHTJAR_RECORDING_S3_PREFIX, region: e.NIGHTJAR_RECORDING_S3_REGION, endpoint: e.NIGHTJAR_RECORDING_S3_ENDPOINT } } : {}),
     },
     replica: { secret: e.NIGHTJAR_REPLICA_SECRET, address: e.NIGHTJAR_REPLICA_ADDRESS?.replace(/\/+$/, ''), heartbeatMs: e.NIGHTJAR_REPLICA_HEARTBEAT_SECONDS * 1000 },
+  }
+}
+
+type Env = z.infer<typeof schema>
+
+/** settings that only make sense together, checked at start rather than at first use */
+function checkTogether(e: Env): void {
+  if (e.NIGHTJAR_KMS_PROVIDER === 'aws' && !e.NIGHTJAR_KMS_KEY_ID) {
+    throw new ConfigError('invalid configuration: NIGHTJAR_KMS_KEY_ID: required when NIGHTJAR_KMS_PROVIDER=aws')
+  }
+  if (Boolean(e.NIGHTJAR_REPLICA_SECRET) !== Boolean(e.NIGHTJAR_REPLICA_ADDRESS)) {
+    // one without the other would forward nowhere or accept nothing: say so at start, not at the first dial
+    const missing = e.NIGHTJAR_REPLICA_SECRET ? 'NIGHTJAR_REPLICA_ADDRESS' : 'NIGHTJAR_REPLICA_SECRET'
+    throw new ConfigError(`invalid configuration: ${missing}: required when ${missing === 'NIGHTJAR_REPLICA_ADDRESS' ? 'NIGHTJAR_REPLICA_SECRET' : 'NIGHTJAR_REPLICA_ADDRESS'} is set`)
+  }
+  if (e.NIGHTJAR_RECORDING_STORE === 's3' && !e.NIGHTJAR_RECORDING_S3_BUCKET) {
+    throw new ConfigError('invalid configuration: NIGHTJAR_RECORDING_S3_BUCKET: required when NIGHTJAR_RECORDING_STORE=s3')
+  }
+}
+
+function webhooksConfig(e: Env): Config['webhooks'] {
+  return {
+    allowedHosts: e.NIGHTJAR_WEBHOOK_ALLOWED_HOSTS.split(',').map((h) => h.trim().toLowerCase().replace(/^\[|\]$/g, '')).filter(Boolean),
+    retrySecs: e.NIGHTJAR_WEBHOOK_RETRY_SECONDS.split(',').map((x) => Number(x.trim())),
+    maxEndpointsPerOrg: e.NIGHTJAR_WEBHOOK_MAX_ENDPOINTS_PER_ORG,
+    workerConcurrency: e.NIGHTJAR_WEBHOOK_CONCURRENCY,
+    orgConcurrency: e.NIGHTJAR_WEBHOOK_ORG_CONCURRENCY,
+    endpointConcurrency: e.NIGHTJAR_WEBHOOK_ENDPOINT_CONCURRENCY,
+    disableAfterFailures: e.NIGHTJAR_WEBHOOK_DISABLE_AFTER_FAILURES,
+    disableAfterSecs: e.NIGHTJAR_WEBHOOK_DISABLE_AFTER_SECONDS,
+  }
+}
+
+/** the abuse limits of the public surfaces (docs/abuse-limits.md) */
+function limitsConfig(e: Env): Config['limits'] {
+  return {
+    loginLockoutThreshold: e.NIGHTJAR_LOGIN_LOCKOUT_THRESHOLD,
+    loginLockoutBaseSecs: e.NIGHTJAR_LOGIN_LOCKOUT_BASE_SECONDS,
+    loginLockoutMaxSecs: e.NIGHTJAR_LOGIN_LOCKOUT_MAX_SECONDS,
+    loginIpLimit: e.NIGHTJAR_LOGIN_IP_LIMIT,
+    loginIpWindowSecs: e.NIGHTJAR_LOGIN_IP_WINDOW_SECONDS,
+    deviceLimit: e.NIGHTJAR_DEVICE_RATE_LIMIT,
+    deviceWindowSecs: e.NIGHTJAR_DEVICE_RATE_WINDOW_SECONDS,
+    userCodeLimit: e.NIGHTJAR_USER_CODE_LIMIT,
+    userCodeWindowSecs: e.NIGHTJAR_USER_CODE_WINDOW_SECONDS,
+    joinFailureLimit: e.NIGHTJAR_JOIN_FAILURE_LIMIT,
+    joinFailureWindowSecs: e.NIGHTJAR_JOIN_FAILURE_WINDOW_SECONDS,
+    joinNetworkFailureLimit: e.NIGHTJAR_JOIN_NETWORK_FAILURE_LIMIT,
+    bearerFailureLimit: e.NIGHTJAR_BEARER_FAILURE_LIMIT,
+    bearerFailureWindowSecs: e.NIGHTJAR_BEARER_FAILURE_WINDOW_SECONDS,
+    mcpInitializeLimit: e.NIGHTJAR_MCP_INITIALIZE_LIMIT,
+    mcpInitializeWindowSecs: e.NIGHTJAR_MCP_INITIALIZE_WINDOW_SECONDS,
   }
 }
 
