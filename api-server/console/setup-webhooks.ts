@@ -30,7 +30,7 @@ const eventsField = (body: Record<string, unknown>): string[] => {
 
 /** The one-time card: the signing secret, and how a receiver checks it. */
 const secretCard = (url: string, secret: string, rotated: boolean) => html`<div class="card" role="status" id="webhook-secret-card">
-  <p class="ok">${rotated ? 'New signing secret. Deliveries from now on, retries included, are signed with it only.' : html`Webhook for <code>${url}</code> created.`}</p>
+  <p class="ok">${rotated ? 'New signing secret. For a day, deliveries (retries included) carry two signatures, the old secret\'s and this one\'s, so a receiver can switch over; then this one\'s only.' : html`Webhook for <code>${url}</code> created.`}</p>
   <p>Copy the signing secret now; it is shown only this once:</p>
   <code class="secret" id="webhook-secret">${secret}</code>
   <p class="muted">Every delivery carries <code>webhook-id</code>, <code>webhook-timestamp</code> and <code>webhook-signature</code> (Standard Webhooks):
@@ -118,7 +118,7 @@ async function show(kit: SetupKit, req: FastifyRequest, reply: FastifyReply, u: 
     </div>
     ${rotateDeleteCard(kit, u, {
       id: 'webhook', action: `${list}/${h.id}`, heading: 'Signing secret',
-      rotate: { op: webhookRotateSecret, note: 'Rotating issues a new secret (shown once); the old one stops signing at once.', button: 'Rotate secret' },
+      rotate: { op: webhookRotateSecret, note: 'Rotating issues a new secret (shown once); the old one keeps signing beside it for a day, then stops (the API\'s overlapSeconds: 0 stops it at once, for a leaked secret).', button: 'Rotate secret' },
       remove: { op: webhookDelete, note: 'Deleting stops deliveries and removes its log.', button: 'Delete webhook' },
     })}`, kit.chrome(u))
   return kit.send(o.error ? reply.headers(o.error.headers) : reply, o.status ?? o.error?.status ?? 200, body)
