@@ -22,40 +22,7 @@ import { CONTROL_SOCKET, PIDS_FILE, RUN_DIR, STATE_FILE, type State } from './st
 export async function supervise(binDir: string, gvisorShim: string, nodeCount = 1): Promise<void> {
   const started = Date.now()
   const log = (m: string) => process.stdout.write(`+${((Date.now() - started) / 1000).toFixed(1)}s ${m}\n`)
-  const pids: number[] = []
-  const remember = (c: ChildProcess) => {
-    if (c.pid) pids.push(c.pid)
-    writeFileSync(PIDS_FILE, pids.join('\n') + '\n')
-  }
-  const stops: (() => Promise<void>)[] = []
-  let stopping = false
-  const stopAll = async () => {
-    for (const stop of stops.reverse()) await stop().catch((err) => log(`teardown: ${String(err)}`))
-  }
-  const shutdown = () => {
-    if (stopping) return
-    stopping = true
-    log('stopping')
-    void stopAll().finally(() => {
-      rmSync(STATE_FILE, { force: true })
-      process.exit(0)
-    })
-  }
-  process.on('SIGTERM', shutdown)
-  process.on('SIGINT', shutdown)
-  const logs = join(RUN_DIR, 'logs')
-  mkdirSync(logs, { recursive: true })
-  const sv: Supervision = {
-    logs,
-    log,
-    onStop: (step) => stops.push(step),
-    launch(bin, args, name, env) {
-      const child = startLogged(bin, args, join(logs, `${name}.log`), env)
-      remember(child)
-      child.once('exit', (code, sig) => { if (!stopping) log(`${name} exited (${code ?? sig}); see ${join(logs, `${name}.log`)}`) })
-      return child
-    },
-  }
+  const { sv, abort } = supervision(log)
 
   try {
     const network = await createClusterNetwork()
@@ -113,10 +80,51 @@ export async function supervise(binDir: string, gvisorShim: string, nodeCount = 
     log('ready')
   } catch (err) {
     log(`failed: ${(err as Error).stack ?? String(err)}`)
-    stopping = true
-    await stopAll()
+    await abort()
     process.exit(1)
   }
+}
+
+/**
+ * The supervisor's own bookkeeping: every child's pid on disk, teardown steps run last first,
+ * SIGTERM and SIGINT stop everything. abort() runs the teardown after a failed start.
+ */
+function supervision(log: (m: string) => void): { sv: Supervision; abort: () => Promise<void> } {
+  const pids: number[] = []
+  const remember = (c: ChildProcess) => {
+    if (c.pid) pids.push(c.pid)
+    writeFileSync(PIDS_FILE, pids.join('\n') + '\n')
+  }
+  const stops: (() => Promise<void>)[] = []
+  let stopping = false
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) await stop().catch((err) => log(`teardown: ${String(err)}`))
+  }
+  const shutdown = () => {
+    if (stopping) return
+    stopping = true
+    log('stopping')
+    void stopAll().finally(() => {
+      rmSync(STATE_FILE, { force: true })
+      process.exit(0)
+    })
+  }
+  process.on('SIGTERM', shutdown)
+  process.on('SIGINT', shutdown)
+  const logs = join(RUN_DIR, 'logs')
+  mkdirSync(logs, { recursive: true })
+  const sv: Supervision = {
+    logs,
+    log,
+    onStop: (step) => stops.push(step),
+    launch(bin, args, name, env) {
+      const child = startLogged(bin, args, join(logs, `${name}.log`), env)
+      remember(child)
+      child.once('exit', (code, sig) => { if (!stopping) log(`${name} exited (${code ?? sig}); see ${join(logs, `${name}.log`)}`) })
+      return child
+    },
+  }
+  return { sv, abort: async () => { stopping = true; await stopAll() } }
 }
 
 /**
