@@ -247,7 +247,8 @@ t.test('even a SIGKILLed pod leaves no Chromium behind', async (t) => {
 t.test('a pod without a token refuses to start', async (t) => {
   const { spawn } = await import('node:child_process')
   const env = { ...process.env }
-  delete env.NIGHTJAR_NODE_TOKEN
+  delete env.NIGHTJAR_POD_TOKEN
+  delete env.NIGHTJAR_NODE_TOKEN // the name read for one release
   const child = spawn(process.execPath, ['--import', 'tsx', 'browser-pod/main.ts'], { cwd: new URL('../../', import.meta.url), env, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   child.stdout.on('data', (d) => (out += d))

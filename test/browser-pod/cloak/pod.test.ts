@@ -122,7 +122,7 @@ t.test('a SIGKILLed cloak pod leaves no process behind; its directory is swept b
 
 t.test('an unknown NIGHTJAR_BROWSER_KIND stops the pod before it starts anything', async (t) => {
   const child = spawn(process.execPath, ['--import', 'tsx', 'browser-pod/main.ts'], {
-    cwd: ROOT, env: { ...process.env, NIGHTJAR_NODE_TOKEN: 'x', NIGHTJAR_BROWSER_KIND: 'firefox' }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: ROOT, env: { ...process.env, NIGHTJAR_POD_TOKEN: 'x', NIGHTJAR_BROWSER_KIND: 'firefox' }, stdio: ['ignore', 'pipe', 'pipe'],
   })
   let out = ''
   let err = ''
