@@ -127,21 +127,7 @@ export async function startControlPlane(opts: { binDir: string; network: Cluster
   const caFile = join(dir, 'ca.crt')
   const caPem = readFileSync(caFile, 'utf8')
 
-  // etcd
-  const [etcdPort, peerPort] = [await freePort(), await freePort()]
-  const etcdUrl = `http://127.0.0.1:${etcdPort}`
-  const etcdLog = join(dir, 'etcd.log')
-  log(`starting etcd on ${etcdUrl}`)
-  const etcd = startLogged('etcd', [
-    '--name', 'test', '--data-dir', join(dir, 'etcd'),
-    '--listen-client-urls', etcdUrl, '--advertise-client-urls', etcdUrl,
-    '--listen-peer-urls', `http://127.0.0.1:${peerPort}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${peerPort}`,
-    '--initial-cluster', `test=http://127.0.0.1:${peerPort}`,
-    // tests are throwaway: fsync on every write costs seconds on a busy disk
-    '--unsafe-no-fsync', '--quota-backend-bytes', String(2 << 30), '--log-level', 'warn',
-  ], etcdLog)
-  remember(etcd)
-  await waitFor('etcd', 20_000, async () => (await fetch(`${etcdUrl}/health`)).ok, exitNote(etcd, 'etcd', etcdLog))
+  const { etcd, etcdUrl } = await startEtcd(dir, remember, log)
 
   // kube-apiserver
   const apiPort = await freePort(net.hostIp)
@@ -169,22 +155,7 @@ export async function startControlPlane(opts: { binDir: string; network: Cluster
   const kubeconfig = join(dir, 'admin.kubeconfig')
   writeFileSync(kubeconfig, kubeconfigYaml(url, caFile, adminToken), { mode: 0o600 })
 
-  // kube-controller-manager
-  const kcmLog = join(dir, 'kube-controller-manager.log')
-  const kcm = startLogged(`${opts.binDir}/kube-controller-manager`, [
-    `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
-    `--controllers=${['garbagecollector', 'namespace', 'serviceaccount', 'serviceaccount-token', 'deployment', 'replicaset', 'disruption', 'endpoint', ...(opts.controllers ?? [])].join(',')}`,
-    `--service-account-private-key-file=${join(dir, 'sa.key')}`, `--root-ca-file=${caFile}`,
-    '--leader-elect=false', '--port=0', '--secure-port=0', '--use-service-account-credentials=false',
-    '--logtostderr=true', '--v=1',
-  ], kcmLog)
-  remember(kcm)
-  log('starting kube-controller-manager')
-  // ready once the token controller has given `default` in `default` its token Secret
-  await waitFor('kube-controller-manager', 60_000, async () => {
-    const r = await httpsGet(`${url}/api/v1/namespaces/default/serviceaccounts/default`, adminToken, caPem)
-    return r.status === 200 && (JSON.parse(r.body).secrets ?? []).length > 0
-  }, exitNote(kcm, 'kube-controller-manager', kcmLog))
+  const kcm = await startControllerManager({ binDir: opts.binDir, dir, kubeconfig, caFile, url, adminToken, caPem, controllers: opts.controllers ?? [] }, remember, log)
 
   const cp: ControlPlane = {
     url, adminToken, caFile, caPem, kubeconfig, dir, etcdUrl, network: net,
@@ -207,13 +178,58 @@ export async function startControlPlane(opts: { binDir: string; network: Cluster
       await stopProcess(kcm)
       await stopProcess(apiserver)
       await stopProcess(etcd)
-      // NIGHTJAR_KEEP_CLUSTER=1 keeps the logs (control plane and every pod) for a post-mortem
-      if (process.env.NIGHTJAR_KEEP_CLUSTER === '1') {
-        const kept = join(tmpdir(), `nightjar-cluster-kept-${Date.now()}`)
-        renameSync(dir, kept) // out of the directory the next run sweeps
-        log(`kept the cluster's logs in ${kept}`)
-      } else rmSync(dir, { recursive: true, force: true })
+      removeRun(dir, log)
     },
   }
   return cp
+}
+
+/** etcd on a free loopback port, healthy */
+async function startEtcd(dir: string, remember: (c: ChildProcess) => void, log: (msg: string) => void): Promise<{ etcd: ChildProcess; etcdUrl: string }> {
+  const [etcdPort, peerPort] = [await freePort(), await freePort()]
+  const etcdUrl = `http://127.0.0.1:${etcdPort}`
+  const etcdLog = join(dir, 'etcd.log')
+  log(`starting etcd on ${etcdUrl}`)
+  const etcd = startLogged('etcd', [
+    '--name', 'test', '--data-dir', join(dir, 'etcd'),
+    '--listen-client-urls', etcdUrl, '--advertise-client-urls', etcdUrl,
+    '--listen-peer-urls', `http://127.0.0.1:${peerPort}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${peerPort}`,
+    '--initial-cluster', `test=http://127.0.0.1:${peerPort}`,
+    // tests are throwaway: fsync on every write costs seconds on a busy disk
+    '--unsafe-no-fsync', '--quota-backend-bytes', String(2 << 30), '--log-level', 'warn',
+  ], etcdLog)
+  remember(etcd)
+  await waitFor('etcd', 20_000, async () => (await fetch(`${etcdUrl}/health`)).ok, exitNote(etcd, 'etcd', etcdLog))
+  return { etcd, etcdUrl }
+}
+
+/** kube-controller-manager, ready once the token controller has given `default` in `default` its token Secret */
+async function startControllerManager(
+  o: { binDir: string; dir: string; kubeconfig: string; caFile: string; url: string; adminToken: string; caPem: string; controllers: string[] },
+  remember: (c: ChildProcess) => void, log: (msg: string) => void,
+): Promise<ChildProcess> {
+  const kcmLog = join(o.dir, 'kube-controller-manager.log')
+  const kcm = startLogged(`${o.binDir}/kube-controller-manager`, [
+    `--kubeconfig=${o.kubeconfig}`, `--authentication-kubeconfig=${o.kubeconfig}`, `--authorization-kubeconfig=${o.kubeconfig}`,
+    `--controllers=${['garbagecollector', 'namespace', 'serviceaccount', 'serviceaccount-token', 'deployment', 'replicaset', 'disruption', 'endpoint', ...o.controllers].join(',')}`,
+    `--service-account-private-key-file=${join(o.dir, 'sa.key')}`, `--root-ca-file=${o.caFile}`,
+    '--leader-elect=false', '--port=0', '--secure-port=0', '--use-service-account-credentials=false',
+    '--logtostderr=true', '--v=1',
+  ], kcmLog)
+  remember(kcm)
+  log('starting kube-controller-manager')
+  await waitFor('kube-controller-manager', 60_000, async () => {
+    const r = await httpsGet(`${o.url}/api/v1/namespaces/default/serviceaccounts/default`, o.adminToken, o.caPem)
+    return r.status === 200 && (JSON.parse(r.body).secrets ?? []).length > 0
+  }, exitNote(kcm, 'kube-controller-manager', kcmLog))
+  return kcm
+}
+
+/** the run's directory goes; NIGHTJAR_KEEP_CLUSTER=1 keeps the logs (control plane and every pod) for a post-mortem */
+function removeRun(dir: string, log: (msg: string) => void): void {
+  if (process.env.NIGHTJAR_KEEP_CLUSTER === '1') {
+    const kept = join(tmpdir(), `nightjar-cluster-kept-${Date.now()}`)
+    renameSync(dir, kept) // out of the directory the next run sweeps
+    log(`kept the cluster's logs in ${kept}`)
+  } else rmSync(dir, { recursive: true, force: true })
 }
