@@ -12,15 +12,10 @@ import { CDP_MAX_BROWSER_MESSAGE, CDP_MAX_CLIENT_MESSAGE } from '../contracts/po
 import type { CdpChannel, CdpTap } from './cdp-pipe.ts'
 import type { PodSession } from './session.ts'
 import { beginCdpClient, cdpClients } from './secrets/fill-lock.ts'
+import { parseRequest, refusal, type CdpRequest } from './cdp-messages.ts'
+import { attachPage, pageMessage, pageTargetOf, type PageAttachment } from './cdp-page-endpoint.ts'
 
 // --- the filter ------------------------------------------------------------------------
-
-export interface CdpRequest {
-  id: number
-  method: string
-  params?: Record<string, unknown>
-  sessionId?: string
-}
 
 /** A refusal may come with messages the filter itself sends the browser (closing the tab a refused navigation was opened for). */
 export type Verdict = { forward: CdpRequest } | { refuse: string; toBrowser?: string[] }
@@ -371,92 +366,6 @@ export class CdpFilter {
         return { toClient: data }
     }
   }
-}
-
-/** A client message as a CdpRequest, or why it is not one (answered, never forwarded). */
-export function parseRequest(text: string): CdpRequest | { invalid: string; id?: number; sessionId?: string } {
-  let msg: unknown
-  try {
-    msg = JSON.parse(text)
-  } catch {
-    return { invalid: 'message is not JSON' }
-  }
-  if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return { invalid: 'message is not a JSON object' }
-  const m = msg as Record<string, unknown>
-  const id = typeof m.id === 'number' && Number.isSafeInteger(m.id) && m.id >= 0 ? m.id : undefined
-  const sessionId = typeof m.sessionId === 'string' && m.sessionId.length <= 200 ? m.sessionId : undefined
-  if (id === undefined) return { invalid: 'id: must be a non-negative integer' }
-  if (m.sessionId !== undefined && sessionId === undefined) return { invalid: 'sessionId: must be a string', id }
-  if (typeof m.method !== 'string' || !/^[A-Za-z]{1,60}\.[A-Za-z]{1,100}$/.test(m.method)) return { invalid: 'method: must be Domain.method', id, sessionId }
-  if (m.params !== undefined && (typeof m.params !== 'object' || m.params === null || Array.isArray(m.params))) return { invalid: 'params: must be an object', id, sessionId }
-  const req: CdpRequest = { id, method: m.method }
-  if (m.params !== undefined) req.params = m.params as Params
-  if (sessionId !== undefined) req.sessionId = sessionId
-  return req
-}
-
-/** CDP's "server error" code: what Chromium itself answers a command it cannot run with. */
-export const CDP_REFUSED = -32000
-
-/** The answer to a refused or malformed message, in CDP's own error shape. */
-export function refusal(id: number | undefined, sessionId: string | undefined, why: string): string {
-  const cdpError = { code: CDP_REFUSED, message: `nightjar: ${why}` }
-  return JSON.stringify(sessionId === undefined ? { id: id ?? 0, error: cdpError } : { id: id ?? 0, error: cdpError, sessionId })
-}
-
-// --- page endpoints ------------------------------------------------------------------------
-
-interface PageAttachment {
-  targetId: string
-  sessionId: string
-}
-
-/** The target of a page endpoint (`/v1/cdp?target=<id>`), or undefined for the browser endpoint. */
-function pageTargetOf(url: string | undefined): string | undefined {
-  const target = new URL(url ?? '/', 'http://pod').searchParams.get('target')
-  return target !== null && /^[A-Za-z0-9._-]{1,100}$/.test(target) ? target : undefined
-}
-
-/**
- * Attaches a page endpoint's client to its target through the filter (which learns the
- * targets from getTargets, so Chromium's own pages and unknown ids are refused): the page
- * session, or null when the target is not one this client may reach.
- */
-function attachPage(channel: CdpChannel, filter: CdpFilter, targetId: string): Promise<PageAttachment | null> {
-  return new Promise((resolve, reject) => {
-    const call = (id: number, method: string, params: Record<string, unknown>): boolean => {
-      const verdict = filter.judge({ id, method, params })
-      if ('refuse' in verdict) return false
-      channel.send(JSON.stringify(verdict.forward))
-      return true
-    }
-    channel.onClose = (why) => reject(new Error(why))
-    channel.onMessage = (text) => {
-      const seen = filter.observe(Buffer.from(text))
-      if (seen.toClient === null) return
-      const msg = JSON.parse(String(seen.toClient)) as { id?: number; sessionId?: string; result?: { sessionId?: unknown } }
-      if (msg.sessionId !== undefined) return
-      if (msg.id === 1 && !call(2, 'Target.attachToTarget', { targetId, flatten: true })) resolve(null)
-      if (msg.id === 2) resolve(typeof msg.result?.sessionId === 'string' ? { targetId, sessionId: msg.result.sessionId } : null)
-    }
-    call(1, 'Target.getTargets', {})
-  })
-}
-
-/**
- * A browser message for a page endpoint's client: its page session's messages without the
- * sessionId (Chromium writes it last), child sessions' as they are, browser-level ones
- * dropped; 'detached' once the page is gone (Chrome closes a page endpoint then).
- */
-function pageMessage(page: PageAttachment, text: string): string | null | 'detached' {
-  const own = `,"sessionId":"${page.sessionId}"}`
-  if (text.endsWith(own)) return text.slice(0, -own.length) + '}'
-  if (/"sessionId":"[^"]{1,200}"\}$/.test(text)) return text
-  if (/^\{"method":"Target\.(detachedFromTarget|targetDestroyed)"/.test(text)) {
-    const p = (JSON.parse(text) as { params?: { sessionId?: string; targetId?: string } }).params
-    if (p?.sessionId === page.sessionId || p?.targetId === page.targetId) return 'detached'
-  }
-  return null
 }
 
 // --- the relay ---------------------------------------------------------------------------
