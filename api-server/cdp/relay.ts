@@ -15,7 +15,7 @@ import { sessionCdp } from '../../contracts/operations/sessions.ts'
 import type { PodDirectory } from '../../ports/ports.ts'
 import type { Services } from '../services.ts'
 import type { AuthContext } from '../auth/context.ts'
-import { hasScopes } from '../auth/scopes.ts'
+import { requireScopes } from '../auth/scopes.ts'
 import { unauthorizedFor } from '../door-kit/auth-hook.ts'
 import { clientAddress, trustFunction, type TrustFunction } from '../door-kit/client-address.ts'
 import { assertWellFormed, parseInput } from '../door-kit/validate.ts'
@@ -171,7 +171,6 @@ export async function authenticateCdp(
     if (!verdict.allowed) throw errors.bearerFailures(verdict.retryAfterSecs)
     throw unauthorizedFor(deps)
   }
-  const missing = sessionCdp.scopes.filter((s) => !auth.scopes.has(s))
-  if (!hasScopes(auth.scopes, sessionCdp.scopes)) throw errors.missingScope(missing.join(' '))
+  requireScopes(auth.scopes, sessionCdp.scopes)
   return auth
 }
