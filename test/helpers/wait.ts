@@ -17,3 +17,17 @@ export async function waitFor<T>(
     await new Promise((r) => setTimeout(r, intervalMs))
   }
 }
+
+/**
+ * Awaits `work`, failing with a message that names it when it has not settled in `timeoutMs`:
+ * a step that hangs then says which one it was, instead of the file's bare timeout.
+ */
+export async function within<T>(work: Promise<T>, what: string, timeoutMs = 60_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what} did not finish within ${timeoutMs} ms`)), timeoutMs) })
+  try {
+    return await Promise.race([work, late])
+  } finally {
+    clearTimeout(timer)
+  }
+}

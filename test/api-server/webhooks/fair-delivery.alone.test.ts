@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startTestServer, type TestServer } from '../../helpers/server.ts'
 import { startReceiver, type Receiver } from '../../helpers/webhook-receiver.ts'
-import { waitFor } from '../../helpers/wait.ts'
+import { waitFor, within } from '../../helpers/wait.ts'
 
 /** The bound docs/webhooks.md states for a delivery whose endpoint is healthy: the attempt timeout, a poll, a claim. */
 const FIRST_ATTEMPT_BOUND_MS = 12_000
@@ -140,7 +140,9 @@ t.test('one org’s endpoints that never answer do not hold another org’s deli
   t.ok(silent.totalPeak() <= ORG_CONCURRENCY / 2, `the flooding org's silent endpoints never hold more than half its bound, across both replicas (peak ${silent.totalPeak()})`)
 
   // deleting the silent endpoints ends their attempts and their backlog
-  for (const id of silentIds) await floodOrg.rest('DELETE', `/v1/webhooks/${id}`)
+  const deleted: number[] = []
+  for (const id of silentIds) deleted.push((await floodOrg.rest('DELETE', `/v1/webhooks/${id}`)).status)
+  t.same([...new Set(deleted)], [204], 'every silent endpoint is deleted')
   silent.release()
-  await Promise.all([a.services.webhooks.idle(), b.services.webhooks.idle()])
+  await within(Promise.all([a.services.webhooks.idle(), b.services.webhooks.idle()]), 'both replicas\' deliveries settling once the silent endpoints are gone')
 })
