@@ -104,7 +104,7 @@ export function registerRecordingPages(app: FastifyInstance, services: Services,
     if (!u) return reply
     try {
       const id = await watchableId(u, req.params)
-      const { events } = await recordings.timeline(u.orgId, id)
+      const { events } = await recordings.timeline({ orgId: u.orgId, sessionId: id })
       return reply.code(200).header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-store').send(JSON.stringify({ events }))
     } catch (e) {
       if (!isApiError(e)) throw e

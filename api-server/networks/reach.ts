@@ -94,16 +94,19 @@ async function ensureOnce(deps: ReachDeps, request: { orgId: string; agentId: st
   }
 
   const host = targetHost(request.target)
-  if (n) return localReach.declare(orgId, actor, n, host)
+  if (n) return localReach.declare({ orgId, actor, network: n, host })
   let created
   try {
-    created = await localReach.create(orgId, actor, request.network ?? DEFAULT_NETWORK, async (c, networkId) => {
-      if (!(await grants.bindSeedGrant(c, orgId, seed!.id, networkId))) throw errors.reachNotGranted(agentId)
+    created = await localReach.create({
+      orgId, actor, name: request.network ?? DEFAULT_NETWORK,
+      alsoInTx: async (c, networkId) => {
+        if (!(await grants.bindSeedGrant(c, orgId, seed!.id, networkId))) throw errors.reachNotGranted(agentId)
+      },
     })
   } catch (e) {
     // the network's insert and the grant's binding roll back together: nothing was created
     if (!o.last && (isError(e, 'networkNameTaken') || isError(e, 'reachNotGranted'))) return LOST_SEED_RACE
     throw e
   }
-  return localReach.declare(orgId, actor, await networks.getNetwork(db, orgId, created.network.id), host, created.token)
+  return localReach.declare({ orgId, actor, network: await networks.getNetwork(db, orgId, created.network.id), host, token: created.token })
 }

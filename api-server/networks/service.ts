@@ -77,7 +77,7 @@ export class LocalReach implements NetworkDirectory {
    * A new network and its first join token. `alsoInTx` runs in the insert's transaction
    * (a seed reach grant is bound to the network there); when it throws, no network exists.
    */
-  async create(orgId: string, actor: string, name: string, alsoInTx?: (c: Queryable, networkId: string) => Promise<void>) {
+  async create({ orgId, actor, name, alsoInTx }: { orgId: string; actor: string; name: string; alsoInTx?: (c: Queryable, networkId: string) => Promise<void> }) {
     const { network, token } = await tx(this.deps.db, async (c) => {
       const out = await store.insertNetwork(c, orgId, store.validateNetworkName(name))
       if (alsoInTx) await alsoInTx(c, out.network.id)
@@ -89,15 +89,15 @@ export class LocalReach implements NetworkDirectory {
     return { network: { id: network.id, name: network.name, daemonCount: 0, onlineDaemonCount: 0 }, token }
   }
 
-  async list(orgId: string) {
+  async list({ orgId }: { orgId: string }) {
     return Promise.all((await store.listNetworks(this.deps.db, orgId)).map((n) => this.view(n)))
   }
 
-  async get(orgId: string, id: string) {
+  async get({ orgId, id }: { orgId: string; id: string }) {
     return this.view(await store.getNetwork(this.deps.db, orgId, id))
   }
 
-  async setDeclaredHosts(orgId: string, actor: string, id: string, hosts: string[]) {
+  async setDeclaredHosts({ orgId, actor, id, hosts }: { orgId: string; actor: string; id: string; hosts: string[] }) {
     return this.hostsChanged(orgId, actor, await store.setDeclaredHosts(this.deps.db, orgId, id, store.validateDeclaredHosts(hosts)))
   }
 
@@ -110,7 +110,7 @@ export class LocalReach implements NetworkDirectory {
     return this.view(n)
   }
 
-  async rotateToken(orgId: string, actor: string, id: string) {
+  async rotateToken({ orgId, actor, id }: { orgId: string; actor: string; id: string }) {
     const n = await store.getNetwork(this.deps.db, orgId, id)
     const token = await tx(this.deps.db, async (c) => {
       await store.revokeTokens(c, n.id)
@@ -122,14 +122,14 @@ export class LocalReach implements NetworkDirectory {
     return { network: await this.view(n), token }
   }
 
-  async delete(orgId: string, actor: string, id: string) {
+  async delete({ orgId, actor, id }: { orgId: string; actor: string; id: string }) {
     const n = await store.deleteNetworkRow(this.deps.db, orgId, id)
     await this.deps.fanout.disconnect(n.id, 'network deleted')
     await this.deps.resources.sync(n.id)
     await recordAudit(this.deps.db, { orgId, actor, action: 'network.delete', targetType: 'network', targetId: n.id })
   }
 
-  async daemons(orgId: string, id: string) {
+  async daemons({ orgId, id }: { orgId: string; id: string }) {
     const n = await store.getNetwork(this.deps.db, orgId, id)
     return daemonStates(this.deps, n.id)
   }
@@ -138,20 +138,20 @@ export class LocalReach implements NetworkDirectory {
    * local_reach_ensure: the backing network for a target, created when missing, with
    * the target declared. A new network's join token is returned once.
    */
-  async ensure(orgId: string, actor: string, target: string, networkName = 'local') {
+  async ensure({ orgId, actor, target, networkName = 'local' }: { orgId: string; actor: string; target: string; networkName?: string }) {
     const host = targetHost(target)
     let n = await store.resolveNetwork(this.deps.db, orgId, networkName)
     let token: { tokenId: string; secret: string } | undefined
     if (!n) {
-      const created = await this.create(orgId, actor, networkName)
+      const created = await this.create({ orgId, actor, name: networkName })
       token = created.token
       n = await store.getNetwork(this.deps.db, orgId, created.network.id)
     }
-    return this.declare(orgId, actor, n, host, token)
+    return this.declare({ orgId, actor, network: n, host, token })
   }
 
   /** local_reach_ensure's last step: the host declared on the network (once), and the answer. */
-  async declare(orgId: string, actor: string, n: store.NetworkRow, host: string, token?: { tokenId: string; secret: string }) {
+  async declare({ orgId, actor, network: n, host, token }: { orgId: string; actor: string; network: store.NetworkRow; host: string; token?: { tokenId: string; secret: string } }) {
     let declared = n.declaredHosts
     if (!declared.includes(host)) {
       // appended in one statement: two calls declaring different hosts at once keep both
@@ -162,7 +162,7 @@ export class LocalReach implements NetworkDirectory {
   }
 
   /** session_start's lookup (org-scoped: another org's network is simply not found) */
-  async resolve(orgId: string, ref: string) {
+  async resolve({ orgId, ref }: { orgId: string; ref: string }) {
     const n = await store.resolveNetwork(this.deps.db, orgId, ref)
     return n ? { id: n.id, declaredHosts: n.declaredHosts } : null
   }

@@ -216,7 +216,7 @@ export class Recordings {
   }
 
   /** The timeline of a recording of this org (a live session's is read up to now first); the one 404 otherwise. */
-  async timeline(orgId: string, sessionId: string): Promise<{ row: RecordingRow; events: unknown[] }> {
+  async timeline({ orgId, sessionId }: { orgId: string; sessionId: string }): Promise<{ row: RecordingRow; events: unknown[] }> {
     if (this.#active.has(sessionId)) await this.drain(sessionId, { flush: true }).catch(() => undefined) // what was stored is served regardless
     const row = await getRecording(this.deps.db, orgId, sessionId)
     if (!row) throw errors.notFound('session')

@@ -5,7 +5,7 @@ export interface ResolvedNetwork { id: string; declaredHosts: string[] }
 
 /** Network lookup inside the caller's org (the local-reach module provides it). */
 export interface NetworkDirectory {
-  resolve(orgId: string, ref: string): Promise<ResolvedNetwork | null>
+  resolve(request: { orgId: string; ref: string }): Promise<ResolvedNetwork | null>
 }
 
 /** Captured auth-state versions (the cloak module provides it). */

@@ -171,7 +171,7 @@ async function precheck(deps: SessionDeps, s: Reserved): Promise<Checked> {
   }
   let network: ResolvedNetwork | null = null
   if (input.network) {
-    network = await deps.networks.resolve(auth.orgId, input.network)
+    network = await deps.networks.resolve({ orgId: auth.orgId, ref: input.network })
     if (!network) throw errors.networkNotFound()
   }
   const allowed = input.proxy ? await allowedProxy(deps.db, auth.orgId, input.proxy.url, deps.config) : null

@@ -114,18 +114,18 @@ export class Webhooks implements OrgEvents {
 
   // --- endpoints ----------------------------------------------------------------------
 
-  async create(orgId: string, actor: string, input: { url: string; events: WebhookEventType[]; description?: string }): Promise<{ webhook: WebhookView; secret: string }> {
+  async create({ orgId, actor, url, events, description }: { orgId: string; actor: string; url: string; events: WebhookEventType[]; description?: string }): Promise<{ webhook: WebhookView; secret: string }> {
     const { db, sealer } = this.deps
     // fail closed before any work: a secret that cannot be sealed is never stored
     if (!sealer.enabled) throw noKmsError()
-    const u = await this.destinations.checkForRegistration(input.url)
+    const u = await this.destinations.checkForRegistration(url)
     const max = this.deps.settings.maxEndpointsPerOrg
     const id = newId('nwhk_')
     const key = randomBytes(32)
     try {
       const sealed = await sealer.seal(secretContext(orgId, id), key)
       const row = await insertEndpoint(db, orgId, {
-        id, url: u.href, events: input.events, description: input.description ?? '', secretSealed: sealed, createdBy: actor, createdAt: new Date(this.deps.now()),
+        id, url: u.href, events, description: description ?? '', secretSealed: sealed, createdBy: actor, createdAt: new Date(this.deps.now()),
       }, max)
       if (!row) throw errors.tooManyWebhooks(max)
       return { webhook: view(row, this.deps.now()), secret: asSecret(key) }
@@ -134,17 +134,17 @@ export class Webhooks implements OrgEvents {
     }
   }
 
-  async list(orgId: string): Promise<WebhookView[]> {
+  async list({ orgId }: { orgId: string }): Promise<WebhookView[]> {
     const now = this.deps.now()
     return (await listEndpoints(this.deps.db, orgId)).map((e) => view(e, now))
   }
 
-  async delete(orgId: string, id: string): Promise<void> {
+  async delete({ orgId, id }: { orgId: string; id: string }): Promise<void> {
     if (!(await deleteEndpoint(this.deps.db, orgId, id))) throw webhookNotFound()
   }
 
   /** Enables an endpoint disabled after failing: its pending deliveries go out again. Enabling an enabled one changes nothing. */
-  async enable(orgId: string, actor: string, id: string): Promise<WebhookView> {
+  async enable({ orgId, actor, id }: { orgId: string; actor: string; id: string }): Promise<WebhookView> {
     const out = await enableEndpoint(this.deps.db, orgId, id)
     if (!out) throw webhookNotFound()
     if (out.wasDisabled) {
@@ -158,7 +158,7 @@ export class Webhooks implements OrgEvents {
    * A new secret, shown once; the replaced one keeps signing beside it for `overlapSecs`
    * (0: it stops at once, for a secret that leaked), sealed as it was, then is dropped.
    */
-  async rotateSecret(orgId: string, id: string, overlapSecs = DEFAULT_ROTATION_OVERLAP_SECS): Promise<{ webhook: WebhookView; secret: string }> {
+  async rotateSecret({ orgId, id, overlapSecs = DEFAULT_ROTATION_OVERLAP_SECS }: { orgId: string; id: string; overlapSecs?: number }): Promise<{ webhook: WebhookView; secret: string }> {
     const { db, sealer, now } = this.deps
     if (!sealer.enabled) throw noKmsError()
     if (!(await findEndpoint(db, orgId, id))) throw webhookNotFound()
@@ -174,7 +174,7 @@ export class Webhooks implements OrgEvents {
     }
   }
 
-  async deliveries(orgId: string, id: string, page: { before?: string; limit: number }): Promise<{ items: DeliveryRow[]; next: string | null }> {
+  async deliveries({ orgId, id, page }: { orgId: string; id: string; page: { before?: string; limit: number } }): Promise<{ items: DeliveryRow[]; next: string | null }> {
     if (!(await findEndpoint(this.deps.db, orgId, id))) throw webhookNotFound()
     const items = await listDeliveries(this.deps.db, orgId, id, page)
     return { items, next: items.length === page.limit ? items[items.length - 1].id : null }

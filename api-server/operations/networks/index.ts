@@ -7,30 +7,30 @@ const reach = (ctx: OpContext) => ctx.services.localReach
 const actor = (ctx: OpContext) => ctx.auth.principal.principalId
 
 export const networkList = implement(c.networkList, {
-  handler: async (ctx) => reach(ctx).list(ctx.auth.orgId),
+  handler: async (ctx) => reach(ctx).list({ orgId: ctx.auth.orgId }),
   toMcp: (items) => ({ content: [{ type: 'text', text: JSON.stringify(items) }], structuredContent: { items } }),
 })
 
 export const networkCreate = implement(c.networkCreate, {
-  handler: async (ctx, { name }) => reach(ctx).create(ctx.auth.orgId, actor(ctx), name),
+  handler: async (ctx, { name }) => reach(ctx).create({ orgId: ctx.auth.orgId, actor: actor(ctx), name }),
 })
 
 export const networkUpdate = implement(c.networkUpdate, {
-  handler: async (ctx, { networkId, declaredHosts }) => reach(ctx).setDeclaredHosts(ctx.auth.orgId, actor(ctx), networkId, declaredHosts),
+  handler: async (ctx, { networkId, declaredHosts }) => reach(ctx).setDeclaredHosts({ orgId: ctx.auth.orgId, actor: actor(ctx), id: networkId, hosts: declaredHosts }),
 })
 
 export const networkRotateToken = implement(c.networkRotateToken, {
-  handler: async (ctx, { networkId }) => reach(ctx).rotateToken(ctx.auth.orgId, actor(ctx), networkId),
+  handler: async (ctx, { networkId }) => reach(ctx).rotateToken({ orgId: ctx.auth.orgId, actor: actor(ctx), id: networkId }),
 })
 
 export const networkDelete = implement(c.networkDelete, {
   handler: async (ctx, { networkId }) => {
-    await reach(ctx).delete(ctx.auth.orgId, actor(ctx), networkId)
+    await reach(ctx).delete({ orgId: ctx.auth.orgId, actor: actor(ctx), id: networkId })
   },
 })
 
 export const networkDaemons = implement(c.networkDaemons, {
-  handler: async (ctx, { networkId }) => reach(ctx).daemons(ctx.auth.orgId, networkId),
+  handler: async (ctx, { networkId }) => reach(ctx).daemons({ orgId: ctx.auth.orgId, id: networkId }),
   toMcp: (items) => ({ content: [{ type: 'text', text: JSON.stringify(items) }], structuredContent: { items } }),
 })
 
@@ -38,7 +38,7 @@ export const networkDaemons = implement(c.networkDaemons, {
 // a live reach grant of the calling agent decides (api-server/networks/reach.ts).
 export const localReachEnsure = implement(c.localReachEnsure, {
   handler: async (ctx, { target, network }) => ctx.auth.scopes.has('networks:write')
-    ? reach(ctx).ensure(ctx.auth.orgId, actor(ctx), target, network)
+    ? reach(ctx).ensure({ orgId: ctx.auth.orgId, actor: actor(ctx), target, networkName: network })
     : ensureByGrant(ctx.services, { orgId: ctx.auth.orgId, agentId: ctx.auth.agentId, actor: actor(ctx), target, network }),
 })
 

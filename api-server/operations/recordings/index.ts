@@ -32,7 +32,7 @@ export const recordingGetOperation = implement(recordingGet, {
 export const recordingEventsOperation = implement(recordingEvents, {
   handler: async ({ auth, services }, { sessionId }) => {
     await getSession(services.db, auth.orgId, sessionId)
-    const { events } = await services.recordings.timeline(auth.orgId, sessionId)
+    const { events } = await services.recordings.timeline({ orgId: auth.orgId, sessionId })
     return { sessionId, format: 'rrweb' as const, events: events as Array<Record<string, unknown>> }
   },
 })
