@@ -71,18 +71,21 @@ t.test('[ISSUE-38] helm upgrade from the previous release and helm rollback to i
     const leases = (await kubectlJson(['get', 'leases'])).items.filter((l: any) => l.metadata.name.includes('operator'))
     return { holder: leases[0]?.spec?.holderIdentity as string | undefined, transitions: (leases[0]?.spec?.leaseTransitions ?? 0) as number }
   }
-  /** every api-server, operator and warm pod runs `tag`, Ready, and an operator of it leads */
-  const settledOn = (tag: string) => waitFor(async () => {
+  /** every api-server and operator pod runs `tag` and is Ready, the warm pool is `tag`'s (and Ready, when asked), and an operator of it leads */
+  const settledOn = (tag: string, warmReady = false) => waitFor(async () => {
     for (const c of ['api-server', 'operator']) {
       const pods = await imagesOf(c)
       if (pods.length !== 2 || !pods.every((p: any) => p.tag === tag && p.ready)) return false
     }
+    // the pool is made from this release's template; its readiness only before the agent
+    // starts, whose starter then claims each warm pod about as soon as it comes up
     const warm = (await kubectlJson(['get', 'pods', '-l', 'nightjar.dev/pool=warm'])).items.filter((p: any) => !p.metadata.deletionTimestamp)
-    if (!warm.length || !warm.every((p: any) => String(p.spec.containers[0].image).endsWith(`:${tag}`) && p.status.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True'))) return false
+    const ready = (p: any) => p.status.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True')
+    if (!warm.length || !warm.every((p: any) => String(p.spec.containers[0].image).endsWith(`:${tag}`) && (!warmReady || ready(p)))) return false
     const { holder } = await leader()
     return (await imagesOf('operator')).some((p: any) => p.name === holder)
   }, { timeoutMs: 600_000, intervalMs: 1000, what: `every pod of ${release} on ${tag} and an operator of it leading` })
-  await settledOn(previous.version)
+  await settledOn(previous.version, true)
   t.pass(`${previous.version} installed: api-server, operator and warm pool on its images, an operator of it leading`)
 
   // --- the agent: two live sessions driven over REST and MCP, and sessions started and ended
@@ -124,6 +127,8 @@ t.test('[ISSUE-38] helm upgrade from the previous release and helm rollback to i
     // the page is unchanged between calls: a perceive may answer with a diff, not refs
     return { ok: !r.isError, status: 200, detail: r.isError ? JSON.stringify(r.content).slice(0, 160) : '' }
   })
+  // a failed wait ends the test: the agent's loops end with it, else they drive a deleted release until tap's timeout
+  t.teardown(() => { stop = true })
   const live: { id: string; pod: string; podUid: string }[] = []
   for (let i = 0; i < 2; i++) {
     const s = await rest('POST', '/v1/sessions', {})
