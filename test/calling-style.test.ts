@@ -7,12 +7,14 @@ import { join } from 'node:path'
 import ts from 'typescript'
 
 const ROOT = new URL('../', import.meta.url).pathname
-/** the domain services build() constructs, and the interface session start looks networks up through */
+/** the domain services build() constructs, and the interfaces session start looks networks and auth-states up through */
 const SERVICES: Array<{ file: string; name: string }> = [
   { file: 'api-server/webhooks/service.ts', name: 'Webhooks' },
   { file: 'api-server/networks/service.ts', name: 'LocalReach' },
   { file: 'api-server/recordings/service.ts', name: 'Recordings' },
   { file: 'api-server/sessions/directories.ts', name: 'NetworkDirectory' },
+  { file: 'api-server/sessions/directories.ts', name: 'AuthStateDirectory' },
+  { file: 'api-server/authstate/directory.ts', name: 'PgAuthStateDirectory' },
 ]
 
 const isPublic = (m: ts.Node) =>
@@ -43,7 +45,7 @@ function positionalOrgIds(file: string, name: string): { found: boolean; offende
   return { found, offenders }
 }
 
-t.test('[ISSUE-48] domain services take one request object: no method of Webhooks, LocalReach, Recordings or NetworkDirectory takes the org id positionally', async (t) => {
+t.test('[ISSUE-48] domain services take one request object: no method of Webhooks, LocalReach, Recordings or the session-start directories takes the org id positionally', async (t) => {
   for (const { file, name } of SERVICES) {
     const { found, offenders } = positionalOrgIds(file, name)
     t.ok(found, `${name} is declared in ${file}`)

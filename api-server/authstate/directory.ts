@@ -10,7 +10,7 @@ export class PgAuthStateDirectory implements AuthStateDirectory {
     this.db = db
   }
 
-  pick(orgId: string, identityId: string, versionId?: string): Promise<{ id: string } | null> {
+  pick({ orgId, identityId, versionId }: { orgId: string; identityId: string; versionId?: string }): Promise<{ id: string } | null> {
     return pickVersion(this.db, orgId, identityId, versionId)
   }
 }

@@ -11,5 +11,5 @@ export interface NetworkDirectory {
 /** Captured auth-state versions (the cloak module provides it). */
 export interface AuthStateDirectory {
   /** the version to restore (latest when versionId is absent), or null when none exists */
-  pick(orgId: string, identityId: string, versionId?: string): Promise<{ id: string } | null>
+  pick(request: { orgId: string; identityId: string; versionId?: string }): Promise<{ id: string } | null>
 }

@@ -314,7 +314,7 @@ async function create(deps: SessionDeps, s: Bound): Promise<void> {
   const { auth, input, lease, network } = s
   let warmVersion: string | undefined
   if (input.warmResume || input.fromVersion) {
-    const v = await deps.authStates.pick(auth.orgId, lease!.identityId, input.fromVersion)
+    const v = await deps.authStates.pick({ orgId: auth.orgId, identityId: lease!.identityId, versionId: input.fromVersion })
     if (!v) throw errors.noAuthStateVersion()
     warmVersion = v.id
   }
