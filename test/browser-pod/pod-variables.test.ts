@@ -1,6 +1,6 @@
 // The browser pod's variables are NIGHTJAR_POD_*; the NIGHTJAR_NODE_* names they had are
 // read for one release, with a warning that names the variable and never its value.
-import { spawn } from 'node:child_process'
+import { run } from '../helpers/process.ts'
 import t from 'tap'
 import { adoptOldPodVariables } from '../../browser-pod/sandbox.ts'
 
@@ -32,15 +32,8 @@ t.test('[ISSUE-48] an old NIGHTJAR_NODE_* variable is moved to its NIGHTJAR_POD_
 })
 
 /** runs the pod with an impossible port, so it stops at its settings, before Chromium */
-async function podRefusing(vars: Record<string, string>): Promise<{ code: number | null; stderr: string; stdout: string }> {
-  const env = { ...process.env, ...vars }
-  const child = spawn(process.execPath, ['--import', 'tsx', 'browser-pod/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
-  let stderr = ''
-  let stdout = ''
-  child.stderr.on('data', (d) => (stderr += d))
-  child.stdout.on('data', (d) => (stdout += d))
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
-  return { code, stderr, stdout }
+function podRefusing(vars: Record<string, string>) {
+  return run(process.execPath, ['--import', 'tsx', 'browser-pod/main.ts'], { cwd: ROOT, env: { ...process.env, ...vars } })
 }
 
 t.test('[ISSUE-48] the pod reads its variables under the new names, and under the old ones for one release with a one-line warning', async (t) => {

@@ -1,7 +1,7 @@
 // The operator commands, run as the real `nightjar admin …` process against the test
 // database while the server is up: revocation takes effect on the next request.
 import t from 'tap'
-import { spawn } from 'node:child_process'
+import { run } from '../helpers/process.ts'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -12,18 +12,11 @@ import { revokeOAuthClient, revokeOAuthGrant } from '../../api-server/oauth/admi
 
 const BIN = fileURLToPath(new URL('../../bin/nightjar.mjs', import.meta.url))
 
-function nightjar(s: TestServer, dataDir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const env: Record<string, string> = {}
-    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('NIGHTJAR_')) env[k] = v
-    const child = spawn(process.execPath, [BIN, 'admin', ...args], { env: { ...env, DATABASE_URL: s.testDb.url, NIGHTJAR_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => { stdout += d })
-    child.stderr.on('data', (d) => { stderr += d })
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
-  })
+async function nightjar(s: TestServer, dataDir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env: Record<string, string> = {}
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('NIGHTJAR_')) env[k] = v
+  const r = await run(process.execPath, [BIN, 'admin', ...args], { env: { ...env, DATABASE_URL: s.testDb.url, NIGHTJAR_DATA_DIR: dataDir } })
+  return { ...r, code: r.code ?? -1 }
 }
 
 t.test('operator commands', async (t) => {

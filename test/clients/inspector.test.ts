@@ -1,25 +1,15 @@
 // The MCP Inspector's CLI (the pinned devDependency, as published) lists the tools of a running
 // server with --strict: its portability check reads every tool's schemas and must find nothing.
 import t from 'tap'
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { run } from '../helpers/process.ts'
 import { startTestServer } from '../helpers/server.ts'
 
 const CLI = 'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js'
 
-function inspector(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, '--cli', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => { stdout += d })
-    child.stderr.on('data', (d) => { stderr += d })
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-  })
-}
+const inspector = (args: string[], env: Record<string, string>) => run(process.execPath, [CLI, '--cli', ...args], { env: { ...process.env, ...env } })
 
 t.test('[ISSUE-50] the Inspector CLI lists every tool with --strict and finds no schema problem', async (t) => {
   const s = await startTestServer(t)

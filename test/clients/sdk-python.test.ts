@@ -2,12 +2,12 @@
 // outside the repository, against a running server; and its webhook verification against
 // signatures made by the standardwebhooks npm library, the reference a sender uses.
 import t from 'tap'
-import { spawn } from 'node:child_process'
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Webhook } from 'standardwebhooks'
+import { run } from '../helpers/process.ts'
 import { startTestServer } from '../helpers/server.ts'
 import { renderPython } from '../../scripts/gen-sdk-python.ts'
 
@@ -21,18 +21,8 @@ function installed(t: { teardown(fn: () => unknown): void }): string {
   return site
 }
 
-function python(site: string, script: string, input: unknown, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('python3', ['-c', script], { cwd: site, env: { ...process.env, PYTHONPATH: site, PYTHONDONTWRITEBYTECODE: '1', ...env }, stdio: ['pipe', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => { stdout += d })
-    child.stderr.on('data', (d) => { stderr += d })
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-    child.stdin.end(JSON.stringify(input))
-  })
-}
+const python = (site: string, script: string, input: unknown, env: Record<string, string> = {}) =>
+  run('python3', ['-c', script], { cwd: site, env: { ...process.env, PYTHONPATH: site, PYTHONDONTWRITEBYTECODE: '1', ...env }, input: JSON.stringify(input) })
 
 t.test('the generated Python SDK matches the contracts', async (t) => {
   t.equal(readFileSync(new URL('_generated.py', PACKAGE), 'utf8'), renderPython(), 'run node --import tsx scripts/gen-sdk-python.ts')
