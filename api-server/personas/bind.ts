@@ -5,6 +5,7 @@
 import type { Queryable } from '../store/db.ts'
 import { errors } from '../../contracts/errors.ts'
 import { recordAudit } from '../audit/audit.ts'
+import { requireScopes } from '../auth/scopes.ts'
 import { findIdentity, identityNotFound, type Identity } from './identities.ts'
 import { grantsFor, type Grant } from './grants.ts'
 import { pickWinningGrant } from './grant-selection.ts'
@@ -51,9 +52,7 @@ interface BindState {
 type BindCheck = (s: BindState) => Promise<void>
 
 export const checkScope: BindCheck = async ({ input }) => {
-  const held = input.scopes instanceof Set ? input.scopes : new Set(input.scopes as readonly string[])
-  const missing = BIND_SCOPES.filter((s) => !held.has(s))
-  if (missing.length) throw errors.missingScope(missing.join(' '))
+  requireScopes(input.scopes instanceof Set ? input.scopes : new Set(input.scopes as readonly string[]), BIND_SCOPES)
 }
 
 export const checkOrgOwnership: BindCheck = async (s) => {
