@@ -53,15 +53,18 @@ const registered = new WeakSet<Page>()
 /** what a render may still be waiting for: a document, a script, data (not images, fonts or
  * a stream that never ends: an EventSource or a WebSocket is not a request here) */
 const PENDING_TYPES = new Set(['document', 'script', 'fetch', 'xhr'])
-/** per tab: its requests of those types in flight, and who waits for them to end */
-const inFlight = new WeakMap<Page, { requests: Set<Request>; drained: Set<() => void> }>()
+/** per tab: its requests of those types in flight, how many have ended, and who waits for
+ * them to end */
+const inFlight = new WeakMap<Page, { requests: Set<Request>; ended: number; drained: Set<() => void> }>()
 
 function trackRequests(page: Page): void {
   if (inFlight.has(page)) return
-  const t = { requests: new Set<Request>(), drained: new Set<() => void>() }
+  const t = { requests: new Set<Request>(), ended: 0, drained: new Set<() => void>() }
   inFlight.set(page, t)
   const end = (r: Request) => {
-    if (!t.requests.delete(r) || t.requests.size) return
+    if (!t.requests.delete(r)) return
+    t.ended++
+    if (t.requests.size) return
     for (const wake of t.drained) wake()
     t.drained.clear()
   }
@@ -131,23 +134,32 @@ export async function pageVersion(page: Page): Promise<string | undefined> {
  */
 export async function settled(page: Page): Promise<string | undefined> {
   const deadline = Date.now() + SETTLE_CAP_MS
+  let afterRequests = false
   for (;;) {
-    const version = await quiet(page, Math.max(0, deadline - Date.now()))
+    const ended = inFlight.get(page)?.ended
+    const version = await quiet(page, Math.max(0, deadline - Date.now()), afterRequests)
     const t = inFlight.get(page)
-    if (!t?.requests.size || Date.now() >= deadline) return version
-    // a request ended means a render may follow: wait for it, then for the quiet again
+    if (Date.now() >= deadline || !t) return version
+    // a request that ended means a render may follow: wait for the others, then for a whole
+    // quiet window counted from then (the DOM was quiet while the request was out, however
+    // long it took, so the quiet since the last mutation would pass before the answer is even
+    // parsed). One that ended while the quiet's answer was on its way counts too: a loaded
+    // machine can deliver that answer after the data came.
+    if (!t.requests.size && t.ended === ended) return version
     await requestsDrained(page, deadline)
+    afterRequests = true
   }
 }
 
-/** the page's version once its DOM has been quiet for SETTLE_QUIET_MS, or after capMs */
-async function quiet(page: Page, capMs: number): Promise<string | undefined> {
+/** the page's version once its DOM has been quiet for SETTLE_QUIET_MS (counted from the
+ * call when `fresh`, else from the last mutation), or after capMs */
+async function quiet(page: Page, capMs: number, fresh: boolean): Promise<string | undefined> {
   const wait = inWatchWorld(page, `new Promise((resolve) => {
     const w = ${INSTALL}
     w.observeShadows()
-    const start = performance.now()
+    const start = performance.now(), since = ${fresh ? 'start' : '-Infinity'}
     const tick = () => {
-      const now = performance.now(), quiet = now - w.last
+      const now = performance.now(), quiet = now - Math.max(w.last, since)
       if (quiet >= ${SETTLE_QUIET_MS} || now - start >= ${Math.round(capMs)}) { w.observeShadows(); resolve(${VERSION}) }
       else setTimeout(tick, Math.min(${SETTLE_QUIET_MS} - quiet, ${Math.round(capMs)} - (now - start)) + 1)
     }
