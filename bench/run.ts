@@ -41,6 +41,13 @@ const RUNS = {
     printTable('embedded: Chromium\'s sandbox vs none, same run, alternating (target: ≤ 10% on each figure)', r.embedded)
     printTable('real node (npm run cluster): none, Chromium\'s sandbox (runc) and Chromium\'s sandbox under gVisor, same run (targets: sandbox ≤ 10%; gVisor navigate + perceive ≤ 2× runc)', r.node)
   },
+  scale: async () => {
+    const r = await (await import('./scale.ts')).benchScale()
+    printTable(`sessions live at once on a simulated fleet (hollow browser pods), started over REST through the chart (2 api-server replicas, operator leader + follower); ${r.stopped}`, r.steps)
+    printTable('CPU seconds per 1,000 sessions started in the step, and peak memory, per component (the machine\'s processes, found by command line)', r.components)
+    printTable('Nightjar\'s kube-apiserver requests per session in the step, by kind (the fleet\'s, the scheduler\'s and the node controllers\' left out: docs/scale.md)', r.requests)
+    printTable('faults at the largest step reached', r.faults)
+  },
   node: async () => {
     const r = await (await import('./node.ts')).benchNode()
     printTable('browser pod start on the real node (npm run cluster -- up) vs the same program as a host process, alternating, same run', r.start)

@@ -32,6 +32,7 @@ export async function sweepLeftovers(bridge: string | undefined): Promise<void> 
   cleanIptables()
   restoreSysctls()
   if (bridge) spawnSync('ip', ['link', 'del', bridge], { stdio: 'ignore' })
+  sweepFleetRoutes()
   // a container whose shim died before it (or a Pod the supervisor could not delete in time,
   // or one a node-stop froze: thawed first, or the kill waits) is left running in a kubelet's
   // cgroups with no parent but init: killed by its cgroup
@@ -54,6 +55,21 @@ function kubeletCgroups(): string[] {
   const fs = '/sys/fs/cgroup'
   const hierarchies = existsSync(join(fs, 'cgroup.controllers')) ? [fs] : readdirSafe(fs).map((c) => join(fs, c))
   return hierarchies.flatMap((h) => readdirSafe(h).filter((d) => d === 'kubepods' || d.startsWith(`${NODE_NAME}-`)).map((d) => join(h, d)))
+}
+
+/**
+ * a simulated fleet's local route (fleet/fleet.ts) whose cluster is gone: the route names no
+ * bridge, so it is matched by its range, which only cluster k uses while its bridge holds
+ * 198.19.(32k).1
+ */
+function sweepFleetRoutes() {
+  const routes = spawnSync('ip', ['-4', 'route', 'show', 'table', 'local', 'type', 'local'], { encoding: 'utf8' }).stdout ?? ''
+  const live = spawnSync('ip', ['-4', '-o', 'addr', 'show'], { encoding: 'utf8' }).stdout ?? ''
+  for (const m of routes.matchAll(/^local (198\.18\.(\d+)\.0\/18) dev lo/gm)) {
+    const k = Number(m[2]) / 64
+    if (live.includes(` 198.19.${32 * k}.1/`)) continue
+    spawnSync('ip', ['route', 'del', 'local', m[1], 'dev', 'lo'], { stdio: 'ignore' })
+  }
 }
 
 /** what node-stop froze, thawed */

@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { alive } from '../contracts/process.ts'
 import { importImages } from './images.ts'
 import { removeSeccompProfiles, sweepLeftovers } from './leftovers.ts'
+import { MAX_SIMULATED_NODES } from './fleet/fleet.ts'
 import { bridgeName } from './network.ts'
 import { CONTROL_SOCKET, KUBECTL, MAX_NODES, nodesOf, readState, REPO_ROOT, RUN_DIR, type State, SUPERVISOR_PID_FILE } from './state.ts'
 
@@ -35,22 +36,36 @@ export function nodeLines(s: State): string[] {
     const ready = items.find((i) => i.metadata.name === n.name)?.status.conditions?.find((c) => c.type === 'Ready')?.status
     const word = ready === 'True' ? 'Ready' : ready === undefined ? 'not registered' : 'NotReady'
     return `${n.name}\t${n.ip}\t${word}${n.stopped ? ' (node-stop)' : ''}\tpods ${n.podRange}`
+  }).concat(simulatedLines(s, items))
+}
+
+/** the simulated fleet's nodes, as nodeLines says them, with how many pods each runs */
+function simulatedLines(s: State, items: { metadata: { name: string }; status: { conditions?: { type: string; status: string }[] } }[]): string[] {
+  return (s.simulatedNodes ?? []).map((n) => {
+    const ready = items.find((i) => i.metadata.name === n.name)?.status.conditions?.find((c) => c.type === 'Ready')?.status
+    const word = ready === 'True' ? 'Ready' : ready === undefined ? 'not registered' : 'NotReady'
+    return `${n.name}\tsimulated\t${word}${n.stopped ? ' (node-stop)' : ''}\tpods ${n.podCidr}`
   })
 }
 
 /**
- * node-stop or node-start of one node, done by the supervisor (which owns its programs):
- * returns its answer once done (node-start: once the node is Ready again)
+ * node-stop or node-start of one node (real or simulated), done by the supervisor (which owns
+ * its programs): returns its answer once done (node-start: once the node is Ready again)
  */
 export function nodeCommand(name: string, command: 'stop' | 'start'): Promise<string> {
   if (!status()) return Promise.reject(new Error('the cluster is not up'))
+  return control(`/nodes/${encodeURIComponent(name)}/${command}`, `node-${command} ${name}`)
+}
+
+/** a request to the supervisor's control socket: its answer, or an error saying `what` failed */
+function control(path: string, what: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const req = request({ socketPath: CONTROL_SOCKET, method: 'POST', path: `/nodes/${encodeURIComponent(name)}/${command}`, timeout: 300_000 }, (res) => {
+    const req = request({ socketPath: CONTROL_SOCKET, method: 'POST', path, timeout: 300_000 }, (res) => {
       let body = ''
       res.on('data', (c) => (body += c))
-      res.on('end', () => (res.statusCode === 200 ? resolve(body.trim()) : reject(new Error(`node-${command} ${name}: ${body.trim()}`))))
+      res.on('end', () => (res.statusCode === 200 ? resolve(body.trim()) : reject(new Error(`${what}: ${body.trim()}`))))
     })
-    req.on('timeout', () => req.destroy(new Error(`node-${command} ${name}: no answer in 5 minutes`)))
+    req.on('timeout', () => req.destroy(new Error(`${what}: no answer in 5 minutes`)))
     req.on('error', reject)
     req.end()
   })
@@ -72,15 +87,19 @@ const fetchKube = () => execFileSync(process.execPath, [script('fetch-kube.mjs')
 
 /**
  * Starts the cluster, or brings a running one's images up to date. serveArgv: how to run the
- * supervisor (the CLI's `serve`), given the binaries' directory, the gVisor shim ('' for none)
- * and the node count. nodes: how many (1 when not said; a running cluster must have as many).
+ * supervisor (the CLI's `serve`), given the binaries' directory, the gVisor shim ('' for none),
+ * the node count and the simulated fleet's size. nodes: how many (1 when not said; a running
+ * cluster must have as many). simulatedNodes: the fleet's size (none when not said; a running
+ * cluster's fleet is resized to it in place).
  */
-export async function up(serveArgv: (binDir: string, gvisorShim: string, nodes: number) => string[], nodes?: number): Promise<void> {
+export async function up(serveArgv: (binDir: string, gvisorShim: string, nodes: number, simulatedNodes: number) => string[], nodes?: number, simulatedNodes?: number): Promise<void> {
   if (nodes !== undefined && !(Number.isInteger(nodes) && nodes >= 1 && nodes <= MAX_NODES)) throw new Error(`--nodes takes 1 to ${MAX_NODES}`)
+  if (simulatedNodes !== undefined && !(Number.isInteger(simulatedNodes) && simulatedNodes >= 0 && simulatedNodes <= MAX_SIMULATED_NODES)) throw new Error(`--simulated-nodes takes 0 to ${MAX_SIMULATED_NODES}`)
   const s = readState()
   if (s && alive(s.supervisorPid) && apiReady(s)) {
     const running = nodesOf(s).length
     if (nodes !== undefined && nodes !== running) throw new Error(`the cluster is up with ${running} node${running > 1 ? 's' : ''}; \`down\` first to have ${nodes}`)
+    if (simulatedNodes !== undefined && simulatedNodes !== (s.simulatedNodes ?? []).length) say(await control(`/fleet/${simulatedNodes}`, `--simulated-nodes ${simulatedNodes}`))
     // up already; the images may have changed since (a new commit): build what changed
     // and import it, so what runs is what the tree says (both steps are no-ops otherwise)
     say('already up; bringing its images up to date')
@@ -106,7 +125,7 @@ export async function up(serveArgv: (binDir: string, gvisorShim: string, nodes: 
   mkdirSync(RUN_DIR, { recursive: true })
   const logFile = join(RUN_DIR, 'supervisor.log')
   const fd = openSync(logFile, 'a')
-  const child = spawn(process.execPath, serveArgv(binDir, gvisorShim, nodes ?? 1), { cwd: REPO_ROOT, detached: true, stdio: ['ignore', fd, fd] })
+  const child = spawn(process.execPath, serveArgv(binDir, gvisorShim, nodes ?? 1, simulatedNodes ?? 0), { cwd: REPO_ROOT, detached: true, stdio: ['ignore', fd, fd] })
   closeSync(fd)
   let exited = false // (a dead child stays a zombie for kill(pid, 0) until reaped: watch its exit)
   child.once('exit', () => (exited = true))

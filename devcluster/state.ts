@@ -45,6 +45,17 @@ export interface State {
   images: Record<string, string>
   /** every node, the first first (absent from a state.json written before there could be more: see nodesOf) */
   nodes?: NodeInfo[]
+  /** the simulated fleet (fleet/fleet.ts): its nodes, none when not asked for */
+  simulatedNodes?: SimulatedNodeInfo[]
+  /** the addresses its hollow pods listen at */
+  fleetCidr?: string
+}
+
+/** one simulated node as `status` sees it */
+export interface SimulatedNodeInfo {
+  name: string
+  podCidr: string
+  stopped: boolean
 }
 
 /** one node as `status` and the node tests see it */

