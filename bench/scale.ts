@@ -1,12 +1,10 @@
-// npm run bench -- scale: sessions live at once on a simulated fleet (`npm run cluster -- up
-// --simulated-nodes 100`, hollow browser pods: devcluster/fleet/), started over REST through
-// the chart's api-server (two replicas) and operator (leader and follower) on the real
-// kube-apiserver, etcd and Postgres, rising step by step (NIGHTJAR_SCALE_STEPS, default
-// 100,1000,10000) while agents drive a sample throughout. Per step, same run: time until all
-// are live, start latency, Nightjar's kube-apiserver requests per session, Postgres
-// transactions per start, CPU and peak memory of each component, etcd's size, the driving
-// calls' latency, sessions lost. A step that cannot be reached says which resource ran out.
-// Then, at the largest step reached, one simulated node is stopped. Method: docs/scale.md
+// npm run bench -- scale: sessions live at once on a simulated fleet of hollow browser pods
+// (devcluster/fleet/), started over REST through the chart (two api-server replicas, an
+// operator leader and follower) on the real kube-apiserver, etcd and Postgres, climbing the
+// steps of NIGHTJAR_SCALE_STEPS while an agent drives a sample; per step, same run: time to
+// all live, start latency, requests per session, Postgres transactions, each component's CPU
+// and memory, etcd's size, driving latency, sessions lost; then a simulated node stopped.
+// What each figure is and how it is attributed: docs/scale.md
 import { readdirSync, readFileSync } from 'node:fs'
 import pg from 'pg'
 import { HOLLOW_TITLE } from '../devcluster/fleet/hollow-pod.ts'

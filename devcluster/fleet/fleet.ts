@@ -1,12 +1,9 @@
 // The simulated fleet (`npm run cluster -- up --simulated-nodes N`): nodes that exist only as
-// Kubernetes objects, beside the real ones, and the kubelet's part for the Pods bound to them,
-// played by this one process. Each simulated node is a Node (tainted, so only Pods that
-// tolerate it land there), its Lease renewed every 10 s as a kubelet renews it, and a pod range
-// of its own; each Pod bound to one goes through the phases a kubelet writes (Pending with its
-// address, Running, Ready on the probe's period) and, when it is a browser pod, is served by a
-// hollow pod (hollow-pod.ts) at that address. node-stop stops the Lease and freezes the node's
-// hollow pods; node-start renews it, marks the node and its pods Ready and lets them answer.
-// Design and limits: docs/scale.md
+// Kubernetes objects beside the real ones, and the kubelet's part for the Pods bound to them,
+// played by this one process: a tainted Node with its Lease renewed and a pod range of its
+// own; each Pod taken through Pending, Running and Ready as a kubelet writes them and, for a
+// browser pod, served by a hollow pod (hollow-pod.ts) at its address. node-stop stops the
+// Lease and freezes the node's hollow pods; node-start brings both back. docs/scale.md
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { HollowServer } from './hollow-pod.ts'
