@@ -45,7 +45,7 @@ const RUNS = {
     const r = await (await import('./scale.ts')).benchScale()
     printTable(`sessions live at once on a simulated fleet (hollow browser pods), started over REST through the chart (2 api-server replicas, operator leader + follower); ${r.stopped}`, r.steps)
     printTable('CPU seconds per 1,000 sessions started in the step, and peak memory, per component (the machine\'s processes, found by command line)', r.components)
-    printTable('Nightjar\'s kube-apiserver requests per session in the step, by kind (the fleet\'s, the scheduler\'s and the node controllers\' left out: docs/scale.md)', r.requests)
+    printTable('kube-apiserver requests per session in the step, by component (its service account in the audit log) and kind', r.requests)
     printTable('faults at the largest step reached', r.faults)
   },
   node: async () => {

@@ -8,7 +8,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import pg from 'pg'
 import { HOLLOW_TITLE } from '../devcluster/fleet/hollow-pod.ts'
-import { apiMetrics, apiRequests, installOnFleet, nightjarRequests, type FleetInstall } from '../test/node/fleet.ts'
+import { apiMetrics, auditedRequests, installOnFleet, type FleetInstall } from '../test/node/fleet.ts'
 import { clusterCommand, clusterUp } from '../test/node/real-cluster.ts'
 import { percentile, progress } from './harness.ts'
 
@@ -100,7 +100,7 @@ export async function benchScale(): Promise<{ steps: Row[]; components: Row[]; r
       const cpu0 = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, cpuOf(p)]))
       const peak: Record<string, number> = Object.fromEntries(Object.keys(pids).map((k) => [k, rssOf(pids[k])]))
       const sampler = setInterval(() => { for (const k of Object.keys(pids)) peak[k] = Math.max(peak[k], rssOf(pids[k])) }, 2000)
-      const req0 = apiRequests(cluster.kubeconfig)
+      const audit0 = auditedRequests(Number.MAX_SAFE_INTEGER).end
       const x0 = await xacts()
       const drive = driveSample(api, live.slice(0, DRIVEN))
       const latencies: number[] = []
@@ -126,13 +126,16 @@ export async function benchScale(): Promise<{ steps: Row[]; components: Row[]; r
       const seconds = (Date.now() - started) / 1000
       const driven = await drive.stop()
       clearInterval(sampler)
-      const per = nightjarRequests(req0, apiRequests(cluster.kubeconfig))
-      const perSession = [...per.values()].reduce((a, b) => a + b, 0) / Math.max(1, latencies.length)
+      const { byComponent } = auditedRequests(audit0)
+      const n = Math.max(1, latencies.length)
+      const sum = (m?: Map<string, number>) => [...(m ?? new Map<string, number>()).values()].reduce((a, b) => a + b, 0)
+      const x1 = await xacts()
       const lost = await lostSessions(api, live)
       steps.push({
         'live at once': live.length, 'added': latencies.length, 'all live after': `${seconds.toFixed(1)} s`,
         'start p50': `${percentile(latencies, 50).toFixed(0)} ms`, 'start p99': `${percentile(latencies, 99).toFixed(0)} ms`,
-        'kube req/session (Nightjar)': perSession.toFixed(1), 'Postgres xacts/start': ((await xacts() - x0) / Math.max(1, latencies.length)).toFixed(1),
+        'kube req/session: operator': (sum(byComponent.get('operator')) / n).toFixed(1), 'api-server': (sum(byComponent.get('api-server')) / n).toFixed(1),
+        'Postgres xacts/start (driving included)': ((x1 - x0) / n).toFixed(1),
         'etcd size': `${etcdSizeMiB(cluster.kubeconfig).toFixed(0)} MiB`,
         'driving p50': driven.length ? `${percentile(driven, 50).toFixed(0)} ms` : '—', 'driving p99': driven.length ? `${percentile(driven, 99).toFixed(0)} ms` : '—',
         'refused': refused.length, 'lost': lost.length,
@@ -140,7 +143,9 @@ export async function benchScale(): Promise<{ steps: Row[]; components: Row[]; r
       for (const k of Object.keys(pids)) {
         comps.push({ 'live at once': live.length, component: `${k} (${pids[k].length})`, 'CPU s per 1,000 started': ((cpuOf(pids[k]) - cpu0[k]) / Math.max(1, latencies.length) * 1000).toFixed(1), 'peak RSS': `${peak[k].toFixed(0)} MiB` })
       }
-      for (const [kind, n] of [...per].sort((a, b) => b[1] - a[1]).slice(0, 12)) requestRows.push({ 'live at once': live.length, request: kind, 'per session': (n / Math.max(1, latencies.length)).toFixed(2) })
+      for (const [component, kinds] of byComponent) {
+        for (const [kind, count] of [...kinds].sort((a, b) => b[1] - a[1]).slice(0, 8)) requestRows.push({ 'live at once': live.length, component, request: kind, 'per session': (count / n).toFixed(2) })
+      }
       if (live.length < target) {
         stopped = `step ${target} not reached: ${live.length} live after ${seconds.toFixed(0)} s; ${refused.length} refused (first: ${refused[0] ?? 'none'}); MemAvailable ${memAvailableMiB().toFixed(0)} MiB; peaks ${Object.entries(peak).map(([k, v]) => `${k} ${v.toFixed(0)} MiB`).join(', ')}`
         progress(`scale: ${stopped}`)

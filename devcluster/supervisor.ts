@@ -36,7 +36,7 @@ export async function supervise(binDir: string, gvisorShim: string, nodeCount = 
     const kubeletPki = makeKubeletClientPki(join(RUN_DIR, 'pki'))
     const cp = await startControlPlane({
       binDir, network, log,
-      apiArgs: kubeletPki.apiArgs,
+      apiArgs: [...kubeletPki.apiArgs, ...auditArgs(join(RUN_DIR, 'audit'))],
       // nodelifecycle lifts the kubelet's not-ready taint once the node is Ready (nothing
       // schedules before); endpointslice, because kube-proxy 1.20 reads EndpointSlices,
       // not Endpoints (without it every ClusterIP answers "connection refused"); podgc and
@@ -191,4 +191,31 @@ function commandFor(method: string | undefined, url: string, nodes: DevNode[], f
     return `${verb === 'stop' ? 'stopped' : 'started'} ${name} (simulated)`
   }
   return undefined
+}
+
+/**
+ * The kube-apiserver's audit log of what service accounts ask, and of every list (one JSON
+ * line per request, at the Metadata level: user, verb, resource, never a body), so a bench
+ * can say which component made each request (apiserver_request_total has no client label in
+ * 1.20). Other requests of Kubernetes' own controllers and the nodes are not recorded.
+ */
+function auditArgs(dir: string): string[] {
+  mkdirSync(dir, { recursive: true })
+  const policy = join(dir, 'policy.yaml')
+  writeFileSync(policy, [
+    'apiVersion: audit.k8s.io/v1',
+    'kind: Policy',
+    'omitStages: [RequestReceived]',
+    'rules:',
+    '  - level: None',
+    '    namespaces: [kube-system]',
+    '  - level: Metadata',
+    '    userGroups: [system:serviceaccounts]',
+    // every list, whoever asks: a list is what grows with the number of objects
+    '  - level: Metadata',
+    '    verbs: [list]',
+    '  - level: None',
+    '',
+  ].join('\n'))
+  return [`--audit-policy-file=${policy}`, `--audit-log-path=${join(dir, 'audit.log')}`, '--audit-log-maxsize=200', '--audit-log-maxbackup=5', '--audit-log-format=json']
 }

@@ -4,7 +4,7 @@
 // session caps raised to the fleet's size, an organisation bootstrapped; and what the
 // kube-apiserver served, by verb and resource, from its own /metrics.
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SIMULATED_LABEL, SIMULATED_TAINT } from '../../devcluster/fleet/fleet.ts'
@@ -104,4 +104,33 @@ export function nightjarRequests(before: Map<string, number>, after: Map<string,
     if (x > 0 && !CLUSTER_KINDS.has(k)) d.set(k, x)
   }
   return d
+}
+
+/** where the development cluster's kube-apiserver writes its audit log (devcluster/supervisor.ts) */
+export const AUDIT_LOG = '/run/nightjar-cluster/audit/audit.log'
+
+/**
+ * Requests in the audit log after byte `from`, by who made them ("operator", "api-server" for
+ * the chart's service accounts) and "verb resource[/subresource]" (the audit's verb: a get is a
+ * get, where apiserver_request_total 1.20 counts a custom resource's get as a LIST). Answers
+ * the counts and where the log ended (a rotated log restarts from 0).
+ */
+export function auditedRequests(from: number): { byComponent: Map<string, Map<string, number>>; end: number } {
+  let text = ''
+  try { text = readFileSync(AUDIT_LOG, 'utf8') } catch { return { byComponent: new Map(), end: 0 } }
+  const bytes = Buffer.byteLength(text)
+  const start = from <= bytes ? from : 0
+  const byComponent = new Map<string, Map<string, number>>()
+  for (const line of Buffer.from(text).subarray(start).toString('utf8').split('\n')) {
+    if (!line.trim()) continue
+    let e: { verb: string; user?: { username?: string }; objectRef?: { resource?: string; subresource?: string } }
+    try { e = JSON.parse(line) } catch { continue }
+    const m = /^system:serviceaccount:[^:]+:[^:]*?(operator|api-server)$/.exec(e.user?.username ?? '')
+    if (!m || !e.objectRef?.resource) continue
+    const kinds = byComponent.get(m[1]) ?? new Map<string, number>()
+    const kind = `${e.verb} ${e.objectRef.resource}${e.objectRef.subresource ? `/${e.objectRef.subresource}` : ''}`
+    kinds.set(kind, (kinds.get(kind) ?? 0) + 1)
+    byComponent.set(m[1], kinds)
+  }
+  return { byComponent, end: bytes }
 }
