@@ -43,6 +43,13 @@ export interface WatchHandle {
 export interface ListOptions {
   /** equality/set-based selector, e.g. `nightjar.dev/org=norg_x,!nightjar.dev/test` */
   labelSelector?: string
+  /**
+   * A few objects by a narrow selector, as fresh as this client's own writes at least: a
+   * Kubernetes client lets the api-server answer from its watch cache (resourceVersion
+   * NotOlderThan its last write, unpaged) instead of reading every object of the namespace
+   * from etcd. Without a write of its own yet, it reads as usual.
+   */
+  fresherThanOwnWrites?: boolean
 }
 
 export interface ListResult<T> {

@@ -75,13 +75,22 @@ export interface ListPage {
   metadata?: { resourceVersion?: string; continue?: string }
 }
 
+export interface ListQuery {
+  labelSelector?: string
+  limit?: number
+  continueToken?: string
+  resourceVersion?: string
+  resourceVersionMatch?: 'NotOlderThan'
+}
+
 export interface ResourceOps {
   /** the collection URL path, for watches */
   readonly path: string
   readonly apiVersion: string
   readonly kind: string
   get(name: string): Promise<unknown>
-  list(q: { labelSelector?: string; limit: number; continueToken?: string }): Promise<ListPage>
+  /** one page; with resourceVersion (NotOlderThan) and no limit, the api-server's watch cache answers */
+  list(q: ListQuery): Promise<ListPage>
   create(body: object): Promise<unknown>
   patch(name: string, body: object): Promise<unknown>
   patchStatus(name: string, body: object): Promise<unknown>
@@ -104,7 +113,7 @@ export function customObjectOps(kc: KubeConfig, ref: CustomResourceRef): Resourc
     apiVersion: `${ref.group}/${ref.version}`,
     kind: ref.kind,
     get: (name) => api.getNamespacedCustomObject({ ...base, name }, DEFAULT_CALL),
-    list: (q) => api.listNamespacedCustomObject({ ...base, labelSelector: q.labelSelector, limit: q.limit, _continue: q.continueToken }, DEFAULT_CALL),
+    list: (q) => api.listNamespacedCustomObject({ ...base, ...listParams(q) }, DEFAULT_CALL),
     create: (body) => api.createNamespacedCustomObject({ ...base, body }, DEFAULT_CALL),
     patch: (name, body) => api.patchNamespacedCustomObject({ ...base, name, body }, MERGE_PATCH),
     patchStatus: (name, body) => api.patchNamespacedCustomObjectStatus({ ...base, name, body }, MERGE_PATCH),
@@ -121,7 +130,7 @@ export function podOps(kc: KubeConfig, namespace: string): ResourceOps {
     apiVersion: 'v1',
     kind: 'Pod',
     get: (name) => api.readNamespacedPod({ name, namespace }, DEFAULT_CALL),
-    list: (q) => api.listNamespacedPod({ namespace, labelSelector: q.labelSelector, limit: q.limit, _continue: q.continueToken }, DEFAULT_CALL),
+    list: (q) => api.listNamespacedPod({ namespace, ...listParams(q) }, DEFAULT_CALL),
     create: (body) => api.createNamespacedPod({ namespace, body: body as V1Pod }, DEFAULT_CALL),
     patch: (name, body) => api.patchNamespacedPod({ name, namespace, body }, MERGE_PATCH),
     patchStatus: (name, body) => api.patchNamespacedPodStatus({ name, namespace, body }, MERGE_PATCH),
@@ -139,7 +148,7 @@ export function nodeOps(kc: KubeConfig): ResourceOps {
     apiVersion: 'v1',
     kind: 'Node',
     get: (name) => api.readNode({ name }, DEFAULT_CALL),
-    list: (q) => api.listNode({ labelSelector: q.labelSelector, limit: q.limit, _continue: q.continueToken }, DEFAULT_CALL),
+    list: (q) => api.listNode({ ...listParams(q) }, DEFAULT_CALL),
     create: readOnly('Node'),
     patch: readOnly('Node'),
     patchStatus: readOnly('Node'),
@@ -155,10 +164,15 @@ export function nodeLeaseOps(kc: KubeConfig, namespace = 'kube-node-lease'): Res
     apiVersion: 'coordination.k8s.io/v1',
     kind: 'Lease',
     get: (name) => api.readNamespacedLease({ name, namespace }, DEFAULT_CALL),
-    list: (q) => api.listNamespacedLease({ namespace, labelSelector: q.labelSelector, limit: q.limit, _continue: q.continueToken }, DEFAULT_CALL),
+    list: (q) => api.listNamespacedLease({ namespace, ...listParams(q) }, DEFAULT_CALL),
     create: readOnly('Lease'),
     patch: readOnly('Lease'),
     patchStatus: readOnly('Lease'),
     delete: readOnly('Lease'),
   }
+}
+
+/** a ListQuery as client-node's list parameters */
+function listParams(q: ListQuery) {
+  return { labelSelector: q.labelSelector, limit: q.limit, _continue: q.continueToken, resourceVersion: q.resourceVersion, resourceVersionMatch: q.resourceVersionMatch }
 }

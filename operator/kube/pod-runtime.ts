@@ -172,7 +172,7 @@ export class KubePodRuntime implements PodRuntime {
   }
 
   async delete(sessionId: string): Promise<void> {
-    const fromApi = await this.pods.list({ labelSelector: `${BROWSER_POD_SELECTOR},${LABELS.session}=${sessionId}` })
+    const fromApi = await this.pods.list({ labelSelector: `${BROWSER_POD_SELECTOR},${LABELS.session}=${sessionId}`, fresherThanOwnWrites: true })
     const pods = new Map(fromApi.items.map((p) => [p.metadata.name, p]))
     const cached = this.tracker.podNameOf(sessionId)
     this.handover.forgetSession(sessionId)

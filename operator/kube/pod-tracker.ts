@@ -110,8 +110,9 @@ export class PodTracker {
   /**
    * The session's pod: from the cache, else from the api-server (never a false "Gone": a pod
    * created or claimed a moment ago may not have reached the informer yet). Reads are by name
-   * where a name is known, because a label-selected list reads every pod of the namespace
-   * (O(N²) for a burst); the list remains only where an unseen claim of ours may exist.
+   * where a name is known; the list remains only where an unseen claim of ours may exist,
+   * and is answered from the api-server's watch cache as fresh as our last write (read from
+   * etcd, a label-selected list decodes every pod of the namespace: O(N²) as sessions grow).
    * Within one reconcile, observe() and ensure() share a fresh look that found nothing.
    */
   async findPod(sessionId: string): Promise<PodResource | undefined> {
@@ -127,7 +128,7 @@ export class PodTracker {
       .filter((candidate) => !informer.get(candidate)) // cached, and not this session's
       .map((candidate) => pods.get(candidate))
     const claimsPossible = this.opts.poolMayHoldClaims() || this.uncertainClaims.has(sessionId)
-    const listed = claimsPossible ? pods.list({ labelSelector: `${BROWSER_POD_SELECTOR},${LABELS.session}=${sessionId}` }) : undefined
+    const listed = claimsPossible ? pods.list({ labelSelector: `${BROWSER_POD_SELECTOR},${LABELS.session}=${sessionId}`, fresherThanOwnWrites: true }) : undefined
     void listed?.catch(() => undefined) // awaited below unless a read by name answers first
     for (const pod of await Promise.all(byName)) if (pod && sessionOf(pod) === sessionId) return pod
     if (!listed) {

@@ -41,6 +41,8 @@ export class KubeResourceClient<T extends AnyResource> implements ResourceClient
   private readonly pageSize: number
 
   private readonly opts: KubeResourceClientOptions
+  /** the newest resourceVersion this client's own writes returned (etcd's revisions are numbers) */
+  private ownWrite = ''
   constructor(opts: KubeResourceClientOptions) {
     this.opts = opts
     this.ops = opts.ops
@@ -59,6 +61,17 @@ export class KubeResourceClient<T extends AnyResource> implements ResourceClient
   }
 
   async list(opts: ListOptions = {}): Promise<ListResult<T>> {
+    if (opts.fresherThanOwnWrites && this.ownWrite) {
+      // one unpaged answer from the watch cache, once it has caught up with our last write:
+      // a paged or version-less list is read from etcd, every object of the namespace
+      let page
+      try {
+        page = await this.ops.list({ labelSelector: opts.labelSelector, resourceVersion: this.ownWrite, resourceVersionMatch: 'NotOlderThan' })
+      } catch (err) {
+        throw toResourceError(err, this.kind, '')
+      }
+      return { items: (page.items ?? []).map((item) => this.plain(item)), resourceVersion: page.metadata?.resourceVersion ?? '' }
+    }
     const items: T[] = []
     let continueToken: string | undefined
     let resourceVersion = ''
@@ -101,7 +114,7 @@ export class KubeResourceClient<T extends AnyResource> implements ResourceClient
     }
     const body = { apiVersion: this.ops.apiVersion, kind: this.kind, metadata, spec: obj.spec }
     try {
-      return this.plain(await this.ops.create(body))
+      return this.wrote(this.plain(await this.ops.create(body)))
     } catch (err) {
       throw toResourceError(err, this.kind, obj.metadata.name)
     }
@@ -117,7 +130,7 @@ export class KubeResourceClient<T extends AnyResource> implements ResourceClient
     if (meta !== undefined || opts.resourceVersion !== undefined) body.metadata = withPrecondition(meta, opts)
     if (patch.spec !== undefined) body.spec = patch.spec
     try {
-      return this.plain(await this.ops.patch(this.objectName(name), body))
+      return this.wrote(this.plain(await this.ops.patch(this.objectName(name), body)))
     } catch (err) {
       throw toResourceError(err, this.kind, name)
     }
@@ -127,10 +140,17 @@ export class KubeResourceClient<T extends AnyResource> implements ResourceClient
     const body: Record<string, unknown> = { status }
     if (opts.resourceVersion !== undefined) body.metadata = { resourceVersion: opts.resourceVersion }
     try {
-      return this.plain(await this.ops.patchStatus(this.objectName(name), body))
+      return this.wrote(this.plain(await this.ops.patchStatus(this.objectName(name), body)))
     } catch (err) {
       throw toResourceError(err, this.kind, name)
     }
+  }
+
+  /** remembers the object's version when it is the newest this client wrote */
+  private wrote(obj: T): T {
+    const rv = obj.metadata.resourceVersion
+    if (rv && /^\d+$/.test(rv) && (!this.ownWrite || BigInt(rv) > BigInt(this.ownWrite))) this.ownWrite = rv
+    return obj
   }
 
   async delete(name: string, opts: WriteOptions = {}): Promise<void> {

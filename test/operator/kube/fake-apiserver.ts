@@ -359,6 +359,13 @@ export class FakeKubeApi extends EventEmitter {
   // --- reads ------------------------------------------------------------------------------
 
   private listObjects(type: ResourceType, ns: string, q: Record<string, string>) {
+    // as a real server answers a version match: only with a version, and never ahead of it
+    // (a real one waits 3 s for its watch cache, then gives up with 504)
+    if (q.resourceVersionMatch !== undefined) {
+      if (q.resourceVersionMatch !== 'NotOlderThan' && q.resourceVersionMatch !== 'Exact') throw new HttpError(400, 'BadRequest', `unsupported resourceVersionMatch ${q.resourceVersionMatch}`)
+      if (!q.resourceVersion) throw new HttpError(400, 'BadRequest', 'resourceVersionMatch is forbidden unless resourceVersion is provided')
+      if (Number(q.resourceVersion) > this.rv) throw new HttpError(504, 'Timeout', `Too large resource version: ${q.resourceVersion}, current: ${this.rv}`)
+    }
     const matches = selector(q.labelSelector)
     let items = this.list(type.plural, ns)
       .filter((o) => matches(o.metadata.labels ?? {}))

@@ -189,6 +189,23 @@ t.test('list pages through limit/continue and filters by label', async (t) => {
   t.same(other.items.map((o) => o.metadata.name), ['nsess_c'])
 })
 
+t.test('[ISSUE-49] a narrow list as fresh as the client\'s own writes asks for its last write\'s version, unpaged (the watch cache answers it, not etcd)', async (t) => {
+  const { kc, api } = await setup(t)
+  const client = new KubeResourceClient<BrowserSession>({ kc, pageSize: 2, mapNames: true, ops: customObjectOps(kc, { group: GROUP, version: VERSION, plural: 'browsersessions', kind: 'BrowserSession', namespace: NS }) })
+  const lists = () => api.requests.filter((r) => r.method === 'GET' && r.path === SESSIONS_PATH && r.query.watch === undefined)
+  await client.list({ labelSelector: 'nightjar.dev/org=norg_a', fresherThanOwnWrites: true })
+  t.equal(lists().at(-1)?.query.limit, '2', 'before a write of its own it reads as usual (paged, from etcd on a real server)')
+  t.equal(lists().at(-1)?.query.resourceVersion, undefined)
+  const first = await client.create({ ...newSession('nsess_a'), metadata: { name: 'nsess_a', labels: { 'nightjar.dev/org': 'norg_a' } } })
+  const patched = await client.patch('nsess_a', { metadata: { labels: { claimed: 'yes' } } })
+  t.ok(Number(patched.metadata.resourceVersion) > Number(first.metadata.resourceVersion), 'a later write has a newer version')
+  const found = await client.list({ labelSelector: 'nightjar.dev/org=norg_a', fresherThanOwnWrites: true })
+  t.same(found.items.map((o) => o.metadata.name), ['nsess_a'], 'it finds what it wrote')
+  const q = lists().at(-1)!.query
+  t.same({ resourceVersion: q.resourceVersion, resourceVersionMatch: q.resourceVersionMatch, limit: q.limit }, { resourceVersion: patched.metadata.resourceVersion, resourceVersionMatch: 'NotOlderThan', limit: undefined },
+    'at least its newest write\'s version, unpaged')
+})
+
 t.test('watch: events in order, bookmarks, and each way a stream can end', async (t) => {
   const { api, sessions } = await setup(t)
   await sessions.create(newSession('nsess_before'))
