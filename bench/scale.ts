@@ -105,6 +105,7 @@ export async function benchScale(): Promise<{ steps: Row[]; components: Row[]; r
       const drive = driveSample(api, live.slice(0, DRIVEN))
       const latencies: number[] = []
       const refused: string[] = []
+      let retried = 0
       let asked = 0
       const started = Date.now()
       let lastSaid = started
@@ -112,14 +113,22 @@ export async function benchScale(): Promise<{ steps: Row[]; components: Row[]; r
         while (asked < add && Date.now() - started < STEP_BUDGET_MS && refused.length < 50) {
           asked++
           const t0 = performance.now()
-          const r = await api.rest('POST', '/v1/sessions', {}).catch((e) => ({ status: 0, body: { error: { message: String(e) } } }))
+          type Answer = Awaited<ReturnType<FleetInstall['rest']>>
+          const start = (): Promise<Answer> => api.rest('POST', '/v1/sessions', {}).catch((e) => ({ status: 0, body: { error: { message: String(e) } } }))
+          let r = await start()
+          // a busy service answers 429 with Retry-After: a client waits and asks again
+          while (r.status === 429 && Date.now() - started < STEP_BUDGET_MS) {
+            retried++
+            await new Promise((res) => setTimeout(res, 1000 * (r.retryAfter ?? 1)))
+            r = await start()
+          }
           if (r.status === 201 && r.body?.status === 'live') {
             live.push(r.body.id)
             latencies.push(performance.now() - t0)
           } else refused.push(`${r.status} ${r.body?.error?.message ?? r.body?.status ?? ''}`)
           if (Date.now() - lastSaid > 15_000) {
             lastSaid = Date.now()
-            progress(`scale: step ${target}: ${live.length} live, ${refused.length} refused, MemAvailable ${memAvailableMiB().toFixed(0)} MiB`)
+            progress(`scale: step ${target}: ${live.length} live, ${retried} retried after 429, ${refused.length} refused, MemAvailable ${memAvailableMiB().toFixed(0)} MiB`)
           }
         }
       }))
@@ -138,7 +147,7 @@ export async function benchScale(): Promise<{ steps: Row[]; components: Row[]; r
         'Postgres xacts/start (driving included)': ((x1 - x0) / n).toFixed(1),
         'etcd size': `${etcdSizeMiB(cluster.kubeconfig).toFixed(0)} MiB`,
         'driving p50': driven.length ? `${percentile(driven, 50).toFixed(0)} ms` : '—', 'driving p99': driven.length ? `${percentile(driven, 99).toFixed(0)} ms` : '—',
-        'refused': refused.length, 'lost': lost.length,
+        'retried (429)': retried, 'refused': refused.length, 'lost': lost.length,
       })
       for (const k of Object.keys(pids)) {
         comps.push({ 'live at once': live.length, component: `${k} (${pids[k].length})`, 'CPU s per 1,000 started': ((cpuOf(pids[k]) - cpu0[k]) / Math.max(1, latencies.length) * 1000).toFixed(1), 'peak RSS': `${peak[k].toFixed(0)} MiB` })
@@ -147,7 +156,7 @@ export async function benchScale(): Promise<{ steps: Row[]; components: Row[]; r
         for (const [kind, count] of [...kinds].sort((a, b) => b[1] - a[1]).slice(0, 8)) requestRows.push({ 'live at once': live.length, component, request: kind, 'per session': (count / n).toFixed(2) })
       }
       if (live.length < target) {
-        stopped = `step ${target} not reached: ${live.length} live after ${seconds.toFixed(0)} s; ${refused.length} refused (first: ${refused[0] ?? 'none'}); MemAvailable ${memAvailableMiB().toFixed(0)} MiB; peaks ${Object.entries(peak).map(([k, v]) => `${k} ${v.toFixed(0)} MiB`).join(', ')}`
+        stopped = `step ${target} not reached: ${live.length} live after ${seconds.toFixed(0)} s; ${retried} retried after 429, ${refused.length} refused (first: ${refused[0] ?? 'none'}); MemAvailable ${memAvailableMiB().toFixed(0)} MiB; peaks ${Object.entries(peak).map(([k, v]) => `${k} ${v.toFixed(0)} MiB`).join(', ')}`
         progress(`scale: ${stopped}`)
         break
       }

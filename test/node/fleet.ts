@@ -18,7 +18,7 @@ export interface FleetInstall {
   apiUrl: string
   apiKey: string
   /** one REST call with the org's key; a start waits until live (Prefer: wait=90) */
-  rest(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>
+  rest(method: string, path: string, body?: unknown): Promise<{ status: number; body: any; retryAfter?: number }>
   kubectlJson(args: string[]): Promise<any>
   sh(cmd: string): Promise<{ status: number; stdout: string; stderr: string }>
 }
@@ -63,7 +63,8 @@ export async function installOnFleet(t: Teardown, cluster: RealCluster, opts: { 
   const rest = async (method: string, path: string, body?: unknown) => {
     const r = await fetch(apiUrl + path, { method, headers: { authorization: `Bearer ${apiKey}`, prefer: 'wait=90', ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined })
     const text = await r.text()
-    return { status: r.status, body: text ? JSON.parse(text) : undefined }
+    const retryAfter = r.headers.get('retry-after')
+    return { status: r.status, body: text ? JSON.parse(text) : undefined, ...(retryAfter ? { retryAfter: Number(retryAfter) } : {}) }
   }
   return { apiUrl, apiKey, rest, kubectlJson, sh }
 }
