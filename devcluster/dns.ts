@@ -3,16 +3,10 @@
 // Services (no headless or pod records, no SRV), and nothing else: it forwards no name out
 // of the cluster. The kubelet hands the bridge address to Pods as their nameserver.
 import { chmodSync, mkdirSync, renameSync, writeFileSync } from 'node:fs'
-import { request } from 'node:https'
 import { join } from 'node:path'
+import { KubeApi, type ApiAccess } from './fleet/kube-api.ts'
 import type { ClusterNetwork } from './network.ts'
 import { stopProcess, type Supervision } from './processes.ts'
-
-export interface ApiAccess {
-  url: string
-  token: string
-  caPem: string
-}
 
 export function startDns(sv: Supervision, opts: { dir: string; network: ClusterNetwork; api: ApiAccess }): void {
   const { dir, network } = opts
@@ -34,17 +28,10 @@ export function startDns(sv: Supervision, opts: { dir: string; network: ClusterN
 function feedDns(api: ApiAccess, hostsFile: string, reload: () => void, log: (m: string) => void) {
   let last = ''
   let stopped = false
+  const client = new KubeApi(api)
   const tick = async () => {
-    const body = await new Promise<string>((resolve, reject) => {
-      const req = request(`${api.url}/api/v1/services`, { headers: { authorization: `Bearer ${api.token}` }, ca: api.caPem, timeout: 5000 }, (res) => {
-        let b = ''
-        res.on('data', (c) => (b += c))
-        res.on('end', () => (res.statusCode === 200 ? resolve(b) : reject(new Error(`services: ${res.statusCode}`))))
-      })
-      req.on('error', reject)
-      req.end()
-    })
-    const items = (JSON.parse(body).items ?? []) as { metadata: { name: string; namespace: string }; spec: { clusterIP?: string } }[]
+    const list = await client.must('GET', '/api/v1/services')
+    const items = (list.items ?? []) as { metadata: { name: string; namespace: string }; spec: { clusterIP?: string } }[]
     const lines = items
       .filter((s) => s.spec.clusterIP && s.spec.clusterIP !== 'None')
       .map((s) => `${s.spec.clusterIP} ${s.metadata.name}.${s.metadata.namespace}.svc.cluster.local ${s.metadata.name}.${s.metadata.namespace}.svc`)
@@ -64,5 +51,5 @@ function feedDns(api: ApiAccess, hostsFile: string, reload: () => void, log: (m:
     }
   }
   void loop()
-  return { stop: () => { stopped = true } }
+  return { stop: () => { stopped = true; client.close() } }
 }

@@ -28,23 +28,21 @@ export function status(): State | undefined {
   return s && alive(s.supervisorPid) && apiReady(s) ? s : undefined
 }
 
-/** one line per node: name, address, Ready as the API says, pod range, stopped by node-stop */
+/**
+ * one line per node, the real ones first, then the simulated fleet's: name, address
+ * ("simulated" for the fleet's), Ready as the API says, stopped by node-stop, pod range
+ */
 export function nodeLines(s: State): string[] {
   const out = spawnSync(KUBECTL, ['--kubeconfig', s.kubeconfig, 'get', 'nodes', '-o', 'json'], { encoding: 'utf8', timeout: 10_000 })
   const items = (out.status === 0 ? JSON.parse(out.stdout).items : []) as { metadata: { name: string }; status: { conditions?: { type: string; status: string }[] } }[]
-  return nodesOf(s).map((n) => {
+  const nodes = [
+    ...nodesOf(s).map((n) => ({ name: n.name, address: n.ip, stopped: n.stopped, pods: n.podRange })),
+    ...(s.simulatedNodes ?? []).map((n) => ({ name: n.name, address: 'simulated', stopped: n.stopped, pods: n.podCidr })),
+  ]
+  return nodes.map((n) => {
     const ready = items.find((i) => i.metadata.name === n.name)?.status.conditions?.find((c) => c.type === 'Ready')?.status
     const word = ready === 'True' ? 'Ready' : ready === undefined ? 'not registered' : 'NotReady'
-    return `${n.name}\t${n.ip}\t${word}${n.stopped ? ' (node-stop)' : ''}\tpods ${n.podRange}`
-  }).concat(simulatedLines(s, items))
-}
-
-/** the simulated fleet's nodes, as nodeLines says them, with how many pods each runs */
-function simulatedLines(s: State, items: { metadata: { name: string }; status: { conditions?: { type: string; status: string }[] } }[]): string[] {
-  return (s.simulatedNodes ?? []).map((n) => {
-    const ready = items.find((i) => i.metadata.name === n.name)?.status.conditions?.find((c) => c.type === 'Ready')?.status
-    const word = ready === 'True' ? 'Ready' : ready === undefined ? 'not registered' : 'NotReady'
-    return `${n.name}\tsimulated\t${word}${n.stopped ? ' (node-stop)' : ''}\tpods ${n.podCidr}`
+    return `${n.name}\t${n.address}\t${word}${n.stopped ? ' (node-stop)' : ''}\tpods ${n.pods}`
   })
 }
 

@@ -40,6 +40,8 @@ function nodeRange(cidr: string, index: number): { cidr: string; start: number }
 
 const dotted = (n: number) => [3, 2, 1, 0].map((k) => Math.floor(n / 256 ** k) % 256).join('.')
 const microTime = () => new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z')
+/** now, as the API's timestamps are written (whole seconds) */
+const timestamp = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z')
 
 interface Pod {
   metadata: { name: string; namespace: string; uid: string; deletionTimestamp?: string; labels?: Record<string, string> }
@@ -179,7 +181,7 @@ export class Fleet {
   }
 
   async #writeNodeStatus(n: SimNode): Promise<void> {
-    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z')
+    const now = timestamp()
     const cond = (type: string, status: string, reason: string) => ({ type, status, reason, message: reason, lastHeartbeatTime: now, lastTransitionTime: now })
     await this.#api.must('PATCH', `/api/v1/nodes/${n.name}/status`, {
       status: {
@@ -294,7 +296,7 @@ export class Fleet {
   }
 
   #status(p: SimulatedPod, state: 'starting' | 'running' | 'ready'): Record<string, unknown> {
-    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z')
+    const now = timestamp()
     const ready = state === 'ready' ? 'True' : 'False'
     return {
       phase: state === 'starting' ? 'Pending' : 'Running',

@@ -36,6 +36,9 @@ const answers: Partial<Record<PodRouteName, (pod: HollowPod, input: any) => unkn
   act: (p, i) => ({ ok: true, verb: i.verb, url: p.url, ...(i.changes === false ? {} : { changes: i.verb === 'type' ? `~ textbox "Search" [ref=e3]: "${String(i.text ?? '').slice(0, 40)}"` : '' }) }),
 }
 
+/** the contract's routes by path, each with its name */
+const ROUTES = new Map((Object.entries(podRoutes) as [PodRouteName, (typeof podRoutes)[PodRouteName]][]).map((e) => [e[1].path, e] as const))
+
 interface HollowPod {
   sessionId?: string
   url: string
@@ -89,7 +92,7 @@ export class HollowServer {
   async #serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     try {
       const path = (req.url ?? '').split('?')[0]
-      const entry = (Object.entries(podRoutes) as [PodRouteName, (typeof podRoutes)[PodRouteName]][]).find(([, r]) => r.path === path)
+      const entry = ROUTES.get(path)
       if (entry?.[1].auth !== false && !this.#authorized(req.headers.authorization)) throw errors.unauthorized()
       if (!entry) throw errors.noSuchRoute()
       const [name, route] = entry

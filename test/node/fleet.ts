@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SIMULATED_LABEL, SIMULATED_TAINT } from '../../devcluster/fleet/fleet.ts'
-import { clusterShell, freshDatabase, readmeInstall, rolledOut } from './install.ts'
+import { clusterShell, freshDatabase, readmeInstall, restWithKey, runReadmeInstall } from './install.ts'
 import { KUBECTL, ROOT, type RealCluster } from './real-cluster.ts'
 
 export const RELEASE = 'nightjar'
@@ -48,24 +48,14 @@ export async function installOnFleet(t: Teardown, cluster: RealCluster, opts: { 
     await sh(`helm uninstall ${RELEASE} -n ${CHART_NS} --wait=false`)
     await sh(`${KUBECTL} delete namespace ${CHART_NS} --timeout=300s`)
   })
-  const commands = readmeInstall(`${ROOT}README.md`, dbUrl, valuesFile)
-  let bootstrapOut = ''
-  for (const [i, cmd] of commands.entries()) {
-    const last = i === commands.length - 1
-    if (last) await rolledOut(cluster.kubeconfig, CHART_NS, [`${RELEASE}-api-server`, `${RELEASE}-operator`])
-    const r = await sh(cmd)
-    if (r.status !== 0) throw new Error(`README: ${cmd.split(' ').slice(0, 4).join(' ')} … failed: ${r.stderr.replaceAll(dbUrl, '<DATABASE_URL>').slice(0, 500)}`)
-    if (last) bootstrapOut = r.stdout
-  }
+  const bootstrapOut = await runReadmeInstall(readmeInstall(`${ROOT}README.md`, dbUrl, valuesFile), {
+    sh, kubeconfig: cluster.kubeconfig, namespace: CHART_NS, release: RELEASE,
+    check: (cmd, r) => { if (r.status !== 0) throw new Error(`README: ${cmd.split(' ').slice(0, 4).join(' ')} … failed: ${r.stderr.replaceAll(dbUrl, '<DATABASE_URL>').slice(0, 500)}`) },
+  })
   const { apiKey } = JSON.parse(bootstrapOut) as { apiKey: string }
   const svc = await kubectlJson(['get', 'service', `${RELEASE}-api-server`])
   const apiUrl = `http://${svc.spec.clusterIP}:${svc.spec.ports[0].port}`
-  const rest = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(apiUrl + path, { method, headers: { authorization: `Bearer ${apiKey}`, prefer: 'wait=90', ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined })
-    const text = await r.text()
-    const retryAfter = r.headers.get('retry-after')
-    return { status: r.status, body: text ? JSON.parse(text) : undefined, ...(retryAfter ? { retryAfter: Number(retryAfter) } : {}) }
-  }
+  const rest = restWithKey(apiUrl, apiKey)
   return { apiUrl, apiKey, rest, kubectlJson, sh }
 }
 

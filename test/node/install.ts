@@ -84,3 +84,32 @@ export function clusterShell(kubeconfig: string, namespace: string) {
   }
   return { sh, kubectlJson }
 }
+
+export type ShellResult = { status: number; stdout: string; stderr: string }
+
+/**
+ * The README's install commands in order, the last (the bootstrap) once the release's
+ * api-server and operator have rolled out; `check` judges each command's result (a test
+ * asserts, a bench throws). Answers the bootstrap's output.
+ */
+export async function runReadmeInstall(commands: string[], opts: { sh(cmd: string): Promise<ShellResult>; kubeconfig: string; namespace: string; release: string; check(cmd: string, r: ShellResult): void }): Promise<string> {
+  let bootstrapOut = ''
+  for (const [i, cmd] of commands.entries()) {
+    const last = i === commands.length - 1
+    if (last) await rolledOut(opts.kubeconfig, opts.namespace, [`${opts.release}-api-server`, `${opts.release}-operator`])
+    const r = await opts.sh(cmd)
+    opts.check(cmd, r)
+    if (last) bootstrapOut = r.stdout
+  }
+  return bootstrapOut
+}
+
+/** REST calls with an API key; a start waits until live (Prefer: wait=90) */
+export function restWithKey(apiUrl: string, apiKey: string) {
+  return async (method: string, path: string, body?: unknown): Promise<{ status: number; body: any; retryAfter?: number }> => {
+    const r = await fetch(apiUrl + path, { method, headers: { authorization: `Bearer ${apiKey}`, prefer: 'wait=90', ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined })
+    const text = await r.text()
+    const retryAfter = r.headers.get('retry-after')
+    return { status: r.status, body: text ? JSON.parse(text) : undefined, ...(retryAfter ? { retryAfter: Number(retryAfter) } : {}) }
+  }
+}

@@ -9,7 +9,7 @@ import { bridgeWeb } from '../cluster/helpers.ts'
 import type { ClusterInfo } from '../cluster/main.ts'
 import { mcpClient } from '../helpers/mcp.ts'
 import { waitFor } from '../helpers/wait.ts'
-import { clusterShell, freshDatabase, readmeInstall, rolledOut } from './install.ts'
+import { clusterShell, freshDatabase, readmeInstall, restWithKey, runReadmeInstall } from './install.ts'
 import { clusterCommand, clusterUp, KUBECTL, ROOT } from './real-cluster.ts'
 
 t.setTimeout(60 * 60_000)
@@ -49,23 +49,14 @@ t.test('[ISSUE-37] two real nodes: sessions spread, a lost node fails its sessio
     await sh(`helm uninstall ${release} -n ${chartNs} --wait=false`)
     await sh(`${KUBECTL} delete namespace ${chartNs} --timeout=180s`)
   })
-  const commands = readmeInstall(`${ROOT}README.md`, dbUrl, valuesFile)
-  let bootstrapOut = ''
-  for (const [i, cmd] of commands.entries()) {
-    const last = i === commands.length - 1
-    if (last) await rolledOut(kubeconfig, chartNs, [`${release}-api-server`, `${release}-operator`])
-    const r = await sh(cmd)
-    t.equal(r.status, 0, `README: ${cmd.split(' ').slice(0, 4).join(' ')} … ${r.status === 0 ? '' : r.stderr.replaceAll(dbUrl, '<DATABASE_URL>').slice(0, 500)}`)
-    if (last) bootstrapOut = r.stdout
-  }
+  const bootstrapOut = await runReadmeInstall(readmeInstall(`${ROOT}README.md`, dbUrl, valuesFile), {
+    sh, kubeconfig, namespace: chartNs, release,
+    check: (cmd, r) => t.equal(r.status, 0, `README: ${cmd.split(' ').slice(0, 4).join(' ')} … ${r.status === 0 ? '' : r.stderr.replaceAll(dbUrl, '<DATABASE_URL>').slice(0, 500)}`),
+  })
   const { apiKey } = JSON.parse(bootstrapOut) as { apiKey: string }
   const svc = await kubectlJson(['get', 'service', `${release}-api-server`])
   const apiUrl = `http://${svc.spec.clusterIP}:${svc.spec.ports[0].port}`
-  const rest = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(apiUrl + path, { method, headers: { authorization: `Bearer ${apiKey}`, prefer: 'wait=90', ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined })
-    const text = await r.text()
-    return { status: r.status, body: text ? JSON.parse(text) : undefined }
-  }
+  const rest = restWithKey(apiUrl, apiKey)
   const nodeOf = async (sessionId: string) => {
     const bs = (await kubectlJson(['get', 'browsersessions'])).items.find((b: any) => b.metadata.annotations?.['nightjar.dev/id'] === sessionId)
     return (await kubectlJson(['get', 'pod', bs.status.podName])).spec.nodeName as string
