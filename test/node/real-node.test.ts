@@ -5,7 +5,7 @@
 // cluster -- down` removes it. Pods run in a namespace of their own, deleted at the end.
 import { execFileSync, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
@@ -24,6 +24,7 @@ import { dumpAllTables } from '../helpers/db.ts'
 import { PRODUCT_VERSION as TAG } from '../../contracts/version.ts'
 import { freshDatabase, helmEnv, readmeInstall, rolledOut } from './install.ts'
 import { browserPodManifest, tokenSecretManifest } from '../../operator/kube/pod-spec.ts'
+import { SECCOMP_ROOT } from '../../devcluster/state.ts'
 import { INSIDE_PROBE, podProcesses, processFacts, readAs, seccompFiltersOf, type ChromiumProcess, type InsideProcess } from '../helpers/sandbox-probe.ts'
 
 // the first `up` on a machine builds kubelet, kube-proxy, kube-scheduler and the images
@@ -83,6 +84,10 @@ t.test('the node is Ready and holds the four images, with their sizes as the kub
 t.test('a cloak browser pod runs the cloak image: full Chromium, headful on its own Xvfb display, as uid 10001', async (t) => {
   // the headless image has neither; the operator picks the image by the session's browserKind
   const name = 'cloak'
+  // the pod runs under the chart's seccomp profile, which the chart's installer writes and
+  // `down` removes: written here as that installer does, so this test needs no install before it
+  mkdirSync(join(SECCOMP_ROOT, 'nightjar'), { recursive: true })
+  copyFileSync(join(ROOT, 'charts/nightjar/files/chromium-sandbox.json'), join(SECCOMP_ROOT, 'nightjar/chromium-sandbox.json'))
   kubectl(['apply', '-f', '-'], JSON.stringify(tokenSecretManifest({ name: `${name}-token`, namespace: ns, podName: name, token: randomBytes(24).toString('base64url') })))
   const images = { image: `localhost/nightjar-browser-pod:${TAG}`, cloakImage: `localhost/nightjar-browser-pod-cloak:${TAG}`, imagePullPolicy: 'Never' as const }
   kubectl(['apply', '-f', '-'], JSON.stringify(browserPodManifest({ name, namespace: ns, browserKind: 'cloak', tokenSecretName: `${name}-token` }, images)))
