@@ -75,7 +75,9 @@ t.test('CDP connect', async (t) => {
     t.teardown(() => browser.close().catch(() => {}))
     const page = browser.contexts().flatMap((c) => c.pages())[0]
     t.ok(page, 'the session’s page')
-    await page.goto('http://example.com/cdp-drive.html')
+    const loaded = await page.goto('http://example.com/cdp-drive.html')
+    // what came back, if not the page: the gateway's answer names its cause
+    t.equal(loaded?.status(), 200, `the page through the gateway (${loaded?.status()} ${loaded?.headers()['x-nightjar-egress'] ?? ''} ${page.url()})`)
     await page.click('#go')
     t.equal(await page.textContent('#status'), 'clicked over CDP')
     const png = await page.screenshot()
