@@ -17,7 +17,7 @@ import { registerErrorHandling } from './http/errors.ts'
 import { registerRequestTracing } from './door-kit/tracing.ts'
 import { errors } from '../contracts/errors.ts'
 import { registerHealth } from './http/health.ts'
-import { registerDrainNotice } from './http/drain.ts'
+import { drainDeadline, registerDrainNotice } from './http/drain.ts'
 import { registerOperationRoutes } from './http/operations.ts'
 import { registerOpenApi } from './http/openapi.ts'
 import { registerMcp } from './mcp/server.ts'
@@ -40,6 +40,7 @@ import { declaredHostsOf } from './networks/store.ts'
 import { clientAddress, trustFunction } from './door-kit/client-address.ts'
 import { joinGate, Limits, limitSettings, PgLimitStore } from './limits/index.ts'
 import { Admission } from './sessions/admission.ts'
+import { StartDrain } from './sessions/start-drain.ts'
 import { registerSessionMetrics } from './sessions/metrics.ts'
 import { registerProductMetrics } from './metrics/product.ts'
 import { SessionActivity } from './sessions/expiry.ts'
@@ -225,6 +226,7 @@ function makeServices(f: Foundation, plane: SessionPlane | undefined): Assembled
     networks: localReach,
     authStates: new PgAuthStateDirectory(db), // warm resume: which captured version to restore
     admission: new Admission(config.capacity),
+    startDrain: new StartDrain(),
     limits: f.limits,
     activity,
     events: webhooks,
@@ -319,7 +321,13 @@ function registerLifecycle(f: Foundation, parts: Assembled, sockets: { close: ()
   // first — daemons are told to rejoin (they find another replica), streams end — while the
   // requests in flight drain.
   f.app.addHook('preClose', sockets.close)
+  // callers waiting on a start are answered now (202 pending); the starts get the drain's time
+  // (none on a plain app.close(): they fail as the watch stops, as before)
+  f.app.addHook('preClose', async () => { parts.services.startDrain.close(drainDeadline(f.app) ?? Date.now()) })
   f.app.addHook('onClose', async () => {
+    // a start lives in this process: it settles before the watch it waits on stops
+    const left = await parts.services.startDrain.settled()
+    if (left) f.log.warn({ starts: left }, 'session starts still in flight at the drain deadline: another replica fails them as Orphaned')
     await broker.close() // a build that never became ready skips preClose
     // then this replica's row goes: the daemons it held read offline until they rejoin
     await fanout.stop()

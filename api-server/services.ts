@@ -8,6 +8,7 @@ import type { SessionRuntime } from './sessions/runtime.ts'
 import type { AuthStateDirectory, NetworkDirectory } from './sessions/directories.ts'
 import type { LocalReach } from './networks/service.ts'
 import type { Admission } from './sessions/admission.ts'
+import type { StartDrain } from './sessions/start-drain.ts'
 import type { Limits } from './limits/index.ts'
 import type { SessionActivity } from './sessions/expiry.ts'
 import type { Recordings } from './recordings/service.ts'
@@ -40,6 +41,8 @@ export interface Services {
   authStates: AuthStateDirectory
   /** session-start admission: quotas, launch slots, the bounded queue */
   admission: Admission
+  /** this process's session starts as it shuts down (sessions/start-drain.ts) */
+  startDrain: StartDrain
   /** the abuse limits (sign-in, device flow, user codes, daemon joins, registration), counted in Postgres */
   limits: Limits
   /** driving calls keep a session from its idle timeout */

@@ -6,6 +6,12 @@
 import type { FastifyInstance } from 'fastify'
 
 const draining = new WeakSet<FastifyInstance>()
+const deadlines = new WeakMap<FastifyInstance, number>()
+
+/** when a graceful close cuts what is left (epoch ms); undefined for a plain app.close() */
+export function drainDeadline(app: FastifyInstance): number | undefined {
+  return deadlines.get(app)
+}
 
 /** true once a shutdown began: /readyz answers 503 */
 export function isDraining(app: FastifyInstance): boolean {
@@ -28,6 +34,7 @@ export async function closeGracefully(app: FastifyInstance, drainMs: number, del
   // idle keep-alive connections are not closed here: a client may be sending on one at that
   // instant and would see it cut; its next request gets an answer that closes it instead
   if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs))
+  deadlines.set(app, Date.now() + drainMs)
   const deadline = setTimeout(() => app.server.closeAllConnections(), drainMs)
   deadline.unref()
   try {

@@ -1,6 +1,7 @@
 // Opening and ending sessions: a start counted and traced from the request to live (its
 // steps in start.ts), answered within a wait or left pending, and an end that really stops
 // the browser. Design: docs/ARCHITECTURE.md#wiring
+import { orClosing } from './start-drain.ts'
 import type { AuthContext } from '../auth/context.ts'
 import { isApiError } from '../../contracts/errors.ts'
 import { release } from '../personas/index.ts'
@@ -63,8 +64,9 @@ export async function startSessionWithin(services: SessionDeps, req: StartReques
   let timer: NodeJS.Timeout | undefined
   const timedOut = new Promise<'timeout'>((resolve) => { timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now())) })
   try {
-    const first = await Promise.race([started.live, timedOut])
-    if (first !== 'timeout') return { view: first, pending: false }
+    // a replica shutting down answers now with the session as it stands; the start goes on
+    const first = await orClosing(services.startDrain.closing, Promise.race([started.live, timedOut]))
+    if (first !== 'timeout' && first !== 'closing') return { view: first, pending: false }
   } finally {
     clearTimeout(timer)
   }
@@ -83,11 +85,11 @@ export async function sessionWhenSettled(services: SessionDeps, orgId: string, i
   const read = async () => sessionView(await getSession(services.db, orgId, id), services.admission.queuePosition(id))
   let view = await read()
   const deadline = Date.now() + waitMs
-  while (view.status === 'pending' && Date.now() < deadline) {
+  while (view.status === 'pending' && Date.now() < deadline && !services.startDrain.closing.aborted) {
     const local = startInFlight(id)
     let timer: NodeJS.Timeout | undefined
     const pause = new Promise<void>((resolve) => { timer = setTimeout(resolve, local ? deadline - Date.now() : Math.min(250, deadline - Date.now())) })
-    await Promise.race([local?.then(() => {}, () => {}) ?? pause, pause])
+    await orClosing(services.startDrain.closing, Promise.race([local?.then(() => {}, () => {}) ?? pause, pause]))
     clearTimeout(timer)
     view = await read()
   }

@@ -2,6 +2,7 @@
 // (create → await live → hand over the proxy → record → mark live → emit). Anything that
 // fails after the lease was taken gives it back, so a failed start never leaves an identity
 // locked. Opening (counted, traced) and ending sessions: lifecycle.ts.
+import type { StartDrain } from './start-drain.ts'
 import type { AuthStateDirectory, NetworkDirectory, ResolvedNetwork } from './directories.ts'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config.ts'
@@ -59,6 +60,8 @@ export interface SessionDeps {
   recordings: SessionRecorder
   /** where a start going live or failing, and an end, are reported (session.live, session.failed, session.ended) */
   events: OrgEvents
+  /** this process's starts as it shuts down: waits answered early, starts in flight awaited */
+  startDrain: StartDrain
 }
 
 export interface SessionRecorder {
@@ -266,6 +269,7 @@ export async function openStart(deps: SessionDeps, req: StartRequest): Promise<S
   }
   const live = launchWhenGranted(deps, bound)
   starting.set(bound.id, live)
+  deps.startDrain.track(live)
   live.then(() => starting.delete(bound.id), () => starting.delete(bound.id))
   return { id: bound.id, orgId: bound.auth.orgId, live, detach: () => bound.ticket.detach() }
 }

@@ -340,16 +340,16 @@ t.test('the api-server runs 2 replicas by default: a PodDisruptionBudget, a head
   t.same(envOf(apiPod(own)?.containers[0] ?? {}).NIGHTJAR_REPLICA_SECRET, { secretKeyRef: { name: 'peers', key: 'k' } }, 'apiServer.replicaSecret.existingSecret is honoured')
 
   // graceful shutdown: the kubelet waits longer than the server drains
-  t.equal(env.NIGHTJAR_SHUTDOWN_DRAIN_SECONDS, '30', 'the chart sets the drain')
+  t.equal(env.NIGHTJAR_SHUTDOWN_DRAIN_SECONDS, '60', 'the chart sets the drain (long enough for a start in flight during a rollout)')
   t.ok(pod.terminationGracePeriodSeconds > Number(env.NIGHTJAR_SHUTDOWN_DRAIN_SECONDS), `grace period ${pod.terminationGracePeriodSeconds}s > drain ${env.NIGHTJAR_SHUTDOWN_DRAIN_SECONDS}s`)
   t.equal(env.NIGHTJAR_SHUTDOWN_DELAY_SECONDS, '10', 'and a shutdown delay, served on while kube-proxy stops routing to the pod')
-  t.equal(pod.terminationGracePeriodSeconds, 55, 'delay + drain + 15s by default')
+  t.equal(pod.terminationGracePeriodSeconds, 85, 'delay + drain + 15s by default')
   const longer = apiPod(render(t, ['--set', 'apiServer.shutdownDrainSeconds=120']))
   t.equal(envOf(longer?.containers[0] ?? {}).NIGHTJAR_SHUTDOWN_DRAIN_SECONDS, '120')
   t.equal(longer?.terminationGracePeriodSeconds, 145, 'the grace period follows the drain')
   const short = helm(t, ['template', 'nj', CHART, '--set', 'apiServer.terminationGracePeriodSeconds=35'])
   t.notOk(short.ok, 'a grace period at or below the drain is refused')
-  t.match(short.out, /terminationGracePeriodSeconds \(35\) must be above apiServer\.shutdownDelaySeconds \+ apiServer\.shutdownDrainSeconds \(40\)/)
+  t.match(short.out, /terminationGracePeriodSeconds \(35\) must be above apiServer\.shutdownDelaySeconds \+ apiServer\.shutdownDrainSeconds \(70\)/)
 
   // a NetworkPolicy that restricts ingress to api-server pods must let the other replicas in
   for (const np of [...find(docs, 'NetworkPolicy'), ...find(render(t, ['-f', FULL]), 'NetworkPolicy')]) {
