@@ -3,7 +3,8 @@
 // operator leader and follower) on the real kube-apiserver, etcd and Postgres, climbing the
 // steps of NIGHTJAR_SCALE_STEPS while an agent drives a sample; per step, same run: time to
 // all live, start latency, requests per session, Postgres transactions, each component's CPU
-// and memory, etcd's size, driving latency, sessions lost; then a simulated node stopped.
+// and memory, etcd's size, driving latency, sessions lost; then the faults: a simulated node
+// stopped, the operator's leader killed, an api-server replica killed.
 // What each figure is and how it is attributed: docs/scale.md
 import { readdirSync, readFileSync } from 'node:fs'
 import pg from 'pg'
@@ -11,6 +12,7 @@ import { HOLLOW_TITLE } from '../devcluster/fleet/hollow-pod.ts'
 import { apiMetrics, auditedRequests, installOnFleet, type FleetInstall } from '../test/node/fleet.ts'
 import { clusterCommand, clusterUp } from '../test/node/real-cluster.ts'
 import { percentile, progress } from './harness.ts'
+import { podProcesses } from '../test/helpers/sandbox-probe.ts'
 
 const SIMULATED = Number(process.env.NIGHTJAR_SCALE_NODES ?? 100)
 const STEPS = (process.env.NIGHTJAR_SCALE_STEPS ?? '100,1000,10000').split(',').map(Number)
@@ -184,11 +186,117 @@ export async function benchScale(): Promise<{ steps: Row[]; components: Row[]; r
       const lost = await lostSessions(api, others)
       faults.push({ fault: `node-stop ${victim}`, sessions: its.length, 'all NodeLost after': Number.isNaN(failedAfter) ? 'not within 120 s' : `${failedAfter.toFixed(1)} s`, 'others live': `${others.length - lost.length}/${others.length}`, 'driving p99 meanwhile': driven.length ? `${percentile(driven, 99).toFixed(0)} ms` : '—' })
       await clusterCommand('node-start', victim)
+      for (const id of its) live.splice(live.indexOf(id), 1)
     }
+    faults.push(await killOperatorLeader(api, live))
+    faults.push(await killApiServerReplica(api, live))
     return { steps, components: comps, requests: requestRows, faults, stopped: stopped || `every step reached (${STEPS.join(', ')})` }
   } finally {
     for (const fn of teardowns.reverse()) await fn()
     clusterUp(1, 0)
+  }
+}
+
+/** SIGKILLs the one process of a chart pod (its container restarts, as after a crash) */
+async function killPod(api: FleetInstall, podName: string): Promise<void> {
+  const pod = await api.kubectlJson(['get', 'pod', podName])
+  const pids = podProcesses(pod.metadata.uid).filter((pid) => {
+    try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('node\0bin/nightjar.mjs') } catch { return false }
+  })
+  if (!pids.length) throw new Error(`scale: no process of ${podName} found on this machine`)
+  for (const pid of pids) process.kill(pid, 'SIGKILL')
+}
+
+const leaseHolder = async (api: FleetInstall): Promise<string> =>
+  ((await api.kubectlJson(['get', 'leases'])).items as any[]).find((l) => l.metadata.name.includes('operator'))?.spec?.holderIdentity ?? ''
+
+/**
+ * The operator's leader killed with every session live: how long until the follower leads, the
+ * requests the operators make from the kill until 30 s after the takeover (a re-list is a
+ * handful; a write per session would be thousands), sessions lost, a start after it
+ */
+async function killOperatorLeader(api: FleetInstall, live: string[]): Promise<Row> {
+  const victim = await leaseHolder(api)
+  progress(`scale: killing the operator leader ${victim} (${live.length} live)`)
+  const drive = driveSample(api, live.slice(0, DRIVEN))
+  const audit0 = auditedRequests(Number.MAX_SAFE_INTEGER).end
+  await killPod(api, victim)
+  const t0 = Date.now()
+  let holder = victim
+  while ((holder === victim || holder === '') && Date.now() - t0 < 120_000) {
+    await new Promise((r) => setTimeout(r, 250))
+    holder = await leaseHolder(api).catch(() => '')
+  }
+  const takeover = (Date.now() - t0) / 1000
+  await new Promise((r) => setTimeout(r, 30_000))
+  const fresh = await api.rest('POST', '/v1/sessions', {})
+  const startWorks = fresh.status === 201 && fresh.body?.status === 'live'
+  if (fresh.body?.id) await api.rest('DELETE', `/v1/sessions/${fresh.body.id}`)
+  const driven = await drive.stop()
+  const kinds = auditedRequests(audit0).byComponent.get('operator') ?? new Map<string, number>()
+  const total = [...kinds.values()].reduce((a, b) => a + b, 0)
+  const lost = await lostSessions(api, live)
+  return {
+    fault: `operator leader ${victim} killed`, sessions: live.length,
+    'all NodeLost after': '—', 'others live': `${live.length - lost.length}/${live.length}`,
+    'driving p99 meanwhile': driven.length ? `${percentile(driven, 99).toFixed(0)} ms` : '—',
+    'new leader after': holder === victim || holder === '' ? 'none within 120 s' : `${takeover.toFixed(1)} s (${holder})`,
+    'operator requests, kill + 30 s': `${total} (${[...kinds].sort((a, b) => b[1] - a[1]).slice(0, 4).map(([k, v]) => `${k} ${v}`).join(', ')})`,
+    'a start after': startWorks ? 'live' : `${fresh.status}`,
+  }
+}
+
+/**
+ * One api-server replica killed while an agent drives and starts sessions through the Service:
+ * a call refused or cut is retried (up to 5 times, 200 ms apart) as a client does; what
+ * still fails after that, and sessions lost, must be 0
+ */
+async function killApiServerReplica(api: FleetInstall, live: string[]): Promise<Row> {
+  const pods = ((await api.kubectlJson(['get', 'pods', '-l', 'app.kubernetes.io/component=api-server'])).items as any[]).map((p) => p.metadata.name as string)
+  const victim = pods[0]
+  progress(`scale: killing api-server replica ${victim} (${pods.length} replicas, ${live.length} live)`)
+  let calls = 0
+  let retried = 0
+  const failed: string[] = []
+  const latencies: number[] = []
+  const retrying = async (method: string, path: string, body?: unknown, ok = (r: { status: number; body: any }) => r.status < 500) => {
+    calls++
+    const t0 = performance.now()
+    for (let attempt = 0; ; attempt++) {
+      const r = await api.rest(method, path, body).catch((e: Error) => ({ status: 0, body: { error: { message: e.message } } }))
+      if (ok(r)) { latencies.push(performance.now() - t0); return r }
+      if (attempt === 5) { failed.push(`${method} ${path}: ${r.status} ${r.body?.error?.message ?? ''}`); return r }
+      retried++
+      await new Promise((res) => setTimeout(res, 200))
+    }
+  }
+  let running = true
+  const sample = live.slice(0, DRIVEN)
+  const driver = (async () => {
+    while (running) {
+      for (const id of sample) {
+        await retrying('POST', `/v1/sessions/${id}/navigate`, { url: 'https://example.com/' }, (r) => r.body?.title === HOLLOW_TITLE)
+        await retrying('POST', `/v1/sessions/${id}/perceive`, {}, (r) => r.status === 200)
+      }
+    }
+  })()
+  const starter = (async () => {
+    while (running) {
+      const r = await retrying('POST', '/v1/sessions', {}, (x) => x.status === 201 && x.body?.status === 'live')
+      if (r.body?.id) await retrying('DELETE', `/v1/sessions/${r.body.id}`, undefined, (x) => x.status === 200 || x.status === 204)
+    }
+  })()
+  await new Promise((r) => setTimeout(r, 5000))
+  await killPod(api, victim)
+  await new Promise((r) => setTimeout(r, 30_000))
+  running = false
+  await Promise.all([driver, starter])
+  const lost = await lostSessions(api, live)
+  return {
+    fault: `api-server replica ${victim} killed`, sessions: live.length,
+    'all NodeLost after': '—', 'others live': `${live.length - lost.length}/${live.length}`,
+    'driving p99 meanwhile': latencies.length ? `${percentile(latencies, 99).toFixed(0)} ms` : '—',
+    'calls failed after retries': `${failed.length} of ${calls} (${retried} retries)${failed.length ? `: ${failed.slice(0, 3).join('; ')}` : ''}`,
   }
 }
 
