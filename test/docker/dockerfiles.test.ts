@@ -60,8 +60,9 @@ function reachable(entries: readonly string[], dispatcherOnly: boolean): string[
 }
 
 // bare imports: `import … from 'pkg'`, side-effect imports, import('pkg') and
-// require.resolve('pkg') (a package read as a file: rrweb's bundles)
-const BARE = /(?:^|[\n;])\s*(?:import|export)(\s+type\b)?[^'"();]*?from\s+['"]([^.'"][^'"]*)['"]|(?:^|[\n;])\s*import\s+['"]([^.'"][^'"]*)['"]|\bimport\(\s*['"]([^.'"][^'"]*)['"]\s*\)|\.resolve\(\s*['"]([^.'"/][^'"]*)['"]\s*\)/g
+// require.resolve('pkg') (a package read as a file: rrweb's bundles); Promise.resolve('x')
+// is a value, not a package
+const BARE = /(?:^|[\n;])\s*(?:import|export)(\s+type\b)?[^'"();]*?from\s+['"]([^.'"][^'"]*)['"]|(?:^|[\n;])\s*import\s+['"]([^.'"][^'"]*)['"]|\bimport\(\s*['"]([^.'"][^'"]*)['"]\s*\)|(?<!\bPromise)\.resolve\(\s*['"]([^.'"/][^'"]*)['"]\s*\)/g
 
 /** the npm packages the files import (a package's name, scoped or not; Node's own modules left out) */
 function packagesOf(files: readonly string[]): string[] {
