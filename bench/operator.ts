@@ -133,6 +133,8 @@ async function startOperator(info: ClusterInfo, work: string): Promise<OperatorC
     NIGHTJAR_OPERATOR_HOST: '127.0.0.1',
     NIGHTJAR_OPERATOR_PORT: '0',
     NIGHTJAR_LOG_LEVEL: 'info',
+    // a V8 CPU profile of the operator per run, for finding what grows with the session count
+    ...(process.env.NIGHTJAR_BENCH_OPERATOR_PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.NIGHTJAR_BENCH_OPERATOR_PROFILE}` } : {}),
   }
   const logFile = join(work, 'operator.log')
   const out = createWriteStream(logFile)

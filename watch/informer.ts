@@ -85,13 +85,31 @@ export class Informer<T extends AnyResource> implements ObjectReader<T> {
     return this.lastResourceVersion
   }
 
+  /** a copy of the cached object: the caller may change it */
   get(name: string): T | undefined {
     const obj = this.cache.get(name)
     return obj && structuredClone(obj)
   }
 
-  list(): T[] {
-    return [...this.cache.values()].map((o) => structuredClone(o))
+  /** the cached object itself, to read on a hot path without a copy; the caller must not change it */
+  peek(name: string): Readonly<T> | undefined {
+    return this.cache.get(name)
+  }
+
+  /** the names of the cached objects */
+  names(): string[] {
+    return [...this.cache.keys()]
+  }
+
+  /**
+   * copies of the cached objects, or only of those `select` keeps: `select` sees the cached
+   * object itself (it must not change it), so a periodic pass over thousands of objects
+   * copies only the few it acts on
+   */
+  list(select?: (obj: Readonly<T>) => boolean): T[] {
+    const out: T[] = []
+    for (const o of this.cache.values()) if (!select || select(o)) out.push(structuredClone(o))
+    return out
   }
 
   private waitForSync(): Promise<void> {

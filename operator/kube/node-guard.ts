@@ -87,23 +87,37 @@ export class NodeGuard {
     this.drainedPool.delete(name)
   }
 
-  /** one pass over the browser pods on suspect or cordoned nodes */
+  /**
+   * one pass over the browser pods on suspect or cordoned nodes; it runs every 2 s and on
+   * every Node change, so it copies only those pods (copying every pod made the operator's
+   * CPU per session grow with the number of sessions: bench/README.md, "Scale")
+   */
   async checkNodes(): Promise<void> {
     const nodes = this.opts.nodes
     if (!nodes || this.checking || this.deps.closed() || !this.deps.informer.hasSynced) return
+    const healthy = nodes.healthyNodes()
+    if (!healthy) return
     this.checking = true
     try {
+      const troubled = this.deps.informer.list((pod) => {
+        const node = nodeOf(pod)
+        return !!node && !healthy.has(node)
+      })
+      const onSuspect = new Set<string>()
       await Promise.all(
-        this.deps.informer.list().map(async (pod) => {
-          const node = nodeOf(pod)
-          if (!node) return
+        troubled.map(async (pod) => {
+          const node = nodeOf(pod)!
           const suspicion = nodes.suspicion(node)
-          if (suspicion !== undefined) return this.checkSuspect(pod, node, suspicion)
-          this.unreachableSince.delete(pod.metadata.name)
+          if (suspicion !== undefined) {
+            onSuspect.add(pod.metadata.name)
+            return this.checkSuspect(pod, node, suspicion)
+          }
           const cordoned = nodes.cordonedSince(node)
           if (cordoned !== undefined) await this.checkCordoned(pod, node, cordoned)
         }),
       )
+      // a pod's unreachable clock stops once its node looks alive again
+      for (const name of this.unreachableSince.keys()) if (!onSuspect.has(name)) this.unreachableSince.delete(name)
     } finally {
       this.checking = false
     }

@@ -72,14 +72,27 @@ export class NodeHealth {
     return () => this.listeners.delete(listener)
   }
 
+  /**
+   * the nodes that look alive and are schedulable now, or undefined before the first list:
+   * one look per node for a pass over every pod (a pod on a node not in it needs a closer look)
+   */
+  healthyNodes(): Set<string> | undefined {
+    if (!this.nodes.hasSynced) return undefined
+    const healthy = new Set<string>()
+    for (const name of this.nodes.names()) {
+      if (!this.nodes.peek(name)?.spec?.unschedulable && this.suspicion(name) === undefined) healthy.add(name)
+    }
+    return healthy
+  }
+
   /** why the node may be lost, or undefined while it looks alive */
   suspicion(nodeName: string): string | undefined {
     if (!this.nodes.hasSynced) return undefined
-    const node = this.nodes.get(nodeName)
+    const node = this.nodes.peek(nodeName)
     if (!node) return `node ${nodeName} was deleted`
     const ready = node.status?.conditions?.find((c) => c.type === 'Ready')
     if (ready && ready.status !== 'True') return `node ${nodeName} is Ready=${ready.status}${ready.reason ? ` (${ready.reason})` : ''}`
-    const renewed = Date.parse(this.leases.get(nodeName)?.spec?.renewTime ?? '')
+    const renewed = Date.parse(this.leases.peek(nodeName)?.spec?.renewTime ?? '')
     const age = this.now() - renewed
     if (Number.isFinite(renewed) && age > this.suspectAfterMs) return `node ${nodeName}'s kubelet has not renewed its lease for ${Math.round(age / 1000)} s`
     return undefined
@@ -87,12 +100,12 @@ export class NodeHealth {
 
   /** every node that looks lost now: new browser pods are kept off them */
   suspectNodes(): string[] {
-    return this.nodes.list().map((n) => n.metadata.name).filter((n) => this.suspicion(n) !== undefined)
+    return this.nodes.names().filter((n) => this.suspicion(n) !== undefined)
   }
 
   /** when the node was cordoned (kubectl cordon/drain), or undefined if it is schedulable */
   cordonedSince(nodeName: string): number | undefined {
-    const node = this.nodes.get(nodeName)
+    const node = this.nodes.peek(nodeName)
     if (!node?.spec?.unschedulable) {
       this.cordonSeen.delete(nodeName)
       return undefined

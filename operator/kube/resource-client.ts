@@ -101,7 +101,8 @@ export class KubeResourceClient<T extends AnyResource> implements ResourceClient
       timeoutSeconds: jitteredTimeout(this.opts.watchTimeoutSeconds ?? 300),
       idleGraceMs: this.opts.watchIdleGraceMs,
       kind: this.kind,
-      convert: (raw) => this.plain(raw),
+      // a watch line is JSON.parse's own output (client-node does not deserialize it): no copy needed
+      convert: (raw) => this.adopt(raw as T),
       handler,
     })
   }
@@ -169,7 +170,11 @@ export class KubeResourceClient<T extends AnyResource> implements ResourceClient
 
   /** JSON round trip: Date → RFC 3339 string, class instances → plain objects; list items get apiVersion/kind */
   private plain(raw: unknown): T {
-    const obj = JSON.parse(JSON.stringify(raw)) as T
+    return this.adopt(JSON.parse(JSON.stringify(raw)) as T)
+  }
+
+  /** a plain object of the wire's shape as this client hands it on: apiVersion/kind set, the id as name */
+  private adopt(obj: T): T {
     obj.apiVersion ??= this.ops.apiVersion
     obj.kind ??= this.kind
     const id = obj.metadata?.annotations?.[ID_ANNOTATION]

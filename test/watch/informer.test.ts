@@ -96,3 +96,21 @@ t.test('list failures are retried; resync re-delivers every object', async (t) =
   await waitFor(() => r.log.filter((l) => l === 'resync nsess_a').length >= 2, { what: 'resyncs' })
   inf.stop()
 })
+
+t.test('list(select) copies only the objects it keeps; a copy changed leaves the cache as it was; peek and names read the cache', async (t) => {
+  const s = mk()
+  for (const id of ['nsess_a', 'nsess_b', 'nsess_c']) await s.create(newSession(id))
+  await s.patchStatus('nsess_b', { phase: 'Pending' })
+  const inf = new Informer(s, fast)
+  await inf.start()
+  const seen: string[] = []
+  const kept = inf.list((o) => { seen.push(o.metadata.name); return o.status?.phase === 'Pending' })
+  t.same(seen.sort(), ['nsess_a', 'nsess_b', 'nsess_c'], 'select sees every cached object')
+  t.same(kept.map((o) => o.metadata.name), ['nsess_b'], 'only the selected are returned')
+  kept[0]!.status!.phase = 'Live'
+  t.equal(inf.peek('nsess_b')?.status?.phase, 'Pending', 'the returned object is a copy')
+  t.equal(inf.list().length, 3, 'no select: every object')
+  t.same(inf.names().sort(), ['nsess_a', 'nsess_b', 'nsess_c'])
+  t.equal(inf.peek('nsess_z'), undefined)
+  inf.stop()
+})
