@@ -75,10 +75,13 @@ export const ms = (v: number) => `${v.toFixed(1)} ms`
 export function printTable(title: string, rows: Array<Record<string, string | number>>): void {
   console.log(`\n${title}`)
   if (!rows.length) return
-  const cols = Object.keys(rows[0])
-  const width = cols.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c]).length)))
+  // every row's columns, in order of first appearance: rows of different kinds (the scale
+  // bench's faults) share one table, and a cell a row lacks prints as a dash
+  const cols = [...new Set(rows.flatMap((r) => Object.keys(r)))]
+  const cell = (r: Record<string, string | number>, c: string) => (c in r ? String(r[c]) : '—')
+  const width = cols.map((c) => Math.max(c.length, ...rows.map((r) => cell(r, c).length)))
   const line = (cells: string[]) => '| ' + cells.map((c, i) => c.padEnd(width[i])).join(' | ') + ' |'
   console.log(line(cols))
   console.log('|' + width.map((w) => '-'.repeat(w + 2)).join('|') + '|')
-  for (const r of rows) console.log(line(cols.map((c) => String(r[c]))))
+  for (const r of rows) console.log(line(cols.map((c) => cell(r, c))))
 }

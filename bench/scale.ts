@@ -84,7 +84,8 @@ export async function benchScale(): Promise<{ steps: Row[]; components: Row[]; r
   const teardowns: (() => unknown)[] = []
   const t = { teardown: (fn: () => unknown) => teardowns.push(fn) }
   try {
-    const api = await installOnFleet(t, cluster, { warmPoolSize: 50, maxLive: STEPS.at(-1)! + 500, apiServerReplicas: 2, operatorReplicas: 2 })
+    // sessions not driven must outlive the climb (10,000 takes longer than the default 15 min idle timeout)
+    const api = await installOnFleet(t, cluster, { warmPoolSize: 50, maxLive: STEPS.at(-1)! + 500, apiServerReplicas: 2, operatorReplicas: 2, idleTimeoutSeconds: 4 * 3600 })
     const db = new pg.Client({ connectionString: cluster.databaseUrl })
     await db.connect()
     teardowns.push(() => db.end())

@@ -26,7 +26,7 @@ export interface FleetInstall {
 interface Teardown { teardown(fn: () => unknown): void }
 
 /** installs the chart as the README says, browser pods on the simulated nodes; removed at teardown */
-export async function installOnFleet(t: Teardown, cluster: RealCluster, opts: { warmPoolSize: number; maxLive: number; apiServerReplicas?: number; operatorReplicas?: number }): Promise<FleetInstall> {
+export async function installOnFleet(t: Teardown, cluster: RealCluster, opts: { warmPoolSize: number; maxLive: number; apiServerReplicas?: number; operatorReplicas?: number; idleTimeoutSeconds?: number }): Promise<FleetInstall> {
   const { sh, kubectlJson } = clusterShell(cluster.kubeconfig, CHART_NS)
   await sh(`${KUBECTL} delete namespace ${CHART_NS} --ignore-not-found --timeout=180s`)
   const dbUrl = await freshDatabase(cluster.databaseUrl, t)
@@ -35,6 +35,7 @@ export async function installOnFleet(t: Teardown, cluster: RealCluster, opts: { 
   const valuesFile = join(dir, 'values.json')
   const onFirstNode = { nodeSelector: { 'kubernetes.io/hostname': cluster.nodes[0] } }
   const caps = [{ name: 'NIGHTJAR_MAX_LIVE_SESSIONS', value: String(opts.maxLive) }, { name: 'NIGHTJAR_ORG_MAX_LIVE_SESSIONS', value: String(opts.maxLive) }]
+  if (opts.idleTimeoutSeconds) caps.push({ name: 'NIGHTJAR_SESSION_IDLE_TIMEOUT_SECONDS', value: String(opts.idleTimeoutSeconds) })
   writeFileSync(valuesFile, JSON.stringify({
     apiServer: { ...onFirstNode, replicas: opts.apiServerReplicas ?? 1, extraEnv: caps },
     operator: { ...onFirstNode, replicas: opts.operatorReplicas ?? 1 },
