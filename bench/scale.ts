@@ -125,7 +125,12 @@ export async function benchScale(): Promise<{ steps: Row[]; components: Row[]; r
             await new Promise((res) => setTimeout(res, 1000 * (r.retryAfter ?? 1)))
             r = await start()
           }
-          if (r.status === 201 && r.body?.status === 'live') {
+          // a start slower than the synchronous wait answers 202 pending: a client follows it
+          for (let i = 0; r.status === 202 && r.body?.status === 'pending' && r.body?.id && i < 10; i++) {
+            const view = await api.rest('GET', `/v1/sessions/${r.body.id}?waitSeconds=30`).catch(() => undefined)
+            if (view?.status === 200) r = { ...r, body: view.body }
+          }
+          if ((r.status === 201 || r.status === 202) && r.body?.status === 'live') {
             live.push(r.body.id)
             latencies.push(performance.now() - t0)
           } else refused.push(`${r.status} ${r.body?.error?.message ?? r.body?.status ?? ''}`)
@@ -158,6 +163,8 @@ export async function benchScale(): Promise<{ steps: Row[]; components: Row[]; r
       for (const [component, kinds] of byComponent) {
         for (const [kind, count] of [...kinds].sort((a, b) => b[1] - a[1]).slice(0, 8)) requestRows.push({ 'live at once': live.length, component, request: kind, 'per session': (count / n).toFixed(2) })
       }
+      // each step's figures as they are known: a failure later in the run does not lose them
+      progress(`scale: step ${target}: ${JSON.stringify(steps.at(-1))} ${JSON.stringify(comps.slice(-Object.keys(pids).length))}`)
       if (live.length < target) {
         stopped = `step ${target} not reached: ${live.length} live after ${seconds.toFixed(0)} s; ${retried} retried after 429, ${refused.length} refused (first: ${refused[0] ?? 'none'}); MemAvailable ${memAvailableMiB().toFixed(0)} MiB; peaks ${Object.entries(peak).map(([k, v]) => `${k} ${v.toFixed(0)} MiB`).join(', ')}`
         progress(`scale: ${stopped}`)

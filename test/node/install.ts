@@ -79,7 +79,8 @@ export function clusterShell(kubeconfig: string, namespace: string) {
     }
   }
   const kubectlJson = async (args: string[]): Promise<any> => {
-    const r = await exec(KUBECTL, ['--kubeconfig', kubeconfig, '-n', namespace, ...args, '-o', 'json'], { maxBuffer: 64 << 20 })
+    // 10,000 pods (the scale bench) are about 70 MiB of JSON
+    const r = await exec(KUBECTL, ['--kubeconfig', kubeconfig, '-n', namespace, ...args, '-o', 'json'], { maxBuffer: 1 << 30 })
     return JSON.parse(r.stdout)
   }
   return { sh, kubectlJson }
