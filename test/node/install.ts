@@ -114,3 +114,17 @@ export function restWithKey(apiUrl: string, apiKey: string) {
     return { status: r.status, body: text ? JSON.parse(text) : undefined, ...(retryAfter ? { retryAfter: Number(retryAfter) } : {}) }
   }
 }
+
+/**
+ * Deletes a namespace and waits until it is gone. A pod whose containers have exited but
+ * whose sandbox the kubelet cannot tear down (here: "failed to remove netns … device or
+ * resource busy") holds a namespace in Terminating for minutes; after the first wait, the
+ * pods left are removed from the API (--force), as an operator would, so the next install
+ * does not meet "namespace is being terminated".
+ */
+export function deleteNamespace(kubeconfig: string, namespace: string): void {
+  const kubectl = (...args: string[]) => spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, ...args], { stdio: 'ignore', timeout: 200_000 })
+  if (kubectl('delete', 'namespace', namespace, '--ignore-not-found', '--timeout=120s').status === 0) return
+  kubectl('-n', namespace, 'delete', 'pods', '--all', '--force', '--grace-period=0')
+  kubectl('delete', 'namespace', namespace, '--ignore-not-found', '--timeout=120s')
+}

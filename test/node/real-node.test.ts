@@ -22,7 +22,7 @@ import { waitFor } from '../helpers/wait.ts'
 import { clusterUp, KUBECTL, kubectlOn, NODE_NAME, ROOT } from './real-cluster.ts'
 import { dumpAllTables } from '../helpers/db.ts'
 import { PRODUCT_VERSION as TAG } from '../../contracts/version.ts'
-import { freshDatabase, helmEnv, readmeInstall, rolledOut } from './install.ts'
+import { deleteNamespace, freshDatabase, helmEnv, readmeInstall, rolledOut } from './install.ts'
 import { browserPodManifest, tokenSecretManifest } from '../../operator/kube/pod-spec.ts'
 import { SECCOMP_ROOT } from '../../devcluster/state.ts'
 import { INSIDE_PROBE, podProcesses, processFacts, readAs, seccompFiltersOf, type ChromiumProcess, type InsideProcess } from '../helpers/sandbox-probe.ts'
@@ -165,7 +165,7 @@ t.test('the README install on the real node: Deployments Ready through the kubel
   const chartNs = 'nightjar'
   const run = (cmd: string) => spawnSync('bash', ['-c', cmd], { encoding: 'utf8', env: { ...helmEnv, KUBECONFIG: kubeconfig, PATH: `${ROOT}.tools:${process.env.PATH}` }, timeout: 300_000, cwd: ROOT })
   // a namespace left by a run that died is removed first (what a second install would meet)
-  spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, 'delete', 'namespace', chartNs, '--ignore-not-found', '--timeout=180s'], { stdio: 'ignore' })
+  deleteNamespace(kubeconfig, chartNs)
   const dbUrl = await freshDatabase(databaseUrl, t)
   const web = await bridgeWeb(t, { network: { bridge } } as unknown as ClusterInfo)
   const dir = mkdtempSync(join(tmpdir(), 'nightjar-node-'))
@@ -185,7 +185,7 @@ t.test('the README install on the real node: Deployments Ready through the kubel
   }))
   t.teardown(() => {
     run(`helm uninstall ${release} -n ${chartNs} --wait=false`)
-    spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, 'delete', 'namespace', chartNs, '--timeout=180s'], { stdio: 'ignore' })
+    deleteNamespace(kubeconfig, chartNs)
   })
 
   const commands = readmeInstall(`${ROOT}README.md`, dbUrl, valuesFile)

@@ -12,7 +12,7 @@ import { bridgeWeb } from '../cluster/helpers.ts'
 import type { ClusterInfo } from '../cluster/main.ts'
 import { mcpClient } from '../helpers/mcp.ts'
 import { waitFor } from '../helpers/wait.ts'
-import { clusterShell, freshDatabase, readmeInstall, rolledOut } from './install.ts'
+import { clusterShell, deleteNamespace, freshDatabase, readmeInstall, rolledOut } from './install.ts'
 import { previousRelease } from './previous-release.ts'
 import { clusterUp, KUBECTL, ROOT } from './real-cluster.ts'
 
@@ -29,7 +29,7 @@ interface Answer { window: string; what: string; at: number; ms: number; ok: boo
 t.test('[ISSUE-38] helm upgrade from the previous release and helm rollback to it, with sessions live and an agent driving them: no session lost, leadership handed over, and no error where this release\'s pods stop', async (t) => {
   const previous = await previousRelease((m) => t.comment(m))
   t.not(previous.version, PRODUCT_VERSION, `the previous release (${previous.version}) is another version than this one (${PRODUCT_VERSION})`)
-  await sh(`${KUBECTL} delete namespace ${chartNs} --ignore-not-found --timeout=180s`)
+  deleteNamespace(kubeconfig, chartNs)
   const dbUrl = await freshDatabase(databaseUrl, t)
   const web = await bridgeWeb(t, { network: { bridge } } as unknown as ClusterInfo)
   const dir = mkdtempSync(join(tmpdir(), 'nightjar-upgrade-'))
