@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SIMULATED_LABEL, SIMULATED_TAINT } from '../../devcluster/fleet/fleet.ts'
-import { clusterShell, freshDatabase, readmeInstall, restWithKey, runReadmeInstall } from './install.ts'
+import { clusterShell, deleteNamespace, freshDatabase, readmeInstall, restWithKey, runReadmeInstall } from './install.ts'
 import { KUBECTL, ROOT, type RealCluster } from './real-cluster.ts'
 
 export const RELEASE = 'nightjar'
@@ -28,7 +28,7 @@ interface Teardown { teardown(fn: () => unknown): void }
 /** installs the chart as the README says, browser pods on the simulated nodes; removed at teardown */
 export async function installOnFleet(t: Teardown, cluster: RealCluster, opts: { warmPoolSize: number; maxLive: number; apiServerReplicas?: number; operatorReplicas?: number; idleTimeoutSeconds?: number }): Promise<FleetInstall> {
   const { sh, kubectlJson } = clusterShell(cluster.kubeconfig, CHART_NS)
-  await sh(`${KUBECTL} delete namespace ${CHART_NS} --ignore-not-found --timeout=180s`)
+  deleteNamespace(cluster.kubeconfig, CHART_NS)
   const dbUrl = await freshDatabase(cluster.databaseUrl, t)
   const dir = mkdtempSync(join(tmpdir(), 'nightjar-fleet-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
@@ -47,7 +47,7 @@ export async function installOnFleet(t: Teardown, cluster: RealCluster, opts: { 
   }))
   t.teardown(async () => {
     await sh(`helm uninstall ${RELEASE} -n ${CHART_NS} --wait=false`)
-    await sh(`${KUBECTL} delete namespace ${CHART_NS} --timeout=300s`)
+    deleteNamespace(cluster.kubeconfig, CHART_NS)
   })
   const bootstrapOut = await runReadmeInstall(readmeInstall(`${ROOT}README.md`, dbUrl, valuesFile), {
     sh, kubeconfig: cluster.kubeconfig, namespace: CHART_NS, release: RELEASE,

@@ -45,7 +45,7 @@ t.test('[ISSUE-38] helm upgrade from the previous release and helm rollback to i
   }))
   t.teardown(async () => {
     await sh(`helm uninstall ${release} -n ${chartNs} --wait=false`)
-    await sh(`${KUBECTL} delete namespace ${chartNs} --timeout=180s`)
+    deleteNamespace(kubeconfig, chartNs)
   })
   const scrub = (text: string) => text.replaceAll(dbUrl, '<DATABASE_URL>').slice(0, 600)
 
