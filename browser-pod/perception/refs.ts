@@ -139,6 +139,8 @@ const KEEP_REFS = `(() => {
 /** Playwright's own frame object behind a client frame (the pod runs Playwright in process). */
 interface ServerFrame {
   nonStallingEvaluateInExistingContext(expression: string, world: 'utility'): Promise<unknown>
+  /** the number Playwright writes before a child frame's refs (`f<seq>e3`); a child frame keeps it across its navigations */
+  seq?: unknown
 }
 
 function serverFrame(frame: Frame): ServerFrame | undefined {
@@ -149,6 +151,15 @@ function serverFrame(frame: Frame): ServerFrame | undefined {
   } catch {
     return undefined
   }
+}
+
+/**
+ * The prefix Playwright gives a child frame's refs, read from its own frame object without a
+ * round trip to the page; undefined when its internals moved (the caller then asks the page).
+ */
+export function childFramePrefix(frame: Frame): string | undefined {
+  const seq = serverFrame(frame)?.seq
+  return typeof seq === 'number' && Number.isInteger(seq) && seq > 0 ? `f${seq}` : undefined
 }
 
 /** per frame: the document in which its elements keep their refs across renames */

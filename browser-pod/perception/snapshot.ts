@@ -7,7 +7,7 @@ import type { Frame, Page } from 'playwright-core'
 import { NAVIGATION_TIMEOUT_MS } from '../session.ts'
 import { pageVersion } from './page-watch.ts'
 import { redact } from './redaction.ts'
-import { framePrefixes, keepRefsAcrossRenames, refBook } from './refs.ts'
+import { childFramePrefix, framePrefixes, keepRefsAcrossRenames, refBook } from './refs.ts'
 import { flatten, preformattedBlocks, shownUrl, treeCost, uncoveredText, type AriaNode, type Line } from './render.ts'
 
 export interface Snapshot {
@@ -74,15 +74,25 @@ export async function takeSnapshot(page: Page, textBudget: number, guard: (s: st
   book.bind('', info.doc, main)
   // in a new document, its elements keep their refs when renamed from now on (refs.ts)
   const keeping = keepRefsAcrossRenames([{ frame: page.mainFrame(), doc: info.doc }, ...children.map((frame, i) => ({ frame, doc: frameInfos[i]!.doc }))])
-  // a locator round trip per frame, skipped when every child frame still has the documents
-  // it had at the last snapshot and every prefix is bound (a frame that navigates meanwhile
-  // is caught by locateRef's document check: 409 stale_ref, never the wrong element)
+  // Each child frame's prefix is bound to the document read beside the tree: Playwright's
+  // frame object says which prefix is whose. Only when it cannot (its internals moved) is the
+  // document asked through a ref of the frame, a locator round trip per frame — the one fixed
+  // cost a page with iframes paid on every navigation. Skipped when every child frame still
+  // has the documents it had at the last snapshot and every prefix is bound. (A frame that
+  // navigates meanwhile is caught by locateRef's document check: 409 stale_ref, never the
+  // wrong element.)
   const docs = frameInfos.map((i) => i.doc).sort().join(' ')
   const unchanged = frameDocs.get(page) === docs && frameInfos.every((i) => Number.isFinite(i.doc)) &&
     [...firstRefs.keys()].every((prefix) => book.documentOf(prefix) !== undefined)
   if (!unchanged) {
+    const docOfPrefix = new Map<string, number>()
+    children.forEach((frame, i) => {
+      const prefix = childFramePrefix(frame)
+      if (prefix && Number.isFinite(frameInfos[i]!.doc)) docOfPrefix.set(prefix, frameInfos[i]!.doc)
+    })
     await Promise.all([...firstRefs].map(async ([prefix, ref]) => {
-      const doc = await page.getByRef(ref).evaluate(() => performance.timeOrigin, undefined, { timeout: 2000 }).catch(() => Number.NaN)
+      const doc = docOfPrefix.get(prefix) ??
+        await page.getByRef(ref).evaluate(() => performance.timeOrigin, undefined, { timeout: 2000 }).catch(() => Number.NaN)
       book.bind(prefix, doc)
     }))
   }
