@@ -314,7 +314,9 @@ function podScheduling(input: BrowserPodInput, opts: BrowserPodOptions): Record<
 /**
  * The affinity with a required "not on these nodes" added: nodeSelectorTerms are ORed, so
  * the exclusion joins every term (by metadata.name, which is exact where the hostname
- * label need not be).
+ * label need not be). A field requirement on metadata.name may hold one value only (the
+ * API server refuses the pod otherwise), so each node is its own NotIn; the requirements of
+ * a term are ANDed, which makes them "none of these".
  */
 export function withAvoidedNodes(affinity: Record<string, unknown> | undefined, nodes: string[]): Record<string, unknown> | undefined {
   if (!nodes.length) return affinity && Object.keys(affinity).length ? structuredClone(affinity) : undefined
@@ -322,8 +324,8 @@ export function withAvoidedNodes(affinity: Record<string, unknown> | undefined, 
   const nodeAffinity = (out.nodeAffinity ??= {})
   const required = (nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution ??= {})
   const terms = required.nodeSelectorTerms?.length ? required.nodeSelectorTerms : [{}]
-  const exclusion = { key: 'metadata.name', operator: 'NotIn', values: [...nodes].sort() }
-  required.nodeSelectorTerms = terms.map((term) => ({ ...term, matchFields: [...((term.matchFields as unknown[]) ?? []), exclusion] }))
+  const exclusions = [...new Set(nodes)].sort().map((node) => ({ key: 'metadata.name', operator: 'NotIn', values: [node] }))
+  required.nodeSelectorTerms = terms.map((term) => ({ ...term, matchFields: [...((term.matchFields as unknown[]) ?? []), ...exclusions] }))
   return out
 }
 
