@@ -24,6 +24,10 @@ const DRIVE_EVERY_MS = 3000
 /** a step that takes longer than this to be all live stops the climb */
 const STEP_BUDGET_MS = 45 * 60_000
 const TICK = 100
+/** the most live sessions the bench runs with the chart's operator memory limit (512Mi) */
+const OPERATOR_DEFAULT_LIMIT_MAX_LIVE = 5000
+/** the limit it sets past that */
+const OPERATOR_LARGE_LIMIT = '1Gi'
 
 type Row = Record<string, string | number>
 
@@ -85,7 +89,13 @@ export async function benchScale(): Promise<{ steps: Row[]; components: Row[]; r
   const t = { teardown: (fn: () => unknown) => teardowns.push(fn) }
   try {
     // sessions not driven must outlive the climb (10,000 takes longer than the default 15 min idle timeout)
-    const api = await installOnFleet(t, cluster, { warmPoolSize: 50, maxLive: STEPS.at(-1)! + 500, apiServerReplicas: 2, operatorReplicas: 2, idleTimeoutSeconds: 4 * 3600 })
+    // Node sizes its heap at about half the container's memory limit: the chart's 512Mi gives the
+    // operator leader ~259 MB, which its caches of 10,000 sessions' objects come close to
+    // (docs/scale.md); past OPERATOR_DEFAULT_LIMIT_MAX_LIVE the bench installs what the
+    // capacity model says to set, and prints it
+    const operatorMemoryLimit = STEPS.at(-1)! > OPERATOR_DEFAULT_LIMIT_MAX_LIVE ? OPERATOR_LARGE_LIMIT : undefined
+    if (operatorMemoryLimit) progress(`scale: the operator's memory limit set to ${operatorMemoryLimit} (over ${OPERATOR_DEFAULT_LIMIT_MAX_LIVE} live, docs/scale.md)`)
+    const api = await installOnFleet(t, cluster, { warmPoolSize: 50, maxLive: STEPS.at(-1)! + 500, apiServerReplicas: 2, operatorReplicas: 2, idleTimeoutSeconds: 4 * 3600, operatorMemoryLimit })
     const db = new pg.Client({ connectionString: cluster.databaseUrl })
     await db.connect()
     teardowns.push(() => db.end())
@@ -100,6 +110,10 @@ export async function benchScale(): Promise<{ steps: Row[]; components: Row[]; r
       const add = target - live.length
       progress(`scale: step ${target}: starting ${add} sessions (${AGENTS} at once)`)
       const pids = components()
+      // what the driving sample costs alone, per second, same step: taken out of the step's
+      // figures, which are per session started (driving goes on for as long as the step takes,
+      // so left in, it would make a longer step look dearer per start)
+      const alone = await drivingAlone(api, live.slice(0, DRIVEN), pids, xacts)
       const cpu0 = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, cpuOf(p)]))
       const peak: Record<string, number> = Object.fromEntries(Object.keys(pids).map((k) => [k, rssOf(pids[k])]))
       const sampler = setInterval(() => { for (const k of Object.keys(pids)) peak[k] = Math.max(peak[k], rssOf(pids[k])) }, 2000)
@@ -152,13 +166,22 @@ export async function benchScale(): Promise<{ steps: Row[]; components: Row[]; r
         'live at once': live.length, 'added': latencies.length, 'all live after': `${seconds.toFixed(1)} s`,
         'start p50': `${percentile(latencies, 50).toFixed(0)} ms`, 'start p99': `${percentile(latencies, 99).toFixed(0)} ms`,
         'kube req/session: operator': (sum(byComponent.get('operator')) / n).toFixed(1), 'api-server': (sum(byComponent.get('api-server')) / n).toFixed(1),
-        'Postgres xacts/start (driving included)': ((x1 - x0) / n).toFixed(1),
+        'Postgres xacts/start': ((x1 - x0 - alone.xactsPerSecond * seconds) / n).toFixed(1),
         'etcd size': `${etcdSizeMiB(cluster.kubeconfig).toFixed(0)} MiB`,
         'driving p50': driven.length ? `${percentile(driven, 50).toFixed(0)} ms` : '—', 'driving p99': driven.length ? `${percentile(driven, 99).toFixed(0)} ms` : '—',
         'retried (429)': retried, 'refused': refused.length, 'lost': lost.length,
       })
+      const after = components()
       for (const k of Object.keys(pids)) {
-        comps.push({ 'live at once': live.length, component: `${k} (${pids[k].length})`, 'CPU s per 1,000 started': ((cpuOf(pids[k]) - cpu0[k]) / Math.max(1, latencies.length) * 1000).toFixed(1), 'peak RSS': `${peak[k].toFixed(0)} MiB` })
+        const cpu = cpuOf(pids[k]) - cpu0[k] - (alone.cpuPerSecond[k] ?? 0) * seconds
+        // a process that exited in the step took its CPU time with it: say so rather than print a wrong figure
+        const gone = pids[k].filter((pid) => !after[k].includes(pid)).length
+        comps.push({
+          'live at once': live.length, component: `${k} (${pids[k].length})`,
+          'CPU s per 1,000 started': gone ? `${gone} process(es) restarted: not measured` : (cpu / Math.max(1, latencies.length) * 1000).toFixed(1),
+          'driving alone, CPU s per minute': ((alone.cpuPerSecond[k] ?? 0) * 60).toFixed(1),
+          'peak RSS': `${peak[k].toFixed(0)} MiB`,
+        })
       }
       for (const [component, kinds] of byComponent) {
         for (const [kind, count] of [...kinds].sort((a, b) => b[1] - a[1]).slice(0, 8)) requestRows.push({ 'live at once': live.length, component, request: kind, 'per session': (count / n).toFixed(2) })
@@ -305,6 +328,27 @@ async function killApiServerReplica(api: FleetInstall, live: string[]): Promise<
     'all NodeLost after': '—', 'others live': `${live.length - lost.length}/${live.length}`,
     'driving p99 meanwhile': latencies.length ? `${percentile(latencies, 99).toFixed(0)} ms` : '—',
     'calls failed after retries': `${failed.length} of ${calls} (${retried} retries)${failed.length ? `: ${failed.slice(0, 3).join('; ')}` : ''}`,
+  }
+}
+
+/** how long the driving sample runs alone before a step's starts, to price it */
+const DRIVING_ALONE_MS = 20_000
+
+/** the driving sample's cost alone, per second: each component's CPU and Postgres's transactions (zero with nothing to drive) */
+async function drivingAlone(api: FleetInstall, ids: string[], pids: Record<string, number[]>, xacts: () => Promise<number>): Promise<{ cpuPerSecond: Record<string, number>; xactsPerSecond: number }> {
+  if (!ids.length) return { cpuPerSecond: {}, xactsPerSecond: 0 }
+  progress(`scale: the driving sample alone for ${DRIVING_ALONE_MS / 1000} s (its cost is taken out of the step's per-start figures)`)
+  const cpu0 = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, cpuOf(p)]))
+  const x0 = await xacts()
+  const t0 = performance.now()
+  const drive = driveSample(api, ids)
+  await new Promise((r) => setTimeout(r, DRIVING_ALONE_MS))
+  await drive.stop()
+  const seconds = (performance.now() - t0) / 1000
+  const x1 = await xacts()
+  return {
+    cpuPerSecond: Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, Math.max(0, cpuOf(p) - cpu0[k]) / seconds])),
+    xactsPerSecond: Math.max(0, x1 - x0) / seconds,
   }
 }
 

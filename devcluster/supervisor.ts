@@ -217,5 +217,7 @@ function auditArgs(dir: string): string[] {
     '  - level: None',
     '',
   ].join('\n'))
-  return [`--audit-policy-file=${policy}`, `--audit-log-path=${join(dir, 'audit.log')}`, '--audit-log-maxsize=200', '--audit-log-maxbackup=5', '--audit-log-format=json']
+  // one file for a whole scale run (10,000 sessions write ~1 GB of it): the bench reads it from
+  // an offset, which a rotation would reset
+  return [`--audit-policy-file=${policy}`, `--audit-log-path=${join(dir, 'audit.log')}`, '--audit-log-maxsize=8000', '--audit-log-maxbackup=1', '--audit-log-format=json']
 }

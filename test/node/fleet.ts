@@ -4,7 +4,7 @@
 // session caps raised to the fleet's size, an organisation bootstrapped; and what the
 // kube-apiserver served, by verb and resource, from its own /metrics.
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, fstatSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SIMULATED_LABEL, SIMULATED_TAINT } from '../../devcluster/fleet/fleet.ts'
@@ -26,7 +26,7 @@ export interface FleetInstall {
 interface Teardown { teardown(fn: () => unknown): void }
 
 /** installs the chart as the README says, browser pods on the simulated nodes; removed at teardown */
-export async function installOnFleet(t: Teardown, cluster: RealCluster, opts: { warmPoolSize: number; maxLive: number; apiServerReplicas?: number; operatorReplicas?: number; idleTimeoutSeconds?: number }): Promise<FleetInstall> {
+export async function installOnFleet(t: Teardown, cluster: RealCluster, opts: { warmPoolSize: number; maxLive: number; apiServerReplicas?: number; operatorReplicas?: number; idleTimeoutSeconds?: number; operatorMemoryLimit?: string }): Promise<FleetInstall> {
   const { sh, kubectlJson } = clusterShell(cluster.kubeconfig, CHART_NS)
   deleteNamespace(cluster.kubeconfig, CHART_NS)
   const dbUrl = await freshDatabase(cluster.databaseUrl, t)
@@ -38,7 +38,7 @@ export async function installOnFleet(t: Teardown, cluster: RealCluster, opts: { 
   if (opts.idleTimeoutSeconds) caps.push({ name: 'NIGHTJAR_SESSION_IDLE_TIMEOUT_SECONDS', value: String(opts.idleTimeoutSeconds) })
   writeFileSync(valuesFile, JSON.stringify({
     apiServer: { ...onFirstNode, replicas: opts.apiServerReplicas ?? 1, extraEnv: caps },
-    operator: { ...onFirstNode, replicas: opts.operatorReplicas ?? 1 },
+    operator: { ...onFirstNode, replicas: opts.operatorReplicas ?? 1, ...(opts.operatorMemoryLimit ? { resources: { requests: { cpu: '100m', memory: '192Mi' }, limits: { memory: opts.operatorMemoryLimit } } } : {}) },
     browserPods: {
       warmPoolSize: opts.warmPoolSize,
       nodeSelector: { [SIMULATED_LABEL]: 'true' },
@@ -108,21 +108,40 @@ export const AUDIT_LOG = '/run/nightjar-cluster/audit/audit.log'
  * the counts and where the log ended (a rotated log restarts from 0).
  */
 export function auditedRequests(from: number): { byComponent: Map<string, Map<string, number>>; end: number } {
-  let text = ''
-  try { text = readFileSync(AUDIT_LOG, 'utf8') } catch { return { byComponent: new Map(), end: 0 } }
-  const bytes = Buffer.byteLength(text)
-  const start = from <= bytes ? from : 0
   const byComponent = new Map<string, Map<string, number>>()
-  for (const line of Buffer.from(text).subarray(start).toString('utf8').split('\n')) {
-    if (!line.trim()) continue
-    let e: { verb: string; user?: { username?: string }; objectRef?: { resource?: string; subresource?: string } }
-    try { e = JSON.parse(line) } catch { continue }
-    const m = /^system:serviceaccount:[^:]+:[^:]*?(operator|api-server)$/.exec(e.user?.username ?? '')
-    if (!m || !e.objectRef?.resource) continue
-    const kinds = byComponent.get(m[1]) ?? new Map<string, number>()
-    const kind = `${e.verb} ${e.objectRef.resource}${e.objectRef.subresource ? `/${e.objectRef.subresource}` : ''}`
-    kinds.set(kind, (kinds.get(kind) ?? 0) + 1)
-    byComponent.set(m[1], kinds)
+  let fd: number
+  try { fd = openSync(AUDIT_LOG, 'r') } catch { return { byComponent, end: 0 } }
+  try {
+    const bytes = fstatSync(fd).size
+    // read in chunks from the offset (a scale run's log outgrows what one string may hold);
+    // a file shorter than the offset was rotated: then from its start
+    let pos = from <= bytes ? from : 0
+    let rest = ''
+    const chunk = Buffer.alloc(16 << 20)
+    while (pos < bytes) {
+      const n = readSync(fd, chunk, 0, Math.min(chunk.length, bytes - pos), pos)
+      if (n <= 0) break
+      pos += n
+      const lines = (rest + chunk.subarray(0, n).toString('utf8')).split('\n')
+      rest = lines.pop() ?? ''
+      for (const line of lines) countAudited(line, byComponent)
+    }
+    countAudited(rest, byComponent)
+    return { byComponent, end: bytes }
+  } finally {
+    closeSync(fd)
   }
-  return { byComponent, end: bytes }
+}
+
+/** one audit line: Nightjar's request, counted by component and kind */
+function countAudited(line: string, byComponent: Map<string, Map<string, number>>): void {
+  if (!line.trim()) return
+  let e: { verb: string; user?: { username?: string }; objectRef?: { resource?: string; subresource?: string } }
+  try { e = JSON.parse(line) } catch { return }
+  const m = /^system:serviceaccount:[^:]+:[^:]*?(operator|api-server)$/.exec(e.user?.username ?? '')
+  if (!m || !e.objectRef?.resource) return
+  const kinds = byComponent.get(m[1]) ?? new Map<string, number>()
+  const kind = `${e.verb} ${e.objectRef.resource}${e.objectRef.subresource ? `/${e.objectRef.subresource}` : ''}`
+  kinds.set(kind, (kinds.get(kind) ?? 0) + 1)
+  byComponent.set(m[1], kinds)
 }
