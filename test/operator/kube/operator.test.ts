@@ -362,6 +362,52 @@ t.test('a second reconcile of a settled object makes no writes', async (t) => {
   t.equal((await store.get(id))?.metadata.resourceVersion, settled?.metadata.resourceVersion)
 })
 
+t.test('[ISSUE-49] a resync of settled sessions reads nothing from the API server: their pods come from the cache', async (t) => {
+  const { api, kubelet, store, operator, metrics, phase, podFor } = await setup(t)
+  const ids = ['nsess_Resync1', 'nsess_Resync2', 'nsess_Resync3']
+  for (const id of ids) {
+    await store.create(newSession(id))
+    await kubelet.run((await podFor(id)).metadata.name)
+    await phase(id, 'Live')
+  }
+  await waitFor(() => operator.controllers.sessions.depth === 0 && metrics.count('browsersession') > 0)
+  const before = api.requests.length
+  const reconciles = metrics.count('browsersession')
+  for (const id of ids) operator.controllers.sessions.enqueue(id)
+  await waitFor(() => metrics.count('browsersession') >= reconciles + ids.length, { what: 'each reconciled again' })
+  const podReads = api.requests.slice(before).filter((r) => r.path.includes('/pods') && r.query.watch !== 'true')
+  t.same(podReads.map((r) => `${r.method} ${r.path}?${new URLSearchParams(r.query)}`), [], 'no pod read or list: each session\'s pod is in the cache')
+})
+
+t.test('[ISSUE-49] a new leader takes over settled sessions without a read per session: the pods it adopted come from its cache', async (t) => {
+  const { api, kc, kubelet, store, operator, pods, phase, podFor, sessions, newRuntime } = await setup(t)
+  const ids = ['nsess_Takeover1', 'nsess_Takeover2', 'nsess_Takeover3']
+  for (const id of ids) {
+    await store.create(newSession(id))
+    await kubelet.run((await podFor(id)).metadata.name)
+    await phase(id, 'Live')
+  }
+  await operator.stop()
+  pods.stop()
+  const before = api.requests.length
+  const pods2 = newRuntime()
+  await pods2.start()
+  const metrics2 = new RecordingMetrics()
+  const op2 = await startOperator({ sessions, networks: kubeResources(kc, NS).networks, pods: pods2, daemonCounts: new ManualDaemonCounts(), metrics: metrics2, informer: { backoff: FAST }, resyncMs: 0 })
+  t.teardown(async () => {
+    await op2.stop()
+    pods2.stop()
+  })
+  await waitFor(() => metrics2.count('browsersession') >= ids.length && op2.controllers.sessions.depth === 0, { what: 'every session reconciled by the new leader' })
+  const reconciles = metrics2.count('browsersession')
+  for (const id of ids) op2.controllers.sessions.enqueue(id)
+  await waitFor(() => metrics2.count('browsersession') >= reconciles + ids.length, { what: 'and again (a resync)' })
+  const podRequests = api.requests.slice(before).filter((r) => r.path.includes('/pods'))
+  t.ok(podRequests.some((r) => r.method === 'GET' && r.query.watch !== 'true' && !r.path.includes('/pods/')), 'the new leader listed the pods once (its informer)')
+  const perSession = podRequests.filter((r) => r.path.includes('/pods/') || (r.query.labelSelector ?? '').includes(`${LABELS.session}=`))
+  t.same(perSession.map((r) => `${r.method} ${r.path}?${new URLSearchParams(r.query)}`), [], 'no read of one session\'s pod: the new leader\'s informer gave it every pod')
+})
+
 t.test('Network status follows the daemon counts through the Kubernetes client', async (t) => {
   const { networks, daemonCounts } = await setup(t)
   await networks.create(newNetwork('nnet_Kube1', ['app.internal']))
