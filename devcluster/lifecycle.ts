@@ -90,7 +90,11 @@ const fetchKube = () => execFileSync(process.execPath, [script('fetch-kube.mjs')
  * cluster must have as many). simulatedNodes: the fleet's size (none when not said; a running
  * cluster's fleet is resized to it in place).
  */
-export async function up(serveArgv: (binDir: string, gvisorShim: string, nodes: number, simulatedNodes: number) => string[], nodes?: number, simulatedNodes?: number): Promise<void> {
+export function up(serveArgv: (binDir: string, gvisorShim: string, nodes: number, simulatedNodes: number) => string[], nodes?: number, simulatedNodes?: number): Promise<void> {
+  return withClusterLock('up', () => upUnlocked(serveArgv, nodes, simulatedNodes))
+}
+
+async function upUnlocked(serveArgv: (binDir: string, gvisorShim: string, nodes: number, simulatedNodes: number) => string[], nodes?: number, simulatedNodes?: number): Promise<void> {
   if (nodes !== undefined && !(Number.isInteger(nodes) && nodes >= 1 && nodes <= MAX_NODES)) throw new Error(`--nodes takes 1 to ${MAX_NODES}`)
   if (simulatedNodes !== undefined && !(Number.isInteger(simulatedNodes) && simulatedNodes >= 0 && simulatedNodes <= MAX_SIMULATED_NODES)) throw new Error(`--simulated-nodes takes 0 to ${MAX_SIMULATED_NODES}`)
   const s = readState()
@@ -109,7 +113,7 @@ export async function up(serveArgv: (binDir: string, gvisorShim: string, nodes: 
   }
   if (s) {
     say('a previous cluster is half there; cleaning it up first')
-    await down()
+    await downUnlocked()
   }
   if (process.getuid?.() !== 0) throw new Error('the cluster needs root (containerd, the kubelet, bridges and iptables)')
   ensureAptPackages()
@@ -143,14 +147,45 @@ export async function up(serveArgv: (binDir: string, gvisorShim: string, nodes: 
       return
     }
     if (exited || Date.now() > deadline) {
-      await down()
+      await downUnlocked()
       throw new Error(`the cluster did not come up (see above); everything it started is removed`)
     }
     await new Promise((r) => setTimeout(r, 500))
   }
 }
 
-export async function down(): Promise<void> {
+export function down(): Promise<void> {
+  return withClusterLock('down', downUnlocked)
+}
+
+/** held while `up` or `down` runs */
+const LOCK_FILE = `${RUN_DIR}.lock`
+
+/**
+ * One `up` or `down` at a time on the machine: two at once start two supervisors on one run
+ * directory (a bench killed mid-`up` leaves its `up` running; the next one raced it, and each
+ * tore down what the other started). A lock whose process is gone is taken over.
+ */
+async function withClusterLock<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      writeFileSync(LOCK_FILE, `${process.pid} ${what}\n`, { flag: 'wx' })
+      break
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e
+      const [pid, holding] = (existsSync(LOCK_FILE) ? readFileSync(LOCK_FILE, 'utf8') : '').trim().split(' ')
+      if (Number(pid) && alive(Number(pid))) throw new Error(`another \`cluster ${holding ?? ''}\` (pid ${pid}) is running: wait for it, or stop it, before \`cluster ${what}\``)
+      rmSync(LOCK_FILE, { force: true }) // its process is gone
+    }
+  }
+  try {
+    return await fn()
+  } finally {
+    rmSync(LOCK_FILE, { force: true })
+  }
+}
+
+async function downUnlocked(): Promise<void> {
   const s = readState()
   // state.json appears once the cluster is ready; supervisor.pid as soon as it starts
   const supervisor = s?.supervisorPid ?? (existsSync(SUPERVISOR_PID_FILE) ? Number(readFileSync(SUPERVISOR_PID_FILE, 'utf8')) : undefined)
