@@ -12,7 +12,8 @@ import { kubeName, kubeResources } from '../../../operator/kube/index.ts'
 import { kubeConfigFor } from '../../../operator/kube/kube-config.ts'
 import { watchStream } from '../../../operator/kube/watch.ts'
 import { KubeResourceClient } from '../../../operator/kube/resource-client.ts'
-import { customObjectOps } from '../../../operator/kube/api-ops.ts'
+import { customObjectOps, podOps } from '../../../operator/kube/api-ops.ts'
+import type { PodResource } from '../../../operator/kube/pod-spec.ts'
 import type { WatchEvent } from '../../../ports/ports.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { newSession } from '../helpers.ts'
@@ -187,6 +188,18 @@ t.test('list pages through limit/continue and filters by label', async (t) => {
   t.equal(all.resourceVersion, api.resourceVersion)
   const other = await small.list({ labelSelector: 'nightjar.dev/org=norg_other' })
   t.same(other.items.map((o) => o.metadata.name), ['nsess_c'])
+})
+
+t.test('[ISSUE-49] pods page through limit/continue too (client-node hands their list\'s continue token on as _continue)', async (t) => {
+  const { kc, api } = await setup(t)
+  const pods = new KubeResourceClient<PodResource>({ kc, pageSize: 2, ops: podOps(kc, NS) })
+  for (const n of ['a', 'b', 'c', 'd', 'e']) {
+    api.add('pods', NS, { apiVersion: 'v1', kind: 'Pod', metadata: { name: `pod-${n}`, namespace: NS, labels: { app: n === 'c' ? 'other' : 'browser' } }, spec: { containers: [{ name: 'c', image: 'x' }] } })
+  }
+  const all = await pods.list()
+  t.same(all.items.map((o) => o.metadata.name), ['pod-a', 'pod-b', 'pod-c', 'pod-d', 'pod-e'], 'every page read (an informer that read only the first page missed all but 500 of 10,000 pods)')
+  t.equal(api.requests.filter((r) => r.method === 'GET' && r.path === `/api/v1/namespaces/${NS}/pods` && r.query.limit === '2').length, 3, 'three pages of two')
+  t.same((await pods.list({ labelSelector: 'app=browser' })).items.map((o) => o.metadata.name), ['pod-a', 'pod-b', 'pod-d', 'pod-e'])
 })
 
 t.test('[ISSUE-49] a narrow list as fresh as the client\'s own writes asks for its last write\'s version, unpaged (the watch cache answers it, not etcd)', async (t) => {
