@@ -173,10 +173,16 @@ export class KubeResourceClient<T extends AnyResource> implements ResourceClient
     return this.adopt(JSON.parse(JSON.stringify(raw)) as T)
   }
 
-  /** a plain object of the wire's shape as this client hands it on: apiVersion/kind set, the id as name */
+  /**
+   * a plain object of the wire's shape as this client hands it on: apiVersion/kind set, the id
+   * as name, without managedFields (the API server's record of which manager set which field:
+   * nothing here reads it, and it is a large part of every object an informer caches — at
+   * 10,000 live sessions the leader's cache of sessions, pods and Secrets outgrew a 512 MB heap)
+   */
   private adopt(obj: T): T {
     obj.apiVersion ??= this.ops.apiVersion
     obj.kind ??= this.kind
+    if (obj.metadata && 'managedFields' in obj.metadata) delete (obj.metadata as { managedFields?: unknown }).managedFields
     const id = obj.metadata?.annotations?.[ID_ANNOTATION]
     if (this.opts.mapNames && id) obj.metadata.name = id
     return obj

@@ -194,9 +194,12 @@ t.test('[ISSUE-49] pods page through limit/continue too (client-node hands their
   const { kc, api } = await setup(t)
   const pods = new KubeResourceClient<PodResource>({ kc, pageSize: 2, ops: podOps(kc, NS) })
   for (const n of ['a', 'b', 'c', 'd', 'e']) {
-    api.add('pods', NS, { apiVersion: 'v1', kind: 'Pod', metadata: { name: `pod-${n}`, namespace: NS, labels: { app: n === 'c' ? 'other' : 'browser' } }, spec: { containers: [{ name: 'c', image: 'x' }] } })
+    api.add('pods', NS, { apiVersion: 'v1', kind: 'Pod', metadata: { name: `pod-${n}`, namespace: NS, labels: { app: n === 'c' ? 'other' : 'browser' }, managedFields: [{ manager: 'kubelet', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:status': {} } }] }, spec: { containers: [{ name: 'c', image: 'x' }] } })
   }
+  t.ok(api.list('pods', NS).every((p) => p.metadata.managedFields?.length === 1), 'the server holds managedFields')
   const all = await pods.list()
+  t.ok(all.items.every((p) => !('managedFields' in p.metadata)), 'managedFields are not kept (nothing reads them; an informer caches every object)')
+  t.notOk('managedFields' in ((await pods.get('pod-a'))?.metadata ?? {}), 'nor on a get')
   t.same(all.items.map((o) => o.metadata.name), ['pod-a', 'pod-b', 'pod-c', 'pod-d', 'pod-e'], 'every page read (an informer that read only the first page missed all but 500 of 10,000 pods)')
   t.equal(api.requests.filter((r) => r.method === 'GET' && r.path === `/api/v1/namespaces/${NS}/pods` && r.query.limit === '2').length, 3, 'three pages of two')
   t.same((await pods.list({ labelSelector: 'app=browser' })).items.map((o) => o.metadata.name), ['pod-a', 'pod-b', 'pod-d', 'pod-e'])
