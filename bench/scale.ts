@@ -116,7 +116,7 @@ export async function benchScale(): Promise<{ steps: Row[]; components: Row[]; r
       // figures, which are per session started (driving goes on for as long as the step takes,
       // so left in, it would make a longer step look dearer per start)
       const alone = await drivingAlone(api, live.slice(0, DRIVEN), pids, xacts)
-      const cpu0 = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, cpuOf(p)]))
+      const cpu0 = cpuByComponent(pids)
       const peak: Record<string, number> = Object.fromEntries(Object.keys(pids).map((k) => [k, rssOf(pids[k])]))
       const sampler = setInterval(() => { for (const k of Object.keys(pids)) peak[k] = Math.max(peak[k], rssOf(pids[k])) }, 2000)
       const audit0 = auditedRequests(Number.MAX_SAFE_INTEGER).end
@@ -274,7 +274,8 @@ async function killOperatorLeader(api: FleetInstall, live: string[]): Promise<Ro
   const audit0 = auditedRequests(Number.MAX_SAFE_INTEGER).end
   await killPod(api, victim)
   const t0 = Date.now()
-  // renewTime has a second's precision on 1.20 (MicroTime is kept, but leave it a second)
+  // a renewal counts from a second after the kill: the last renewal before it may carry a time
+  // just past t0 (the apiserver's clock and this process's are read at different moments)
   let lease = { holder: victim, renewed: 0 }
   while (lease.renewed <= t0 + 1000 && Date.now() - t0 < 120_000) {
     await new Promise((r) => setTimeout(r, 250))
@@ -354,6 +355,10 @@ async function killApiServerReplica(api: FleetInstall, live: string[]): Promise<
   }
 }
 
+/** each component's CPU seconds so far */
+const cpuByComponent = (pids: Record<string, number[]>): Record<string, number> =>
+  Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, cpuOf(p)]))
+
 /** how long the driving sample runs alone before a step's starts, to price it */
 const DRIVING_ALONE_MS = 20_000
 
@@ -361,7 +366,7 @@ const DRIVING_ALONE_MS = 20_000
 async function drivingAlone(api: FleetInstall, ids: string[], pids: Record<string, number[]>, xacts: () => Promise<number>): Promise<{ cpuPerSecond: Record<string, number>; xactsPerSecond: number }> {
   if (!ids.length) return { cpuPerSecond: {}, xactsPerSecond: 0 }
   progress(`scale: the driving sample alone for ${DRIVING_ALONE_MS / 1000} s (its cost is taken out of the step's per-start figures)`)
-  const cpu0 = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, cpuOf(p)]))
+  const cpu0 = cpuByComponent(pids)
   const x0 = await xacts()
   const t0 = performance.now()
   const drive = driveSample(api, ids)
