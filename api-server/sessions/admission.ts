@@ -1,5 +1,6 @@
 // Admission control for session starts: the org's quota and the deployment's cap are
-// counted in Postgres under one transaction-scoped advisory lock (a database function, so
+// checked in Postgres, against open-session counts a trigger keeps (migration 027), under
+// one transaction-scoped advisory lock (a database function, so
 // the lock never spans a client round trip), so a burst on any number of replicas admits
 // exactly up to the quota. Then a per-process launch slot (a cold launch is CPU-bound): a
 // bounded FIFO, refused at once with 429 when it would not fit. Design: docs/sessions.md#capacity-and-lifetimes
