@@ -20,6 +20,24 @@ export type NodeResource = Resource<
 >
 export type NodeLeaseResource = Resource<{ holderIdentity?: string; renewTime?: string; leaseDurationSeconds?: number }, Record<string, never>>
 
+/**
+ * a Node as this informer keeps it: its metadata, cordon and Ready condition. A real Node's
+ * status lists every image on it and its addresses, capacity and daemon endpoints: tens of
+ * kilobytes a node, none of it read here.
+ */
+export function keptNode(node: NodeResource): NodeResource {
+  return {
+    apiVersion: node.apiVersion,
+    kind: node.kind,
+    metadata: node.metadata,
+    spec: {
+      ...(node.spec?.unschedulable ? { unschedulable: true } : {}),
+      ...(node.spec?.taints ? { taints: node.spec.taints.map((t) => ({ key: t.key, effect: t.effect, timeAdded: t.timeAdded })) } : {}),
+    },
+    status: { conditions: node.status?.conditions?.map((c) => ({ type: c.type, status: c.status, reason: c.reason })) },
+  }
+}
+
 /** the taint the api-server adds to a cordoned node; its timeAdded dates the cordon */
 const UNSCHEDULABLE_TAINT = 'node.kubernetes.io/unschedulable'
 
@@ -48,7 +66,7 @@ export class NodeHealth {
     this.now = opts.now ?? Date.now
     const log = opts.log ?? silentLogger
     const common = { kc: opts.kc, watchTimeoutSeconds: opts.watchTimeoutSeconds }
-    this.nodes = new Informer(new KubeResourceClient<NodeResource>({ ...common, ops: nodeOps(opts.kc) }), { backoff: opts.informerBackoff, log, resyncMs: 0 })
+    this.nodes = new Informer(new KubeResourceClient<NodeResource>({ ...common, ops: nodeOps(opts.kc), keep: keptNode }), { backoff: opts.informerBackoff, log, resyncMs: 0 })
     this.leases = new Informer(new KubeResourceClient<NodeLeaseResource>({ ...common, ops: nodeLeaseOps(opts.kc, opts.leaseNamespace) }), { backoff: opts.informerBackoff, log, resyncMs: 0 })
     const changed = () => {
       for (const l of this.listeners) l()

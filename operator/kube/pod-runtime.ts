@@ -16,7 +16,7 @@ import { NODE_LOST, NodeGuard, type NodeCheckOptions } from './node-guard.ts'
 import type { NodeHealth } from './node-health.ts'
 import { PodHandover, type LaunchAnnotation } from './pod-handover.ts'
 import { PodPool, stripNamespace } from './pod-pool.ts'
-import { BROWSER_POD_SELECTOR, POD_ANNOTATIONS, browserPodManifest, type BrowserPodOptions, type PodResource } from './pod-spec.ts'
+import { BROWSER_POD_SELECTOR, POD_ANNOTATIONS, browserPodManifest, keptBrowserPod, type BrowserPodOptions, type PodResource } from './pod-spec.ts'
 import { CLAIMED_AT, isConfigured, isUp, podFailure, sessionOf } from './pod-state.ts'
 import { PodTracker, sessionPodName } from './pod-tracker.ts'
 import { forceDelete, type PodRoomDeps } from './pod-writes.ts'
@@ -77,7 +77,7 @@ export class KubePodRuntime implements PodRuntime {
     this.log = opts.log ?? silentLogger
     const clock = opts.now ?? Date.now
     const podApi = podOps(opts.kc, opts.namespace)
-    this.pods = new KubeResourceClient<PodResource>({ kc: opts.kc, ops: podApi, watchTimeoutSeconds: opts.watchTimeoutSeconds })
+    this.pods = new KubeResourceClient<PodResource>({ kc: opts.kc, ops: podApi, watchTimeoutSeconds: opts.watchTimeoutSeconds, keep: keptBrowserPod })
     this.secrets = new TokenSecrets(opts.kc, opts.namespace)
     this.informer = new Informer(this.pods, { labelSelector: BROWSER_POD_SELECTOR, backoff: opts.informerBackoff, log: this.log, resyncMs: 0 })
     this.deps = { informer: this.informer, pods: this.pods, podApi, log: this.log, now: () => new Date(clock()), closed: () => this.closed }

@@ -23,6 +23,40 @@ export interface PodStatusLike {
   message?: string
 }
 
+/**
+ * A browser pod as the operator keeps it: its metadata, and of its spec and status only what
+ * pod-state, pod-writes and the pool read (the node, the API port, phase, IP, conditions and
+ * the browser container's state). The rest — the server's defaults, volumes, the projected
+ * token, images and IDs the kubelet reports — is most of a pod's size, and the pod informer
+ * holds one per session: at 10,000 live the leader's heap outgrew 512 MB (bench/README.md).
+ * Pods are never written back whole (merge patches only), so nothing dropped here is lost.
+ */
+export function keptBrowserPod(pod: PodResource): PodResource {
+  const spec = (pod.spec ?? {}) as { nodeName?: string; containers?: { name?: string; ports?: { name?: string; containerPort?: number }[] }[] }
+  const st = pod.status
+  return {
+    apiVersion: pod.apiVersion,
+    kind: pod.kind,
+    metadata: pod.metadata,
+    spec: {
+      ...(spec.nodeName ? { nodeName: spec.nodeName } : {}),
+      containers: (spec.containers ?? []).map((c) => ({ name: c.name, ...(c.ports ? { ports: c.ports.map((p) => ({ name: p.name, containerPort: p.containerPort })) } : {}) })),
+    },
+    ...(st
+      ? {
+          status: {
+            phase: st.phase,
+            podIP: st.podIP,
+            reason: st.reason,
+            message: st.message,
+            conditions: st.conditions?.map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message })),
+            containerStatuses: st.containerStatuses?.map((c) => ({ name: c.name, ready: c.ready, restartCount: c.restartCount, state: c.state })),
+          },
+        }
+      : {}),
+  }
+}
+
 /** labels and annotations this runtime puts on browser pods and their Secrets */
 export const POD_LABELS = {
   name: 'app.kubernetes.io/name',

@@ -22,7 +22,7 @@ import { toResourceError } from './errors.ts'
 import { ID_ANNOTATION, kubeName } from './names.ts'
 import { jitteredTimeout, watchStream } from './watch.ts'
 
-export interface KubeResourceClientOptions {
+export interface KubeResourceClientOptions<T extends AnyResource = AnyResource> {
   kc: KubeConfig
   ops: ResourceOps
   /** base server-side watch timeout; each watch asks for [base, 2*base) s (default 300) */
@@ -33,6 +33,12 @@ export interface KubeResourceClientOptions {
   pageSize?: number
   /** map ids to DNS-1123 object names and back (names.ts) */
   mapNames?: boolean
+  /**
+   * what of each object this client hands on, and so what an informer over it caches: the
+   * fields its readers use (a browser pod, a Node), not the server's defaults and kubelet
+   * reports nobody here reads. Never set on a client whose objects are written back whole.
+   */
+  keep?: (obj: T) => T
 }
 
 export class KubeResourceClient<T extends AnyResource> implements ResourceClient<T> {
@@ -40,10 +46,10 @@ export class KubeResourceClient<T extends AnyResource> implements ResourceClient
   private readonly ops: ResourceOps
   private readonly pageSize: number
 
-  private readonly opts: KubeResourceClientOptions
+  private readonly opts: KubeResourceClientOptions<T>
   /** the newest resourceVersion this client's own writes returned (etcd's revisions are numbers) */
   private ownWrite = ''
-  constructor(opts: KubeResourceClientOptions) {
+  constructor(opts: KubeResourceClientOptions<T>) {
     this.opts = opts
     this.ops = opts.ops
     this.kind = opts.ops.kind
@@ -185,7 +191,7 @@ export class KubeResourceClient<T extends AnyResource> implements ResourceClient
     if (obj.metadata && 'managedFields' in obj.metadata) delete (obj.metadata as { managedFields?: unknown }).managedFields
     const id = obj.metadata?.annotations?.[ID_ANNOTATION]
     if (this.opts.mapNames && id) obj.metadata.name = id
-    return obj
+    return this.opts.keep ? this.opts.keep(obj) : obj
   }
 
   /** a merge patch of annotations equivalent to the caller's, minus any change to the id annotation */

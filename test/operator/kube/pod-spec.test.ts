@@ -5,8 +5,9 @@ import t, { type Test } from 'tap'
 import { Pod, Secret } from 'kubernetes-models/v1'
 import { ConfigError } from '../../../api-server/config.ts'
 import { loadOperatorConfig } from '../../../operator/kube/operator-config.ts'
-import { browserPodManifest, tokenSecretManifest, type BrowserPodOptions } from '../../../operator/kube/pod-spec.ts'
-import { podObservation } from '../../../operator/kube/pod-state.ts'
+import { browserPodManifest, keptBrowserPod, tokenSecretManifest, type BrowserPodOptions, type PodResource } from '../../../operator/kube/pod-spec.ts'
+import { endpointOfPod, podObservation } from '../../../operator/kube/pod-state.ts'
+import { nodeOf } from '../../../operator/kube/pod-writes.ts'
 import { sessionPodName } from '../../../operator/kube/pod-runtime.ts'
 import { isDnsSubdomain, kubeName } from '../../../operator/kube/names.ts'
 import { unknownFields } from './openapi.ts'
@@ -251,4 +252,53 @@ t.test('[ISSUE-37] spread: a soft spread over nodes by default; nodeSelector, to
   t.equal(loadOperatorConfig({ NIGHTJAR_BROWSER_IMAGE: 'x' }, 'ns').browser.topologySpreadConstraints, undefined, 'unset: the default spread')
   t.equal(loadOperatorConfig({ NIGHTJAR_BROWSER_IMAGE: 'x', NIGHTJAR_NODE_WATCH: 'false' }, 'ns').nodes, undefined)
   t.throws(() => loadOperatorConfig({ NIGHTJAR_BROWSER_IMAGE: 'x', NIGHTJAR_BROWSER_AFFINITY: '[1]' }, 'ns'), /NIGHTJAR_BROWSER_AFFINITY/)
+})
+
+t.test('[ISSUE-49] the pod the operator keeps answers every question the whole pod does, at a fraction of its size', async (t) => {
+  const manifest = browserPodManifest(
+    { name: 'nightjar-browser-skept', namespace: 'ns', browserKind: 'chromium', tokenSecretName: 'nightjar-browser-skept-token', labels: { 'nightjar.dev/session': 'nsess_K' }, owner, launch: { sessionId: 'nsess_K' } },
+    FULL,
+  ) as Obj
+  const now = new Date('2026-12-03T12:00:00Z')
+  // the pod as a real API server and kubelet report it: defaults, the projected token, images and IDs
+  const served = (status: Obj): Obj => ({
+    ...manifest,
+    metadata: { ...manifest.metadata, uid: 'u-pod', resourceVersion: '42', creationTimestamp: '2026-12-03T11:59:00Z', annotations: { ...manifest.metadata.annotations, 'nightjar.dev/sandbox': 'chromium' } },
+    spec: {
+      ...manifest.spec,
+      nodeName: 'node-a', dnsPolicy: 'ClusterFirst', schedulerName: 'default-scheduler', terminationGracePeriodSeconds: 30, preemptionPolicy: 'PreemptLowerPriority', priority: 0,
+      tolerations: [...(manifest.spec.tolerations ?? []), { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }, { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }],
+      volumes: [...(manifest.spec.volumes ?? []), { name: 'kube-api-access-x7k2p', projected: { defaultMode: 420, sources: [{ serviceAccountToken: { expirationSeconds: 3607, path: 'token' } }, { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } }, { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } }] } }],
+    },
+    status,
+  })
+  const condition = (type: string, status: string) => ({ type, status, lastProbeTime: null, lastTransitionTime: '2026-12-03T11:59:30Z' })
+  const containerStatus = (state: Obj, ready: boolean) => ({
+    name: 'browser', ready, started: ready, restartCount: 0, state, lastState: {},
+    image: FULL.image, imageID: 'registry.example/nightjar-browser-pod@sha256:' + 'a'.repeat(64), containerID: 'containerd://' + 'b'.repeat(64),
+  })
+  const base = { hostIP: '10.0.0.5', hostIPs: [{ ip: '10.0.0.5' }], startTime: '2026-12-03T11:59:01Z', qosClass: 'Burstable' }
+  const states: Record<string, Obj> = {
+    pending: { ...base, phase: 'Pending', conditions: [condition('PodScheduled', 'True')], containerStatuses: [containerStatus({ waiting: { reason: 'ContainerCreating' } }, false)] },
+    ready: {
+      ...base, phase: 'Running', podIP: '10.244.1.7', podIPs: [{ ip: '10.244.1.7' }],
+      conditions: [condition('Initialized', 'True'), condition('Ready', 'True'), condition('ContainersReady', 'True'), condition('PodScheduled', 'True')],
+      containerStatuses: [containerStatus({ running: { startedAt: '2026-12-03T11:59:20Z' } }, true)],
+    },
+    cannotPull: { ...base, phase: 'Pending', conditions: [condition('PodScheduled', 'True')], containerStatuses: [containerStatus({ waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image' } }, false)] },
+    oomKilled: { ...base, phase: 'Failed', podIP: '10.244.1.7', containerStatuses: [containerStatus({ terminated: { exitCode: 137, reason: 'OOMKilled', startedAt: 'x', finishedAt: 'y' } }, false)] },
+    evicted: { ...base, phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: memory.' },
+  }
+  for (const [name, status] of Object.entries(states)) {
+    const whole = served(status) as PodResource
+    const kept = keptBrowserPod(structuredClone(whole))
+    for (const timeout of [300_000, 1]) {
+      t.same(podObservation('nsess_K', kept, { now, startTimeoutMs: timeout }), podObservation('nsess_K', whole, { now, startTimeoutMs: timeout }), `${name}: the same observation (start timeout ${timeout} ms)`)
+    }
+    t.equal(endpointOfPod(kept), endpointOfPod(whole), `${name}: the same endpoint`)
+    t.equal(nodeOf(kept), 'node-a', `${name}: the node is kept (a lost node's pods are found by it)`)
+    t.same(kept.metadata, whole.metadata, `${name}: metadata whole (labels, annotations, owner, deletion)`)
+    const ratio = JSON.stringify(kept).length / JSON.stringify(whole).length
+    t.ok(ratio < 0.6, `${name}: kept ${JSON.stringify(kept).length} of ${JSON.stringify(whole).length} characters`)
+  }
 })
