@@ -112,9 +112,12 @@ export async function benchScale(): Promise<{ steps: Row[]; components: Row[]; r
       const add = target - live.length
       progress(`scale: step ${target}: starting ${add} sessions (${AGENTS} at once)`)
       const pids = components()
-      // what the driving sample costs alone, per second, same step: taken out of the step's
+      // what the driving sample costs alone, per call, same step: taken out of the step's
       // figures, which are per session started (driving goes on for as long as the step takes,
-      // so left in, it would make a longer step look dearer per start)
+      // so left in, it would make a longer step look dearer per start). Per call, not per
+      // second: a busy step drives fewer calls a second than the sample did alone, and a
+      // per-second price took more out of a 24-minute step than its driving cost (a negative
+      // Postgres figure at 10,000)
       const alone = await drivingAlone(api, live.slice(0, DRIVEN), pids, xacts)
       const cpu0 = cpuByComponent(pids)
       const peak: Record<string, number> = Object.fromEntries(Object.keys(pids).map((k) => [k, rssOf(pids[k])]))
@@ -157,7 +160,7 @@ export async function benchScale(): Promise<{ steps: Row[]; components: Row[]; r
         }
       }))
       const seconds = (Date.now() - started) / 1000
-      const driven = await drive.stop()
+      const { latencies: driven, calls } = await drive.stop()
       clearInterval(sampler)
       const { byComponent } = auditedRequests(audit0)
       const n = Math.max(1, latencies.length)
@@ -168,20 +171,20 @@ export async function benchScale(): Promise<{ steps: Row[]; components: Row[]; r
         'live at once': live.length, 'added': latencies.length, 'all live after': `${seconds.toFixed(1)} s`,
         'start p50': `${percentile(latencies, 50).toFixed(0)} ms`, 'start p99': `${percentile(latencies, 99).toFixed(0)} ms`,
         'kube req/session: operator': (sum(byComponent.get('operator')) / n).toFixed(1), 'api-server': (sum(byComponent.get('api-server')) / n).toFixed(1),
-        'Postgres xacts/start': ((x1 - x0 - alone.xactsPerSecond * seconds) / n).toFixed(1),
+        'Postgres xacts/start': ((x1 - x0 - alone.xactsPerCall * calls) / n).toFixed(1),
         'etcd size': `${etcdSizeMiB(cluster.kubeconfig).toFixed(0)} MiB`,
         'driving p50': driven.length ? `${percentile(driven, 50).toFixed(0)} ms` : '—', 'driving p99': driven.length ? `${percentile(driven, 99).toFixed(0)} ms` : '—',
         'retried (429)': retried, 'refused': refused.length, 'lost': lost.length,
       })
       const after = components()
       for (const k of Object.keys(pids)) {
-        const cpu = cpuOf(pids[k]) - cpu0[k] - (alone.cpuPerSecond[k] ?? 0) * seconds
+        const cpu = cpuOf(pids[k]) - cpu0[k] - (alone.cpuPerCall[k] ?? 0) * calls
         // a process that exited in the step took its CPU time with it: say so rather than print a wrong figure
         const gone = pids[k].filter((pid) => !after[k].includes(pid)).length
         comps.push({
           'live at once': live.length, component: `${k} (${pids[k].length})`,
           'CPU s per 1,000 started': gone ? `${gone} process(es) restarted: not measured` : (cpu / Math.max(1, latencies.length) * 1000).toFixed(1),
-          'driving alone, CPU s per minute': ((alone.cpuPerSecond[k] ?? 0) * 60).toFixed(1),
+          'driving alone, CPU s per minute': ((alone.cpuPerCall[k] ?? 0) * alone.callsPerSecond * 60).toFixed(1),
           'peak RSS': `${peak[k].toFixed(0)} MiB`,
         })
       }
@@ -214,7 +217,7 @@ export async function benchScale(): Promise<{ steps: Row[]; components: Row[]; r
         if (states.every((s) => s?.status === 'failed' && s.failureReason === 'NodeLost')) { failedAfter = (Date.now() - t0) / 1000; break }
         await new Promise((r) => setTimeout(r, 1000))
       }
-      const driven = await drive.stop()
+      const { latencies: driven } = await drive.stop()
       const others = live.filter((id) => !its.includes(id))
       const lost = await lostSessions(api, others)
       faults.push({ fault: `node-stop ${victim}`, sessions: its.length, 'all NodeLost after': Number.isNaN(failedAfter) ? 'not within 120 s' : `${failedAfter.toFixed(1)} s`, 'others live': `${others.length - lost.length}/${others.length}`, 'driving p99 meanwhile': driven.length ? `${percentile(driven, 99).toFixed(0)} ms` : '—' })
@@ -287,7 +290,7 @@ async function killOperatorLeader(api: FleetInstall, live: string[]): Promise<Ro
   const fresh = await api.rest('POST', '/v1/sessions', {})
   const startWorks = fresh.status === 201 && fresh.body?.status === 'live'
   if (fresh.body?.id) await api.rest('DELETE', `/v1/sessions/${fresh.body.id}`)
-  const driven = await drive.stop()
+  const { latencies: driven } = await drive.stop()
   const kinds = auditedRequests(audit0).byComponent.get('operator') ?? new Map<string, number>()
   const total = [...kinds.values()].reduce((a, b) => a + b, 0)
   const lost = await lostSessions(api, live)
@@ -362,32 +365,36 @@ const cpuByComponent = (pids: Record<string, number[]>): Record<string, number> 
 /** how long the driving sample runs alone before a step's starts, to price it */
 const DRIVING_ALONE_MS = 20_000
 
-/** the driving sample's cost alone, per second: each component's CPU and Postgres's transactions (zero with nothing to drive) */
-async function drivingAlone(api: FleetInstall, ids: string[], pids: Record<string, number[]>, xacts: () => Promise<number>): Promise<{ cpuPerSecond: Record<string, number>; xactsPerSecond: number }> {
-  if (!ids.length) return { cpuPerSecond: {}, xactsPerSecond: 0 }
+/** the driving sample's cost alone, per call: each component's CPU and Postgres's transactions (zero with nothing to drive) */
+async function drivingAlone(api: FleetInstall, ids: string[], pids: Record<string, number[]>, xacts: () => Promise<number>): Promise<{ cpuPerCall: Record<string, number>; xactsPerCall: number; callsPerSecond: number }> {
+  if (!ids.length) return { cpuPerCall: {}, xactsPerCall: 0, callsPerSecond: 0 }
   progress(`scale: the driving sample alone for ${DRIVING_ALONE_MS / 1000} s (its cost is taken out of the step's per-start figures)`)
   const cpu0 = cpuByComponent(pids)
   const x0 = await xacts()
   const t0 = performance.now()
   const drive = driveSample(api, ids)
   await new Promise((r) => setTimeout(r, DRIVING_ALONE_MS))
-  await drive.stop()
+  const { calls } = await drive.stop()
   const seconds = (performance.now() - t0) / 1000
   const x1 = await xacts()
+  const per = Math.max(1, calls)
   return {
-    cpuPerSecond: Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, Math.max(0, cpuOf(p) - cpu0[k]) / seconds])),
-    xactsPerSecond: Math.max(0, x1 - x0) / seconds,
+    cpuPerCall: Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, Math.max(0, cpuOf(p) - cpu0[k]) / per])),
+    xactsPerCall: Math.max(0, x1 - x0) / per,
+    callsPerSecond: calls / seconds,
   }
 }
 
-/** an agent driving sessions round after round (navigate + perceive each) until stopped: the latencies of its calls */
-function driveSample(api: FleetInstall, ids: string[]): { stop(): Promise<number[]> } {
+/** an agent driving sessions round after round (navigate + perceive each) until stopped: the latencies of its calls that succeeded, and how many it made */
+function driveSample(api: FleetInstall, ids: string[]): { stop(): Promise<{ latencies: number[]; calls: number }> } {
   const latencies: number[] = []
+  let calls = 0
   let running = true
   const loop = (async () => {
     while (running && ids.length) {
       for (const id of ids) {
         const t0 = performance.now()
+        calls += 2
         const nav = await api.rest('POST', `/v1/sessions/${id}/navigate`, { url: 'https://example.com/' }).catch(() => undefined)
         if (nav?.body?.title === HOLLOW_TITLE) latencies.push(performance.now() - t0)
         const t1 = performance.now()
@@ -397,7 +404,7 @@ function driveSample(api: FleetInstall, ids: string[]): { stop(): Promise<number
       await new Promise((r) => setTimeout(r, DRIVE_EVERY_MS))
     }
   })()
-  return { async stop() { running = false; await loop; return latencies } }
+  return { async stop() { running = false; await loop; return { latencies, calls } } }
 }
 
 /** the sessions of `ids` that are not live */
