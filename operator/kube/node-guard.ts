@@ -133,10 +133,13 @@ export class NodeGuard {
     }
     const checks = this.opts.checks ?? {}
     const endpoint = endpointOfPod(pod)
+    // a probe that fails has had no answer since it was sent: the clock starts then, not when
+    // its timeout ran out (two seconds of a stopped node's 30 s budget, bench/README.md "Scale")
+    const asked = this.deps.now().getTime()
     const up = endpoint ? await answers(endpoint, checks.probeTimeoutMs ?? 2000) : false
     const now = this.deps.now().getTime()
     if (up) return void this.unreachableSince.delete(name)
-    const since = this.unreachableSince.get(name) ?? now
+    const since = this.unreachableSince.get(name) ?? asked
     this.unreachableSince.set(name, since)
     if (now - since >= (checks.unreachableMs ?? 6000)) await this.podLost(pod, node, `${suspicion}, and browser pod ${name} has not answered for ${Math.round((now - since) / 1000)} s`)
   }
