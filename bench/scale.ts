@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { HOLLOW_TITLE } from '../devcluster/fleet/hollow-pod.ts'
 import { apiMetrics, auditedRequests, installOnFleet, type FleetInstall } from '../test/node/fleet.ts'
-import { clusterCommand, clusterUp } from '../test/node/real-cluster.ts'
+import { clusterCommand, clusterRunning, clusterUp } from '../test/node/real-cluster.ts'
 import { percentile, progress } from './harness.ts'
 import { podProcesses } from '../test/helpers/sandbox-probe.ts'
 
@@ -86,6 +86,9 @@ function etcdSizeMiB(kubeconfig: string): number {
 
 export async function benchScale(): Promise<{ steps: Row[]; components: Row[]; requests: Row[]; faults: Row[]; stopped: string }> {
   progress(`scale: up --nodes 1 --simulated-nodes ${SIMULATED}`)
+  // a cluster left up keeps its history: etcd's size (it is not defragmented) and the
+  // kube-apiserver's memory start where the last run left them, which the step-100 row shows
+  if (clusterRunning()) progress('scale: reusing a running cluster: its etcd size and memory carry the last run\'s history (for a clean table: npm run cluster -- down, then the bench)')
   const cluster = clusterUp(1, SIMULATED)
   const teardowns: (() => unknown)[] = []
   const t = { teardown: (fn: () => unknown) => teardowns.push(fn) }
