@@ -2,7 +2,8 @@
 // (scripts/test.mjs starts it and sets NIGHTJAR_TEST_DATABASE_URL).
 import pg from 'pg'
 import { randomBytes } from 'node:crypto'
-import { createPool, migrate, type Db } from '../../api-server/store/db.ts'
+import { runner } from 'node-pg-migrate'
+import { createPool, migrate, MIGRATIONS_DIR, type Db } from '../../api-server/store/db.ts'
 
 export function clusterUrl(): string {
   const url = process.env.NIGHTJAR_TEST_DATABASE_URL
@@ -16,7 +17,8 @@ export interface TestDb {
   drop(): Promise<void>
 }
 
-export async function createTestDb(t: { teardown(fn: () => unknown): void }): Promise<TestDb> {
+/** a fresh database migrated whole, or up to `opts.migrations` migrations (an upgrade test starts there) */
+export async function createTestDb(t: { teardown(fn: () => unknown): void }, opts: { migrations?: number } = {}): Promise<TestDb> {
   const admin = clusterUrl()
   const name = 't_' + randomBytes(6).toString('hex')
   const c = new pg.Client({ connectionString: admin })
@@ -26,7 +28,8 @@ export async function createTestDb(t: { teardown(fn: () => unknown): void }): Pr
   const u = new URL(admin)
   u.pathname = '/' + name
   const url = u.toString()
-  await migrate(url)
+  if (opts.migrations === undefined) await migrate(url)
+  else await runner({ databaseUrl: url, dir: MIGRATIONS_DIR, direction: 'up', migrationsTable: 'nightjar_migrations', count: opts.migrations, singleTransaction: true, checkOrder: true, log: () => {} })
   const db = createPool(url, 10)
   let dropped = false
   const drop = async () => {

@@ -3,11 +3,9 @@
 // a session row gets, across an upgrade from a database that already has open sessions, and
 // under a burst of concurrent starts and ends on separate connections.
 import t, { type Test } from 'tap'
-import pg from 'pg'
 import { randomBytes } from 'node:crypto'
-import { runner } from 'node-pg-migrate'
-import { createTestDb, clusterUrl } from '../../helpers/db.ts'
-import { createPool, migrate, MIGRATIONS_DIR, type Db } from '../../../api-server/store/db.ts'
+import { createTestDb } from '../../helpers/db.ts'
+import { migrate, type Db } from '../../../api-server/store/db.ts'
 
 const LOCK = '31079213967436148'
 
@@ -111,27 +109,8 @@ t.test('a burst of starts and ends on ten connections: exactly the quota admitte
 
 t.test('an upgrade from a database with open sessions fills the counts, so the quota holds at once', async (t) => {
   // a database migrated to the migration before this one, with sessions in every status
-  const admin = clusterUrl()
-  const name = 't_' + randomBytes(6).toString('hex')
-  const c = new pg.Client({ connectionString: admin })
-  await c.connect()
-  await c.query(`create database ${name}`)
-  await c.end()
-  const u = new URL(admin)
-  u.pathname = '/' + name
-  const url = u.toString()
-  const db = createPool(url, 4)
-  t.teardown(async () => {
-    await db.end()
-    const c2 = new pg.Client({ connectionString: admin })
-    await c2.connect()
-    await c2.query(`drop database if exists ${name} with (force)`)
-    await c2.end()
-  })
-  const before = await runner({
-    databaseUrl: url, dir: MIGRATIONS_DIR, direction: 'up', migrationsTable: 'nightjar_migrations', count: 26,
-    singleTransaction: true, checkOrder: true, log: () => {},
-  })
+  const { db, url } = await createTestDb(t, { migrations: 26 })
+  const before = (await db.query('select name from nightjar_migrations order by id')).rows as Array<{ name: string }>
   t.equal(before.at(-1)?.name, '026_webhook_secret_rotation', 'the database stands at 026')
   const acme = await addOrg(db, 'acme')
   const globex = await addOrg(db, 'globex')
