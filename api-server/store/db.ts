@@ -74,13 +74,28 @@ function markStalls(client: pg.ClientBase): void {
   }) as typeof client.query
 }
 
-export async function migrate(url: string, log: (msg: string) => void = () => {}): Promise<string[]> {
+/** runs the migrations not yet run (or the first `count` of them), each once, under node-pg-migrate's advisory lock; their names */
+export async function migrate(url: string, log: (msg: string) => void = () => {}, count = Infinity): Promise<string[]> {
+  // our own client, ended before we return: node-pg-migrate does not await the end of one it
+  // opens, so a caller that drops or closes the database at once (a failed start, a test's
+  // teardown) met that half-closed connection's error with no listener, an uncaught exception
+  const client = new pg.Client({ connectionString: url })
+  client.on('error', (e) => log(`migration connection: ${e.message}`))
+  await client.connect()
+  try {
+    return await runMigrations(client, log, count)
+  } finally {
+    await client.end()
+  }
+}
+
+async function runMigrations(client: pg.Client, log: (msg: string) => void, count: number): Promise<string[]> {
   const ran = await runner({
-    databaseUrl: url,
+    dbClient: client,
     dir: MIGRATIONS_DIR,
     direction: 'up',
     migrationsTable: 'nightjar_migrations',
-    count: Infinity,
+    count,
     singleTransaction: true,
     advisoryLockMode: 'wait',
     checkOrder: true,

@@ -2,8 +2,7 @@
 // (scripts/test.mjs starts it and sets NIGHTJAR_TEST_DATABASE_URL).
 import pg from 'pg'
 import { randomBytes } from 'node:crypto'
-import { runner } from 'node-pg-migrate'
-import { createPool, migrate, MIGRATIONS_DIR, type Db } from '../../api-server/store/db.ts'
+import { createPool, migrate, type Db } from '../../api-server/store/db.ts'
 
 export function clusterUrl(): string {
   const url = process.env.NIGHTJAR_TEST_DATABASE_URL
@@ -28,8 +27,7 @@ export async function createTestDb(t: { teardown(fn: () => unknown): void }, opt
   const u = new URL(admin)
   u.pathname = '/' + name
   const url = u.toString()
-  if (opts.migrations === undefined) await migrate(url)
-  else await runner({ databaseUrl: url, dir: MIGRATIONS_DIR, direction: 'up', migrationsTable: 'nightjar_migrations', count: opts.migrations, singleTransaction: true, checkOrder: true, log: () => {} })
+  await migrate(url, undefined, opts.migrations)
   const db = createPool(url, 10)
   let dropped = false
   const drop = async () => {
