@@ -12,7 +12,8 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { HOLLOW_TITLE } from '../devcluster/fleet/hollow-pod.ts'
 import { apiMetrics, auditedRequests, installOnFleet, type FleetInstall } from '../test/node/fleet.ts'
-import { clusterCommand, clusterRunning, clusterUp } from '../test/node/real-cluster.ts'
+import { clusterCommand, clusterUp } from '../test/node/real-cluster.ts'
+import { status as clusterStatus } from '../devcluster/lifecycle.ts'
 import { percentile, progress } from './harness.ts'
 import { podProcesses } from '../test/helpers/sandbox-probe.ts'
 
@@ -88,7 +89,7 @@ export async function benchScale(): Promise<{ steps: Row[]; components: Row[]; r
   progress(`scale: up --nodes 1 --simulated-nodes ${SIMULATED}`)
   // a cluster left up keeps its history: etcd's size (it is not defragmented) and the
   // kube-apiserver's memory start where the last run left them, which the step-100 row shows
-  if (clusterRunning()) progress('scale: reusing a running cluster: its etcd size and memory carry the last run\'s history (for a clean table: npm run cluster -- down, then the bench)')
+  if (clusterStatus()) progress('scale: reusing a running cluster: its etcd size and memory carry the last run\'s history (for a clean table: npm run cluster -- down, then the bench)')
   const cluster = clusterUp(1, SIMULATED)
   const teardowns: (() => unknown)[] = []
   const t = { teardown: (fn: () => unknown) => teardowns.push(fn) }

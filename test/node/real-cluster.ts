@@ -19,12 +19,6 @@ export interface RealCluster {
   podLogDirs: string[]
 }
 
-/** is a development cluster up (its supervisor alive)? */
-export function clusterRunning(): boolean {
-  const running = readState()
-  return !!running && alive(running.supervisorPid)
-}
-
 /**
  * `npm run cluster -- up` (its last lines: export KUBECONFIG=…, export DATABASE_URL=…);
  * with nodes, `up --nodes <nodes>`, after a `down` when a cluster of another size is up; with
