@@ -38,10 +38,11 @@ const MOUNTS: Record<string, string> = {
   py: PY, pg: PG, policy: POLICY, rust: RUST, go: GO, sqlite: SQLITE, jinja: JINJA, sdl: SDL,
   trace: TRACE, fixtures: PAGES, scalar: SCALAR, jsoneditor: JSONEDITOR, 'json-editor': JSON_EDITOR,
 }
-/** the Debian documentation packages the corpus reads, by the directory each installs */
+/** the Debian documentation packages the corpus reads, by the directory each installs (sqlite3's
+ * directory exists without its doc package, holding the changelog: its page is what says) */
 const DEBIAN_DOCS: Array<[string, string]> = [
   [PY, 'python3-doc'], [PG, 'postgresql-doc-15'], [POLICY, 'debian-policy'], [RUST, 'rust-doc'],
-  [GO, 'golang-1.19-doc'], [SQLITE, 'sqlite3-doc'], [JINJA, 'python-jinja2-doc'], [SDL, 'libsdl2-doc'],
+  [GO, 'golang-1.19-doc'], [join(SQLITE, 'lang_select.html'), 'sqlite3-doc'], [JINJA, 'python-jinja2-doc'], [SDL, 'libsdl2-doc'],
 ]
 /** the npm packages (dev dependencies) a fixture page loads, by the directory served */
 const NPM_PAGES: Record<string, [string, string]> = {

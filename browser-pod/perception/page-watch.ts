@@ -3,7 +3,7 @@
 // page that renders from script to settle, and whether it changed since a snapshot, so
 // perceive right after an action reuses that snapshot instead of taking another.
 // See docs/perception.md ("One snapshot per page change").
-import type { Page, Request } from 'playwright-core'
+import type { CDPSession, Page, Request } from 'playwright-core'
 import { devtools } from '../devtools.ts'
 
 const WORLD = 'nightjar_page_watch'
@@ -98,20 +98,27 @@ export async function watchDocuments(page: Page): Promise<void> {
   await cdp?.send('Page.addScriptToEvaluateOnNewDocument', { source: INSTALL, worldName: WORLD }).catch(() => registered.delete(page))
 }
 
+/** `expression`'s value in the watch world of one frame's current document (the world is created on first use) */
+async function evaluateInWorld(cdp: CDPSession, frameId: string, expression: string, awaitPromise = false): Promise<unknown> {
+  const { executionContextId } = await cdp.send('Page.createIsolatedWorld', { frameId, worldName: WORLD })
+  const r = await cdp.send('Runtime.evaluate', { expression, contextId: executionContextId, returnByValue: true, awaitPromise })
+  return r.exceptionDetails ? undefined : r.result.value
+}
+
 async function inWatchWorld(page: Page, expression: string, awaitPromise = false): Promise<unknown> {
   const cdp = await devtools(page)
   if (!cdp) return undefined
   try {
     let frameId = mainFrames.get(page)
     if (!frameId) mainFrames.set(page, (frameId = (await cdp.send('Page.getFrameTree')).frameTree.frame.id))
-    // the world of that name in the frame's current document (created on first use)
-    const { executionContextId } = await cdp.send('Page.createIsolatedWorld', { frameId, worldName: WORLD })
-    const r = await cdp.send('Runtime.evaluate', { expression, contextId: executionContextId, returnByValue: true, awaitPromise })
-    return r.exceptionDetails ? undefined : r.result.value
+    return await evaluateInWorld(cdp, frameId, expression, awaitPromise)
   } catch {
     return undefined
   }
 }
+
+/** a document's version, read in the watch world (its watcher installed first if it is not yet) */
+const READ_VERSION = `(() => { const w = ${INSTALL}; w.observeShadows(); return ${VERSION} })()`
 
 /**
  * What the page is now, as a string that differs after any change a snapshot could show:
@@ -119,10 +126,46 @@ async function inWatchWorld(page: Page, expression: string, awaitPromise = false
  * Undefined when it cannot be read (no DevTools session, a tab closing): nothing is reused then.
  */
 export async function pageVersion(page: Page): Promise<string | undefined> {
-  const v = await inWatchWorld(page, `(() => { const w = ${INSTALL}; w.observeShadows(); return ${VERSION} })()`)
+  const v = await inWatchWorld(page, READ_VERSION)
   return typeof v === 'string' ? v : undefined
 }
 
+
+/**
+ * The versions of every document of the tab, its frames' too (the watcher is registered for
+ * each frame's documents in the same isolated world): differs after any change a snapshot of
+ * the whole tab could show. Undefined when one cannot be read — a frame in another process
+ * (a cross-site iframe) is not reached through the tab's own DevTools session.
+ */
+export async function documentsVersion(page: Page): Promise<string | undefined> {
+  const cdp = await devtools(page)
+  if (!cdp) return undefined
+  try {
+    const ids: string[] = []
+    type Node = { frame: { id: string }; childFrames?: Node[] }
+    const collect = (node: Node): void => { ids.push(node.frame.id); for (const child of node.childFrames ?? []) collect(child) }
+    collect((await cdp.send('Page.getFrameTree')).frameTree as Node)
+    if (ids.length !== page.frames().length) return undefined
+    const versions = await Promise.all(ids.map((frameId) => evaluateInWorld(cdp, frameId, READ_VERSION)))
+    return versions.every((v) => typeof v === 'string') ? versions.join('\n') : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** past this many elements a snapshot costs more than the quiet window it could overlap */
+const EARLY_READ_MAX_ELEMENTS = 3000
+
+/**
+ * Whether a snapshot taken now, while the page's quiet window runs, is likely to stand: none
+ * of the tab's document, script or data requests in flight (a render is coming), and a main
+ * document small enough that a read thrown away costs little.
+ */
+export async function worthReadingEarly(page: Page): Promise<boolean> {
+  if (inFlight.get(page)?.requests.size) return false
+  const n = await inWatchWorld(page, 'document.getElementsByTagName("*").length')
+  return typeof n === 'number' && n <= EARLY_READ_MAX_ELEMENTS
+}
 
 /**
  * Waits until the DOM has not mutated for SETTLE_QUIET_MS (at once when it has been quiet
@@ -163,7 +206,10 @@ async function quiet(page: Page, capMs: number, fresh: boolean): Promise<string 
       if (quiet >= ${SETTLE_QUIET_MS} || now - start >= ${Math.round(capMs)}) { w.observeShadows(); resolve(${VERSION}) }
       else setTimeout(tick, Math.min(${SETTLE_QUIET_MS} - quiet, ${Math.round(capMs)} - (now - start)) + 1)
     }
-    tick()
+    // the first look is a timer too, not this evaluation's task: a renderer that was starved
+    // (a loaded machine) runs the page's overdue timers first, ordered by when they were due,
+    // while DevTools' message can jump ahead of them and find a quiet the page never had
+    setTimeout(tick, 0)
   })`, true)
   // a page whose own script holds its thread (timers never run) is read when the cap is over
   let timer: NodeJS.Timeout | undefined

@@ -10,7 +10,7 @@ import type { PodSession } from '../session.ts'
 import { firstPart, framing, pageSummary, readOn, subtree, walk } from './cursor.ts'
 import { diffSnapshots } from './diff.ts'
 import { queryView } from './query.ts'
-import { settled, pageVersion } from './page-watch.ts'
+import { documentsVersion, settled, pageVersion, worthReadingEarly } from './page-watch.ts'
 import { quoted, treeCost } from './render.ts'
 import { takeSnapshot, type Snapshot } from './snapshot.ts'
 import { readViewport } from './viewport.ts'
@@ -71,6 +71,18 @@ async function currentSnapshot(session: PodSession, budget: number): Promise<Sna
 }
 
 /**
+ * A snapshot taken now, with every document's version (frames' too, documentsVersion) read just
+ * before its tree: it stands while that version does. Undefined when it cannot be checked (a
+ * frame in another process) or taken: then the page is read after it settled.
+ */
+async function readEarly(session: Pick<PodSession, 'page' | 'echoGuard'>): Promise<{ snapshot: Snapshot; documents: string } | undefined> {
+  const documents = await documentsVersion(session.page)
+  if (documents === undefined) return undefined
+  const snapshot = await takeSnapshot(session.page, DEFAULT_MAX_CHARS, (s) => session.echoGuard.redact(s)).catch(() => undefined)
+  return snapshot && { snapshot, documents }
+}
+
+/**
  * Snapshots the active tab after an action and says what changed since the tab's last
  * snapshot (diff.ts), within CHANGES_MAX_CHARS, once the page has settled (page-watch.ts).
  * A new document (or a tab never read) is answered with what it is instead (`new page:
@@ -80,13 +92,22 @@ export async function changesAfter(session: Pick<PodSession, 'page' | 'echoGuard
   const page = session.page
   if (page.isClosed()) return undefined
   await page.waitForLoadState('domcontentloaded', { timeout: 5000 }).catch(() => {}) // a page still loading is read as far as it got
-  // a page that renders from script after its load is read once it has rendered, so its refs hold
-  const version = await settled(page)
-  let next: Snapshot
-  try {
-    next = await takeSnapshot(page, DEFAULT_MAX_CHARS, (s) => session.echoGuard.redact(s), version)
-  } catch {
-    return undefined
+  // A page that renders from script after its load is read once it has rendered, so its refs
+  // hold (page-watch.ts settled). A small page that is likely done already is read while that
+  // quiet window runs, and the read stands when the page did not change from its start to the
+  // window's end and the read's: the window no longer adds a snapshot's time on top of its own
+  const settling = settled(page)
+  const early = (await worthReadingEarly(page)) ? readEarly(session) : undefined
+  const version = await settling
+  const read = await early
+  // read again once the window and the read are both over: a change during either throws the read away
+  let next = read && (await documentsVersion(page)) === read.documents ? read.snapshot : undefined
+  if (next === undefined) {
+    try {
+      next = await takeSnapshot(page, DEFAULT_MAX_CHARS, (s) => session.echoGuard.redact(s), version)
+    } catch {
+      return undefined
+    }
   }
   const before = latest.get(page)
   latest.set(page, next)

@@ -288,6 +288,65 @@ t.test('[ISSUE-47] perceive right after a navigation reuses its snapshot, and ta
   t.match((await c.drive('perceive', {})).snapshot, /Status after/, 'a mutation inside a shadow root: read again')
 })
 
+t.test('[ISSUE-47] a small page is read while it settles: the read stands when the page stayed the same, and is taken again when it changed (real Chromium)', async (t) => {
+  const still = `<title>Still</title><h1>Still</h1><button>Go</button><script>const unused = 1</script>`
+  const late = `<title>Late</title><h1>Late</h1>`
+  const rows = Array.from({ length: 1600 }, (_, i) => `<li><a href="#r${i}">Row ${i}</a></li>`).join('')
+  const large = `<title>Large</title><h1>Large</h1><ul>${rows}</ul>`
+  const framed = `<title>Framed</title><h1>Framed</h1><iframe src="/inner" width=400 height=200></iframe>`
+  const inner = `<title>Inner</title><p>Inside the frame</p><button>Inner button</button>`
+  const { pod, c } = await appPod(t, 'nsess_early', { '/still': { body: still }, '/late': { body: late }, '/large': { body: large }, '/framed': { body: framed }, '/inner': { body: inner } })
+  // the page's own script changes it right after the first tree of an answer is walked (as
+  // one rendering a moment after its load would): a tree read early is then of the page before
+  let snapshots = 0
+  let changeAfterFirstRead: string | undefined
+  let inFrame = false
+  const tab = pod.session.page
+  const page = tab as unknown as { ariaSnapshotJSON: (...a: unknown[]) => Promise<unknown> }
+  const take = page.ariaSnapshotJSON.bind(page)
+  page.ariaSnapshotJSON = async (...a) => {
+    snapshots++
+    const tree = await take(...a)
+    const html = changeAfterFirstRead
+    changeAfterFirstRead = undefined
+    if (html && inFrame) await tab.frames()[1]!.evaluate((h) => document.body.insertAdjacentHTML('beforeend', h), html)
+    else if (html) await tab.evaluate((h) => document.body.insertAdjacentHTML('beforeend', h), html)
+    return tree
+  }
+
+  const quiet = await c.drive('navigate', { url: 'http://app.test/still', changes: true })
+  t.match(quiet.changes, /button "Go" \[ref=\w+\]/, 'a page that stays the same')
+  t.equal(snapshots, 1, 'is read once, the read taken while it settled')
+
+  snapshots = 0
+  changeAfterFirstRead = `<button onclick="this.textContent='Pressed'">Continue</button>`
+  const changed = await c.drive('navigate', { url: 'http://app.test/late', changes: true })
+  const go = /button "Continue" \[ref=(\w+)\]/.exec(changed.changes!)?.[1]
+  t.ok(go, 'a page that changed after the early read is answered as it is after the change')
+  t.equal(snapshots, 2, 'the early read thrown away and the page read again')
+  t.match((await c.drive('act', { verb: 'click', ref: go!, changes: true })).changes, /button "Pressed"/, 'and its refs act')
+
+  // a page with an iframe: every document's version is read before the early tree and after the window
+  snapshots = 0
+  const framedQuiet = await c.drive('navigate', { url: 'http://app.test/framed', changes: true })
+  t.match(framedQuiet.changes, /button "Inner button" \[ref=f\d+e\d+\]/, 'a page with a frame that stays the same')
+  t.equal(snapshots, 1, 'is read once, while it settled')
+  snapshots = 0
+  inFrame = true
+  changeAfterFirstRead = '<button>Framed later</button>'
+  const framedChanged = await c.drive('navigate', { url: 'http://app.test/framed', changes: true })
+  inFrame = false
+  t.match(framedChanged.changes, /button "Framed later" \[ref=f\d+e\d+\]/, 'a change inside its frame after the early read: the answer is the page after it')
+  t.equal(snapshots, 2, 'the early read thrown away and the page read again')
+
+  snapshots = 0
+  changeAfterFirstRead = '<button>Later</button>'
+  const big = await c.drive('navigate', { url: 'http://app.test/large', changes: true })
+  t.match(big.changes, /^new page: "Large"/, 'a page of over 3,000 elements')
+  t.equal(snapshots, 1, 'is read once, after it settled: a read thrown away would cost more than the window it saves')
+  t.match((await c.drive('perceive', { query: 'Later' })).snapshot, /button "Later"/, 'a change after that read is read by the next perceive')
+})
+
 t.test('[ISSUE-47] a navigate answer waits for a page that renders from script after its load, and its refs act (real Chromium)', async (t) => {
   // a progress line every 40 ms for 400 ms, the list fetched midway: an answer taken at load
   // (or after any fixed short wait) reads a loading page; short, so that a loaded machine's
