@@ -37,6 +37,8 @@ export interface EgressRecord {
 export const EGRESS_HEADER = 'x-nightjar-egress'
 
 const MAX_RECORDS = 512
+/** methods a request may be sent again with, when it was cut before any answer (onRequest) */
+const REPLAYABLE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 const HOP_BY_HOP = new Set([
   'connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate',
   'te', 'trailer', 'transfer-encoding', 'upgrade',
@@ -274,31 +276,45 @@ export class EgressGateway {
     }
     this.record(host, port, 'allowed', { route })
 
-    const upstream = http.request(options, (up) => {
-      const out: string[] = []
-      for (let i = 0; i < up.rawHeaders.length; i += 2) {
-        const name = up.rawHeaders[i].toLowerCase()
-        // an origin cannot pose as the gateway: its copy of our header is dropped
-        if (!HOP_BY_HOP.has(name) && name !== EGRESS_HEADER) out.push(up.rawHeaders[i], up.rawHeaders[i + 1])
-      }
-      res.writeHead(up.statusCode ?? 502, up.statusMessage, out)
-      up.pipe(res)
-      up.on('error', () => res.destroy())
-    })
-    upstream.on('socket', (s) => {
-      // Bound only the connect; a slow response body is the page's business.
-      if (!(s instanceof net.Socket) || !s.connecting) return
-      const timer = setTimeout(() => upstream.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })), this.connectTimeoutMs)
-      s.once('connect', () => clearTimeout(timer))
-      s.once('close', () => clearTimeout(timer))
-    })
-    upstream.on('error', (err) => {
-      if (res.headersSent) return void res.destroy()
-      this.record(host, port, 'failed', { route, netError: netErrorFor(err) })
-      synth(res, 502, 'failed', `${host}:${port}`)
-    })
+    // a request without a body that an origin's idle keep-alive close may cut (below) can be sent again
+    const replayable = REPLAYABLE_METHODS.has(req.method ?? '') && !req.headers['transfer-encoding'] && (req.headers['content-length'] ?? '0') === '0'
+    let upstream: http.ClientRequest
+    const send = (mayRetry: boolean): void => {
+      upstream = http.request(options, (up) => {
+        const out: string[] = []
+        for (let i = 0; i < up.rawHeaders.length; i += 2) {
+          const name = up.rawHeaders[i].toLowerCase()
+          // an origin cannot pose as the gateway: its copy of our header is dropped
+          if (!HOP_BY_HOP.has(name) && name !== EGRESS_HEADER) out.push(up.rawHeaders[i], up.rawHeaders[i + 1])
+        }
+        res.writeHead(up.statusCode ?? 502, up.statusMessage, out)
+        up.pipe(res)
+        up.on('error', () => res.destroy())
+      })
+      const sent = upstream
+      sent.on('socket', (s) => {
+        // Bound only the connect; a slow response body is the page's business.
+        if (!(s instanceof net.Socket) || !s.connecting) return
+        const timer = setTimeout(() => sent.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })), this.connectTimeoutMs)
+        s.once('connect', () => clearTimeout(timer))
+        s.once('close', () => clearTimeout(timer))
+      })
+      sent.on('error', (err: NodeJS.ErrnoException) => {
+        if (res.headersSent) return void res.destroy()
+        // An origin closes an idle kept-alive connection when its own timeout runs out (Node's
+        // 5 s, nginx's 75 s); a request sent on it in that moment meets a reset before any
+        // answer, and never reached the origin. Chromium sends such a request again on a new
+        // connection rather than fail the page; so does the gateway, once, for one without a
+        // body (nothing to replay but the line and the headers).
+        if (mayRetry && sent.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) return send(false)
+        this.record(host, port, 'failed', { route, netError: netErrorFor(err) })
+        synth(res, 502, 'failed', `${host}:${port}`)
+      })
+      if (replayable) sent.end()
+      else req.pipe(sent)
+    }
     res.on('close', () => { if (!res.writableFinished) upstream.destroy() })
-    req.pipe(upstream)
+    send(replayable)
   }
 
   private async onConnect(req: http.IncomingMessage, client: Duplex, head: Buffer): Promise<void> {

@@ -5,7 +5,7 @@ import http from 'node:http'
 import { Duplex } from 'node:stream'
 import { EgressGateway, parseAuthority, type EgressPolicy, type TunnelDialer } from '../../browser-pod/egress-gateway.ts'
 import { CompiledPolicy, decide } from '../../browser-pod/egress-policy.ts'
-import { startPublicWeb } from '../helpers/netns.ts'
+import { createNamespace, startPublicWeb, waitForLine } from '../helpers/netns.ts'
 import { fakeTunnel, loopbackServer, publicAliases } from './harness.ts'
 
 interface Reply { status: number; body: string; headers: http.IncomingHttpHeaders }
@@ -256,4 +256,48 @@ t.test('through the gateway (real sockets)', async (t) => {
     t.equal(r.status, 502)
     t.match(gw.lastDecision('example.com', 81), { outcome: 'failed', route: 'direct', netError: 'net::ERR_CONNECTION_REFUSED' })
   })
+})
+
+/**
+ * An origin in its own namespace that closes every kept-alive connection as the next request
+ * on it arrives (a reset, before any answer): what a request meets when it is sent on an idle
+ * connection at the moment the origin's keep-alive timeout closes it. Each answer is the
+ * number of the connection it came on.
+ */
+const CUTTING_ORIGIN = `
+  const net = require('node:net')
+  let connections = 0
+  net.createServer((s) => {
+    const n = ++connections
+    let answered = 0, head = ''
+    s.on('error', () => {})
+    s.on('data', (d) => {
+      head += d
+      if (!head.includes('\\r\\n\\r\\n')) return
+      head = ''
+      if (answered++) return s.resetAndDestroy()
+      s.write('HTTP/1.1 200 OK\\r\\nContent-Length: ' + String(n).length + '\\r\\nConnection: keep-alive\\r\\n\\r\\n' + n)
+    })
+  }).listen(80, process.env.LISTEN_IP, () => console.log('ready'))
+`
+
+t.test('a request cut by an origin closing its idle keep-alive connection is sent again on a new one, if it has no body (real sockets)', async (t) => {
+  const space = await createNamespace(t)
+  await waitForLine(space.spawn(process.execPath, ['-e', CUTTING_ORIGIN], { LISTEN_IP: space.ip }), 'ready', 15_000)
+  const gw = await gateway(t, { hostAliases: { 'example.com': space.ip } })
+  t.same(await proxyGet(gw, 'http://example.com/a').then((r) => [r.status, r.body]), [200, '1'], 'the first request opens a connection')
+  t.same(await proxyGet(gw, 'http://example.com/b').then((r) => [r.status, r.body]), [200, '2'], 'the next, cut on the kept one, is answered on a new connection')
+  t.match(gw.lastDecision('example.com', 80), { outcome: 'allowed' }, 'and is not recorded as failed')
+
+  const post = await new Promise<number>((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port: gw.port, method: 'POST', path: 'http://example.com/form', headers: { host: 'example.com' }, agent: false }, (res) => {
+      res.resume()
+      resolve(res.statusCode!)
+    })
+    req.on('error', reject)
+    req.end('name=value')
+  })
+  t.equal(post, 502, 'a request with a body is not sent twice: the page gets the failure')
+  t.match(gw.lastDecision('example.com', 80), { outcome: 'failed', netError: 'net::ERR_CONNECTION_RESET' })
+  t.same(await proxyGet(gw, 'http://example.com/c').then((r) => [r.status, r.body]), [200, '3'], 'the one after opens a new connection')
 })
