@@ -127,7 +127,7 @@ const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.j
  * test/fixtures/pages. Browser pods reach it through their default route to the host, the
  * way pods reach the internet through a node; no forwarding is switched on anywhere.
  */
-export async function bridgeWeb(t: Teardown, info = cluster()): Promise<BridgeWeb> {
+export async function bridgeWeb(t: Teardown, info = cluster(), opts: { keepAliveMs?: number } = {}): Promise<BridgeWeb> {
   const taken = (await run('ip', ['-4', '-o', 'addr', 'show'])).stdout
   let ip = ''
   for (let i = 0; i < 64 && !ip; i++) {
@@ -152,6 +152,7 @@ export async function bridgeWeb(t: Teardown, info = cluster()): Promise<BridgeWe
     res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' })
     res.end(readFileSync(file))
   })
+  if (opts.keepAliveMs !== undefined) server.keepAliveTimeout = opts.keepAliveMs
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(80, ip, () => resolve())

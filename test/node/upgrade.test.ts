@@ -31,7 +31,13 @@ t.test('[ISSUE-38] helm upgrade from the previous release and helm rollback to i
   t.not(previous.version, PRODUCT_VERSION, `the previous release (${previous.version}) is another version than this one (${PRODUCT_VERSION})`)
   deleteNamespace(kubeconfig, chartNs)
   const dbUrl = await freshDatabase(databaseUrl, t)
-  const web = await bridgeWeb(t, { network: { bridge } } as unknown as ClusterInfo)
+  // The live sessions' pods are the previous release's throughout, and its egress gateway
+  // sends a request on a kept-alive connection even as the origin closes it for idleness: the
+  // page fails with ERR_CONNECTION_RESET (the likely cause of one such navigate failure in CI,
+  // during an upgrade whose closing pods made calls wait seconds). This release sends such a
+  // request again (egress-gateway.ts, tested in egress-gateway.test.ts); an origin that keeps
+  // its connections for the whole test keeps that race of the old image out of what this judges.
+  const web = await bridgeWeb(t, { network: { bridge } } as unknown as ClusterInfo, { keepAliveMs: 60 * 60_000 })
   const dir = mkdtempSync(join(tmpdir(), 'nightjar-upgrade-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const valuesFile = join(dir, 'values.json')
