@@ -19,6 +19,7 @@ import { errors } from '../contracts/errors.ts'
 import { registerHealth } from './http/health.ts'
 import { drainDeadline, registerDrainNotice } from './http/drain.ts'
 import { registerOperationRoutes } from './http/operations.ts'
+import { registerVideoRoute } from './http/video.ts'
 import { registerOpenApi } from './http/openapi.ts'
 import { registerMcp } from './mcp/server.ts'
 import { registerConsole } from './console/routes.ts'
@@ -215,7 +216,9 @@ function makeServices(f: Foundation, plane: SessionPlane | undefined): Assembled
   const reaperIntervalMs = Math.min(5000, Math.max(250, (config.lifetimes.idleTimeoutSecs * 1000) / 4))
   // the events port's listener: every replica stores events and runs a delivery worker
   const webhooks = new Webhooks({ db, sealer: f.sealer, log, now, settings: { denyCidrs: config.denyCidrs, ...config.webhooks } })
-  const live = plane ? new LiveSessions({ db, plane, activity, log, reaperIntervalMs, events: webhooks, replica }) : undefined
+  // a session ended by a timeout keeps its video and recording, as one ended by DELETE does
+  const finishing = (sessionId: string): Promise<void> => recordings.finish(sessionId)
+  const live = plane ? new LiveSessions({ db, plane, activity, log, reaperIntervalMs, events: webhooks, replica, finishing }) : undefined
   const sessions = live ?? NO_SESSIONS
   const recordings = new Recordings({ db, log, now, pod: (id) => sessions.pods.get(id), settings: recordingSettings(config) })
   const services: Services = {
@@ -259,6 +262,8 @@ async function registerRoutes(f: Foundation, services: Services, plane: SessionP
   // the embedded plane's operator series (warm pool, pod failures) are this process's too
   plane?.registerMetrics?.(metrics)
   registerOperationRoutes(app, services, ops, opts)
+  // a session's video: bytes with ranges, beside the operations (http/video.ts)
+  registerVideoRoute(app, services)
   registerMcp(app, services, ops, opts)
   registerOpenApi(app, ops, f.config.baseUrl)
   registerConsole(app, services)

@@ -179,6 +179,9 @@ const schema = z.object({
   NIGHTJAR_RECORDING_S3_PREFIX: z.string().max(200).regex(/^[A-Za-z0-9_.\/-]*$/).optional(),
   NIGHTJAR_RECORDING_S3_REGION: z.string().min(1).max(50).optional(),
   NIGHTJAR_RECORDING_S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  // session videos (browser-pod/video.ts): the bounds of every session's video
+  NIGHTJAR_VIDEO_MAX_MINUTES: z.coerce.number().int().min(1).max(1440).default(60),
+  NIGHTJAR_VIDEO_MAX_MB: z.coerce.number().int().min(1).max(100_000).default(500),
 })
 
 export type Config = {
@@ -257,6 +260,8 @@ export type Config = {
   replica: { secret?: string; address?: string; heartbeatMs: number }
   /** session recordings: the store (a directory under the data dir, or S3), retention, the pods' read interval */
   recordings: { store: 'directory' | 's3'; retentionDays: number; pollMs: number; s3?: { bucket: string; prefix?: string; region?: string; endpoint?: string } }
+  /** session videos: what one video may last and weigh at most (docs/sessions.md, "Video") */
+  video: { maxDurationMs: number; maxBytes: number }
 }
 
 
@@ -333,6 +338,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pollMs: e.NIGHTJAR_RECORDING_POLL_SECONDS * 1000,
       ...(e.NIGHTJAR_RECORDING_S3_BUCKET ? { s3: { bucket: e.NIGHTJAR_RECORDING_S3_BUCKET, prefix: e.NIGHTJAR_RECORDING_S3_PREFIX, region: e.NIGHTJAR_RECORDING_S3_REGION, endpoint: e.NIGHTJAR_RECORDING_S3_ENDPOINT } } : {}),
     },
+    video: { maxDurationMs: e.NIGHTJAR_VIDEO_MAX_MINUTES * 60_000, maxBytes: e.NIGHTJAR_VIDEO_MAX_MB * 1024 * 1024 },
     replica: { secret: e.NIGHTJAR_REPLICA_SECRET, address: e.NIGHTJAR_REPLICA_ADDRESS?.replace(/\/+$/, ''), heartbeatMs: e.NIGHTJAR_REPLICA_HEARTBEAT_SECONDS * 1000 },
   }
 }

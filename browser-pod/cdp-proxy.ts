@@ -401,7 +401,7 @@ export class CdpProxy {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', () => socket.destroy())
     const { session, tap } = this.#opts
-    if (this.#closed || !tap || !session.configured) return void socket.end(upgradeRefusal(upgradeErrors.cdpUnavailable()))
+    if (this.#closed || !tap || !session.configured || session.extensionsLoaded) return void socket.end(upgradeRefusal(upgradeErrors.cdpUnavailable()))
     // a page a secret was typed into may still hold it: no raw access to it, ever; once
     // admitted the client is counted, so a fill starting while Chromium answers is refused
     const release = beginCdpClient(session)

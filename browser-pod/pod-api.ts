@@ -16,6 +16,7 @@ import { POD_LIVE_PATH } from '../contracts/operations/live-view.ts'
 import { driveContracts } from '../contracts/operations/drive.ts'
 import { liveView } from './screencast.ts'
 import { recorder } from './recorder.ts'
+import { video } from './video.ts'
 import type { PodSession } from './session.ts'
 import { contextFrom, SpanKind, startSpan, withSpan } from '../telemetry/tracing.ts'
 
@@ -30,13 +31,15 @@ const handlers: { [N in PodRouteName]: Handler<N> } = {
     await s.configure(i)
     return { ok: true, sessionId: i.sessionId, sandbox: s.sandbox }
   },
-  // the live view streams nothing while a secret is being typed (screencast.ts)
+  // the live view streams nothing while a secret is being typed (screencast.ts), nor takes the video a frame (video.ts)
   secure_type: async (s, i) => {
     const resume = liveView(s).pause()
+    const resumeVideo = video(s).pause()
     try {
       return await secureType(s, i)
     } finally {
       resume()
+      resumeVideo()
     }
   },
   storage_state: storageState,
@@ -44,6 +47,11 @@ const handlers: { [N in PodRouteName]: Handler<N> } = {
     s.setProxy(i)
     return { ok: true }
   },
+  extension_put: async (s, i) => {
+    await s.putExtension(i)
+    return { ok: true }
+  },
+  extensions_load: async (s) => ({ ok: true, loaded: await s.loadExtensions() }),
   recording_start: async (s) => {
     await recorder(s).start()
     return { ok: true }
@@ -52,6 +60,12 @@ const handlers: { [N in PodRouteName]: Handler<N> } = {
     if (i.flush) await recorder(s).flush()
     return recorder(s).read(i.after)
   },
+  video_start: async (s, i) => {
+    await video(s).start(i)
+    return { ok: true }
+  },
+  video_finish: (s) => video(s).finish(),
+  video_read: (s, i) => video(s).read(i.offset),
   ...actions,
 }
 

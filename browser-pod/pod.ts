@@ -14,6 +14,7 @@ import { CompiledPolicy } from './egress-policy.ts'
 import { oomKills } from './memory.ts'
 import { isSandboxRefusal, SANDBOX_HELP, sandboxKind, SandboxUnavailableError, type SandboxSetting } from './sandbox.ts'
 import { PodSession } from './session.ts'
+import { ExtensionLauncher } from './extensions.ts'
 
 export interface PodOptions {
   token: string
@@ -64,13 +65,19 @@ export async function startPod(opts: PodOptions): Promise<Pod> {
     throw e
   }
   let closing = false
-  const browserLost = new Promise<void>((resolve) => browser.on('disconnected', () => { if (!closing) resolve() }))
+  let lost = () => {}
+  const browserLost = new Promise<void>((resolve) => (lost = resolve))
+  browser.on('disconnected', () => { if (!closing) lost() })
   const session = new PodSession(browser, gateway, {
     hostAliases: opts.hostAliases ?? {},
     denyCidrs: opts.denyCidrs ?? [],
     tunnel: opts.tunnel,
     sandbox: sandboxKind(sandbox),
+    // a cloak browser is its own profile and loads none
+    extensions: opts.browserKind === 'cloak' ? undefined : new ExtensionLauncher({ proxyServer: gateway.proxyServer, executablePath: opts.chromiumPath, sandbox }),
   })
+  // the session's pages may run in a second browser, the one that loads its extensions: its crash is the pod's too
+  session.onExtensionBrowserLost(() => { if (!closing) lost() })
   // a renderer the OOM killer took leaves a crashed tab and a Running container: tell them
   // apart from other crashes by the cgroup's count (memory.ts says why the pod then exits)
   const oomBaseline = oomKills()

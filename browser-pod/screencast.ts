@@ -10,6 +10,7 @@ import { WebSocket, WebSocketServer } from 'ws'
 import { upgradeErrors, upgradeRefusal } from '../contracts/errors.ts'
 import { LiveInput, type LiveEvent } from '../contracts/operations/live-view.ts'
 import type { PodSession } from './session.ts'
+import { tabPicture } from './tab-picture.ts'
 
 const JPEG_QUALITY = 60
 /** how often the view checks that it shows the active tab */
@@ -165,7 +166,8 @@ export class LiveView {
     await cdp.send('Page.startScreencast', { format: 'jpeg', quality: JPEG_QUALITY, everyNthFrame: 1 })
     // a fill began meanwhile: stop again (#frame drops anything that comes)
     if (this.#pauses) return void cdp.send('Page.stopScreencast').catch(() => {}) // the page may be gone: nothing paints
-    await this.#snapshot()
+    // off the chain: a picture may never come (tab-picture.ts), and a detach must not wait for it
+    void this.#snapshot()
   }
 
   /** A still page paints nothing: a picture now, so a viewer never waits for the next paint. */
@@ -173,9 +175,9 @@ export class LiveView {
     const cdp = this.#cdp
     const page = this.#page
     if (!cdp || !page || this.#pauses) return
-    const shot = await cdp.send('Page.captureScreenshot', { format: 'jpeg', quality: JPEG_QUALITY })
+    const shot = await tabPicture(page, cdp, JPEG_QUALITY)
     const size = page.viewportSize() ?? { width: 1280, height: 720 }
-    if (this.#cdp === cdp) this.#frame(shot.data, size.width, size.height)
+    if (shot && this.#cdp === cdp) this.#frame(shot, size.width, size.height)
   }
 
   async #detach(): Promise<void> {

@@ -3,15 +3,14 @@
 // Every page is watched twice: Playwright's download event is the authoritative size check,
 // and a CDP watch on download progress cancels an oversized download early so it never
 // fills the disk. A refused download is listed with its reason; the session goes on.
-import { mkdtempSync, rmSync } from 'node:fs'
 import { open, rm, stat, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
 import { extname, join } from 'node:path'
 import type { Download, Page } from 'playwright-core'
 import { errors } from '../contracts/errors.ts'
 import { newId } from '../contracts/ids.ts'
 import { FILE_MAX_BYTES, FILE_MAX_COUNT } from '../contracts/operations/drive-files.ts'
 import type { PodOutput } from '../contracts/pod-api.ts'
+import { podDir } from './pod-dirs.ts'
 
 /** What the keeper needs of the pod's session (PodSession; not imported, so session.ts and this file stay acyclic). */
 export interface PageSource {
@@ -38,23 +37,6 @@ export interface FilePayload {
   name: string
   mimeType: string
   buffer: Buffer
-}
-
-// --- the per-pod directory, removed on exit -------------------------------------------
-
-const dirs = new Set<string>()
-let exitHook = false
-function makeDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'nightjar-files-'))
-  dirs.add(dir)
-  if (!exitHook) {
-    exitHook = true
-    // process.exit runs 'exit' listeners synchronously: the files go with the pod
-    process.on('exit', () => {
-      for (const d of dirs) rmSync(d, { recursive: true, force: true })
-    })
-  }
-  return dir
 }
 
 // --- media types by extension (downloads carry none; a put may omit it) ---------------
@@ -163,7 +145,7 @@ export class SessionFiles {
   }
 
   #add(info: Omit<FileInfo, 'id' | 'time'>): Entry {
-    this.#dir ??= makeDir()
+    this.#dir ??= podDir('files')
     const id = newId('nfile_')
     const entry: Entry = { info: { id, ...info, time: Date.now() }, path: join(this.#dir, id) }
     this.#entries.push(entry)

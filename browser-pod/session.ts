@@ -13,6 +13,7 @@ import { EchoGuard } from './secrets/echo-guard.ts'
 import { SessionFiles } from './session-files.ts'
 import { NetworkLog } from './network-log.ts'
 import { SessionDialogs } from './dialogs.ts'
+import type { ExtensionLauncher } from './extensions.ts'
 
 const CONSOLE_LIMIT = 1000
 export const ACTION_TIMEOUT_MS = 10_000
@@ -27,6 +28,8 @@ export interface SessionDefaults {
   tunnel?: TunnelDialer
   /** what isolates this pod's pages, reported at configure */
   sandbox?: SandboxKind
+  /** writes a session's extensions and launches the browser that loads them (extensions.ts); none: a pod that loads none */
+  extensions?: ExtensionLauncher
 }
 
 /** One tab of the session: its id and its page. */
@@ -257,6 +260,63 @@ export class PodSession {
     return this.active !== undefined
   }
 
+  /** the session's pages run in a browser with extensions (extensions.ts): CDP connect is not offered there */
+  extensionsLoaded = false
+  readonly #extensionBrowserLost: Array<() => void> = []
+  /** Calls `fn` if the extensions' browser goes away while the session has not closed (a crash): the pod is then useless. */
+  onExtensionBrowserLost(fn: () => void): void {
+    this.#extensionBrowserLost.push(fn)
+  }
+
+  /** Writes one extension's files, before loadExtensions (after configure, before the session is live). */
+  async putExtension(ext: { id: string; files: Array<{ path: string; dataBase64: string }> }): Promise<void> {
+    if (!this.configured) throw errors.notConfigured()
+    if (this.extensionsLoaded) throw errors.alreadyConfigured()
+    if (!this.defaults.extensions) throw errors.extensionsUnsupported()
+    await this.defaults.extensions.put(ext)
+  }
+
+  /**
+   * Moves the session into a browser that loads the extensions put: its context replaces
+   * the one configure opened, whose only tab nobody has driven yet (the session is not live
+   * until this answers), so the new browser's first page is tab_1. Once.
+   */
+  async loadExtensions(): Promise<number> {
+    const launcher = this.defaults.extensions
+    if (!this.configured) throw errors.notConfigured()
+    if (this.extensionsLoaded) throw errors.alreadyConfigured()
+    if (!launcher?.count) throw errors.invalidRequest('no extension was put')
+    const old = this.context!
+    const viewport = this.viewport ?? this.page.viewportSize() ?? { width: 1280, height: 720 }
+    const context = await launcher.launch(viewport)
+    // (not `closing`: the context's own close event sets that when the browser dies)
+    context.browser()?.on('disconnected', () => {
+      if (!this.#closed) for (const fn of this.#extensionBrowserLost) fn()
+    })
+    this.extensionsLoaded = true
+    this.openTabs.length = 0
+    this.recency = []
+    this.active = undefined
+    this.tabCount = 0
+    await old.close().catch(() => {}) // an unused context that is already gone is what was wanted
+    this.closing = false // the old context's close said the session was closing; it is not
+    context.setDefaultTimeout(ACTION_TIMEOUT_MS)
+    context.setDefaultNavigationTimeout(NAVIGATION_TIMEOUT_MS)
+    context.on('close', () => {
+      this.closing = true
+    })
+    this.context = context
+    // the start-up page opened before anyone listened: watched here, every later one by the event
+    const existing = context.pages()
+    context.on('page', (p) => this.watchPage(p))
+    for (const p of existing) this.watchPage(p)
+    if (!existing.length) await context.newPage()
+    const first = this.openTabs[0]
+    if (first) this.activate(first)
+    if (!this.active) throw errors.browserClosed()
+    return launcher.count
+  }
+
   /**
    * The session's upstream proxy, once, after configure (docs/proxy.md): the egress
    * gateway opens every direct connection through it from now on. Its credentials live
@@ -356,10 +416,14 @@ export class PodSession {
     if (this.consoleMessages.length > CONSOLE_LIMIT) this.consoleMessages.splice(0, this.consoleMessages.length - CONSOLE_LIMIT)
   }
 
+  #closed = false
+
   async close(): Promise<void> {
+    this.#closed = true
     this.closing = true
     await this.warm?.then((w) => w?.context.close()).catch(() => {}) // see above
     await this.context?.close().catch(() => {}) // closing: a context the browser already dropped is closed
+    await this.defaults.extensions?.close()
   }
 }
 

@@ -16,7 +16,7 @@ export function base62(bytes: Buffer): string {
 
 export type IdPrefix =
   | 'norg_' | 'nusr_' | 'nagt_' | 'nkey_'
-  | 'nident_' | 'ncred_' | 'ngrnt_' | 'nsess_' | 'nnet_' | 'ntok_' | 'niver_' | 'ncli_' | 'ndmn_' | 'naud_' | 'nrch_' | 'nfile_' | 'nrep_' | 'nshr_' | 'ncreq_' | 'nwhk_' | 'nwdl_' | 'nevt_'
+  | 'nident_' | 'ncred_' | 'ngrnt_' | 'nsess_' | 'nnet_' | 'ntok_' | 'niver_' | 'ncli_' | 'ndmn_' | 'naud_' | 'nrch_' | 'nfile_' | 'nrep_' | 'nshr_' | 'ncreq_' | 'nwhk_' | 'nwdl_' | 'nevt_' | 'next_'
 
 /** prefix + 22 base62 characters (128 bits, left-padded so every id has one length) */
 export function newId(prefix: IdPrefix): string {

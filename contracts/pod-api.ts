@@ -6,7 +6,7 @@
 import { z } from 'zod'
 import { EGRESS_MODES, SANDBOX_KINDS } from '../crds/types.ts'
 import { type ConsoleMessage, driveContracts, type DriveContract, type DriveName } from './operations/drive.ts'
-import { ONE_TARGET, elementRef, oneTarget, selector, timeoutMs, viewport } from './operations/fields.ts'
+import { ONE_TARGET, VIDEO_FORMATS, elementRef, oneTarget, selector, timeoutMs, viewport, type VideoFormat } from './operations/fields.ts'
 import { proxyUrlProblem } from './proxy.ts'
 
 export type { DriveName }
@@ -99,6 +99,39 @@ export const RecordingReadResult = z.object({
   recording: z.boolean(),
 })
 
+/** Video of a session (browser-pod/video.ts): the encoder's settings and bounds, chosen by the api-server. */
+export { VIDEO_FORMATS, type VideoFormat }
+export const VideoStartInput = z.object({
+  format: z.enum(VIDEO_FORMATS),
+  fps: z.number().int().min(1).max(30),
+  width: z.number().int().min(320).max(1920),
+  /** past this the video stops taking frames (truncated) */
+  maxDurationMs: z.number().int().min(1000),
+  /** past this the encoder stops writing (truncated) */
+  maxBytes: z.number().int().min(64 * 1024),
+})
+export const VideoFinishResult = z.object({
+  format: z.enum(VIDEO_FORMATS),
+  bytes: z.number().int().min(0),
+  durationMs: z.number().int().min(0),
+  frames: z.number().int().min(0),
+  /** a bound (duration or size) ended it before the session did */
+  truncated: z.boolean(),
+  /** epoch ms of the first frame (the video's time 0, for the inspector's timeline); null when nothing was filmed */
+  startedAt: z.number().nullable(),
+})
+export const VideoReadInput = z.object({ offset: z.number().int().min(0) })
+/** `data`: base64 of the file's bytes from `offset`, at most VIDEO_READ_BYTES of them */
+export const VideoReadResult = z.object({ data: z.string(), bytes: z.number().int().min(0), eof: z.boolean() })
+/** what one video_read carries at most (raw bytes; base64 is a third more) */
+export const VIDEO_READ_BYTES = 4 * 1024 * 1024
+
+/** One browser extension's files, checked by the api-server at upload (docs/extensions.md); the pod writes them under a private folder. */
+export const ExtensionPutInput = z.object({
+  id: z.string().regex(/^next_[0-9A-Za-z]{1,40}$/),
+  files: z.array(z.object({ path: z.string().min(1).max(300), dataBase64: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/) })).min(1).max(500),
+})
+
 const ownRoutes = {
   health: { method: 'GET', path: '/healthz', input: Empty, output: HealthResult, auth: false, secret: false, opaque: [] },
   // the storageState it may carry is credential-equivalent
@@ -119,6 +152,14 @@ const ownRoutes = {
   recording_start: { method: 'POST', path: '/v1/recording/start', input: Empty, output: z.object({ ok: z.literal(true) }), auth: true, secret: false, opaque: [] },
   // every string of the events passes the echo guard again here (none is opaque)
   recording_read: { method: 'POST', path: '/v1/recording/read', input: RecordingReadInput, output: RecordingReadResult, auth: true, secret: false, opaque: [] },
+  // an extension's files, then the browser that loads them (before the session is live)
+  extension_put: { method: 'POST', path: '/v1/extensions/put', input: ExtensionPutInput, output: z.object({ ok: z.literal(true) }), auth: true, secret: false, opaque: [] },
+  extensions_load: { method: 'POST', path: '/v1/extensions/load', input: Empty, output: z.object({ ok: z.literal(true), loaded: z.number().int() }), auth: true, secret: false, opaque: [] },
+  video_start: { method: 'POST', path: '/v1/video/start', input: VideoStartInput, output: z.object({ ok: z.literal(true) }), auth: true, secret: false, opaque: [] },
+  // ends the encoding (the file gets its duration and cues); idempotent
+  video_finish: { method: 'POST', path: '/v1/video/finish', input: Empty, output: VideoFinishResult, auth: true, secret: false, opaque: [] },
+  // pixels, not strings: the echo guard cannot read them (the field mask keeps a secret out of them)
+  video_read: { method: 'POST', path: '/v1/video/read', input: VideoReadInput, output: VideoReadResult, auth: true, secret: false, opaque: ['data'] },
 } as const satisfies Record<string, PodRoute>
 
 /**

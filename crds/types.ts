@@ -88,6 +88,8 @@ export interface BrowserSessionSpec {
   url?: string
   /** restore this captured auth-state version (niver_…) before the first navigation */
   warmResume?: { versionId: string }
+  /** loads browser extensions: its pod runs the full Chromium, never the headless shell (docs/extensions.md) */
+  extensions?: boolean
   /** informational for the operator: the lease caps TTL but does not force-end a live session */
   leaseExpiresAt?: string
   /** the api-server sets Ended to end the session; Ended is final */

@@ -22,8 +22,35 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force \
  && rm -r node_modules/playwright-core/lib/vite \
  && node prune-deps.mjs browser-pod.deps
 
+# Session videos (browser-pod/video.ts): ffmpeg built from Debian's own source with only what
+# the pod uses: the MJPEG decoder and parser, image2pipe, scale/pad/format, VP9 (libvpx) and
+# H.264 (libx264), the webm and mp4 muxers, pipe and file: one 6 MB binary that links only
+# libc, with Debian's libvpx and libx264 linked in statically (their .so files are 5 MB
+# more). Debian's ffmpeg package brings 259 MB of codecs, filters, ICU and libxml2.
+# Not version-pinned, like Chromium: bookworm-security replaces its source with each fix.
+FROM ${RUNTIME_IMAGE} AS ffmpeg
+RUN printf '%s\n' 'Types: deb-src' 'URIs: http://deb.debian.org/debian' 'Suites: bookworm' 'Components: main' \
+      'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' '' \
+      'Types: deb-src' 'URIs: http://deb.debian.org/debian-security' 'Suites: bookworm-security' \
+      'Components: main' 'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' \
+      > /etc/apt/sources.list.d/nightjar-source.sources \
+ && apt-get update \
+ && apt-get install -y --no-install-recommends build-essential dpkg-dev nasm pkg-config libvpx-dev libx264-dev \
+ && mkdir -p /build/static && lib=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH) \
+ && ln -s $lib/libvpx.a $lib/libx264.a /build/static/ \
+ && cd /build && apt-get source ffmpeg && cd ffmpeg-*/ \
+ && ./configure --prefix=/usr/local --disable-everything --disable-autodetect --disable-doc \
+      --disable-ffplay --disable-ffprobe --disable-network --disable-debug --disable-avdevice \
+      --enable-gpl --enable-libvpx --enable-libx264 --enable-decoder=mjpeg --enable-parser=mjpeg \
+      --enable-encoder=libvpx_vp9,libx264 --enable-demuxer=image2pipe,mjpeg,image_jpeg_pipe \
+      --enable-muxer=webm,mp4 --enable-filter=scale,pad,format,null,fps,setpts --enable-protocol=pipe,file \
+      --pkg-config-flags=--static --extra-ldflags=-L/build/static \
+ && make -j"$(nproc)" ffmpeg && install -s -m 0755 ffmpeg /usr/local/bin/ffmpeg \
+ && ! ldd /usr/local/bin/ffmpeg | grep -E 'libvpx|libx264' && ffmpeg -hide_banner -encoders | grep -q libvpx-vp9
+
 FROM ${RUNTIME_IMAGE}
 COPY --from=deps /usr/local/bin/node /usr/local/bin/node
+COPY --from=ffmpeg /usr/local/bin/ffmpeg /usr/local/bin/ffmpeg
 # What a page never needs, left out of every package (dpkg path-exclude); both images.
 # Vulkan's validation layer: a debugging aid Chromium loads only when asked (23 MB).
 # Fonts whose text falls back to a kept font, never to boxes: Noto Serif CJK and Noto

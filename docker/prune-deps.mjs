@@ -163,6 +163,47 @@ function mainIsIn(dir, sub) {
   const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))
   return [pkg.main, JSON.stringify(pkg.exports ?? '')].some((m) => typeof m === 'string' && new RegExp(`(^|[/"])(\\./)?${sub}/`).test(m))
 }
+
+// Builds only a bundler loads: OpenTelemetry ships each package three times (build/src for
+// Node, build/esm and build/esnext named by `module`/`esnext` and by export conditions of
+// those names, which Node never matches). A directory goes when only such names reach it
+// and no code outside it loads a path through it.
+const BUNDLER_FIELDS = ['module', 'esnext', 'jsnext:main']
+const BUNDLER_CONDITIONS = new Set(['module', 'esnext', 'browser'])
+function bundlerOnlyDirs(dir) {
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))
+  const forNode = [typeof pkg.main === 'string' ? pkg.main : 'index.js']
+  const forBundlers = BUNDLER_FIELDS.map((f) => pkg[f]).filter((v) => typeof v === 'string')
+  const walk = (target, nodeMatches) => {
+    if (typeof target === 'string') (nodeMatches ? forNode : forBundlers).push(target)
+    else if (Array.isArray(target)) for (const t of target) walk(t, nodeMatches)
+    else if (target && typeof target === 'object') for (const [cond, t] of Object.entries(target)) walk(t, nodeMatches && !BUNDLER_CONDITIONS.has(cond))
+  }
+  walk(pkg.exports, true)
+  const clean = (p) => p.replace(/^\.\//, '')
+  const nodePaths = forNode.map(clean)
+  const out = new Set()
+  for (const path of forBundlers.map(clean)) {
+    const segments = path.split('/').slice(0, -1)
+    for (let depth = 1; depth <= segments.length; depth++) {
+      const prefix = segments.slice(0, depth).join('/')
+      if (nodePaths.some((n) => n === prefix || n.startsWith(`${prefix}/`))) continue
+      if (existsSync(join(dir, prefix)) && statSync(join(dir, prefix)).isDirectory()) out.add(prefix)
+      break
+    }
+  }
+  if (!out.size) return []
+  const elsewhere = sources(dir).filter((f) => ![...out].some((d) => f.startsWith(join(dir, d) + '/')))
+  const code = elsewhere.map((f) => readFileSync(f, 'utf8')).join('\n')
+  return [...out].filter((d) => !code.includes(`/${d.split('/').pop()}/`))
+}
+let bundlerOnly = 0
+for (const dir of kept) {
+  for (const sub of bundlerOnlyDirs(dir)) {
+    bundlerOnly += size(join(dir, sub))
+    if (!dryRun) rmSync(join(dir, sub), { recursive: true, force: true })
+  }
+}
 const swept = dryRun ? 0 : sweep(root)
 const keptTop = topLevel().filter((p) => !drop.includes(p))
-process.stdout.write(`prune-deps: ${roots.length} imported, ${keptTop.length} packages kept (${mb(keptTop.reduce((n, p) => n + (statSync(p).isDirectory() ? size(p) : 0), 0))}), ${drop.length} ${dryRun ? 'would be ' : ''}removed (${mb(freed)}); ${mb(swept)} of type declarations, sources, maps, documents and tests removed\n`)
+process.stdout.write(`prune-deps: ${roots.length} imported, ${keptTop.length} packages kept (${mb(keptTop.reduce((n, p) => n + (statSync(p).isDirectory() ? size(p) : 0), 0))}), ${drop.length} ${dryRun ? 'would be ' : ''}removed (${mb(freed)}); ${mb(swept)} of type declarations, sources, maps, documents and tests and ${mb(bundlerOnly)} of bundler-only builds removed\n`)

@@ -129,6 +129,8 @@ export interface PodLaunchConfig {
   storageState?: StorageState
   /** when the start was asked for (ms since the epoch), for a warm pool's demand; absent: now */
   requestedAt?: number
+  /** the session loads browser extensions: a pod with the full Chromium, not one of the headless shell's warm pool */
+  fullBrowser?: boolean
 }
 
 /**

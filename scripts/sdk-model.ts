@@ -13,7 +13,7 @@ export type { JsonSchema }
 /** the SDK group of each operation-name noun */
 const GROUPS: Record<string, string> = {
   me: 'me', key: 'keys', audit: 'audit', identity: 'identities', credential: 'credentials', grant: 'grants',
-  governance: 'governance', authstate: 'authstates', session: 'sessions', network: 'networks', webhook: 'webhooks',
+  governance: 'governance', authstate: 'authstates', session: 'sessions', network: 'networks', webhook: 'webhooks', extension: 'extensions',
 }
 
 /** methods named otherwise than by the rule: [group, method] */

@@ -68,7 +68,9 @@ function ensureSystemPackages() {
   if (!existsSync('/usr/lib/chromium/chromium-headless-shell')) missing.push('chromium-headless-shell')
   if (!have('Xvfb')) missing.push('xvfb')
   if (!have('ip')) missing.push('iproute2')
-  if (missing.length) aptInstall(missing, 'browser pods, cloak sessions and network tests need them')
+  // session videos are encoded by Debian's ffmpeg (browser-pod/video.ts); it does not pull in nodejs
+  if (!have('ffmpeg')) missing.push('ffmpeg')
+  if (missing.length) aptInstall(missing, 'browser pods, cloak sessions, session videos and network tests need them')
   // python3, not python3-minimal: the SDK needs json and urllib, which are not in the minimal set
   if (!have('python3')) aptInstall(['python3'], "the Python SDK's tests run it")
 }

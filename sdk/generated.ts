@@ -61,6 +61,8 @@ export type AuditListOutput = {
     host?: string
     fieldKind?: string
     reason?: string
+    /** a credential fill’s row: the extensions its session loaded (all trusted, or the fill was refused) */
+    extensionIds?: Array<string>
     createdAt: string
   }>
   /** the after of the next page; null when this page is not full */
@@ -315,6 +317,12 @@ export type GovernanceGetOutput = {
   declaredAdvisorOrigins: Array<string>
   /** record every session whose start leaves `record` out (a start may still say record: false) */
   recordSessions: boolean
+  /** record every session whose start leaves `video` out as video, with the default settings (a start may still say video: false) */
+  videoSessions: boolean
+  /** the org's bound on every video's length, in seconds; null: the platform's (NIGHTJAR_VIDEO_MAX_MINUTES) alone. The lower of the two applies */
+  videoMaxSeconds: number | null
+  /** the org's bound on every video's size, in MiB; null: the platform's (NIGHTJAR_VIDEO_MAX_MB) alone. The lower of the two applies */
+  videoMaxMiB: number | null
   /** the upstream proxy hosts (host[:port], matched exactly) a session or an identity may name; empty allows no proxy (docs/proxy.md) */
   proxyHosts: Array<string>
 }
@@ -325,6 +333,9 @@ export type GovernancePutInput = {
   cloakEnabled?: boolean
   declaredAdvisorOrigins?: Array<string>
   recordSessions?: boolean
+  videoSessions?: boolean
+  videoMaxSeconds?: number | null
+  videoMaxMiB?: number | null
   proxyHosts?: Array<string>
 }
 /** What governance_put answers. */
@@ -335,6 +346,12 @@ export type GovernancePutOutput = {
   declaredAdvisorOrigins: Array<string>
   /** record every session whose start leaves `record` out (a start may still say record: false) */
   recordSessions: boolean
+  /** record every session whose start leaves `video` out as video, with the default settings (a start may still say video: false) */
+  videoSessions: boolean
+  /** the org's bound on every video's length, in seconds; null: the platform's (NIGHTJAR_VIDEO_MAX_MINUTES) alone. The lower of the two applies */
+  videoMaxSeconds: number | null
+  /** the org's bound on every video's size, in MiB; null: the platform's (NIGHTJAR_VIDEO_MAX_MB) alone. The lower of the two applies */
+  videoMaxMiB: number | null
   /** the upstream proxy hosts (host[:port], matched exactly) a session or an identity may name; empty allows no proxy (docs/proxy.md) */
   proxyHosts: Array<string>
 }
@@ -424,6 +441,15 @@ export type SessionStartInput = {
   maxDurationSecs?: number
   /** REST/SDK only: record the session (a DOM timeline; GET /v1/sessions/{sessionId}/recording); left out, the org default (governance recordSessions) decides */
   record?: boolean
+  /** REST/SDK only: a video of what the page showed (GET /v1/sessions/{sessionId}/video once the session ended); true for the defaults; left out, the org default (governance videoSessions) decides */
+  video?: boolean | {
+    /** webm (VP9, the default) or mp4 (H.264) */
+    format?: "webm" | "mp4"
+    /** frames per second (default 5) */
+    fps?: number
+    /** the video’s width in pixels (default the viewport’s); its height keeps the viewport’s aspect */
+    width?: number
+  }
   /** REST/SDK only: an upstream proxy every page request goes through (docs/proxy.md); its host must be on the org allowlist (governance proxyHosts). Left out, the bound identity’s default proxy, if any */
   proxy?: {
     /** http://, https:// (TLS to the proxy) or socks5:// host[:port]; no credentials in the URL */
@@ -433,6 +459,8 @@ export type SessionStartInput = {
     /** write-only: sealed at once, never returned */
     password?: string
   }
+  /** REST/SDK only: browser extensions (next_…) the session loads, browserKind chromium only; left out, the bound identity’s default (how an MCP start loads them). A sealed fill runs only while every one is trusted by an org admin (docs/extensions.md) */
+  extensions?: Array<string>
   /** how long to wait for the browser to be live before answering with the pending session (default 30 s over MCP; over REST 5 s, or Prefer: wait=N) */
   waitSeconds?: number
 }
@@ -485,6 +513,8 @@ export type SessionStartOutput = {
   }
   /** who drives the browser: the agent, or a person who took control in the console (driving tools then answer 409 human_in_control until they hand it back) */
   control: "agent" | "human"
+  /** present when the session loads browser extensions (next_…): a sealed fill runs only while every one of them is trusted (docs/extensions.md) */
+  extensions?: Array<string>
 }
 
 /** What spawn_and_start_session takes. */
@@ -550,6 +580,8 @@ export type SpawnAndStartSessionOutput = {
   }
   /** who drives the browser: the agent, or a person who took control in the console (driving tools then answer 409 human_in_control until they hand it back) */
   control: "agent" | "human"
+  /** present when the session loads browser extensions (next_…): a sealed fill runs only while every one of them is trusted (docs/extensions.md) */
+  extensions?: Array<string>
 }
 
 /** What session_get takes. */
@@ -607,6 +639,8 @@ export type SessionGetOutput = {
   }
   /** who drives the browser: the agent, or a person who took control in the console (driving tools then answer 409 human_in_control until they hand it back) */
   control: "agent" | "human"
+  /** present when the session loads browser extensions (next_…): a sealed fill runs only while every one of them is trusted (docs/extensions.md) */
+  extensions?: Array<string>
 }
 
 /** What session_list takes. */
@@ -664,6 +698,8 @@ export type SessionListOutput = {
     }
     /** who drives the browser: the agent, or a person who took control in the console (driving tools then answer 409 human_in_control until they hand it back) */
     control: "agent" | "human"
+    /** present when the session loads browser extensions (next_…): a sealed fill runs only while every one of them is trusted (docs/extensions.md) */
+    extensions?: Array<string>
   }>
 }
 
@@ -720,6 +756,8 @@ export type SessionEndOutput = {
   }
   /** who drives the browser: the agent, or a person who took control in the console (driving tools then answer 409 human_in_control until they hand it back) */
   control: "agent" | "human"
+  /** present when the session loads browser extensions (next_…): a sealed fill runs only while every one of them is trusted (docs/extensions.md) */
+  extensions?: Array<string>
 }
 
 /** What session_journal takes. */
@@ -1786,6 +1824,188 @@ export type WebhookEnableOutput = {
   previousSecretExpiresAt: string | null
 }
 
+/** What extension_upload takes. */
+export type ExtensionUploadInput = {
+  /** the zip, base64 */
+  zipBase64: string
+}
+/** What extension_upload answers. */
+export type ExtensionUploadOutput = {
+  /** next_… */
+  id: string
+  /** the manifest’s name */
+  name: string
+  /** the manifest’s version */
+  version: string
+  description: string | null
+  /** hex SHA-256 of the zip as uploaded: what a trust decision is about (a new upload is a new id, untrusted) */
+  sha256: string
+  /** the zip’s size */
+  bytes: number
+  /** the manifest’s permissions (tabs, storage, webRequest …) */
+  permissions: Array<string>
+  optionalPermissions: Array<string>
+  /** the manifest’s host_permissions: where its background may read and send */
+  hostPermissions: Array<string>
+  contentScripts: Array<{
+    /** the pages its scripts run in: they read every field of those pages */
+    matches: Array<string>
+    js: Array<string>
+    css: Array<string>
+    allFrames: boolean
+  }>
+  /** its background service worker’s file, if any */
+  serviceWorker: string | null
+  /** an org admin trusts it: a sealed fill may run in a session that loads it (and only trusted ones) */
+  trusted: boolean
+  trustDecidedBy: string | null
+  trustDecidedAt: string | null
+  trustReason: string | null
+  createdBy: string
+  createdAt: string
+}
+
+/** What extension_list takes. */
+export type ExtensionListInput = Record<string, never>
+/** What extension_list answers. */
+export type ExtensionListOutput = {
+  items: Array<{
+    /** next_… */
+    id: string
+    /** the manifest’s name */
+    name: string
+    /** the manifest’s version */
+    version: string
+    description: string | null
+    /** hex SHA-256 of the zip as uploaded: what a trust decision is about (a new upload is a new id, untrusted) */
+    sha256: string
+    /** the zip’s size */
+    bytes: number
+    /** the manifest’s permissions (tabs, storage, webRequest …) */
+    permissions: Array<string>
+    optionalPermissions: Array<string>
+    /** the manifest’s host_permissions: where its background may read and send */
+    hostPermissions: Array<string>
+    contentScripts: Array<{
+      /** the pages its scripts run in: they read every field of those pages */
+      matches: Array<string>
+      js: Array<string>
+      css: Array<string>
+      allFrames: boolean
+    }>
+    /** its background service worker’s file, if any */
+    serviceWorker: string | null
+    /** an org admin trusts it: a sealed fill may run in a session that loads it (and only trusted ones) */
+    trusted: boolean
+    trustDecidedBy: string | null
+    trustDecidedAt: string | null
+    trustReason: string | null
+    createdBy: string
+    createdAt: string
+  }>
+}
+
+/** What extension_get takes. */
+export type ExtensionGetInput = {
+  extensionId: string
+}
+/** What extension_get answers. */
+export type ExtensionGetOutput = {
+  /** next_… */
+  id: string
+  /** the manifest’s name */
+  name: string
+  /** the manifest’s version */
+  version: string
+  description: string | null
+  /** hex SHA-256 of the zip as uploaded: what a trust decision is about (a new upload is a new id, untrusted) */
+  sha256: string
+  /** the zip’s size */
+  bytes: number
+  /** the manifest’s permissions (tabs, storage, webRequest …) */
+  permissions: Array<string>
+  optionalPermissions: Array<string>
+  /** the manifest’s host_permissions: where its background may read and send */
+  hostPermissions: Array<string>
+  contentScripts: Array<{
+    /** the pages its scripts run in: they read every field of those pages */
+    matches: Array<string>
+    js: Array<string>
+    css: Array<string>
+    allFrames: boolean
+  }>
+  /** its background service worker’s file, if any */
+  serviceWorker: string | null
+  /** an org admin trusts it: a sealed fill may run in a session that loads it (and only trusted ones) */
+  trusted: boolean
+  trustDecidedBy: string | null
+  trustDecidedAt: string | null
+  trustReason: string | null
+  createdBy: string
+  createdAt: string
+}
+
+/** What extension_trust takes. */
+export type ExtensionTrustInput = {
+  extensionId: string
+  trusted: boolean
+  /** why, for the audit trail and the list */
+  reason?: string
+}
+/** What extension_trust answers. */
+export type ExtensionTrustOutput = {
+  /** next_… */
+  id: string
+  /** the manifest’s name */
+  name: string
+  /** the manifest’s version */
+  version: string
+  description: string | null
+  /** hex SHA-256 of the zip as uploaded: what a trust decision is about (a new upload is a new id, untrusted) */
+  sha256: string
+  /** the zip’s size */
+  bytes: number
+  /** the manifest’s permissions (tabs, storage, webRequest …) */
+  permissions: Array<string>
+  optionalPermissions: Array<string>
+  /** the manifest’s host_permissions: where its background may read and send */
+  hostPermissions: Array<string>
+  contentScripts: Array<{
+    /** the pages its scripts run in: they read every field of those pages */
+    matches: Array<string>
+    js: Array<string>
+    css: Array<string>
+    allFrames: boolean
+  }>
+  /** its background service worker’s file, if any */
+  serviceWorker: string | null
+  /** an org admin trusts it: a sealed fill may run in a session that loads it (and only trusted ones) */
+  trusted: boolean
+  trustDecidedBy: string | null
+  trustDecidedAt: string | null
+  trustReason: string | null
+  createdBy: string
+  createdAt: string
+}
+
+/** What extension_delete takes. */
+export type ExtensionDeleteInput = {
+  extensionId: string
+}
+/** What extension_delete answers (204: no content). */
+export type ExtensionDeleteOutput = void
+
+/** What identity_extensions_put takes. */
+export type IdentityExtensionsPutInput = {
+  identityId: string
+  extensions: Array<string>
+}
+/** What identity_extensions_put answers. */
+export type IdentityExtensionsPutOutput = {
+  identityId: string
+  extensions: Array<string>
+}
+
 /** Every operation's input and output, by name (the MCP tool name). */
 export interface Operations {
   me: { input: MeInput; output: MeOutput }
@@ -1866,6 +2086,12 @@ export interface Operations {
   webhook_rotate_secret: { input: WebhookRotateSecretInput; output: WebhookRotateSecretOutput }
   webhook_deliveries: { input: WebhookDeliveriesInput; output: WebhookDeliveriesOutput }
   webhook_enable: { input: WebhookEnableInput; output: WebhookEnableOutput }
+  extension_upload: { input: ExtensionUploadInput; output: ExtensionUploadOutput }
+  extension_list: { input: ExtensionListInput; output: ExtensionListOutput }
+  extension_get: { input: ExtensionGetInput; output: ExtensionGetOutput }
+  extension_trust: { input: ExtensionTrustInput; output: ExtensionTrustOutput }
+  extension_delete: { input: ExtensionDeleteInput; output: ExtensionDeleteOutput }
+  identity_extensions_put: { input: IdentityExtensionsPutInput; output: IdentityExtensionsPutOutput }
 }
 
 type In<N extends keyof Operations> = Operations[N]['input']
@@ -1953,6 +2179,12 @@ export const routes = {
   webhook_rotate_secret: { method: 'POST', path: '/v1/webhooks/:webhookId/rotate-secret' },
   webhook_deliveries: { method: 'GET', path: '/v1/webhooks/:webhookId/deliveries' },
   webhook_enable: { method: 'POST', path: '/v1/webhooks/:webhookId/enable' },
+  extension_upload: { method: 'POST', path: '/v1/extensions' },
+  extension_list: { method: 'GET', path: '/v1/extensions' },
+  extension_get: { method: 'GET', path: '/v1/extensions/:extensionId' },
+  extension_trust: { method: 'PUT', path: '/v1/extensions/:extensionId/trust' },
+  extension_delete: { method: 'DELETE', path: '/v1/extensions/:extensionId' },
+  identity_extensions_put: { method: 'PUT', path: '/v1/identities/:identityId/extensions' },
 } as const
 
 /** One method per operation, grouped by domain. */
@@ -1983,6 +2215,8 @@ export function methods(call: Call) {
       proxyPut: (identityId: In<'identity_proxy_put'>['identityId'], input: Omit<In<'identity_proxy_put'>, 'identityId'>) => call('identity_proxy_put', { ...input, identityId }),
       /** Remove an identity's default upstream proxy and its sealed credentials (sessions already open keep theirs) */
       proxyDelete: (identityId: In<'identity_proxy_delete'>['identityId']) => call('identity_proxy_delete', { identityId }),
+      /** Set the extensions a session bound to this identity loads when its start names none — the way an MCP session_start (whose inputs are fixed) loads extensions. An empty list clears it */
+      extensionsPut: (identityId: In<'identity_extensions_put'>['identityId'], input: Omit<In<'identity_extensions_put'>, 'identityId'>) => call('identity_extensions_put', { ...input, identityId }),
     },
     credentials: {
       /** Add a sealed credential to an identity; the value is write-only and only a mask is returned */
@@ -2135,6 +2369,18 @@ export function methods(call: Call) {
       deliveries: (webhookId: In<'webhook_deliveries'>['webhookId'], input: Omit<In<'webhook_deliveries'>, 'webhookId'> = {}) => call('webhook_deliveries', { ...input, webhookId }),
       /** Enable an endpoint disabled after failing: its pending deliveries are attempted again, and new events are queued for it */
       enable: (webhookId: In<'webhook_enable'>['webhookId']) => call('webhook_enable', { webhookId }),
+    },
+    extensions: {
+      /** Upload a browser extension: a zip (base64) of an unpacked Manifest V3 extension, manifest.json at its top; at most 4 MiB zipped, 8 MiB unpacked. It starts untrusted */
+      upload: (input: In<'extension_upload'>) => call('extension_upload', input),
+      /** The org’s extensions, oldest first, with what each declares and whether it is trusted */
+      list: () => call('extension_list', {}),
+      /** One extension of the org: what it declares and whether it is trusted */
+      get: (extensionId: In<'extension_get'>['extensionId']) => call('extension_get', { extensionId }),
+      /** Trust an extension or withdraw trust (org admins; audited). Sealed fills run only in sessions whose every extension is trusted at the moment of the fill */
+      trust: (extensionId: In<'extension_trust'>['extensionId'], input: Omit<In<'extension_trust'>, 'extensionId'>) => call('extension_trust', { ...input, extensionId }),
+      /** Delete an extension (org admins; audited). Sessions already running keep it loaded, and a sealed fill there is refused from now on */
+      delete: (extensionId: In<'extension_delete'>['extensionId']) => call('extension_delete', { extensionId }),
     },
   }
 }

@@ -16,7 +16,34 @@ export type FetchLike = (url: string, init: { method: string; headers: Record<st
   status: number
   statusText: string
   text(): Promise<string>
+  /** for the file downloads (sessionVideo): the global fetch's Response has both */
+  arrayBuffer?(): Promise<ArrayBuffer>
+  headers?: { get(name: string): string | null }
 }>
+
+/** A byte range of a download: `start` to `end` inclusive (`end` left out: to the end), or the last `suffix` bytes. */
+export type ByteRange = { start: number; end?: number } | { suffix: number }
+
+/** A session's video, or the part of it a range asked for. */
+export interface VideoDownload {
+  /** 200 the whole file, 206 the range asked for */
+  status: number
+  /** video/webm or video/mp4 */
+  contentType: string
+  bytes: Uint8Array
+  /** the whole file's size in bytes */
+  size: number
+}
+
+function failure(status: number, statusText: string, text: string): NightjarError {
+  let e: { code?: string; message?: string; reason?: string } = {}
+  try {
+    e = (JSON.parse(text) as { error?: typeof e }).error ?? {}
+  } catch {
+    // not the API's error body (a proxy's page): the status says it
+  }
+  return new NightjarError(status, e.code ?? 'error', e.message ?? statusText, e.reason)
+}
 
 export class NightjarError extends Error {
   readonly status: number
@@ -87,11 +114,24 @@ export class Nightjar {
       body: hasBody ? JSON.stringify(rest) : undefined,
     })
     const text = await res.text()
-    const body = text ? JSON.parse(text) : undefined
-    if (!res.ok) {
-      const e = body?.error ?? {}
-      throw new NightjarError(res.status, e.code ?? 'error', e.message ?? res.statusText, e.reason)
-    }
-    return body as OutputOf<N>
+    if (!res.ok) throw failure(res.status, res.statusText, text)
+    return (text ? JSON.parse(text) : undefined) as OutputOf<N>
+  }
+
+  /**
+   * A session's video (GET /v1/sessions/:id/video; docs/sessions.md, "Video"), once the
+   * session ended: the whole file, or with `range` only those bytes (206), as a player seeks.
+   * A session without a stored video is a 404, a range past the end a 416 (NightjarError).
+   */
+  async sessionVideo(sessionId: string, range?: ByteRange): Promise<VideoDownload> {
+    if (typeof sessionId !== 'string' || !sessionId) throw new TypeError('sessionVideo: sessionId is required')
+    const headers: Record<string, string> = { authorization: `Bearer ${this.#token}` }
+    if (range) headers.range = 'suffix' in range ? `bytes=-${range.suffix}` : `bytes=${range.start}-${range.end ?? ''}`
+    const res = await this.#fetch(`${this.#base}/v1/sessions/${encodeURIComponent(sessionId)}/video`, { method: 'GET', headers })
+    if (!res.ok) throw failure(res.status, res.statusText, await res.text())
+    if (!res.arrayBuffer || !res.headers) throw new TypeError('sessionVideo: the fetch given answers without arrayBuffer() or headers')
+    const bytes = new Uint8Array(await res.arrayBuffer())
+    const whole = res.headers.get('content-range')?.split('/')[1]
+    return { status: res.status, contentType: res.headers.get('content-type') ?? '', bytes, size: whole ? Number(whole) : bytes.length }
   }
 }

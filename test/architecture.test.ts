@@ -184,6 +184,8 @@ const API_LAYERS: Record<string, number> = {
   webhooks: 5,
   // the secret path (the sealed fill's pipeline): above personas and sessions, which it joins
   secrets: 5,
+  // an org's browser extensions: what a start loads and what the sealed fill asks of their trust
+  extensions: 5,
   store: 6, kms: 6, auth: 6, audit: 6, config: 6, events: 6,
   // the product's Prometheus instruments, which the domain counts into
   metrics: 6,

@@ -16,16 +16,18 @@ export interface AuditEvent {
   host?: string
   fieldKind?: string
   reason?: string
+  /** the extensions a session loaded (a fill's row names them) */
+  extensionIds?: string[]
 }
 
 
 
 export async function recordAudit(db: Queryable, e: AuditEvent): Promise<void> {
   await db.query(
-    `insert into audit_events (org_id, actor, action, target_type, target_id, identity_id, credential_id, grant_id, session_id, credential_name, host, field_kind, reason)
-     values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)`,
+    `insert into audit_events (org_id, actor, action, target_type, target_id, identity_id, credential_id, grant_id, session_id, credential_name, host, field_kind, reason, extension_ids)
+     values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)`,
     [e.orgId, e.actor, e.action, e.targetType ?? null, e.targetId ?? null, e.identityId ?? null, e.credentialId ?? null,
-      e.grantId ?? null, e.sessionId ?? null, e.credentialName ?? null, e.host ?? null, e.fieldKind ?? null, e.reason ?? null],
+      e.grantId ?? null, e.sessionId ?? null, e.credentialName ?? null, e.host ?? null, e.fieldKind ?? null, e.reason ?? null, e.extensionIds ?? null],
   )
 }
 
@@ -41,6 +43,7 @@ export async function listAudit(db: Queryable, orgId: string, opts: { after?: nu
     targetId: x.target_id ?? undefined, identityId: x.identity_id ?? undefined, credentialId: x.credential_id ?? undefined,
     grantId: x.grant_id ?? undefined, sessionId: x.session_id ?? undefined, credentialName: x.credential_name ?? undefined,
     host: x.host ?? undefined, fieldKind: x.field_kind ?? undefined, reason: x.reason ?? undefined,
+    ...(x.extension_ids ? { extensionIds: x.extension_ids as string[] } : {}),
     createdAt: new Date(x.created_at).toISOString(),
   }))
 }

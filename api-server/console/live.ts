@@ -14,6 +14,7 @@ import { WATCH_SCOPE } from './live-socket.ts'
 import { Html, html, page, theirs } from '../door-kit/html.ts'
 import { checkCsrf, csrfToken, type ConsoleUser } from '../door-kit/console-session.ts'
 import type { ConsolePageKit } from './reach.ts'
+import { sendRefusalJson } from './page-kit.ts'
 import { sharesCard, sharesFor } from './share.ts'
 
 /** The live page runs one script of ours and opens one WebSocket to this origin; frames are data: URLs. */
@@ -66,7 +67,7 @@ function registerLiveList(app: FastifyInstance, services: Services, kit: Console
           ? html`<table><thead><tr><th>Session</th><th>Opened by</th><th>Browser</th><th>Sandbox</th><th>Control</th><th></th><th>Live since</th></tr></thead><tbody>${body}</tbody></table>`
           : html`<p id="no-sessions">No live sessions in ${u.orgName}.</p>`}
       </div>
-      <p><a href="${base}/recordings" id="recordings-link">Recordings</a> of sessions started with <code>record: true</code></p>`, kit.chrome(u)))
+      <p><a href="${base}/recordings" id="recordings-link">Recordings</a> of sessions started with <code>record: true</code> · <a href="${base}/videos" id="videos-link">Videos</a> of sessions filmed</p>`, kit.chrome(u)))
   })
 }
 
@@ -95,6 +96,7 @@ function registerLiveSession(app: FastifyInstance, services: Services, kit: Cons
     const journal = await recentJournal(services.db, u.orgId, row.id, JOURNAL_ROWS)
     return sendLive(reply, 200, page(`Session ${row.id}`, html`
       <h1>Session <code>${row.id}</code></h1>
+      <p><a href="${list}/${row.id}/inspect" id="inspect-link">Inspect it</a>: its calls, network, console and dialogs on one timeline</p>
       <div class="card" id="live" data-ws="${list}/${row.id}/live" data-frames="0" data-state="connecting" data-control="${mine ? 'mine' : row.control}">
         <p>State: <strong id="state">${row.status === 'live' ? 'connecting' : 'ended'}</strong> · <span id="url" class="muted"></span></p>
         ${row.sandbox ? html`<p class="muted" id="sandbox">Sandbox: ${sandboxLabel(row.sandbox)}</p>` : ''}
@@ -135,8 +137,7 @@ function registerLiveSession(app: FastifyInstance, services: Services, kit: Cons
       return reply.code(200).header('cache-control', 'no-store')
         .send({ status: row.status, rows: rows.map((r) => ({ id: r.id, at: r.at, op: r.op, outcome: r.outcome, errorCode: r.errorCode ?? null })) })
     } catch (e) {
-      if (!isApiError(e)) throw e
-      return reply.code(e.status).header('cache-control', 'no-store').send(e.toBody())
+      return sendRefusalJson(reply, e)
     }
   })
 }

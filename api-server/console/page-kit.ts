@@ -20,6 +20,15 @@ export interface ConsolePageKit {
   formTokenInvalid: (reply: FastifyReply, u?: ConsoleUser) => FastifyReply
 }
 
+/**
+ * A console page's own fetch (a journal refresh, a timeline, a file) refused: the API's JSON
+ * error with its headers, never cached. Anything not an ApiError is a bug and goes up.
+ */
+export function sendRefusalJson(reply: FastifyReply, e: unknown): FastifyReply {
+  if (!isApiError(e)) throw e
+  return reply.code(e.status).headers(e.headers ?? {}).header('cache-control', 'no-store').send(e.toBody())
+}
+
 /** Runs one operation as the signed-in person, exactly as the REST door would. */
 export async function runOp<C extends AnyContract>(
   services: Services, req: FastifyRequest, u: ConsoleUser, op: Operation<C>, input: Record<string, unknown>,
@@ -65,7 +74,7 @@ export function guardConsoleRoutes(app: FastifyInstance, services: Services, kit
     const u = await consoleUser(services, req)
     if (!u) return
     // a page's own fetches (the journal, a recording's events) read the API's JSON body
-    if (!(req.headers.accept ?? '').includes('text/html')) return reply.code(e.status).header('cache-control', 'no-store').send(e.toBody())
+    if (!(req.headers.accept ?? '').includes('text/html')) return sendRefusalJson(reply, e)
     return kit.send(reply, e.status, card(u, e, 'Check the address.'))
   }
   app.addHook('onRoute', (route: RouteOptions) => {

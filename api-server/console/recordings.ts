@@ -16,7 +16,7 @@ import { WATCH_SCOPE } from './live-socket.ts'
 import { getRecording, listRecordings } from '../recordings/service.ts'
 import { html, page } from '../door-kit/html.ts'
 import type { ConsoleUser } from '../door-kit/console-session.ts'
-import type { ConsolePageKit } from './page-kit.ts'
+import { sendRefusalJson, type ConsolePageKit } from './page-kit.ts'
 
 const REPLAY_CSP = "default-src 'none'; style-src 'self' 'unsafe-inline'; script-src 'self'; img-src data:; connect-src 'self'; frame-src 'self'; form-action 'self'; frame-ancestors 'none'"
 
@@ -59,7 +59,7 @@ export function registerRecordingPages(app: FastifyInstance, services: Services,
     if (refusal) return refused(reply, u, refusal)
     const rows = await listRecordings(services.db, u.orgId)
     const body = rows.map((r) => html`<tr id="recording-${r.sessionId}">
-      <td><a href="${sessions}/${r.sessionId}/recording">${r.sessionId}</a></td>
+      <td><a href="${sessions}/${r.sessionId}/recording">${r.sessionId}</a> · <a href="${sessions}/${r.sessionId}/inspect" class="inspect">inspect</a></td>
       <td>${r.startedAt}</td><td>${r.endedAt ?? 'recording'}</td>
       <td>${String(r.events)} events · ${String(Math.ceil(r.bytes / 1024))} KiB</td>
     </tr>`)
@@ -107,8 +107,7 @@ export function registerRecordingPages(app: FastifyInstance, services: Services,
       const { events } = await recordings.timeline({ orgId: u.orgId, sessionId: id })
       return reply.code(200).header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-store').send(JSON.stringify({ events }))
     } catch (e) {
-      if (!isApiError(e)) throw e
-      return reply.code(e.status).header('cache-control', 'no-store').send(e.toBody())
+      return sendRefusalJson(reply, e)
     }
   })
 

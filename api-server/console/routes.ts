@@ -20,6 +20,8 @@ import { registerReachPage } from './reach.ts'
 import { guardConsoleRoutes, type ConsolePageKit } from './page-kit.ts'
 import { registerLivePages } from './live.ts'
 import { registerRecordingPages } from './recordings.ts'
+import { registerVideoPages } from './videos.ts'
+import { registerInspectorPage } from './inspector.ts'
 import { registerSetupPages } from './setup-pages.ts'
 import { registerSharePages } from './share.ts'
 import { registerCredentialRequestPages } from './credential-requests.ts'
@@ -215,6 +217,10 @@ export function registerConsole(app: FastifyInstance, services: Services) {
   registerLivePages(app, services, kit)
   // recorded sessions, replayed (api-server/console/recordings.ts)
   registerRecordingPages(app, services, kit)
+  // session videos, played and downloaded (api-server/console/videos.ts)
+  registerVideoPages(app, services, kit)
+  // one session's calls, network, console and a person's take-over on one timeline beside its replay (api-server/console/inspector.ts)
+  registerInspectorPage(app, services, kit)
   // setting up without curl: identities, credentials, grants, networks, governance (api-server/console/setup-*.ts)
   registerSetupPages(app, services, kit)
   registerSharePages(app, services, kit)

@@ -37,7 +37,8 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
 const STYLE = `
 :root{--fg:#1d2330;--muted:#5d6679;--bg:#f6f7fb;--card:#fff;--line:#e2e5ee;--accent:#3b5bdb;--ok:#2b8a3e;--warn:#c92a2a}
 *{box-sizing:border-box}body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
-header{display:flex;align-items:center;justify-content:space-between;padding:12px 28px;background:#141a2a;color:#fff}
+header{display:flex;flex-wrap:wrap;align-items:center;justify-content:space-between;gap:6px 16px;padding:12px 28px;background:#141a2a;color:#fff}
+header nav{display:flex;flex-wrap:wrap;gap:2px 0}header .who{overflow-wrap:anywhere}
 header nav a{color:#dfe6ff;text-decoration:none}header nav a:hover{text-decoration:underline}
 header .brand{font-weight:650;letter-spacing:.3px}header form{margin:0}header .who{color:#c5cbe0;margin-right:12px;font-size:14px}
 main{max-width:880px;margin:28px auto;padding:0 20px;overflow-wrap:break-word}h1{font-size:22px;margin:0 0 16px}h2{font-size:17px;margin:0 0 12px}
@@ -55,6 +56,7 @@ th{color:var(--muted);font-weight:600}code{font:13px ui-monospace,SFMono-Regular
 td code{overflow-wrap:anywhere}
 .host{display:inline-block;max-width:100%;vertical-align:top;margin-right:10px}.host-site{font-weight:700;font-size:16px}
 .host-full{display:block;width:fit-content;max-width:100%;margin-top:2px;font-size:12px;color:var(--muted);white-space:normal;overflow-wrap:anywhere}.host-full b{color:var(--fg)}
+@media (max-width:600px){header{padding:10px 14px}main{margin:16px auto;padding:0 12px}.card{padding:14px}}
 blockquote{margin:8px 0;padding:8px 12px;border-left:3px solid var(--line);background:#fafbfd}
 `
 

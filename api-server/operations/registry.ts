@@ -11,6 +11,7 @@ import { networkOperations } from './networks/index.ts'
 import { authstateOperations } from './authstate/index.ts'
 import { recordingOperations } from './recordings/index.ts'
 import { webhookOperations } from './webhooks/index.ts'
+import { extensionOperations } from './extensions/index.ts'
 
 export const operations: readonly AnyOperation[] = [
   ...foundationOperations,
@@ -22,4 +23,5 @@ export const operations: readonly AnyOperation[] = [
   ...networkOperations,
   ...recordingOperations,
   ...webhookOperations,
+  ...extensionOperations,
 ]

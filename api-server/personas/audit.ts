@@ -10,6 +10,7 @@ export const AUDIT = {
   fieldDenied: 'credential.field_denied',
   grantOriginDenied: 'credential.grant_origin_denied',
   freetextDenied: 'CREDENTIAL_FREETEXT_DENIED',
+  extensionDenied: 'credential.extension_denied',
 } as const
 
 export interface FillAuditRef {
@@ -28,8 +29,16 @@ const base = (r: FillAuditRef) => ({
 })
 
 /** EV-01: one row per structured fill the pod accepted. */
-export function auditFill(db: Queryable, r: FillAuditRef & { host?: string }): Promise<void> {
-  return recordAudit(db, { ...base(r), action: AUDIT.fill, host: r.host })
+export function auditFill(db: Queryable, r: FillAuditRef & { host?: string; extensionIds?: string[] }): Promise<void> {
+  return recordAudit(db, { ...base(r), action: AUDIT.fill, host: r.host, ...(r.extensionIds?.length ? { extensionIds: r.extensionIds } : {}) })
+}
+
+/** Control refused before any lookup or decrypt: the session loads extensions not all trusted (their ids). */
+export function auditExtensionDenied(db: Queryable, r: Omit<FillAuditRef, 'credentialName'> & { credentialName?: string; extensionIds: string[] }): Promise<void> {
+  return recordAudit(db, {
+    orgId: r.orgId, actor: r.actor, sessionId: r.sessionId, identityId: r.identityId, credentialName: r.credentialName,
+    action: AUDIT.extensionDenied, reason: 'extension_untrusted', extensionIds: r.extensionIds,
+  })
 }
 
 /** EV-03: the pod refused because the live host is not on the effective allowlist. */

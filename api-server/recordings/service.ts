@@ -10,23 +10,31 @@ import type { PodClient } from '../sessions/pod-client.ts'
 import { errors } from '../../contracts/errors.ts'
 import { DirectoryRecordingStore, S3RecordingStore, type RecordingStore } from './store.ts'
 import { join } from 'node:path'
+import { getVideo, insertVideo, VIDEO_DEFAULT_FPS, videoLost, videoStored } from './video.ts'
+import type { VideoRequest } from '../sessions/start.ts'
+import { getGovernance, type Governance } from '../personas/governance.ts'
+import { readLiveTrail, readStoredTrail, storeTrail, type Trail } from './trail.ts'
 
 const DAY_MS = 86_400_000
 const FINAL_READ_MS = 5_000
+/** ending a session waits this long at most for its pod to close the video file */
+const VIDEO_FINISH_MS = 30_000
 
 export interface RecordingSettings {
   retentionDays: number
   pollMs: number
   store: RecordingStore
+  /** what one session's video may last and weigh at most */
+  video: { maxDurationMs: number; maxBytes: number }
 }
 
 /** the store and timings from the configuration (docs/sessions.md, "Recordings") */
-export function recordingSettings(config: Pick<Config, 'dataDir' | 'recordings'>): RecordingSettings {
+export function recordingSettings(config: Pick<Config, 'dataDir' | 'recordings' | 'video'>): RecordingSettings {
   const r = config.recordings
   const store: RecordingStore = r.store === 's3' && r.s3
     ? new S3RecordingStore({ bucket: r.s3.bucket, prefix: r.s3.prefix, region: r.s3.region, endpoint: r.s3.endpoint })
     : new DirectoryRecordingStore(join(config.dataDir, 'recordings'))
-  return { retentionDays: r.retentionDays, pollMs: r.pollMs, store }
+  return { retentionDays: r.retentionDays, pollMs: r.pollMs, store, video: config.video }
 }
 
 export interface RecordingRow {
@@ -79,6 +87,7 @@ export async function insertRecording(db: Queryable, row: { sessionId: string; o
 
 /** The blob key of the read whose first chunk is `seq`. */
 export const chunkKey = (storageKey: string, seq: number) => `${storageKey}/${String(seq).padStart(10, '0')}.json`
+const CHUNK_NAME = /\/\d{10}\.json$/
 
 /** Deletes recordings that started more than `retentionDays` ago: blobs first, then the row. Returns the session ids. */
 export async function sweepRecordings(deps: { db: Db; store: RecordingStore; now: () => number }, retentionDays: number): Promise<string[]> {
@@ -90,6 +99,13 @@ export async function sweepRecordings(deps: { db: Db; store: RecordingStore; now
     await deps.db.query('delete from recordings where session_id = $1', [row.session_id])
     gone.push(row.session_id as string)
   }
+  // videos: the object sits under the session's prefix, beside any rrweb blobs of the same age
+  const v = await deps.db.query('select session_id, org_id from session_videos where started_at < $1 order by started_at limit 500', [cutoff])
+  for (const row of v.rows) {
+    await deps.store.deletePrefix(`${row.org_id as string}/${row.session_id as string}`)
+    await deps.db.query('delete from session_videos where session_id = $1', [row.session_id])
+    if (!gone.includes(row.session_id as string)) gone.push(row.session_id as string)
+  }
   return gone
 }
 
@@ -97,6 +113,8 @@ export async function sweepRecordings(deps: { db: Db; store: RecordingStore; now
 export async function readTimeline(store: RecordingStore, row: RecordingRow): Promise<unknown[]> {
   const events: unknown[] = []
   for (const key of await store.list(row.storageKey)) {
+    // the session's video and trail live under the same prefix (video.ts, trail.ts): the timeline is the numbered blobs
+    if (!CHUNK_NAME.test(key)) continue
     const blob = await store.get(key)
     if (!blob) continue
     const part = JSON.parse(blob.toString('utf8')) as unknown[]
@@ -145,6 +163,98 @@ export class Recordings {
     this.#active.set(session.id, { orgId: session.orgId, timer })
   }
 
+  /** Starts a live session's video at its pod: the row, then the encoder (the start fails if either does). */
+  async beginVideo(session: { id: string; orgId: string; video: VideoRequest; viewportWidth: number }): Promise<void> {
+    const { db, now, settings } = this.deps
+    const format = session.video.format ?? 'webm'
+    const fps = session.video.fps ?? VIDEO_DEFAULT_FPS
+    const width = session.video.width ?? Math.min(1920, Math.max(320, session.viewportWidth))
+    const bounds = videoBounds(settings.video, await getGovernance(db, session.orgId))
+    await insertVideo(db, session.orgId, { sessionId: session.id, format, fps, width, startedAt: new Date(now()).toISOString() })
+    const pod = await this.deps.pod(session.id)
+    await pod.videoStart({ format, fps, width, ...bounds })
+  }
+
+  /** The session ends: its pod finishes the file, which is read whole into the store. Returns its first frame's time, when it has one. */
+  async #finishVideo(sessionId: string): Promise<number | null> {
+    const { db, now } = this.deps
+    // by the row, not this process's memory: any replica may end a session another started
+    const open = await db.query('select org_id from session_videos where session_id = $1 and not stored and not lost', [sessionId])
+    const orgId = open.rows[0]?.org_id as string | undefined
+    if (!orgId) return null
+    const endedAt = () => new Date(now()).toISOString()
+    let timeout: ReturnType<typeof setTimeout> | undefined
+    try {
+      const row = await getVideo(db, orgId, sessionId)
+      if (!row) return null
+      const pod = await this.deps.pod(sessionId)
+      const done = await Promise.race([
+        pod.videoFinish(),
+        new Promise<never>((_, reject) => { timeout = setTimeout(() => reject(new Error('finishing the video timed out')), VIDEO_FINISH_MS) }),
+      ]).finally(() => clearTimeout(timeout))
+      const parts: Buffer[] = []
+      for (let offset = 0; ;) {
+        const r = await pod.videoRead({ offset })
+        const b = Buffer.from(r.data, 'base64')
+        parts.push(b)
+        offset += b.length
+        if (r.eof || !b.length) break
+      }
+      const file = Buffer.concat(parts)
+      await this.store.put(row.storageKey, file)
+      await videoStored(db, orgId, sessionId, { bytes: file.length, durationMs: done.durationMs, frames: done.frames, truncated: done.truncated, endedAt: endedAt() })
+      return done.startedAt
+    } catch (err) {
+      // the pod is gone or the store refused: the video is lost, and its row says so
+      this.deps.log.warn({ err, session: sessionId }, 'a session video could not be read from its pod; it is lost')
+      await videoLost(db, orgId, sessionId, endedAt()).catch(() => undefined) // the warning above already says it is lost
+      return null
+    }
+  }
+
+  /**
+   * The session ends: a recorded or filmed session's trail (network log, console, dialogs)
+   * is read from its pod before the video is finished, and kept beside them (trail.ts).
+   * Bounded like the video's finish; a pod already gone keeps no trail, and the end goes on.
+   */
+  async #finishWithTrail(sessionId: string): Promise<void> {
+    const { db } = this.deps
+    const kept = await db.query(
+      `select org_id from recordings where session_id = $1 union select org_id from session_videos where session_id = $1 limit 1`, [sessionId])
+    const orgId = kept.rows[0]?.org_id as string | undefined
+    if (!orgId) {
+      await this.#finishVideo(sessionId)
+      return
+    }
+    let timeout: ReturnType<typeof setTimeout> | undefined
+    const read = Promise.race([
+      this.deps.pod(sessionId).then((pod) => readLiveTrail(pod)),
+      new Promise<never>((_, reject) => { timeout = setTimeout(() => reject(new Error('reading the trail timed out')), FINAL_READ_MS) }),
+    ]).finally(() => clearTimeout(timeout))
+    const trail = await read.catch((err: unknown) => {
+      this.deps.log.warn({ err, session: sessionId }, 'the session’s network log and console could not be read from its pod; its inspector shows its calls only')
+      return null
+    })
+    const videoStartedAt = await this.#finishVideo(sessionId)
+    if (!trail) return
+    await storeTrail(this.store, orgId, sessionId, { ...trail, videoStartedAt })
+      .catch((err: unknown) => this.deps.log.warn({ err, session: sessionId }, 'the session’s trail could not be stored; its inspector shows its calls only'))
+  }
+
+  /**
+   * A session's trail for its inspector: a live one's from its pod (null if the pod does not
+   * answer), an ended one's as kept when it ended (null if none was).
+   */
+  async trail({ orgId, sessionId, live }: { orgId: string; sessionId: string; live: boolean }): Promise<Trail | null> {
+    if (!live) return readStoredTrail(this.store, orgId, sessionId)
+    try {
+      return { ...(await readLiveTrail(await this.deps.pod(sessionId))), videoStartedAt: null }
+    } catch (err) {
+      this.deps.log.debug({ err, session: sessionId }, 'a live session’s trail could not be read for its inspector')
+      return null
+    }
+  }
+
   /** Whether this process polls the session's recorder. */
   recording(sessionId: string): boolean {
     return this.#active.has(sessionId)
@@ -190,8 +300,9 @@ export class Recordings {
     }
   }
 
-  /** The session ends: one last read, flushed from its pages, then the row is closed. */
+  /** The session ends: its video is read whole; one last read of the timeline, flushed from its pages, then the row is closed. */
   async finish(sessionId: string): Promise<void> {
+    await this.#finishWithTrail(sessionId)
     if (!this.#active.has(sessionId)) return
     let timeout: ReturnType<typeof setTimeout> | undefined
     try {
@@ -243,5 +354,13 @@ export class Recordings {
     for (const a of this.#active.values()) clearInterval(a.timer)
     this.#active.clear()
     if (this.store instanceof S3RecordingStore) this.store.destroy()
+  }
+}
+
+/** a video's bounds: the platform's, lowered by the org's own where it set them (docs/sessions.md#video) */
+export function videoBounds(platform: { maxDurationMs: number; maxBytes: number }, org: Pick<Governance, 'videoMaxSeconds' | 'videoMaxMiB'>): { maxDurationMs: number; maxBytes: number } {
+  return {
+    maxDurationMs: org.videoMaxSeconds === null ? platform.maxDurationMs : Math.min(platform.maxDurationMs, org.videoMaxSeconds * 1000),
+    maxBytes: org.videoMaxMiB === null ? platform.maxBytes : Math.min(platform.maxBytes, org.videoMaxMiB * 1024 * 1024),
   }
 }

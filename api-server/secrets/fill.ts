@@ -1,5 +1,6 @@
 // The secret path, api-server side (INV-02, RULE-01..03, RULE-16): the sealed fill as one
-// pipeline, find → narrow → open → type → audit. A disjoint origin set is refused before
+// pipeline, seal → find → narrow → open → type → audit; seal refuses a session loading an
+// extension not trusted, before anything is looked up. A disjoint origin set is refused before
 // any decrypt, the secret is opened just in time and its Buffer zeroed whatever happens,
 // and the audit is value-free. The deprecated free-text path only finds the credential
 // another way. Design: docs/ARCHITECTURE.md#the-secret-path-two-homes
@@ -16,7 +17,8 @@ import { grantPrincipalFor } from '../personas/principal.ts'
 import { openCredentialValue } from '../personas/seal.ts'
 import { credentialValueToType } from '../personas/totp.ts'
 import { freetextFillEnabled } from '../personas/governance.ts'
-import { auditFill, auditOriginDenied, auditFieldDenied, auditFreetextDenied, auditGrantOriginDenied, type FillAuditRef } from '../personas/audit.ts'
+import { auditExtensionDenied, auditFill, auditOriginDenied, auditFieldDenied, auditFreetextDenied, auditGrantOriginDenied, type FillAuditRef } from '../personas/audit.ts'
+import { sessionExtensionTrust } from '../extensions/service.ts'
 import { credentialName as credentialNameRule } from '../personas/validation.ts'
 import type { PodClient } from '../sessions/pod-client.ts'
 import { journal, type SessionRow } from '../sessions/store.ts'
@@ -77,6 +79,22 @@ export function noCredentialNamed(name: string): ApiError {
 
 // ── the steps ────────────────────────────────────────────────────────────────
 
+/**
+ * 0. seal: an extension's content script reads every field of the pages it matches, so a
+ * session loading one an org admin does not trust now gets no fill at all. Decided here, by
+ * the session's row and today's trust, never by the page; refused and audited before the
+ * credential is even looked up. Answers the (trusted) extensions loaded, for the audit row.
+ */
+async function checkExtensionSeal(deps: Pick<FillDeps, 'db'>, session: SessionRow, credentialName?: string): Promise<string[]> {
+  const { loaded, untrusted } = await sessionExtensionTrust(deps.db, { orgId: session.orgId, sessionId: session.id })
+  if (!untrusted.length) return loaded
+  const shown = credentialName !== undefined && credentialNameRule.safeParse(credentialName).success ? credentialName : undefined
+  await auditExtensionDenied(deps.db, {
+    orgId: session.orgId, actor: session.agentId, sessionId: session.id, identityId: session.identityId ?? '', credentialName: shown, extensionIds: untrusted,
+  })
+  throw errors.extensionUntrusted(untrusted.join(', '))
+}
+
 /** 1. find: the identity's credential of that name (ERR-08 when there is none). */
 async function find(deps: Pick<FillDeps, 'db'>, req: FillRequest): Promise<SealedCredential> {
   const cred = await findSealedCredential(deps.db, { orgId: req.orgId, identityId: req.identityId, name: req.credentialName })
@@ -125,14 +143,14 @@ export async function prepareFill(deps: FillDeps, req: FillRequest): Promise<Pre
  * live host; success and the pod's refusals (origin, field) are audited value-free. The
  * Buffer is zeroed whatever happens.
  */
-async function typeAndAudit(deps: Pick<FillDeps, 'db'>, pod: PodClient, session: SessionRow, prepared: PreparedFill, field: FillTarget): Promise<FillOutcome> {
+async function typeAndAudit(deps: Pick<FillDeps, 'db'>, pod: PodClient, session: SessionRow, prepared: PreparedFill, field: FillTarget, extensionIds: string[]): Promise<FillOutcome> {
   const ref: FillAuditRef = {
     orgId: session.orgId, actor: session.agentId, sessionId: session.id, identityId: prepared.identityId,
     credentialId: prepared.credentialId, credentialName: prepared.credentialName,
   }
   try {
     const r = await pod.secureType({ selector: field.selector, ref: field.ref, changes: field.changes, value: prepared.secret, allowlist: prepared.allowlist })
-    await auditFill(deps.db, { ...ref, host: r.host })
+    await auditFill(deps.db, { ...ref, host: r.host, extensionIds })
     const out: FillOutcome = { ok: true, credentialName: prepared.credentialName, fieldKind: r.fieldKind, host: r.host }
     return r.changes === undefined ? out : { ...out, changes: r.changes }
   } catch (e) {
@@ -174,10 +192,11 @@ export async function fillCredential(
   const { session } = req
   return countedFill(async () => {
     if (!session.identityId) throw noBoundIdentity()
+    const extensionIds = await checkExtensionSeal(deps, session, req.credentialName)
     const prepared = await prepareFill(deps, {
       orgId: session.orgId, agentId: session.agentId, identityId: session.identityId, credentialName: req.credentialName, sessionId: session.id,
     })
-    return typeAndAudit(deps, req.pod, session, prepared, req.field)
+    return typeAndAudit(deps, req.pod, session, prepared, req.field, extensionIds)
   })
 }
 
@@ -248,13 +267,16 @@ async function freetextFill(deps: FillDeps & Pick<DriveDeps, 'db' | 'sessions'>,
     await checkFreetextAllowed(deps, session.orgId, { actor: session.agentId, sessionId: session.id })
     throw noBoundIdentity()
   }
+  // while the org flag is off prepareFreetextFill refuses as it always has; once on, the seal
+  // decides before the placeholder is looked up
+  const extensionIds = (await freetextFillEnabled(deps.db, session.orgId)) ? await checkExtensionSeal(deps, session) : []
   const prepared = await prepareFreetextFill(deps, { orgId: session.orgId, agentId: session.agentId, identityId: session.identityId, text, sessionId: session.id })
   if (!prepared) return null
   if (!field.selector && !field.ref) {
     prepared.secret.fill(0)
     throw errors.invalidRequest('selector or ref: required for a credential fill')
   }
-  return typeAndAudit(deps, await podFor(deps, session), session, prepared, field)
+  return typeAndAudit(deps, await podFor(deps, session), session, prepared, field, extensionIds)
 }
 
 /**

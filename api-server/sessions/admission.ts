@@ -53,6 +53,8 @@ export interface Admitted {
 export interface StartDefaults {
   egress: EgressMode
   record: boolean
+  /** whether the session has a video (docs/sessions.md, "Video") */
+  video: boolean
 }
 
 
@@ -87,16 +89,16 @@ export class Admission {
    * the reservation back and leaves no row. The same call fills in what the start left out (the
    * agent's egress, the org's recording default): one round trip, not two.
    */
-  async admit(db: Db, row: RequestedSession, record: boolean | null, ticket: Ticket): Promise<{ granted: Promise<Admitted>; defaults: StartDefaults }> {
+  async admit(db: Db, row: RequestedSession, asked: { record: boolean | null; video: boolean | null }, ticket: Ticket): Promise<{ granted: Promise<Admitted>; defaults: StartDefaults }> {
     let defaults: StartDefaults
     try {
       const r = await db.query(
-        `select nightjar_admit_start($1, $2, $3, $4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18, $19) as answer`,
-        [ADMISSION_LOCK, this.limits.orgMaxLiveSessions, this.limits.maxLiveSessions, ...newSessionValues(row), record],
+        `select nightjar_admit_start_v2($1, $2, $3, $4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18, $19, $20) as answer`,
+        [ADMISSION_LOCK, this.limits.orgMaxLiveSessions, this.limits.maxLiveSessions, ...newSessionValues(row), asked.record, asked.video],
       )
-      const answer = r.rows[0]?.answer as { verdict?: string; egress?: EgressMode; record?: boolean } | undefined
+      const answer = r.rows[0]?.answer as { verdict?: string; egress?: EgressMode; record?: boolean; video?: boolean } | undefined
       this.verdict(answer?.verdict)
-      defaults = { egress: answer!.egress!, record: answer!.record === true }
+      defaults = { egress: answer!.egress!, record: answer!.record === true, video: answer!.video === true }
     } catch (e) {
       ticket.cancel()
       throw e

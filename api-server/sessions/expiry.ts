@@ -46,7 +46,19 @@ export interface Reaper {
   stop(): void
 }
 
-export function startReaper(deps: { db: Db; plane: SessionPlane; podClients: PodClients; activity: SessionActivity; log: FastifyBaseLogger; intervalMs: number; events: OrgEvents }): Reaper {
+export interface ReaperDeps {
+  db: Db
+  plane: SessionPlane
+  podClients: PodClients
+  activity: SessionActivity
+  log: FastifyBaseLogger
+  intervalMs: number
+  events: OrgEvents
+  /** what is read from a session's pod before it is told to end: the video, the recording's last read (never throws) */
+  finishing?: (sessionId: string) => Promise<void>
+}
+
+export function startReaper(deps: ReaperDeps): Reaper {
   const { db, plane, podClients, activity, log, events } = deps
   let running: Promise<string[]> | undefined
   /** expired sessions whose resource has not yet been told to end: retried every pass */
@@ -73,6 +85,8 @@ export function startReaper(deps: { db: Db; plane: SessionPlane; podClients: Pod
         await events.emit({ orgId: row.orgId, type: 'session.ended', data: { sessionId: id, agentId: row.agentId, reason } })
       }
       await release(db, id)
+      // as DELETE does: the pod still runs, so its video and recording are kept (docs/sessions.md#video)
+      await deps.finishing?.(id)
       await tellOperator(id)
       podClients.drop(id)
       activity.forget(id)

@@ -45,6 +45,26 @@ export class PodClient {
   recordingRead(input: PodInput<'recording_read'>): Promise<PodOutput<'recording_read'>> {
     return this.#call('recording_read', input)
   }
+  /** Video: start encoding what the active tab shows (idempotent). */
+  videoStart(input: PodInput<'video_start'>): Promise<PodOutput<'video_start'>> {
+    return this.#call('video_start', input)
+  }
+  /** Video: end the encoding; the file is whole once this answers. */
+  videoFinish(): Promise<PodOutput<'video_finish'>> {
+    return this.#call('video_finish', {})
+  }
+  /** Video: the finished file's bytes from `offset` (base64, at most VIDEO_READ_BYTES). */
+  videoRead(input: PodInput<'video_read'>): Promise<PodOutput<'video_read'>> {
+    return this.#call('video_read', input)
+  }
+  /** Extensions: one extension's files, written under the pod's private folder. */
+  extensionPut(input: PodInput<'extension_put'>): Promise<PodOutput<'extension_put'>> {
+    return this.#call('extension_put', input)
+  }
+  /** Extensions: the session moves into a browser that loads the ones put (before it is live). */
+  extensionsLoad(): Promise<PodOutput<'extensions_load'>> {
+    return this.#call('extensions_load', {})
+  }
   /** Credential-equivalent: seal it, never log it. */
   storageState(): Promise<PodOutput<'storage_state'>> {
     return this.#call('storage_state', {})

@@ -74,6 +74,8 @@ export interface LiveSessionsDeps {
   events: OrgEvents
   /** this replica, and how long a silent one takes to count as dead (replicas/registry.ts) */
   replica: { id: string; deadAfterMs: number; deadAfterSql: string }
+  /** what the reaper reads from a pod before ending its session (the recordings' finish) */
+  finishing?: (sessionId: string) => Promise<void>
 }
 
 /** The session runtime over a real plane: built at once, started in the app's onReady. */
@@ -99,8 +101,8 @@ export class LiveSessions implements SessionRuntime {
   /** the shared watch (with its start-up sweeps), then the reaper */
   async start(): Promise<void> {
     await this.watcher.start()
-    const { db, plane, activity, log, reaperIntervalMs, events } = this.deps
-    this.#reaper ??= startReaper({ db, plane, podClients: this.pods, activity, log, intervalMs: reaperIntervalMs, events })
+    const { db, plane, activity, log, reaperIntervalMs, events, finishing } = this.deps
+    this.#reaper ??= startReaper({ db, plane, podClients: this.pods, activity, log, intervalMs: reaperIntervalMs, events, finishing })
   }
 
   /** stops what runs here, then the plane itself (the app started it, the app stops it) */

@@ -17,12 +17,15 @@ import {
   allowedProxy, bindIdentity, getGovernance, identityDefaultProxy, openProxyAuth, platformProxy, release, sealProxyAuth, urlIsAdvisorOrigin, type ProxyRequest, type StartPath,
 } from '../personas/index.ts'
 import type { Sealer } from '../kms/index.ts'
+import type { VideoFormat } from '../../contracts/pod-api.ts'
 import type { Admission, Admitted as LaunchSlot, Ticket } from './admission.ts'
 import { bindSessionIdentity, deleteSession, sessionProxySealedAuth, setLive, setSessionProxy, setStarter, setStatus } from './store.ts'
 import { sessionView, type SessionView } from './view.ts'
 import { isNotFound } from '../../ports/errors.ts'
 import { boundedLabel, sessionFailures } from '../metrics/product.ts'
 import { currentTraceparent } from '../../telemetry/tracing.ts'
+import { checkExtensionIds, extensionFilesForPod, extensionsForStart } from '../extensions/service.ts'
+import { setSessionExtensions } from '../extensions/store.ts'
 
 export interface StartInput {
   identity?: string
@@ -37,8 +40,12 @@ export interface StartInput {
   maxDurationSecs?: number
   /** record the session (docs/sessions.md, "Recordings"); left out, the org's governance default decides */
   record?: boolean
+  /** a video of the session (docs/sessions.md, "Video"): true for the defaults, false for none; left out, the org's governance default decides */
+  video?: boolean | VideoRequest
   /** an upstream proxy (docs/proxy.md); left out, the bound identity's default, if any */
   proxy?: ProxyRequest
+  /** browser extensions to load (docs/extensions.md); left out, the bound identity's default */
+  extensions?: string[]
 }
 
 export type { AuthStateDirectory, NetworkDirectory, ResolvedNetwork } from './directories.ts'
@@ -64,9 +71,14 @@ export interface SessionDeps {
   startDrain: StartDrain
 }
 
+/** what a session's video is asked to be (contracts/operations/sessions.ts) */
+export interface VideoRequest { format?: VideoFormat; fps?: number; width?: number }
+
 export interface SessionRecorder {
   /** starts recording a session that went live; the start fails if this does */
   begin(session: { id: string; orgId: string }): Promise<void>
+  /** starts a session's video once it is live; the start fails if this does */
+  beginVideo(session: { id: string; orgId: string; video: VideoRequest; viewportWidth: number }): Promise<void>
   /** reads a recording's last seconds before the pod stops; never throws */
   finish(sessionId: string): Promise<void>
 }
@@ -135,12 +147,15 @@ interface Admitted extends Sealed {
   granted: Promise<LaunchSlot>
   egress: EgressMode
   record: boolean
+  video: boolean
   declaredHosts: string[]
 }
 /** after bind: the lease, and the proxy as the caller sees it (the sealed envelope is read back from the row at the hand-over) */
 interface Bound extends Omit<Admitted, 'proxy'> {
   lease?: { identityId: string; grantId: string; leaseExpiresAt: string }
   proxyView: { url: string; authenticated: boolean } | null
+  /** the extensions the session loads (asked, or the identity's default) */
+  extensions: string[]
 }
 
 /**
@@ -165,6 +180,8 @@ async function precheck(deps: SessionDeps, s: Reserved): Promise<Checked> {
     throw errors.identityRequired()
   }
   if (input.warmResume && input.browserKind !== 'cloak') throw errors.cloakRequired()
+  // before the cloak gate: an org with cloak off still learns extensions need chromium
+  if (input.extensions?.length && input.browserKind === 'cloak') throw errors.extensionsNeedChromium()
   if (input.browserKind === 'cloak') {
     const gov = await getGovernance(deps.db, auth.orgId)
     if (!gov.cloakEnabled) throw errors.cloakDisabled()
@@ -177,6 +194,7 @@ async function precheck(deps: SessionDeps, s: Reserved): Promise<Checked> {
     network = await deps.networks.resolve({ orgId: auth.orgId, ref: input.network })
     if (!network) throw errors.networkNotFound()
   }
+  if (input.extensions?.length) await checkExtensionIds(deps.db, { orgId: auth.orgId, ids: input.extensions })
   const allowed = input.proxy ? await allowedProxy(deps.db, auth.orgId, input.proxy.url, deps.config) : null
   return { ...s, network, allowedProxyUrl: allowed?.url ?? null }
 }
@@ -206,10 +224,11 @@ async function admit(deps: SessionDeps, s: Sealed): Promise<Admitted> {
     id: s.id, orgId: auth.orgId, agentId: s.agentId, openedBy, admission: s.admission, identityId: null, grantId: null,
     egress: input.egress ?? null, networkId: network?.id ?? null, browserKind, url: input.url ?? null, viewport: input.viewport ?? null, createdAt, ...s.life,
   }
-  const { granted, defaults: { egress, record } } = await deps.admission.admit(deps.db, row, input.record ?? null, s.ticket)
+  const asked = { record: input.record ?? null, video: input.video === undefined ? null : input.video !== false }
+  const { granted, defaults: { egress, record, video } } = await deps.admission.admit(deps.db, row, asked, s.ticket)
   // local and split without a network are not rejected: nothing is declared, so nothing is tunnelled
   const declaredHosts = egress !== 'platform' && network ? network.declaredHosts : []
-  return { ...s, openedBy, browserKind, createdAt, granted, egress, record, declaredHosts }
+  return { ...s, openedBy, browserKind, createdAt, granted, egress, record, video, declaredHosts }
 }
 
 /**
@@ -230,8 +249,12 @@ async function bind(deps: SessionDeps, s: Admitted): Promise<Bound> {
     proxy ??= await identityProxy(deps, s, lease.identityId)
   }
   if (proxy) await setSessionProxy(deps.db, s.id, proxy.url, proxy.sealedAuth)
+  // fixed here, on the row the sealed fill reads: what the session loads is never what a page says
+  const extensions = await extensionsForStart(deps.db, { orgId: auth.orgId, asked: input.extensions, identityId: lease?.identityId })
+  if (extensions.length && s.browserKind === 'cloak') throw errors.extensionsNeedChromium()
+  if (extensions.length) await setSessionExtensions(deps.db, s.id, extensions)
   const { proxy: _envelope, ...rest } = s
-  return { ...rest, lease, proxyView: proxy ? { url: proxy.url, authenticated: proxy.sealedAuth !== null } : null }
+  return { ...rest, lease, proxyView: proxy ? { url: proxy.url, authenticated: proxy.sealedAuth !== null } : null, extensions }
 }
 
 /** the identity's default proxy, held to today's allowlist, its credentials sealed again under this session */
@@ -302,8 +325,14 @@ async function launch(deps: SessionDeps, s: Bound): Promise<SessionView> {
     const obj = await awaitLive(deps, s, failure)
     // the proxy reaches the pod before the caller can drive, or the start fails
     if (s.proxyView) await handOverProxy(deps, { orgId: s.auth.orgId, id: s.id }, s.proxyView.url)
+    // the extensions run before the caller can drive, and before a recording attaches to the pages
+    if (s.extensions.length) await loadExtensions(deps, { orgId: s.auth.orgId, id: s.id }, s.extensions)
     // asked for a recording: it runs before the caller can drive, or the start fails
     if (s.record) await deps.recordings.begin({ id: s.id, orgId: s.auth.orgId })
+    if (s.video) {
+      const asked = typeof s.input.video === 'object' ? s.input.video : {}
+      await deps.recordings.beginVideo({ id: s.id, orgId: s.auth.orgId, video: asked, viewportWidth: s.input.viewport?.width ?? 1280 })
+    }
     const marked = await markLive(deps, s, obj.status?.sandbox)
     await emitLive(deps, s, marked.sandbox)
     return liveView(s, marked)
@@ -335,6 +364,7 @@ async function create(deps: SessionDeps, s: Bound): Promise<void> {
       ...(input.viewport ? { viewport: input.viewport } : {}),
       ...(input.url ? { url: input.url } : {}),
       ...(warmVersion ? { warmResume: { versionId: warmVersion } } : {}),
+      ...(s.extensions.length ? { extensions: true } : {}),
     },
   } as unknown as BrowserSession)
   // Kubernetes: the operator cannot open the version itself; it waits for this hand-over
@@ -357,7 +387,10 @@ async function awaitLive(deps: SessionDeps, s: Bound, failure: { pod?: string })
 /** 6c. mark live: the status, with the start's journal row, is written before the caller drives the session. */
 async function markLive(deps: SessionDeps, s: Bound, sandbox: SandboxKind | undefined): Promise<{ liveAt: string; sandbox: SandboxKind | undefined }> {
   const liveAt = new Date(deps.now()).toISOString()
-  const detail = { egress: s.egress, browserKind: s.browserKind, ...(sandbox ? { sandbox } : {}), ...(s.proxyView ? { proxy: s.proxyView.url } : {}) }
+  const detail = {
+    egress: s.egress, browserKind: s.browserKind, ...(sandbox ? { sandbox } : {}), ...(s.proxyView ? { proxy: s.proxyView.url } : {}),
+    ...(s.extensions.length ? { extensions: s.extensions } : {}),
+  }
   await setLive(deps.db, { id: s.id, orgId: s.auth.orgId }, liveAt, { op: s.admission === 'spawned_child' ? 'spawn_and_start_session' : 'session_start', outcome: 'ok', detail }, sandbox)
   return { liveAt, sandbox }
 }
@@ -373,6 +406,7 @@ function liveView(s: Bound, { liveAt, sandbox }: { liveAt: string; sandbox: Sand
     id: s.id, orgId: s.auth.orgId, agentId: s.agentId, openedBy: s.openedBy, admission: s.admission, identityId: s.lease?.identityId ?? null, grantId: s.lease?.grantId ?? null,
     egress: s.egress, networkId: s.network?.id ?? null, browserKind: s.browserKind, url: s.input.url ?? null, viewport: s.input.viewport ?? null,
     status: 'live', failureReason: null, sandbox: sandbox ?? null, createdAt: s.createdAt, liveAt, endedAt: null, ...s.life, endReason: null, proxy: s.proxyView,
+    extensions: s.extensions,
   })
 }
 
@@ -385,6 +419,13 @@ async function handOverProxy(services: SessionDeps, session: { orgId: string; id
   const creds = sealed ? await openProxyAuth(services.sealer, { orgId: session.orgId, kind: 'session', id: session.id }, sealed) : null
   const pod = await services.sessions.pods.get(session.id)
   await pod.egressProxy({ url, ...(creds ?? {}), platformProxy: platformProxy(services.config, url) })
+}
+
+/** Hands the session's extensions to its pod, one at a time (each within the pod's body limit), then moves the session into the browser that loads them. */
+async function loadExtensions(services: SessionDeps, session: { orgId: string; id: string }, ids: string[]): Promise<void> {
+  const pod = await services.sessions.pods.get(session.id)
+  for (const ext of await extensionFilesForPod(services.db, { orgId: session.orgId, ids })) await pod.extensionPut(ext)
+  await pod.extensionsLoad()
 }
 
 /** A start that failed: the row (if any) fails, the lease goes back, the resource is told to end. */

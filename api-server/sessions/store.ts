@@ -40,6 +40,8 @@ export interface SessionRow {
   humanRequest?: { at: string; reason: string } | null
   /** the session's upstream proxy (scheme://host:port, no credentials) and whether it carries sealed credentials */
   proxy?: { url: string; authenticated: boolean } | null
+  /** the browser extensions it loads (docs/extensions.md), fixed at its start */
+  extensions?: string[]
 }
 
 const iso = (v: unknown) => (v ? new Date(v as string).toISOString() : null)
@@ -55,6 +57,7 @@ function toRow(r: Record<string, any>): SessionRow {
     humanRequest: r.human_requested_at ? { at: iso(r.human_requested_at)!, reason: r.human_request_reason ?? '' } : null,
     // whether credentials are sealed, never the envelope itself
     proxy: r.proxy_url ? { url: r.proxy_url, authenticated: r.proxy_sealed_auth != null } : null,
+    extensions: r.extension_ids ?? [],
   }
 }
 
@@ -66,7 +69,7 @@ export function notLive(row: Pick<SessionRow, 'status' | 'failureReason'>): ApiE
 }
 
 /** what a new session's row is made of (the rest starts empty, status pending) */
-export type NewSession = Omit<SessionRow, 'status' | 'failureReason' | 'sandbox' | 'liveAt' | 'endedAt' | 'endReason' | 'control' | 'controlHolder' | 'humanRequest' | 'proxy'>
+export type NewSession = Omit<SessionRow, 'status' | 'failureReason' | 'sandbox' | 'liveAt' | 'endedAt' | 'endReason' | 'control' | 'controlHolder' | 'humanRequest' | 'proxy' | 'extensions'>
 
 /** a new row as a start asks for it: egress null when the start left it to the agent's default */
 export type RequestedSession = Omit<NewSession, 'egress'> & { egress: EgressMode | null }
@@ -216,14 +219,18 @@ export interface JournalEntry {
 }
 
 const JOURNAL_INSERT = 'insert into session_journal (session_id, org_id, op, detail, outcome, error_code, duration_ms)'
+const JOURNAL_INSERT_AT = 'insert into session_journal (session_id, org_id, op, detail, outcome, error_code, duration_ms, created_at)'
 
 /** a journal row's values, in JOURNAL_INSERT's column order */
 function journalValues(session: { id: string; orgId: string }, e: JournalEntry): unknown[] {
   return [session.id, session.orgId, e.op, JSON.stringify(e.detail ?? {}), e.outcome, e.errorCode ?? null, e.durationMs ?? null]
 }
 
-async function insertJournal(db: Queryable, session: { id: string; orgId: string }, e: JournalEntry): Promise<void> {
-  await db.query(`${JOURNAL_INSERT} values ($1,$2,$3,$4,$5,$6,$7)`, journalValues(session, e))
+/** `at` is when the call ended (the row was queued), not when its queued insert runs: the
+ * session inspector places a call at that end less its duration, beside the browser's own
+ * request and console times, and a row waiting behind others would land after what it caused */
+async function insertJournal(db: Queryable, session: { id: string; orgId: string }, e: JournalEntry, at: Date): Promise<void> {
+  await db.query(`${JOURNAL_INSERT_AT} values ($1,$2,$3,$4,$5,$6,$7,$8)`, [...journalValues(session, e), at])
 }
 
 // Journal rows are written in order per session. Driving actions do not wait for
@@ -233,7 +240,8 @@ const pendingJournal = new Map<string, Promise<void>>()
 /** Queues the row behind the session's earlier ones; the promise settles when it is written. */
 export function journal(db: Queryable, session: { id: string; orgId: string }, e: JournalEntry): Promise<void> {
   const prev = pendingJournal.get(session.id) ?? Promise.resolve()
-  const write = prev.then(() => insertJournal(db, session, e))
+  const at = new Date()
+  const write = prev.then(() => insertJournal(db, session, e, at))
   // the chain only orders the next row: this write's error reaches the caller through `write`
   const tail = write.catch(() => {})
   pendingJournal.set(session.id, tail)

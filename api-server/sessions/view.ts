@@ -31,6 +31,8 @@ export interface SessionView {
   proxy?: { url: string; authenticated: boolean }
   /** who drives the browser: the agent, or a person who took control in the console */
   control: 'agent' | 'human'
+  /** the browser extensions it loads, when any */
+  extensions?: string[]
 }
 
 export function sessionView(r: SessionRow, queuePosition?: number): SessionView {
@@ -43,6 +45,7 @@ export function sessionView(r: SessionRow, queuePosition?: number): SessionView 
   if (r.sandbox) v.sandbox = r.sandbox
   if (r.endReason) v.endReason = r.endReason
   if (r.proxy) v.proxy = r.proxy
+  if (r.extensions?.length) v.extensions = r.extensions
   if (queuePosition !== undefined && r.status === 'pending') v.queuePosition = queuePosition
   return v
 }

@@ -10,6 +10,10 @@ export const CDP_ERRORS = {
     status: 409, code: 'conflict', reason: 'cdp_cloak', message: 'CDP is not available on a cloak browser', spec: null,
     when: 'session_cdp, or the CDP upgrade, on a session of browserKind cloak',
   },
+  cdpExtensions: {
+    status: 409, code: 'conflict', reason: 'cdp_extensions', message: 'CDP is not available on a session that loads extensions (its pages run in a browser of their own, without a CDP pipe)', spec: null,
+    when: 'session_cdp, or the CDP upgrade, on a session started with browser extensions (docs/extensions.md)',
+  },
   cdpConnected: {
     status: 409, code: 'conflict', reason: 'cdp_connected', message: 'a CDP client is connected to this session; credential fill is refused until it disconnects', spec: null,
     when: 'at the pod: secure_type (credential_fill, a free-text credential fill) while a CDP client is connected to the session',

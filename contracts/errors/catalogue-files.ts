@@ -3,6 +3,10 @@
 import type { ApiEntry } from './entry.ts'
 
 export const FILE_ERRORS = {
+  rangeNotSatisfiable: {
+    status: 416, code: 'range_not_satisfiable', reason: null, message: (size: number) => `range not satisfiable: the file is ${size} bytes`, args: ['size'], spec: null,
+    when: 'a session video download whose Range starts past the file\'s end (Content-Range: bytes */size)',
+  },
   fileTooLarge: {
     status: 413, code: 'payload_too_large', reason: 'file_too_large', message: (max: number) => `file is larger than the limit of ${max} bytes`, args: ['max'], spec: null,
     when: 'file_put with content over the per-file limit (FILE_MAX_BYTES)',

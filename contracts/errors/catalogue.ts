@@ -17,6 +17,7 @@ import { REACH_ERRORS } from './catalogue-reach.ts'
 import { LIVE_ERRORS, LIVE_UPGRADE_ERRORS } from './catalogue-live.ts'
 import { WEBHOOK_ERRORS } from './catalogue-webhooks.ts'
 import { PROXY_ERRORS } from './catalogue-proxy.ts'
+import { EXTENSION_ERRORS } from './catalogue-extensions.ts'
 
 const UPGRADE_ERRORS = { ...BASE_UPGRADE_ERRORS, ...CDP_UPGRADE_ERRORS, ...LIVE_UPGRADE_ERRORS } as const
 
@@ -24,6 +25,7 @@ const UPGRADE_ERRORS = { ...BASE_UPGRADE_ERRORS, ...CDP_UPGRADE_ERRORS, ...LIVE_
 export const API_ERRORS = {
   ...REQUEST_ERRORS, ...AUTH_ERRORS, ...SESSION_ERRORS, ...PERSONA_ERRORS, ...NETWORK_ERRORS, ...POD_ERRORS, ...CONSOLE_ERRORS,
   ...TAB_ERRORS, ...MOUSE_ERRORS, ...FILE_ERRORS, ...INSPECT_ERRORS, ...CDP_ERRORS, ...REACH_ERRORS, ...LIVE_ERRORS, ...WEBHOOK_ERRORS, ...PROXY_ERRORS,
+  ...EXTENSION_ERRORS,
 } as const satisfies Record<string, ApiEntry>
 
 export { OAUTH_ERRORS, PAGE_ERRORS, UPGRADE_ERRORS, RPC_ERRORS }
@@ -65,6 +67,7 @@ const SECTIONS: [Family, string, Record<string, AnyEntry>][] = [
   ['api', 'watching and taking over', LIVE_ERRORS],
   ['api', 'webhooks', WEBHOOK_ERRORS],
   ['api', 'session proxies', PROXY_ERRORS],
+  ['api', 'extensions', EXTENSION_ERRORS],
   ['oauth', 'OAuth', OAUTH_ERRORS],
   ['page', 'pages', PAGE_ERRORS],
   ['upgrade', 'upgrades', BASE_UPGRADE_ERRORS],

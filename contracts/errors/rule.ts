@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'conflict'
   | 'payload_too_large'
   | 'unsupported_media_type'
+  | 'range_not_satisfiable'
   | 'rate_limited'
   | 'internal'
   | 'unavailable'
@@ -29,6 +30,7 @@ export const CODE_STATUS: Record<ErrorCode, readonly number[]> = {
   conflict: [409],
   payload_too_large: [413],
   unsupported_media_type: [415],
+  range_not_satisfiable: [416],
   rate_limited: [429],
   internal: [500],
   unavailable: [503],

@@ -42,3 +42,7 @@ export const ONE_TARGET = { message: 'give exactly one of ref or selector' }
 
 /** Page-changing tools: whether the answer carries what the action changed (default true). */
 export const changesArg = z.boolean().optional().describe('false: leave out `changes`, what the action changed on the page (`+` added and `~` changed elements with their refs, `removed: … (was e9)` for ones gone; a new page: the whole of it when small, else what it is), which the answer carries by default')
+
+/** a session video's container and codec: webm (VP9) or mp4 (H.264) */
+export const VIDEO_FORMATS = ['webm', 'mp4'] as const
+export type VideoFormat = (typeof VIDEO_FORMATS)[number]

@@ -46,6 +46,7 @@ export const AuditRow = z.object({
   host: z.string().optional(),
   fieldKind: z.string().optional(),
   reason: z.string().optional(),
+  extensionIds: z.array(z.string()).optional().describe('a credential fill’s row: the extensions its session loaded (all trusted, or the fill was refused)'),
   createdAt: isoTimestamp,
 })
 

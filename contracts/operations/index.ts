@@ -10,6 +10,7 @@ import { sessionDriveContracts } from './drive.ts'
 import { networkContracts } from './networks.ts'
 import { recordingContracts } from './recordings.ts'
 import { webhookContracts } from './webhooks.ts'
+import { extensionContracts } from './extensions.ts'
 
 export const contracts = [
   ...foundationContracts,
@@ -21,6 +22,7 @@ export const contracts = [
   ...networkContracts,
   ...recordingContracts,
   ...webhookContracts,
+  ...extensionContracts,
 ] as const
 
 export type Contract = (typeof contracts)[number]

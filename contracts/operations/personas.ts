@@ -170,6 +170,9 @@ export const Governance = z.object({
   cloakEnabled: z.boolean(),
   declaredAdvisorOrigins: z.array(z.string()).describe('origins, http(s)://host[:port]'),
   recordSessions: z.boolean().describe('record every session whose start leaves `record` out (a start may still say record: false)'),
+  videoSessions: z.boolean().describe('record every session whose start leaves `video` out as video, with the default settings (a start may still say video: false)'),
+  videoMaxSeconds: z.number().int().nullable().describe('the org\'s bound on every video\'s length, in seconds; null: the platform\'s (NIGHTJAR_VIDEO_MAX_MINUTES) alone. The lower of the two applies'),
+  videoMaxMiB: z.number().int().nullable().describe('the org\'s bound on every video\'s size, in MiB; null: the platform\'s (NIGHTJAR_VIDEO_MAX_MB) alone. The lower of the two applies'),
   proxyHosts: z.array(z.string()).describe('the upstream proxy hosts (host[:port], matched exactly) a session or an identity may name; empty allows no proxy (docs/proxy.md)'),
 })
 
@@ -371,6 +374,9 @@ export const governancePut = defineContract({
     cloakEnabled: z.boolean().optional(),
     declaredAdvisorOrigins: advisorOrigins.optional(),
     recordSessions: z.boolean().optional(),
+    videoSessions: z.boolean().optional(),
+    videoMaxSeconds: z.number().int().min(1).max(86_400).nullable().optional(),
+    videoMaxMiB: z.number().int().min(1).max(100_000).nullable().optional(),
     proxyHosts: hostList.optional(),
   }),
   output: Governance.describe('the flags after the update'),

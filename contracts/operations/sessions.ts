@@ -3,8 +3,9 @@ import { z } from 'zod'
 import { SANDBOX_KINDS } from '../../crds/types.ts'
 import { defineContract } from './types.ts'
 import { personText } from '../person-text.ts'
-import { browserKind, egressMode, httpUrl, identityRef, isoTime, networkRef, sessionId, viewport } from './fields.ts'
+import { VIDEO_FORMATS, browserKind, egressMode, httpUrl, identityRef, isoTime, networkRef, sessionId, viewport } from './fields.ts'
 import { proxySetting, proxyView } from './proxy.ts'
+import { extensionIds } from './extensions.ts'
 
 const SESSIONS = ['sessions:write'] as const
 
@@ -36,6 +37,7 @@ export const SessionView = z.object({
   queuePosition: z.number().int().min(1).optional().describe('present while a start waits for a browser: its place in line (1 = next)'),
   proxy: proxyView.optional().describe('present when the session goes through an upstream proxy: its URL (never the credentials) and whether it authenticates'),
   control: z.enum(['agent', 'human']).describe('who drives the browser: the agent, or a person who took control in the console (driving tools then answer 409 human_in_control until they hand it back)'),
+  extensions: z.array(z.string()).optional().describe('present when the session loads browser extensions (next_…): a sealed fill runs only while every one of them is trusted (docs/extensions.md)'),
 })
 
 export const SessionList = z.object({ items: z.array(SessionView) })
@@ -83,11 +85,20 @@ export const sessionStart = defineContract({
     idleTimeoutSecs: z.number().int().min(10).max(7 * 86400).optional().describe('REST/SDK only: end the session after this long without a driving call (at most the server’s value)'),
     maxDurationSecs: z.number().int().min(10).max(7 * 86400).optional().describe('REST/SDK only: end the session this long after it went live (at most the server’s value)'),
     record: z.boolean().optional().describe('REST/SDK only: record the session (a DOM timeline; GET /v1/sessions/{sessionId}/recording); left out, the org default (governance recordSessions) decides'),
+    video: z.union([
+      z.boolean(),
+      z.strictObject({
+        format: z.enum(VIDEO_FORMATS).optional().describe('webm (VP9, the default) or mp4 (H.264)'),
+        fps: z.number().int().min(1).max(30).optional().describe('frames per second (default 5)'),
+        width: z.number().int().min(320).max(1920).optional().describe('the video’s width in pixels (default the viewport’s); its height keeps the viewport’s aspect'),
+      }),
+    ]).optional().describe('REST/SDK only: a video of what the page showed (GET /v1/sessions/{sessionId}/video once the session ended); true for the defaults; left out, the org default (governance videoSessions) decides'),
     proxy: proxySetting.optional().describe('REST/SDK only: an upstream proxy every page request goes through (docs/proxy.md); its host must be on the org allowlist (governance proxyHosts). Left out, the bound identity’s default proxy, if any'),
+    extensions: extensionIds.optional().describe('REST/SDK only: browser extensions (next_…) the session loads, browserKind chromium only; left out, the bound identity’s default (how an MCP start loads them). A sealed fill runs only while every one is trusted by an org admin (docs/extensions.md)'),
     waitSeconds: waitSeconds(`how long to wait for the browser to be live before answering with the pending session (default ${START_WAIT_DEFAULT_SECS.mcp} s over MCP; over REST 5 s, or Prefer: wait=N)`),
   }),
   output: SessionView,
-  restOnlyFields: ['agent', 'idleTimeoutSecs', 'maxDurationSecs', 'record', 'proxy'],
+  restOnlyFields: ['agent', 'idleTimeoutSecs', 'maxDurationSecs', 'record', 'video', 'proxy', 'extensions'],
   rest: { method: 'POST', path: '/v1/sessions', status: 201, pendingStatus: 202 },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
 })

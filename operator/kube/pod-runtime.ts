@@ -142,7 +142,8 @@ export class KubePodRuntime implements PodRuntime {
       ...(config.viewport ? { viewport: { ...config.viewport } } : {}),
       ...(config.storageState ? { storageState: true } : {}),
     }
-    const pooled = config.browserKind === 'chromium' ? await this.claimFromPool(config, owner, launch) : undefined
+    // the warm pool runs the headless shell: a session with extensions gets a pod of the full browser
+    const pooled = config.browserKind === 'chromium' && !config.fullBrowser ? await this.claimFromPool(config, owner, launch) : undefined
     let pod = pooled ?? (await this.createSessionPod(config, owner, launch))
     this.tracker.assign(sid, pod.metadata.name)
     const warm = !!pooled && isUp(pod)
@@ -235,7 +236,10 @@ export class KubePodRuntime implements PodRuntime {
     const token = await this.secrets.create({ name: secretName, podName: name, token: newToken(), labels: { [LABELS.session]: config.sessionId }, owner })
     this.handover.rememberToken(name, token)
     const manifest = browserPodManifest(
-      { name, namespace: this.opts.namespace, browserKind: config.browserKind, tokenSecretName: secretName, labels: config.labels, owner, launch, avoidNodes: this.guard.avoidNodes() },
+      {
+        name, namespace: this.opts.namespace, browserKind: config.browserKind, tokenSecretName: secretName, labels: config.labels, owner, launch, avoidNodes: this.guard.avoidNodes(),
+        ...(config.fullBrowser ? { fullBrowser: true } : {}),
+      },
       this.opts.pod,
     )
     try {

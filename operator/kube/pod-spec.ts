@@ -196,6 +196,8 @@ export interface BrowserPodInput {
   launch?: object
   /** nodes the pod must not be scheduled on (ones the operator knows are lost or draining) */
   avoidNodes?: string[]
+  /** a chromium session that loads extensions: the cloak image's full Chromium, run headless (docs/extensions.md) */
+  fullBrowser?: boolean
 }
 
 /**
@@ -211,10 +213,13 @@ export function podTemplateHash(opts: BrowserPodOptions): string {
   return createHash('sha256').update(JSON.stringify(stable(opts))).digest('hex').slice(0, 16)
 }
 
-/** the image a pod of this kind runs: only cloak needs the full browser */
-export function imageFor(kind: BrowserKind, opts: Pick<BrowserPodOptions, 'image' | 'cloakImage'>): string {
-  return kind === 'cloak' && opts.cloakImage ? opts.cloakImage : opts.image
+/** the image a pod runs: cloak, and a session that loads extensions, need the full browser; the rest the headless shell */
+export function imageFor(kind: BrowserKind, opts: Pick<BrowserPodOptions, 'image' | 'cloakImage'>, fullBrowser = false): string {
+  return (kind === 'cloak' || fullBrowser) && opts.cloakImage ? opts.cloakImage : opts.image
 }
+
+/** the full Chromium of the cloak image (docker/browser-pod-cloak.Dockerfile) */
+export const FULL_CHROMIUM_PATH = '/usr/bin/chromium'
 
 export function podApiPortOf(opts: BrowserPodOptions): number {
   return opts.podApiPort ?? DEFAULT_POD_API_PORT
@@ -249,7 +254,9 @@ function podEnv(input: BrowserPodInput, opts: BrowserPodOptions): Record<string,
   ]
   if (opts.denyCidrs?.length) env.push({ name: 'NIGHTJAR_DENY_CIDRS', value: opts.denyCidrs.join(',') })
   if (opts.hostAliases && Object.keys(opts.hostAliases).length) env.push({ name: 'NIGHTJAR_HOST_ALIASES', value: JSON.stringify(opts.hostAliases) })
-  if (opts.chromiumPath) env.push({ name: 'NIGHTJAR_CHROMIUM_PATH', value: opts.chromiumPath })
+  // extensions need the full browser; without a cloak image the pod keeps the shell and refuses them (503 extensions_unsupported)
+  if (input.fullBrowser && opts.cloakImage) env.push({ name: 'NIGHTJAR_CHROMIUM_PATH', value: FULL_CHROMIUM_PATH })
+  else if (opts.chromiumPath) env.push({ name: 'NIGHTJAR_CHROMIUM_PATH', value: opts.chromiumPath })
   if (opts.tunnelUrl) env.push({ name: 'NIGHTJAR_TUNNEL_URL', value: opts.tunnelUrl })
   for (const [name, value] of Object.entries(opts.tracingEnv ?? {}).sort(([a], [b]) => a.localeCompare(b))) env.push({ name, value })
   return env
@@ -304,7 +311,7 @@ function podSpec(input: BrowserPodInput, opts: BrowserPodOptions): Record<string
 function browserContainer(input: BrowserPodInput, opts: BrowserPodOptions, seccomp: unknown): Record<string, unknown> {
   return {
     name: CONTAINER_NAME,
-    image: imageFor(input.browserKind, opts),
+    image: imageFor(input.browserKind, opts, input.fullBrowser),
     imagePullPolicy: opts.imagePullPolicy ?? 'IfNotPresent',
     ports: [{ name: POD_API_PORT_NAME, containerPort: podApiPortOf(opts), protocol: 'TCP' }],
     env: podEnv(input, opts),

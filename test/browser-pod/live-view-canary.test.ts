@@ -12,6 +12,7 @@ import { liveView } from '../../browser-pod/screencast.ts'
 import { POD_LIVE_PATH } from '../../contracts/operations/live-view.ts'
 import { waitFor } from '../helpers/wait.ts'
 import { startPagePod } from './harness.ts'
+import { fieldCanaryPage } from '../helpers/field-canary-page.ts'
 
 const CANARY = `Live-S3cret-${randomBytes(6).toString('hex')}`
 /** another secret of the same length, different at (nearly) every position */
@@ -25,20 +26,7 @@ const CONTROL_MIN = 10 * TOLERANCE
 /** frames each phase waits for after a fill (the animation keeps them coming) */
 const FRAMES_PER_PHASE = 3
 
-const PAGE = `<!doctype html><html><head><title>live canary</title><style>
-  html, body { margin: 0; background: #fff }
-  input { position: absolute; left: 48px; width: ${CANARY.length + 1}ch; font: 28px monospace; padding: 3px 4px; border: 2px solid #000;
-          outline: none; caret-color: transparent; color: #000; background: #fff; box-shadow: none }
-  #user { top: 96px }
-  #pw { top: 288px }
-  /* always painting, far from the fields: the screencast streams frames all the time */
-  #tick { position: absolute; right: 48px; bottom: 48px; width: 64px; height: 64px; background: #c92a2a; animation: tick 0.5s steps(2) infinite }
-  @keyframes tick { from { background: #c92a2a } to { background: #1864ab } }
-</style></head><body>
-  <input id="user" type="text" aria-label="User" autocomplete="off">
-  <input id="pw" type="password" aria-label="Password" autocomplete="off">
-  <div id="tick"></div>
-</body></html>`
+const PAGE = fieldCanaryPage({ title: 'live canary', secretLength: CANARY.length, fontPx: 28 })
 
 interface Message { type: string; jpeg?: string; width?: number; height?: number; url?: string; tabs?: Array<{ id: string; url: string; active: boolean }> }
 interface Seen { msg: Message; raw: string }

@@ -57,6 +57,9 @@ t.test('default values render valid manifests', async (t) => {
   await validateAll(t, docs)
   t.same(find(docs, 'CustomResourceDefinition').map((d) => d.metadata.name).sort(), ['browsersessions.nightjar.dev', 'networks.nightjar.dev'])
   t.equal(find(docs, 'Ingress').length, 0, 'no Ingress unless asked')
+  const apiEnv = envOf(find(docs, 'Deployment', /api-server$/)[0].spec.template.spec.containers[0])
+  t.match(apiEnv, { NIGHTJAR_RECORDING_STORE: 'directory', NIGHTJAR_RECORDING_RETENTION_DAYS: '30', NIGHTJAR_VIDEO_MAX_MINUTES: '60', NIGHTJAR_VIDEO_MAX_MB: '500' }, 'recordings in the data volume, and the video bounds, by default')
+  t.notOk('NIGHTJAR_RECORDING_S3_BUCKET' in apiEnv, 'no bucket without store s3')
   const cookie = find(docs, 'Secret', /-cookie$/)[0]
   t.equal(Buffer.from(Object.values<string>(cookie.data)[0], 'base64').length, 48, 'a generated cookie secret')
   t.equal(cookie.metadata.annotations['helm.sh/resource-policy'], 'keep')
@@ -91,6 +94,9 @@ t.test('a values file setting every option renders valid manifests', async (t) =
   t.same(envOf(api.containers[0]).NIGHTJAR_REPLICA_SECRET, { secretKeyRef: { name: 'nightjar-replica', key: 'channel' } }, 'the replica secret comes from the named Secret')
   t.equal(find(docs, 'Secret').length, 0, 'no generated Secret when every one is named')
   t.match(envOf(api.containers[0]), { NIGHTJAR_REPLICA_HEARTBEAT_SECONDS: '3', NIGHTJAR_SHUTDOWN_DRAIN_SECONDS: '60' })
+  // recordings and videos in one bucket every replica shares; an empty endpoint is AWS's own
+  t.match(envOf(api.containers[0]), { NIGHTJAR_RECORDING_STORE: 's3', NIGHTJAR_RECORDING_RETENTION_DAYS: '14', NIGHTJAR_RECORDING_S3_BUCKET: 'nightjar-recordings', NIGHTJAR_RECORDING_S3_PREFIX: 'prod/', NIGHTJAR_RECORDING_S3_REGION: 'eu-west-1', NIGHTJAR_VIDEO_MAX_MINUTES: '30', NIGHTJAR_VIDEO_MAX_MB: '200' })
+  t.notOk('NIGHTJAR_RECORDING_S3_ENDPOINT' in envOf(api.containers[0]), 'no endpoint variable when none is set')
   t.equal(api.terminationGracePeriodSeconds, 90, 'an explicit grace period')
   t.equal(find(docs, 'Service', /^nightjar-prod-api-server-replicas$/)[0]?.spec.clusterIP, 'None')
   const browserSa = find(docs, 'ServiceAccount', /browsers$/)[0]
@@ -231,6 +237,8 @@ t.test('values.schema.json refuses unknown keys and incomplete settings', async 
     [['--set', 'operator.priorityClassName=Platform_High'], /priorityClassName/],
     [['--set', 'apiServer.pdb.bogus=1'], /additional properties 'bogus' not allowed/],
     [['--set', 'gateway.httpRoute.enabled=true'], /parentRefs/],
+    [['--set', 'apiServer.recordings.store=s3'], /bucket/],
+    [['--set', 'apiServer.recordings.store=disk'], /store/],
   ] as [string[], RegExp][]) {
     const r = helm(t, ['template', 'nj', CHART, ...args])
     t.notOk(r.ok, `${args.join(' ')} is refused`)

@@ -82,7 +82,7 @@ out = {"me": sorted(nj.me.get().keys())}
 persona = nj.identities.create(name="py-persona")
 out["persona_listed"] = any(i["id"] == persona["id"] for i in nj.identities.list())
 nj.identities.delete(persona["id"])
-s = nj.sessions.create()
+s = nj.sessions.create(video={"format": "webm", "fps": 5, "width": 320})
 if s["status"] == "pending":  # a loaded machine: the start goes on, and get waits for it
     s = nj.sessions.get(s["id"], wait_seconds=60)
 out["status"] = s["status"]
@@ -95,6 +95,15 @@ out["after"] = nj.sessions.perceive(s["id"])["title"]
 out["query"] = "Go" in nj.sessions.perceive(s["id"], query="Go")["snapshot"]
 out["screenshot"] = sorted(nj.sessions.screenshot(s["id"]).keys())
 out["ended"] = nj.sessions.end(s["id"])["status"]
+video = nj.session_video(s["id"])
+part = nj.session_video(s["id"], start=0, end=99)
+tail = nj.session_video(s["id"], suffix=10)
+out["video"] = {"status": video.status, "type": video.content_type, "whole": video.size == len(video.data), "ebml": video.data[:4].hex()}
+out["part"] = {"status": part.status, "length": len(part.data), "size": part.size == video.size, "same": part.data == video.data[:100], "tail": tail.data == video.data[-10:]}
+try:
+    nj.session_video(s["id"], start=video.size + 10)
+except NightjarError as e:
+    out["past_end"] = {"status": e.status, "code": e.code}
 try:
     nj.sessions.get("nsess_0000000000000000000000")
 except NightjarError as e:
@@ -120,5 +129,8 @@ t.test('[ISSUE-50] the Python SDK drives a session of a running server', async (
   t.equal(out.query, true, 'perceive with query')
   t.ok(out.screenshot.length > 0, 'screenshot')
   t.equal(out.ended, 'ended', 'end')
+  t.same(out.video, { status: 200, type: 'video/webm', whole: true, ebml: '1a45dfa3' }, '[ISSUE-51] session_video downloads the ended session’s video (a WebM file)')
+  t.same(out.part, { status: 206, length: 100, size: true, same: true, tail: true }, '[ISSUE-51] and its byte ranges, as a player seeks')
+  t.same(out.past_end, { status: 416, code: 'range_not_satisfiable' }, '[ISSUE-51] a range past the end raises NightjarError 416')
   t.same(out.error, { status: 404, code: 'not_found', message: 'unknown session' }, 'an error raises NightjarError with the catalogue code')
 })

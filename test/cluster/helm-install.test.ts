@@ -11,6 +11,7 @@ import { writeFileSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { execFileSync } from 'node:child_process'
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node'
+import { strToU8, zipSync } from 'fflate'
 import { mcpClient } from '../helpers/mcp.ts'
 import { grantedPersona, recordingCaller } from '../helpers/persona.ts'
 import { createNamespace, waitForLine } from '../helpers/netns.ts'
@@ -213,6 +214,31 @@ t.test('helm install on a real control plane: a session from MCP to the garbage 
     for (const [what, text] of [['resources, statuses and events', everything], ['Secret values', decodedSecrets.join('\n')], ['container logs', logs.join('\n')]] as const) {
       t.notOk(text.includes(PASSWORD), `the auth-state is in no ${what}`)
     }
+  })
+
+  t.test('[ISSUE-51] extensions on Kubernetes: a session naming one runs in a pod of its own from the cloak image, whose full Chromium runs the extension', async (t) => {
+    const marker = Buffer.from(zipSync({
+      'manifest.json': strToU8(JSON.stringify({ manifest_version: 3, name: 'Marker', version: '1.0', content_scripts: [{ matches: ['<all_urls>'], js: ['content.js'] }] })),
+      'content.js': strToU8("const p = document.createElement('p'); p.textContent = 'Added by an extension'; document.body.appendChild(p)"),
+    })).toString('base64')
+    const uploaded = await api('POST', '/v1/extensions', { zipBase64: marker })
+    t.equal(uploaded.status, 201, `upload: ${uploaded.body?.error?.code ?? uploaded.status}`)
+    const started = await api('POST', '/v1/sessions', { extensions: [uploaded.body.id] })
+    t.equal(started.status, 201, `start: ${started.body?.error?.code ?? started.status}`)
+    const id = started.body.id as string
+    t.equal(started.body.status, 'live')
+    const bs = (await kubectlJson(['-n', ns, 'get', 'browsersessions'])).items.find((x: any) => x.metadata.annotations?.['nightjar.dev/id'] === id)
+    t.equal(bs?.spec?.extensions, true, 'its BrowserSession says it loads extensions')
+    const pod = await kubectlJson(['-n', ns, 'get', 'pod', bs.status.podName])
+    t.match(pod.spec.containers[0].image, /\/nightjar-browser-pod-cloak:/, 'its pod runs the cloak image (full Chromium), not a warm headless-shell pod')
+    const nav = await api('POST', `/v1/sessions/${id}/navigate`, { url: 'http://app.example.com/app-home.html' })
+    t.equal(nav.status, 200, `navigate: ${nav.body?.error?.code ?? nav.status}`)
+    const seen = await waitFor(async () => {
+      const p = await api('POST', `/v1/sessions/${id}/perceive`, {})
+      return p.status === 200 && shown(p.body).includes('Added by an extension') ? p.body : undefined
+    }, { what: 'the extension’s paragraph on the page' })
+    t.ok(seen, 'the content script changed the page, seen through perceive')
+    t.equal((await api('DELETE', `/v1/sessions/${id}`)).status, 200)
   })
 
   t.test('each component talks to Kubernetes as its own ServiceAccount, and RBAC refuses what its Role does not grant', async (t) => {

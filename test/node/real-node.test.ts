@@ -24,6 +24,7 @@ import { dumpAllTables } from '../helpers/db.ts'
 import { PRODUCT_VERSION as TAG } from '../../contracts/version.ts'
 import { deleteNamespace, freshDatabase, helmEnv, readmeInstall, rolledOut } from './install.ts'
 import { browserPodManifest, tokenSecretManifest } from '../../operator/kube/pod-spec.ts'
+import { encoderArgs } from '../../browser-pod/video.ts'
 import { SECCOMP_ROOT } from '../../devcluster/state.ts'
 import { INSIDE_PROBE, podProcesses, processFacts, readAs, seccompFiltersOf, type ChromiumProcess, type InsideProcess } from '../helpers/sandbox-probe.ts'
 
@@ -229,6 +230,30 @@ t.test('the README install on the real node: Deployments Ready through the kubel
   }
 
   /**
+   * Session video's encoder in the image: its own ffmpeg (docker/browser-pod.Dockerfile builds
+   * it with only what browser-pod/video.ts asks for) runs the pod's exact command line in the
+   * pod, as uid 10001 under the pod's runtime, on JPEG frames like the screencast's; this
+   * host's ffprobe reads what it wrote.
+   */
+  const imageEncodesVideo = async (t: TapTest, podName: string) => {
+    const frames = execFileSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=640x360:rate=5', '-t', '2', '-c:v', 'mjpeg', '-f', 'image2pipe', 'pipe:1'], { maxBuffer: 64 << 20 })
+    const inPod = (args: string[], input?: Buffer) => spawnSync(KUBECTL, ['--kubeconfig', kubeconfig, '-n', chartNs, 'exec', ...(input ? ['-i'] : []), podName, '-c', 'browser', '--', ...args], { input, maxBuffer: 64 << 20 })
+    const dir = mkdtempSync(join(tmpdir(), 'nightjar-video-'))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    for (const [format, codec] of [['webm', 'vp9'], ['mp4', 'h264']] as const) {
+      const file = `/tmp/encoder-check.${format}`
+      const encoded = inPod(['ffmpeg', ...encoderArgs({ format, fps: 5, width: 320, height: 180, maxBytes: 4 << 20 }, file)], frames)
+      t.equal(encoded.status, 0, `the image's ffmpeg encodes ${format}${encoded.status === 0 ? '' : `: ${encoded.stderr.toString().trim().slice(0, 300)}`}`)
+      const local = join(dir, `check.${format}`)
+      writeFileSync(local, inPod(['cat', file]).stdout)
+      inPod(['rm', file])
+      const probe = execFileSync('ffprobe', ['-v', 'error', '-count_frames', '-show_entries', 'stream=codec_name,width,height,nb_read_frames', '-of', 'json', local], { encoding: 'utf8' })
+      const stream = JSON.parse(probe).streams?.[0]
+      t.same({ codec: stream?.codec_name, width: stream?.width, height: stream?.height, frames: Number(stream?.nb_read_frames) }, { codec, width: 320, height: 180, frames: 10 }, `a ${codec} ${format} of the ten frames, 320×180`)
+    }
+  }
+
+  /**
    * A session driven end to end with a sealed fill, then the fill's secret looked for in every
    * reply, log, resource and row. `runtime` is the container runtime of the browser pods.
    */
@@ -271,6 +296,7 @@ t.test('the README install on the real node: Deployments Ready through the kubel
     t.match(shown(seen), `len=${CANARY.length} fnv=${fnv1a(CANARY)}`, 'the page received exactly the secret')
     const shot = await call('screenshot', { sessionId: started.id })
     t.equal(Buffer.from((shot.content as any)[0].data, 'base64').subarray(1, 4).toString(), 'PNG', 'a screenshot from the container')
+    await imageEncodesVideo(t, podName)
     logsSeen.push(kubectl(['-n', chartNs, 'logs', podName, '-c', 'browser']))
     t.equal(((await call('session_end', { sessionId: started.id })).structuredContent as any)?.status, 'ended')
 

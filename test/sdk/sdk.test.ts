@@ -1,4 +1,5 @@
 import t from 'tap'
+import { strToU8, zipSync } from 'fflate'
 import { readFileSync } from 'node:fs'
 import type { z } from 'zod'
 import { startTestServer } from '../helpers/server.ts'
@@ -90,6 +91,23 @@ t.test('the SDK against a real server', async (t) => {
     const nav = await nj.sessions.navigate(b.id, 'data:text/html,<title>sdk</title>')
     t.equal(nav.title, 'sdk')
     await nj.sessions.end(b.id)
+  })
+
+  t.test('[ISSUE-51] extensions: upload, trust, and a session that loads one, through the SDK', async (t) => {
+    const zip = zipSync({
+      'manifest.json': strToU8(JSON.stringify({ manifest_version: 3, name: 'SDK marker', version: '1', content_scripts: [{ matches: ['https://*/*'], js: ['c.js'] }] })),
+      'c.js': strToU8('document.body.dataset.sdk = "1"'),
+    })
+    const ext = await nj.extensions.upload({ zipBase64: Buffer.from(zip).toString('base64') })
+    t.match(ext, { name: 'SDK marker', trusted: false, contentScripts: [{ matches: ['https://*/*'] }] })
+    t.equal((await nj.extensions.trust(ext.id, { trusted: true })).trusted, true)
+    t.same((await nj.extensions.list()).items.map((e) => e.id), [ext.id])
+    const session = await nj.sessions.create({ extensions: [ext.id] })
+    t.same(session.extensions, [ext.id])
+    await nj.sessions.end(session.id)
+    const refused = await nj.extensions.upload({ zipBase64: Buffer.from('no zip').toString('base64') }).catch((e) => e)
+    t.ok(refused instanceof NightjarError)
+    t.equal(refused.status, 400)
   })
 
   t.test('errors come back typed', async (t) => {

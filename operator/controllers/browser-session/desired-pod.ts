@@ -25,6 +25,7 @@ export function desiredPod(session: BrowserSession): PodLaunchConfig {
       ...(spec.identityId ? { [LABELS.identity]: spec.identityId } : {}),
     },
     ...(Number.isFinite(requestedAt) ? { requestedAt } : {}),
+    ...(spec.extensions ? { fullBrowser: true } : {}),
   }
 }
 

@@ -6,8 +6,8 @@
     nj.sessions.navigate(s["id"], "https://example.com/")
     page = nj.sessions.perceive(s["id"])
 """
-from ._client import UNSET, NightjarError, Unset
+from ._client import UNSET, NightjarError, Unset, VideoDownload
 from ._generated import ROUTES, Nightjar
 from .webhooks import WebhookVerificationError, verify_webhook
 
-__all__ = ["ROUTES", "UNSET", "Nightjar", "NightjarError", "Unset", "WebhookVerificationError", "verify_webhook"]
+__all__ = ["ROUTES", "UNSET", "Nightjar", "NightjarError", "Unset", "VideoDownload", "WebhookVerificationError", "verify_webhook"]

@@ -5,6 +5,7 @@ import json
 import urllib.error
 import urllib.parse
 import urllib.request
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -39,6 +40,19 @@ def _query_value(value: Any) -> str:
     if isinstance(value, list):
         return ",".join(_query_value(v) for v in value)
     return str(value)
+
+
+@dataclass(frozen=True)
+class VideoDownload:
+    """A session's video, or the part of it a range asked for."""
+
+    status: int
+    """200 the whole file, 206 the range asked for"""
+    content_type: str
+    """video/webm or video/mp4"""
+    data: bytes
+    size: int
+    """the whole file's size in bytes"""
 
 
 class Transport:
@@ -79,6 +93,27 @@ class Transport:
         except urllib.error.HTTPError as e:
             raise _error(e) from None
         return json.loads(text) if text else None
+
+    def session_video(self, session_id: str, *, start: int | None = None, end: int | None = None, suffix: int | None = None) -> VideoDownload:
+        """A session's video once it ended: the whole file, or the bytes start..end (inclusive; end left out:
+        to the end) or the last `suffix` bytes, as a player seeks. Raises NightjarError: 404 for an unknown
+        session, another org's or one without a stored video; 416 range_not_satisfiable past the end."""
+        if not isinstance(session_id, str) or not session_id:
+            raise TypeError("session_video: session_id is required")
+        headers = {"authorization": f"Bearer {self._token}"}
+        if suffix is not None:
+            headers["range"] = f"bytes=-{suffix}"
+        elif start is not None:
+            headers["range"] = f"bytes={start}-{'' if end is None else end}"
+        url = f"{self._base}/v1/sessions/{urllib.parse.quote(session_id, safe='')}/video"
+        request = urllib.request.Request(url, method="GET", headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=self._timeout) as response:
+                data = response.read()
+                whole = (response.headers.get("content-range") or "").rpartition("/")[2]
+                return VideoDownload(response.status, response.headers.get("content-type", ""), data, int(whole) if whole.isdigit() else len(data))
+        except urllib.error.HTTPError as e:
+            raise _error(e) from None
 
 
 def _error(e: urllib.error.HTTPError) -> NightjarError:

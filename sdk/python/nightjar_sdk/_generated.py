@@ -84,6 +84,12 @@ ROUTES: dict[str, tuple[str, str]] = {
     "webhook_rotate_secret": ("POST", "/v1/webhooks/:webhookId/rotate-secret"),
     "webhook_deliveries": ("GET", "/v1/webhooks/:webhookId/deliveries"),
     "webhook_enable": ("POST", "/v1/webhooks/:webhookId/enable"),
+    "extension_upload": ("POST", "/v1/extensions"),
+    "extension_list": ("GET", "/v1/extensions"),
+    "extension_get": ("GET", "/v1/extensions/:extensionId"),
+    "extension_trust": ("PUT", "/v1/extensions/:extensionId/trust"),
+    "extension_delete": ("DELETE", "/v1/extensions/:extensionId"),
+    "identity_extensions_put": ("PUT", "/v1/identities/:identityId/extensions"),
 }
 
 MeOutputPrincipal = TypedDict("MeOutputPrincipal", {
@@ -135,6 +141,7 @@ AuditListOutputItemsItem = TypedDict("AuditListOutputItemsItem", {
     "host": NotRequired[str],
     "fieldKind": NotRequired[str],
     "reason": NotRequired[str],
+    "extensionIds": NotRequired[list[str]],
     "createdAt": str,
 })
 
@@ -342,6 +349,9 @@ GovernanceGetOutput = TypedDict("GovernanceGetOutput", {
     "cloakEnabled": bool,
     "declaredAdvisorOrigins": list[str],
     "recordSessions": bool,
+    "videoSessions": bool,
+    "videoMaxSeconds": int | None,
+    "videoMaxMiB": int | None,
     "proxyHosts": list[str],
 })
 
@@ -350,6 +360,9 @@ GovernancePutInput = TypedDict("GovernancePutInput", {
     "cloakEnabled": NotRequired[bool],
     "declaredAdvisorOrigins": NotRequired[list[str]],
     "recordSessions": NotRequired[bool],
+    "videoSessions": NotRequired[bool],
+    "videoMaxSeconds": NotRequired[int | None],
+    "videoMaxMiB": NotRequired[int | None],
     "proxyHosts": NotRequired[list[str]],
 })
 
@@ -358,6 +371,9 @@ GovernancePutOutput = TypedDict("GovernancePutOutput", {
     "cloakEnabled": bool,
     "declaredAdvisorOrigins": list[str],
     "recordSessions": bool,
+    "videoSessions": bool,
+    "videoMaxSeconds": int | None,
+    "videoMaxMiB": int | None,
     "proxyHosts": list[str],
 })
 
@@ -409,6 +425,12 @@ SessionStartInputViewport = TypedDict("SessionStartInputViewport", {
     "height": int,
 })
 
+SessionStartInputVideoVariant2 = TypedDict("SessionStartInputVideoVariant2", {
+    "format": NotRequired[Literal["webm", "mp4"]],
+    "fps": NotRequired[int],
+    "width": NotRequired[int],
+})
+
 SessionStartInputProxy = TypedDict("SessionStartInputProxy", {
     "url": str,
     "username": NotRequired[str],
@@ -428,7 +450,9 @@ SessionStartInput = TypedDict("SessionStartInput", {
     "idleTimeoutSecs": NotRequired[int],
     "maxDurationSecs": NotRequired[int],
     "record": NotRequired[bool],
+    "video": NotRequired[bool | SessionStartInputVideoVariant2],
     "proxy": NotRequired[SessionStartInputProxy],
+    "extensions": NotRequired[list[str]],
     "waitSeconds": NotRequired[int],
 })
 
@@ -470,6 +494,7 @@ SessionStartOutput = TypedDict("SessionStartOutput", {
     "queuePosition": NotRequired[int],
     "proxy": NotRequired[SessionStartOutputProxy],
     "control": Literal["agent", "human"],
+    "extensions": NotRequired[list[str]],
 })
 
 SpawnAndStartSessionInputViewport = TypedDict("SpawnAndStartSessionInputViewport", {
@@ -523,6 +548,7 @@ SpawnAndStartSessionOutput = TypedDict("SpawnAndStartSessionOutput", {
     "queuePosition": NotRequired[int],
     "proxy": NotRequired[SpawnAndStartSessionOutputProxy],
     "control": Literal["agent", "human"],
+    "extensions": NotRequired[list[str]],
 })
 
 SessionGetInput = TypedDict("SessionGetInput", {
@@ -568,6 +594,7 @@ SessionGetOutput = TypedDict("SessionGetOutput", {
     "queuePosition": NotRequired[int],
     "proxy": NotRequired[SessionGetOutputProxy],
     "control": Literal["agent", "human"],
+    "extensions": NotRequired[list[str]],
 })
 
 SessionListInput = TypedDict("SessionListInput", {
@@ -613,6 +640,7 @@ SessionListOutputItemsItem = TypedDict("SessionListOutputItemsItem", {
     "queuePosition": NotRequired[int],
     "proxy": NotRequired[SessionListOutputItemsItemProxy],
     "control": Literal["agent", "human"],
+    "extensions": NotRequired[list[str]],
 })
 
 SessionListOutput = TypedDict("SessionListOutput", {
@@ -661,6 +689,7 @@ SessionEndOutput = TypedDict("SessionEndOutput", {
     "queuePosition": NotRequired[int],
     "proxy": NotRequired[SessionEndOutputProxy],
     "control": Literal["agent", "human"],
+    "extensions": NotRequired[list[str]],
 })
 
 SessionJournalInput = TypedDict("SessionJournalInput", {
@@ -1524,6 +1553,146 @@ WebhookEnableOutput = TypedDict("WebhookEnableOutput", {
     "previousSecretExpiresAt": str | None,
 })
 
+ExtensionUploadInput = TypedDict("ExtensionUploadInput", {
+    "zipBase64": str,
+})
+
+ExtensionUploadOutputContentScriptsItem = TypedDict("ExtensionUploadOutputContentScriptsItem", {
+    "matches": list[str],
+    "js": list[str],
+    "css": list[str],
+    "allFrames": bool,
+})
+
+ExtensionUploadOutput = TypedDict("ExtensionUploadOutput", {
+    "id": str,
+    "name": str,
+    "version": str,
+    "description": str | None,
+    "sha256": str,
+    "bytes": int,
+    "permissions": list[str],
+    "optionalPermissions": list[str],
+    "hostPermissions": list[str],
+    "contentScripts": list[ExtensionUploadOutputContentScriptsItem],
+    "serviceWorker": str | None,
+    "trusted": bool,
+    "trustDecidedBy": str | None,
+    "trustDecidedAt": str | None,
+    "trustReason": str | None,
+    "createdBy": str,
+    "createdAt": str,
+})
+
+ExtensionListOutputItemsItemContentScriptsItem = TypedDict("ExtensionListOutputItemsItemContentScriptsItem", {
+    "matches": list[str],
+    "js": list[str],
+    "css": list[str],
+    "allFrames": bool,
+})
+
+ExtensionListOutputItemsItem = TypedDict("ExtensionListOutputItemsItem", {
+    "id": str,
+    "name": str,
+    "version": str,
+    "description": str | None,
+    "sha256": str,
+    "bytes": int,
+    "permissions": list[str],
+    "optionalPermissions": list[str],
+    "hostPermissions": list[str],
+    "contentScripts": list[ExtensionListOutputItemsItemContentScriptsItem],
+    "serviceWorker": str | None,
+    "trusted": bool,
+    "trustDecidedBy": str | None,
+    "trustDecidedAt": str | None,
+    "trustReason": str | None,
+    "createdBy": str,
+    "createdAt": str,
+})
+
+ExtensionListOutput = TypedDict("ExtensionListOutput", {
+    "items": list[ExtensionListOutputItemsItem],
+})
+
+ExtensionGetInput = TypedDict("ExtensionGetInput", {
+    "extensionId": str,
+})
+
+ExtensionGetOutputContentScriptsItem = TypedDict("ExtensionGetOutputContentScriptsItem", {
+    "matches": list[str],
+    "js": list[str],
+    "css": list[str],
+    "allFrames": bool,
+})
+
+ExtensionGetOutput = TypedDict("ExtensionGetOutput", {
+    "id": str,
+    "name": str,
+    "version": str,
+    "description": str | None,
+    "sha256": str,
+    "bytes": int,
+    "permissions": list[str],
+    "optionalPermissions": list[str],
+    "hostPermissions": list[str],
+    "contentScripts": list[ExtensionGetOutputContentScriptsItem],
+    "serviceWorker": str | None,
+    "trusted": bool,
+    "trustDecidedBy": str | None,
+    "trustDecidedAt": str | None,
+    "trustReason": str | None,
+    "createdBy": str,
+    "createdAt": str,
+})
+
+ExtensionTrustInput = TypedDict("ExtensionTrustInput", {
+    "extensionId": str,
+    "trusted": bool,
+    "reason": NotRequired[str],
+})
+
+ExtensionTrustOutputContentScriptsItem = TypedDict("ExtensionTrustOutputContentScriptsItem", {
+    "matches": list[str],
+    "js": list[str],
+    "css": list[str],
+    "allFrames": bool,
+})
+
+ExtensionTrustOutput = TypedDict("ExtensionTrustOutput", {
+    "id": str,
+    "name": str,
+    "version": str,
+    "description": str | None,
+    "sha256": str,
+    "bytes": int,
+    "permissions": list[str],
+    "optionalPermissions": list[str],
+    "hostPermissions": list[str],
+    "contentScripts": list[ExtensionTrustOutputContentScriptsItem],
+    "serviceWorker": str | None,
+    "trusted": bool,
+    "trustDecidedBy": str | None,
+    "trustDecidedAt": str | None,
+    "trustReason": str | None,
+    "createdBy": str,
+    "createdAt": str,
+})
+
+ExtensionDeleteInput = TypedDict("ExtensionDeleteInput", {
+    "extensionId": str,
+})
+
+IdentityExtensionsPutInput = TypedDict("IdentityExtensionsPutInput", {
+    "identityId": str,
+    "extensions": list[str],
+})
+
+IdentityExtensionsPutOutput = TypedDict("IdentityExtensionsPutOutput", {
+    "identityId": str,
+    "extensions": list[str],
+})
+
 
 class Me:
     """Me operations."""
@@ -1588,6 +1757,10 @@ class Identities:
         """Remove an identity's default upstream proxy and its sealed credentials (sessions already open keep theirs)"""
         return self._call("identity_proxy_delete", {"identityId": identity_id})
 
+    def extensions_put(self, identity_id: str, *, extensions: list[str]) -> IdentityExtensionsPutOutput:
+        """Set the extensions a session bound to this identity loads when its start names none — the way an MCP session_start (whose inputs are fixed) loads extensions. An empty list clears it"""
+        return self._call("identity_extensions_put", {"identityId": identity_id, "extensions": extensions})
+
 
 class Credentials:
     """Credentials operations."""
@@ -1649,9 +1822,9 @@ class Governance:
         """Read the org governance flags"""
         return self._call("governance_get", {})
 
-    def put(self, *, credential_freetext_fill: bool | Unset = UNSET, cloak_enabled: bool | Unset = UNSET, declared_advisor_origins: list[str] | Unset = UNSET, record_sessions: bool | Unset = UNSET, proxy_hosts: list[str] | Unset = UNSET) -> GovernancePutOutput:
+    def put(self, *, credential_freetext_fill: bool | Unset = UNSET, cloak_enabled: bool | Unset = UNSET, declared_advisor_origins: list[str] | Unset = UNSET, record_sessions: bool | Unset = UNSET, video_sessions: bool | Unset = UNSET, video_max_seconds: int | None | Unset = UNSET, video_max_mi_b: int | None | Unset = UNSET, proxy_hosts: list[str] | Unset = UNSET) -> GovernancePutOutput:
         """Update the org governance flags; fields left out keep their value"""
-        return self._call("governance_put", {"credential_freetext_fill": credential_freetext_fill, "cloakEnabled": cloak_enabled, "declaredAdvisorOrigins": declared_advisor_origins, "recordSessions": record_sessions, "proxyHosts": proxy_hosts})
+        return self._call("governance_put", {"credential_freetext_fill": credential_freetext_fill, "cloakEnabled": cloak_enabled, "declaredAdvisorOrigins": declared_advisor_origins, "recordSessions": record_sessions, "videoSessions": video_sessions, "videoMaxSeconds": video_max_seconds, "videoMaxMiB": video_max_mi_b, "proxyHosts": proxy_hosts})
 
 
 class Authstates:
@@ -1675,9 +1848,9 @@ class Sessions:
     def __init__(self, call: Callable[[str, dict[str, Any]], Any]) -> None:
         self._call = call
 
-    def create(self, *, identity: str | Unset = UNSET, egress: Literal["local", "split", "platform"] | Unset = UNSET, network: str | Unset = UNSET, viewport: SessionStartInputViewport | Unset = UNSET, url: str | Unset = UNSET, browser_kind: Literal["chromium", "cloak"] | Unset = UNSET, warm_resume: bool | Unset = UNSET, from_version: str | Unset = UNSET, agent: str | Unset = UNSET, idle_timeout_secs: int | Unset = UNSET, max_duration_secs: int | Unset = UNSET, record: bool | Unset = UNSET, proxy: SessionStartInputProxy | Unset = UNSET, wait_seconds: int | Unset = UNSET) -> SessionStartOutput:
+    def create(self, *, identity: str | Unset = UNSET, egress: Literal["local", "split", "platform"] | Unset = UNSET, network: str | Unset = UNSET, viewport: SessionStartInputViewport | Unset = UNSET, url: str | Unset = UNSET, browser_kind: Literal["chromium", "cloak"] | Unset = UNSET, warm_resume: bool | Unset = UNSET, from_version: str | Unset = UNSET, agent: str | Unset = UNSET, idle_timeout_secs: int | Unset = UNSET, max_duration_secs: int | Unset = UNSET, record: bool | Unset = UNSET, video: bool | SessionStartInputVideoVariant2 | Unset = UNSET, proxy: SessionStartInputProxy | Unset = UNSET, extensions: list[str] | Unset = UNSET, wait_seconds: int | Unset = UNSET) -> SessionStartOutput:
         """Open a browser session, optionally binding a persona; url is recorded but not navigated. Answers live, or pending when the browser is not live within waitSeconds (default 30 s): the start goes on, and session_get with waitSeconds waits for it"""
-        return self._call("session_start", {"identity": identity, "egress": egress, "network": network, "viewport": viewport, "url": url, "browserKind": browser_kind, "warmResume": warm_resume, "fromVersion": from_version, "agent": agent, "idleTimeoutSecs": idle_timeout_secs, "maxDurationSecs": max_duration_secs, "record": record, "proxy": proxy, "waitSeconds": wait_seconds})
+        return self._call("session_start", {"identity": identity, "egress": egress, "network": network, "viewport": viewport, "url": url, "browserKind": browser_kind, "warmResume": warm_resume, "fromVersion": from_version, "agent": agent, "idleTimeoutSecs": idle_timeout_secs, "maxDurationSecs": max_duration_secs, "record": record, "video": video, "proxy": proxy, "extensions": extensions, "waitSeconds": wait_seconds})
 
     def spawn(self, *, child_name: str, identity: str | Unset = UNSET, egress: Literal["local", "split", "platform"] | Unset = UNSET, network: str | Unset = UNSET, viewport: SpawnAndStartSessionInputViewport | Unset = UNSET) -> SpawnAndStartSessionOutput:
         """Open a session as a named child of the calling agent (a distinct child principal with a provenance edge)"""
@@ -1914,6 +2087,33 @@ class Webhooks:
         return self._call("webhook_enable", {"webhookId": webhook_id})
 
 
+class Extensions:
+    """Extensions operations."""
+
+    def __init__(self, call: Callable[[str, dict[str, Any]], Any]) -> None:
+        self._call = call
+
+    def upload(self, *, zip_base64: str) -> ExtensionUploadOutput:
+        """Upload a browser extension: a zip (base64) of an unpacked Manifest V3 extension, manifest.json at its top; at most 4 MiB zipped, 8 MiB unpacked. It starts untrusted"""
+        return self._call("extension_upload", {"zipBase64": zip_base64})
+
+    def list(self) -> ExtensionListOutput:
+        """The org’s extensions, oldest first, with what each declares and whether it is trusted"""
+        return self._call("extension_list", {})
+
+    def get(self, extension_id: str) -> ExtensionGetOutput:
+        """One extension of the org: what it declares and whether it is trusted"""
+        return self._call("extension_get", {"extensionId": extension_id})
+
+    def trust(self, extension_id: str, *, trusted: bool, reason: str | Unset = UNSET) -> ExtensionTrustOutput:
+        """Trust an extension or withdraw trust (org admins; audited). Sealed fills run only in sessions whose every extension is trusted at the moment of the fill"""
+        return self._call("extension_trust", {"extensionId": extension_id, "trusted": trusted, "reason": reason})
+
+    def delete(self, extension_id: str) -> None:
+        """Delete an extension (org admins; audited). Sessions already running keep it loaded, and a sealed fill there is refused from now on"""
+        return self._call("extension_delete", {"extensionId": extension_id})
+
+
 class Nightjar(Transport):
     """A Nightjar client: Nightjar(base_url, token), then nj.sessions.create(), nj.sessions.navigate(id, url) …"""
 
@@ -1930,3 +2130,4 @@ class Nightjar(Transport):
         self.sessions = Sessions(self.call)
         self.networks = Networks(self.call)
         self.webhooks = Webhooks(self.call)
+        self.extensions = Extensions(self.call)

@@ -177,14 +177,14 @@ t.test('fill preparation', async (t) => {
     const org = await s.bootstrap()
     const get = await s.request('GET', '/v1/governance', { token: org.apiKey })
     t.equal(get.status, 200)
-    t.same(get.body, { credential_freetext_fill: false, cloakEnabled: false, declaredAdvisorOrigins: [], recordSessions: false, proxyHosts: [] }, 'defaults: free-text off, no proxy allowed')
+    t.same(get.body, { credential_freetext_fill: false, cloakEnabled: false, declaredAdvisorOrigins: [], recordSessions: false, videoSessions: false, videoMaxSeconds: null, videoMaxMiB: null, proxyHosts: [] }, 'defaults: free-text off, no proxy allowed')
     const put = await s.request('PUT', '/v1/governance', {
       token: org.apiKey, body: { cloakEnabled: true, declaredAdvisorOrigins: ['https://Login.Example.com/', 'http://localhost:8080', 'https://login.example.com'] },
     })
     t.equal(put.status, 200)
-    t.same(put.body, { credential_freetext_fill: false, cloakEnabled: true, declaredAdvisorOrigins: ['https://login.example.com', 'http://localhost:8080'], recordSessions: false, proxyHosts: [] })
+    t.same(put.body, { credential_freetext_fill: false, cloakEnabled: true, declaredAdvisorOrigins: ['https://login.example.com', 'http://localhost:8080'], recordSessions: false, videoSessions: false, videoMaxSeconds: null, videoMaxMiB: null, proxyHosts: [] })
     const flag = await s.request('PUT', '/v1/governance', { token: org.apiKey, body: { credential_freetext_fill: true } })
-    t.same(flag.body, { credential_freetext_fill: true, cloakEnabled: true, declaredAdvisorOrigins: ['https://login.example.com', 'http://localhost:8080'], recordSessions: false, proxyHosts: [] }, 'other fields kept')
+    t.same(flag.body, { credential_freetext_fill: true, cloakEnabled: true, declaredAdvisorOrigins: ['https://login.example.com', 'http://localhost:8080'], recordSessions: false, videoSessions: false, videoMaxSeconds: null, videoMaxMiB: null, proxyHosts: [] }, 'other fields kept')
     t.same((await s.request('GET', '/v1/governance', { token: org.apiKey })).body, flag.body)
     t.same((await s.request('GET', '/v1/governance', { token: other.apiKey })).body.credential_freetext_fill, false, 'another org is unaffected')
     for (const bad of ['example.com', 'https://example.com/login', 'https://user@example.com', 'ftp://example.com', 'https://*.example.com', 'https://example.com?x=1']) {

@@ -146,7 +146,7 @@ t.test('session recordings', async (t) => {
     await sessions.click('#recordings-link')
     await sessions.waitForURL((u) => u.pathname === '/console/recordings')
     t.ok(await sessions.isVisible(`#recording-${id}`), 'listed')
-    await sessions.click(`#recording-${id} a`)
+    await sessions.click(`#recording-${id} a:not(.inspect)`)
     await sessions.waitForURL((u) => u.pathname === `/console/sessions/${id}/recording`)
     const page = await ctx.newPage()
     await page.goto(`${s.url}/console/sessions/${id}/recording?speed=64`)

@@ -1,11 +1,10 @@
-// No read path around the sealed fill: a secret filled into a
-// password field, then a page that moves it everywhere the toolbox reads — a fetch
-// (query, header, body) for the network log, a saved file for file_list/file_read, a
-// popup for tab_list, an alert for dialog_handle, console.log for console_messages —
-// and every tool of the issue tried on it through the real MCP SDK client and REST:
-// evaluate and CDP are refused on the persona session, the file that carries the
-// secret is not returned, and the canary and its encodings appear in no reply, journal
-// row, audit row, log line or table. Canary values are only checked with includes().
+// No read path around the sealed fill: a secret filled into a password field, then a page
+// that moves it everywhere the toolbox reads (a fetch, a saved file, a popup, an alert,
+// console.log), and every tool tried on it through the real MCP SDK client and REST, and
+// the console's session inspector live and after the end (recorded by the org default, so
+// its trail is kept): evaluate and CDP are refused on the persona session, the file that
+// carries the secret is not returned, and the canary and its encodings appear in no reply,
+// page, journal row, audit row, log line, table or stored trail (checked with includes()).
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { startTestServer } from '../../helpers/server.ts'
@@ -14,6 +13,8 @@ import { createPersona } from '../../helpers/personas.ts'
 import { mcpClient } from '../../helpers/mcp.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { dumpAllTables } from '../../helpers/db.ts'
+import { launchTestBrowser } from '../../helpers/chromium.ts'
+import { signIn } from '../../helpers/console.ts'
 
 const CORE = randomBytes(6).toString('hex')
 const CANARY = `Tb&x "<${CORE}>" é+/`
@@ -44,6 +45,8 @@ t.test('[INV-03] the toolbox gives no read path around the sealed fill', async (
     return r
   }
 
+  // recorded by default, so its inspector keeps the network log and console when it ends
+  t.equal((await rest('PUT', '/v1/governance', { recordSessions: true })).status, 200)
   const started = await ok('session_start', { identity: persona.identityId })
   const sessionId = started.id as string
   const on = (a: Record<string, unknown> = {}) => ({ sessionId, ...a })
@@ -107,6 +110,29 @@ t.test('[INV-03] the toolbox gives no read path around the sealed fill', async (
     t.ok(cdpFailed, 'session_cdp refused over MCP')
   })
 
+  const browser = await launchTestBrowser(t)
+  const ctx = await browser.newContext()
+  t.teardown(() => ctx.close())
+  const inspector = await signIn(s, ctx, acme.email, acme.password, `/console/sessions/${sessionId}/inspect`)
+  /** the inspector's page and its timeline, as a person's browser gets them */
+  const inspect = async () => {
+    await inspector.reload()
+    await inspector.waitForSelector('#inspector[data-state=ready]')
+    const timeline = await ctx.request.get(`${s.url}/console/sessions/${sessionId}/inspect/timeline.json`)
+    const text = await timeline.text()
+    seen.push(await inspector.content(), await inspector.innerText('body'), text)
+    return JSON.parse(text) as { trail: string; events: Array<{ kind: string; title: string; detail: string }> }
+  }
+
+  await t.test('the inspector, live: the log line, the dialog and the fetch are on its timeline, masked', async (t) => {
+    const live = await inspect()
+    t.equal(live.trail, 'live')
+    t.ok(live.events.some((e) => e.kind === 'console' && e.detail.startsWith('pw:')), 'the log line is on it')
+    t.ok(live.events.some((e) => e.kind === 'dialog'), 'the dialog is on it')
+    t.ok(live.events.some((e) => e.kind === 'request' && e.title === 'POST http://login.example.com/echo'), 'the fetch is on it, without its query')
+    t.equal(hits(JSON.stringify(live)), 0)
+  })
+
   await t.test('zero hits: replies, journal, audit, server log, every table', async (t) => {
     const journal = await rest('GET', `/v1/sessions/${sessionId}/journal`)
     t.ok(journal.body.items.length > 10, 'the journal holds the calls')
@@ -121,4 +147,14 @@ t.test('[INV-03] the toolbox gives no read path around the sealed fill', async (
   })
 
   await ok('session_end', on())
+
+  await t.test('the inspector after the end: the kept trail, and the object it is kept in, carry no form of it', async (t) => {
+    const ended = await inspect()
+    t.equal(ended.trail, 'kept', 'the trail was kept when the session ended')
+    t.ok(ended.events.some((e) => e.kind === 'console' && e.detail.startsWith('pw:')), 'the log line is on it')
+    const kept = await s.services.recordings.store.get(`${acme.orgId}/${sessionId}/trail.json`)
+    t.ok(kept, 'the trail object is stored')
+    t.equal(hits(kept!.toString('utf8')), 0, 'the stored trail carries no form of the secret')
+    t.equal(hits(seen.join('\n')), 0, 'no page or timeline of the inspector does')
+  })
 })

@@ -74,6 +74,9 @@ t.test('desired pod is a pure function of the session', async (t) => {
   t.equal(desiredPod(session).requestedAt, Date.parse('2025-01-01T00:00:00.250Z'), 'when the start was asked for reaches the runtime (the pool\u2019s demand)')
   session.metadata.annotations = { 'nightjar.dev/requested-at': 'yesterday' }
   t.notOk('requestedAt' in desiredPod(session), 'an unreadable time is left out (the runtime counts the claim as now)')
+  t.notOk('fullBrowser' in desiredPod(session), 'a session without extensions may take any chromium pod')
+  session.spec.extensions = true
+  t.equal(desiredPod(session).fullBrowser, true, 'one with extensions asks for the full browser')
 })
 
 t.test('session created → pod claimed from the warm pool → Live with endpoint', async (t) => {

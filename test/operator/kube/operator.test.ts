@@ -23,7 +23,7 @@ const cond = (s: BrowserSession | undefined, type: string): Condition | undefine
 const podsOf = (api: FakeKubeApi, session: string) => api.list('pods', NS).filter((p) => p.metadata.labels?.[LABELS.session] === session)
 const writes = (api: FakeKubeApi) => api.requests.filter((r) => ['POST', 'PATCH', 'PUT', 'DELETE'].includes(r.method)).length
 
-async function setup(t: Test, opts: { poolSize?: number; autoKubelet?: boolean; operator?: boolean; startTimeoutMs?: number; poolRefillDelayMs?: number } = {}) {
+async function setup(t: Test, opts: { poolSize?: number; autoKubelet?: boolean; operator?: boolean; startTimeoutMs?: number; poolRefillDelayMs?: number; cloakImage?: string } = {}) {
   const api = await startApi()
   const kubelet = await FakeKubelet.create(api, NS)
   if (opts.autoKubelet) kubelet.auto()
@@ -31,7 +31,7 @@ async function setup(t: Test, opts: { poolSize?: number; autoKubelet?: boolean; 
   const resources = kubeResources(kc, NS)
   const sessions = countingClient(resources.sessions)
   const newRuntime = (poolSize = opts.poolSize ?? 0) =>
-    new KubePodRuntime({ kc, namespace: NS, pod: { image: IMAGE, podApiPort: kubelet.podApiPort }, poolSize, informerBackoff: FAST, configureTimeoutMs: 5000, startTimeoutMs: opts.startTimeoutMs, poolRefillDelayMs: opts.poolRefillDelayMs })
+    new KubePodRuntime({ kc, namespace: NS, pod: { image: IMAGE, podApiPort: kubelet.podApiPort, ...(opts.cloakImage ? { cloakImage: opts.cloakImage } : {}) }, poolSize, informerBackoff: FAST, configureTimeoutMs: 5000, startTimeoutMs: opts.startTimeoutMs, poolRefillDelayMs: opts.poolRefillDelayMs })
   const pods = newRuntime()
   await pods.start()
   const metrics = new RecordingMetrics()
@@ -182,6 +182,21 @@ t.test('warm pool: a session claims a ready pool pod (Live at once) and the pool
   const adopted = api.get('secrets', NS, `${first.metadata.name}-token`)!
   t.same(adopted.metadata.ownerReferences.map((r: Obj) => r.kind), ['BrowserSession'], 'its token Secret now belongs to the session')
   await waitFor(() => poolPods().length === 1 && poolPods()[0].metadata.name !== first.metadata.name, { what: 'pool refilled' })
+})
+
+t.test('[ISSUE-51] a session that loads extensions passes the warm pool by: its own pod runs the full Chromium of the cloak image', async (t) => {
+  const { api, store, phase, podFor } = await setup(t, { poolSize: 1, autoKubelet: true, cloakImage: 'reg/nightjar-browser-pod-cloak:1' })
+  const poolPods = () => api.list('pods', NS).filter((p) => p.metadata.labels?.['nightjar.dev/pool'] === 'warm')
+  const warm = await waitFor(() => poolPods().find((p) => p.status?.phase === 'Running'), { what: 'a ready pool pod' })
+  const id = 'nsess_Ext1'
+  await store.create(newSession(id, { extensions: true }))
+  const live = await phase(id, 'Live')
+  const pod: Obj = await podFor(id)
+  t.not(live.status?.podName, warm.metadata.name, 'the warm pod (the headless shell) was not claimed')
+  t.equal(pod.spec.containers[0].image, 'reg/nightjar-browser-pod-cloak:1', 'the full browser’s image')
+  t.equal(pod.spec.containers[0].env.find((e: Obj) => e.name === 'NIGHTJAR_CHROMIUM_PATH')?.value, '/usr/bin/chromium')
+  t.equal(pod.spec.containers[0].env.find((e: Obj) => e.name === 'NIGHTJAR_BROWSER_KIND')?.value, 'chromium', 'still a chromium session')
+  t.ok(poolPods().some((p) => p.metadata.name === warm.metadata.name), 'the warm pod waits for the next plain session')
 })
 
 t.test('[ISSUE-37] a claim that leaves a warm pod lets its session start before the refill; a claim that empties the pool refills once it is configured', async (t) => {

@@ -115,6 +115,20 @@ t.test('the image by browserKind: cloak pods run the cloak image (full Chromium,
   t.throws(() => loadOperatorConfig({ ...env, NIGHTJAR_BROWSER_CLOAK_IMAGE: '' }, 'ns'), /NIGHTJAR_BROWSER_CLOAK_IMAGE/, 'set but empty is an error, not the default')
 })
 
+t.test('[ISSUE-51] a chromium session that loads extensions runs the cloak image’s full Chromium (the headless shell has no extension system)', async (t) => {
+  const opts = { image: 'reg/nightjar-browser-pod:1', cloakImage: 'reg/nightjar-browser-pod-cloak:1', chromiumPath: '/usr/lib/chromium/chromium-headless-shell' }
+  const pod = (o: BrowserPodOptions, fullBrowser: boolean) => {
+    const p = browserPodManifest({ name: 'nightjar-browser-ext', namespace: 'ns', browserKind: 'chromium', tokenSecretName: 't', owner, labels: { 'nightjar.dev/session': 'nsess_X' }, fullBrowser }, o) as Obj
+    validPod(t, p)
+    const c = p.spec.containers[0]
+    return { image: c.image, chromium: c.env.find((e: { name: string }) => e.name === 'NIGHTJAR_CHROMIUM_PATH')?.value, kind: c.env.find((e: { name: string }) => e.name === 'NIGHTJAR_BROWSER_KIND')?.value }
+  }
+  t.same(pod(opts, true), { image: 'reg/nightjar-browser-pod-cloak:1', chromium: '/usr/bin/chromium', kind: 'chromium' }, 'the full image and its chromium, still browserKind chromium (headless)')
+  t.same(pod(opts, false), { image: 'reg/nightjar-browser-pod:1', chromium: '/usr/lib/chromium/chromium-headless-shell', kind: 'chromium' }, 'a session without extensions: the headless shell')
+  t.same(pod({ image: 'reg/one:1', chromiumPath: '/usr/lib/chromium/chromium-headless-shell' }, true), { image: 'reg/one:1', chromium: '/usr/lib/chromium/chromium-headless-shell', kind: 'chromium' },
+    'no cloak image: the one image as it is (its pod then refuses the extensions, 503 extensions_unsupported)')
+})
+
 t.test('the token Secret: immutable, base64, labelled, optionally owned', async (t) => {
   const secret = tokenSecretManifest({ name: 'p-token', namespace: 'ns', podName: 'p', token: 'tok-123', owner }) as Obj
   t.doesNotThrow(() => new Secret(secret as never).validate())
