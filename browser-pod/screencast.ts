@@ -9,6 +9,7 @@ import type { CDPSession, Page } from 'playwright-core'
 import { WebSocket, WebSocketServer } from 'ws'
 import { upgradeErrors, upgradeRefusal } from '../contracts/errors.ts'
 import { LiveInput, type LiveEvent } from '../contracts/operations/live-view.ts'
+import { DEFAULT_VIEWPORT } from '../contracts/operations/fields.ts'
 import type { PodSession } from './session.ts'
 import { tabPicture } from './tab-picture.ts'
 
@@ -176,7 +177,7 @@ export class LiveView {
     const page = this.#page
     if (!cdp || !page || this.#pauses) return
     const shot = await tabPicture(page, cdp, JPEG_QUALITY)
-    const size = page.viewportSize() ?? { width: 1280, height: 720 }
+    const size = page.viewportSize() ?? DEFAULT_VIEWPORT
     if (shot && this.#cdp === cdp) this.#frame(shot, size.width, size.height)
   }
 

@@ -8,6 +8,7 @@ import type { SandboxKind } from '../crds/types.ts'
 import { errors } from '../contracts/errors.ts'
 import type { ConfigureInput, ConsoleMessage, EgressProxyInput, SessionStorageEntry } from '../contracts/pod-api.ts'
 import { parseProxyUrl } from '../contracts/proxy.ts'
+import { DEFAULT_VIEWPORT } from '../contracts/operations/fields.ts'
 import type { EgressGateway, TunnelDialer } from './egress-gateway.ts'
 import { EchoGuard } from './secrets/echo-guard.ts'
 import { SessionFiles } from './session-files.ts'
@@ -287,7 +288,7 @@ export class PodSession {
     if (this.extensionsLoaded) throw errors.alreadyConfigured()
     if (!launcher?.count) throw errors.invalidRequest('no extension was put')
     const old = this.context!
-    const viewport = this.viewport ?? this.page.viewportSize() ?? { width: 1280, height: 720 }
+    const viewport = this.viewport ?? this.page.viewportSize() ?? DEFAULT_VIEWPORT
     const context = await launcher.launch(viewport)
     // (not `closing`: the context's own close event sets that when the browser dies)
     context.browser()?.on('disconnected', () => {
@@ -341,7 +342,7 @@ export class PodSession {
 
   /** Opens the default context and page ahead of any session (warm pool). */
   prewarm(): void {
-    this.warm = this.openContext({ viewport: { width: 1280, height: 720 } }).catch(() => undefined) // a failed prewarm just means configure opens the context itself
+    this.warm = this.openContext({ viewport: DEFAULT_VIEWPORT }).catch(() => undefined) // a failed prewarm just means configure opens the context itself
   }
 
   private async openContext(
@@ -388,7 +389,7 @@ export class PodSession {
       if (!opened) {
         try {
           opened = await this.openContext({
-            viewport: input.viewport ?? { width: 1280, height: 720 },
+            viewport: input.viewport ?? DEFAULT_VIEWPORT,
             userAgent: input.userAgent,
             // Restored before the first navigation (cookies + localStorage).
             storageState: input.storageState ? (playwrightState as never) : undefined,

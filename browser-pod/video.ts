@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import type { CDPSession, Page } from 'playwright-core'
 import { errors } from '../contracts/errors.ts'
 import { VIDEO_READ_BYTES, type PodInput, type PodOutput } from '../contracts/pod-api.ts'
+import { DEFAULT_VIEWPORT } from '../contracts/operations/fields.ts'
 import { podDir } from './pod-dirs.ts'
 import type { PodSession } from './session.ts'
 import { tabPicture } from './tab-picture.ts'
@@ -105,7 +106,7 @@ export class VideoRecorder {
     if (this.#settings) return
     if (!this.session.configured) throw errors.notConfigured()
     this.#settings = settings
-    const vp = this.session.page.viewportSize() ?? { width: 1280, height: 720 }
+    const vp = this.session.page.viewportSize() ?? DEFAULT_VIEWPORT
     this.#height = Math.max(2, Math.round((settings.width * vp.height) / vp.width / 2) * 2)
     this.#file = join(podDir('video'), `video.${settings.format}`)
     const ffmpeg = spawn('ffmpeg', encoderArgs({ ...settings, height: this.#height }, this.#file), { stdio: ['pipe', 'ignore', 'pipe'] })

@@ -18,6 +18,7 @@ import {
 } from '../personas/index.ts'
 import type { Sealer } from '../kms/index.ts'
 import type { VideoFormat } from '../../contracts/pod-api.ts'
+import { DEFAULT_VIEWPORT } from '../../contracts/operations/fields.ts'
 import type { Admission, Admitted as LaunchSlot, Ticket } from './admission.ts'
 import { bindSessionIdentity, deleteSession, sessionProxySealedAuth, setLive, setSessionProxy, setStarter, setStatus } from './store.ts'
 import { sessionView, type SessionView } from './view.ts'
@@ -331,7 +332,7 @@ async function launch(deps: SessionDeps, s: Bound): Promise<SessionView> {
     if (s.record) await deps.recordings.begin({ id: s.id, orgId: s.auth.orgId })
     if (s.video) {
       const asked = typeof s.input.video === 'object' ? s.input.video : {}
-      await deps.recordings.beginVideo({ id: s.id, orgId: s.auth.orgId, video: asked, viewportWidth: s.input.viewport?.width ?? 1280 })
+      await deps.recordings.beginVideo({ id: s.id, orgId: s.auth.orgId, video: asked, viewportWidth: s.input.viewport?.width ?? DEFAULT_VIEWPORT.width })
     }
     const marked = await markLive(deps, s, obj.status?.sandbox)
     await emitLive(deps, s, marked.sandbox)

@@ -3,6 +3,7 @@
 import type { Locator } from 'playwright-core'
 import { errors } from '../../contracts/errors.ts'
 import type { PodInput, PodOutput } from '../../contracts/pod-api.ts'
+import { DEFAULT_VIEWPORT } from '../../contracts/operations/fields.ts'
 import { actionError } from '../errors.ts'
 import type { PodSession } from '../session.ts'
 import { locate } from './selector.ts'
@@ -74,7 +75,7 @@ async function scroll(session: PodSession, input: ActInput, element: Locator | u
     return
   }
   // One page-sized step (80% of the viewport, like PageDown).
-  const vp = page.viewportSize() ?? { width: 1280, height: 720 }
+  const vp = page.viewportSize() ?? DEFAULT_VIEWPORT
   const { x, y } = by(vp.width * 0.8, vp.height * 0.8)
   await page.evaluate(([dx, dy]) => window.scrollBy(dx, dy), [x, y] as const)
 }

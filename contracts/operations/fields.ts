@@ -6,6 +6,8 @@ export const sessionId = z.string().regex(/^nsess_[0-9A-Za-z]{1,40}$/, 'must be 
 export const egressMode = z.enum(EGRESS_MODES)
 export const browserKind = z.enum(BROWSER_KINDS)
 export const viewport = z.strictObject({ width: z.number().int().min(100).max(7680), height: z.number().int().min(100).max(4320) })
+/** a session's viewport when its start names none: the pod's browser, its video's default width and the screencast all assume it */
+export const DEFAULT_VIEWPORT = { width: 1280, height: 720 } as const
 
 function hasScheme(u: string, schemes: readonly string[]): boolean {
   try {
