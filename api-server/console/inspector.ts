@@ -277,6 +277,7 @@ const INSPECTOR_JS = `(() => {
 
   for (const k of kinds) k.addEventListener('change', () => { const keep = shown(); for (const li of list.children) li.hidden = !keep.has(li.dataset.kind) })
   load(true).catch(() => { root.dataset.state = 'error'; note.textContent = 'Could not load the session’s timeline.' })
+  // a refresh that fails leaves the timeline as it was read; the next one, 5 s on, tries again
   if (root.dataset.live === 'yes') setInterval(() => { if (root.dataset.state === 'ready') load(false).catch(() => {}) }, 5000)
 })()
 `
