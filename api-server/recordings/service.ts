@@ -20,6 +20,13 @@ const FINAL_READ_MS = 5_000
 /** ending a session waits this long at most for its pod to close the video file */
 const VIDEO_FINISH_MS = 30_000
 
+/** `work`, or a rejection naming `what` once `ms` have passed: a session's end waits on its pod this long at most */
+function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timeout: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => { timeout = setTimeout(() => reject(new Error(`${what} timed out`)), ms) })
+  return Promise.race([work, late]).finally(() => clearTimeout(timeout))
+}
+
 export interface RecordingSettings {
   retentionDays: number
   pollMs: number
@@ -183,15 +190,11 @@ export class Recordings {
     const orgId = open.rows[0]?.org_id as string | undefined
     if (!orgId) return null
     const endedAt = () => new Date(now()).toISOString()
-    let timeout: ReturnType<typeof setTimeout> | undefined
     try {
       const row = await getVideo(db, orgId, sessionId)
       if (!row) return null
       const pod = await this.deps.pod(sessionId)
-      const done = await Promise.race([
-        pod.videoFinish(),
-        new Promise<never>((_, reject) => { timeout = setTimeout(() => reject(new Error('finishing the video timed out')), VIDEO_FINISH_MS) }),
-      ]).finally(() => clearTimeout(timeout))
+      const done = await within(pod.videoFinish(), VIDEO_FINISH_MS, 'finishing the video')
       const parts: Buffer[] = []
       for (let offset = 0; ;) {
         const r = await pod.videoRead({ offset })
@@ -226,11 +229,7 @@ export class Recordings {
       await this.#finishVideo(sessionId)
       return
     }
-    let timeout: ReturnType<typeof setTimeout> | undefined
-    const read = Promise.race([
-      this.deps.pod(sessionId).then((pod) => readLiveTrail(pod)),
-      new Promise<never>((_, reject) => { timeout = setTimeout(() => reject(new Error('reading the trail timed out')), FINAL_READ_MS) }),
-    ]).finally(() => clearTimeout(timeout))
+    const read = within(this.deps.pod(sessionId).then((pod) => readLiveTrail(pod)), FINAL_READ_MS, 'reading the trail')
     const trail = await read.catch((err: unknown) => {
       this.deps.log.warn({ err, session: sessionId }, 'the session’s network log and console could not be read from its pod; its inspector shows its calls only')
       return null
@@ -304,17 +303,12 @@ export class Recordings {
   async finish(sessionId: string): Promise<void> {
     await this.#finishWithTrail(sessionId)
     if (!this.#active.has(sessionId)) return
-    let timeout: ReturnType<typeof setTimeout> | undefined
     try {
-      await Promise.race([
-        this.drain(sessionId, { flush: true }),
-        new Promise((_, reject) => { timeout = setTimeout(() => reject(new Error('final read timed out')), FINAL_READ_MS) }),
-      ])
+      await within(this.drain(sessionId, { flush: true }), FINAL_READ_MS, 'final read')
     } catch (err) {
       // ending the session matters more than its last seconds of recording: log, go on
       this.deps.log.warn({ err, session: sessionId }, 'the last read of a recording failed; it ends with what was read before')
     } finally {
-      clearTimeout(timeout)
       await this.#close(sessionId)
     }
   }
